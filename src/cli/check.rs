@@ -1,0 +1,43 @@
+use super::Ctx;
+use anyhow::Result;
+use neuroport::check::run_all;
+use neuroport::io::table::aligned;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Seed of the random inputs (default: drawn from the clock, printed)
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    let devices = ctx.inventory.select(&ctx.backend, true)?;
+    let reference = ctx.inventory.open_cpu()?;
+    let seed = a.seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
+    let rows = run_all(&devices, &reference, seed);
+    let failed = rows.iter().filter(|r| !r.pass).count();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "seed": seed, "rows": rows }))?);
+    } else {
+        println!("seed {seed}");
+        let table: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.device.clone(),
+                    r.kernel.clone(),
+                    if r.pass { "pass" } else { "FAIL" }.into(),
+                    format!("{:.2e}", r.max_rel_err),
+                    format!("{:.0e}", r.tolerance),
+                    r.note.clone(),
+                ]
+            })
+            .collect();
+        print!("{}", aligned(&["device", "kernel", "result", "max rel err", "tol", "note"], &table));
+        println!("{} passed, {} failed", rows.len() - failed, failed);
+    }
+    Ok(if failed == 0 { 0 } else { 1 })
+}

@@ -1,0 +1,40 @@
+use super::Ctx;
+use anyhow::Result;
+use neuroport::io::table::aligned;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    let inv = &ctx.inventory;
+    let infos = inv.infos();
+    if a.json {
+        let v = serde_json::json!({ "devices": infos, "notes": inv.notes });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(0);
+    }
+    let rows: Vec<Vec<String>> = infos
+        .iter()
+        .map(|i| {
+            vec![
+                i.backend.clone(),
+                i.spec.clone(),
+                i.name.clone(),
+                i.vendor.clone(),
+                i.compute_units.to_string(),
+                format!("{} MHz", i.clock_mhz),
+                format!("{:.1} GiB", i.global_mem_bytes as f64 / (1u64 << 30) as f64),
+                if i.image_support { "yes" } else { "no" }.into(),
+            ]
+        })
+        .collect();
+    print!("{}", aligned(&["backend", "spec", "name", "vendor", "units", "clock", "memory", "images"], &rows));
+    for n in &inv.notes {
+        println!("{n}");
+    }
+    Ok(0)
+}

@@ -1,0 +1,67 @@
+//! Command-line interface: one file per subcommand, each a thin layer over the library.
+
+mod check;
+mod devices;
+mod dti;
+
+use clap::{Parser, Subcommand};
+use neuroport::{BackendSpec, Inventory};
+
+#[derive(Parser)]
+#[command(name = "neuroport", version, about = "GPU methods for diffusion MRI and registration on CPU, OpenCL and CUDA, chosen at run time")]
+pub struct Cli {
+    /// Device to run on: cpu, opencl, opencl:P:D, cuda, cuda:N, auto (CUDA > OpenCL GPU > CPU), or all (where a command runs several)
+    #[arg(long, global = true, default_value = "auto")]
+    pub backend: BackendSpec,
+    /// CPU threads for the cpu backend (default: all cores)
+    #[arg(long, global = true)]
+    pub threads: Option<usize>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// List the devices found on this machine
+    Devices(devices::Args),
+    /// Fit diffusion tensors: FA, MD, V1, RGB and the tensor volume (FSL dtifit names)
+    Dti(dti::Args),
+    /// Run every kernel on a device against the CPU reference on fresh random inputs
+    Check(check::Args),
+}
+
+/// Shared state handed to every subcommand.
+pub struct Ctx {
+    pub backend: BackendSpec,
+    pub inventory: Inventory,
+}
+
+impl Ctx {
+    fn new(cli: &Cli) -> Ctx {
+        Ctx { backend: cli.backend.clone(), inventory: Inventory::discover(cli.threads) }
+    }
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let ctx = Ctx::new(&cli);
+    let r = match cli.command {
+        Command::Devices(a) => devices::run(&ctx, a),
+        Command::Dti(a) => dti::run(&ctx, a),
+        Command::Check(a) => check::run(&ctx, a),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            // One line with its causes; never a backtrace (RUST_BACKTRACE may be set).
+            eprintln!("error: {e:#}");
+            1
+        }
+    }
+}

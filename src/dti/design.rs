@@ -1,0 +1,85 @@
+//! The log-linear design matrix of the tensor model and its pseudo-inverse, built once per
+//! gradient table on the host in f64 and shipped to the devices in f32.
+
+use crate::volume::GradientTable;
+use anyhow::{bail, Result};
+
+#[derive(Clone, Debug)]
+pub struct Design {
+    pub ngrad: usize,
+    /// n x 7, row-major: [1, -b gx^2, -2b gx gy, -2b gx gz, -b gy^2, -2b gy gz, -b gz^2], b in ms/um^2.
+    pub b: Vec<f32>,
+    /// 7 x n, row-major: (B^T B)^-1 B^T.
+    pub pinv: Vec<f32>,
+    pub b64: Vec<[f64; 7]>,
+    pub pinv64: Vec<[f64; 7]>,
+}
+
+impl Design {
+    pub fn new(g: &GradientTable) -> Result<Design> {
+        let rows: Vec<[f64; 7]> = g
+            .bvals
+            .iter()
+            .zip(&g.bvecs)
+            .map(|(&b, v)| {
+                let b = b / 1000.0;
+                [1.0, -b * v[0] * v[0], -2.0 * b * v[0] * v[1], -2.0 * b * v[0] * v[2], -b * v[1] * v[1], -2.0 * b * v[1] * v[2], -b * v[2] * v[2]]
+            })
+            .collect();
+        let n = rows.len();
+        if n > 1024 {
+            bail!("the gradient table has {n} volumes; at most 1024 are supported");
+        }
+        if n < 7 {
+            bail!("the gradient table has {n} volumes; a tensor fit needs at least 7");
+        }
+        let mut ata = [[0.0f64; 7]; 7];
+        for r in &rows {
+            for p in 0..7 {
+                for q in 0..7 {
+                    ata[p][q] += r[p] * r[q];
+                }
+            }
+        }
+        let inv = invert7(ata).ok_or_else(|| {
+            anyhow::anyhow!("the gradient table cannot determine a tensor: it needs at least 6 non-collinear directions and a b=0 volume or a second shell")
+        })?;
+        let pinv64: Vec<[f64; 7]> = (0..n).map(|i| std::array::from_fn(|k| (0..7).map(|q| inv[k][q] * rows[i][q]).sum())).collect();
+        let b = rows.iter().flat_map(|r| r.map(|x| x as f32)).collect();
+        let pinv = (0..7).flat_map(|k| pinv64.iter().map(move |p| p[k] as f32)).collect();
+        Ok(Design { ngrad: n, b, pinv, b64: rows, pinv64 })
+    }
+}
+
+/// Inverse by Gauss-Jordan with partial pivoting; None when (numerically) singular.
+fn invert7(m: [[f64; 7]; 7]) -> Option<[[f64; 7]; 7]> {
+    let mut a = m;
+    let mut inv = [[0.0; 7]; 7];
+    for (i, row) in inv.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    let scale = (0..7).map(|i| m[i][i].abs()).fold(0.0, f64::max);
+    for c in 0..7 {
+        let p = (c..7).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
+        if a[p][c].abs() <= 1e-10 * scale {
+            return None;
+        }
+        a.swap(c, p);
+        inv.swap(c, p);
+        let d = a[c][c];
+        for k in 0..7 {
+            a[c][k] /= d;
+            inv[c][k] /= d;
+        }
+        for r in 0..7 {
+            if r != c {
+                let f = a[r][c];
+                for k in 0..7 {
+                    a[r][k] -= f * a[c][k];
+                    inv[r][k] -= f * inv[c][k];
+                }
+            }
+        }
+    }
+    Some(inv)
+}

@@ -1,0 +1,118 @@
+//! Diffusion-tensor fitting and the fields the trackers need (paper 001 Sec. 4.1/4.3, paper 004
+//! eq. 3). The host logic lives here once; `cpu.rs`, `opencl.rs` and `cuda.rs` implement the
+//! per-voxel device operations of [`DtiKernels`].
+
+pub mod check;
+pub mod cpu;
+pub mod cuda;
+pub mod design;
+pub mod opencl;
+pub mod sym3;
+
+use crate::runtime::{Device, Timings};
+use crate::volume::{GradientTable, Volume};
+use anyhow::{bail, Result};
+pub use design::Design;
+
+/// Eigenvalue floor (mm^2/s) of the repair rule: a fitted tensor whose smallest eigenvalue is
+/// below it has those eigenvalues raised to it (eigenvectors kept) and is counted as repaired.
+pub const LAMBDA_FLOOR: f32 = 1.0e-6;
+/// Isotropic diffusivity (mm^2/s, free water at body temperature) given to voxels outside the
+/// mask when the metric fields are prepared, so the trackers' interpolation stays finite there.
+pub const D_ISO: f32 = 3.0e-3;
+
+/// Voxel flags written by the fit.
+pub const BACKGROUND: i32 = 0;
+pub const FITTED: i32 = 1;
+pub const REPAIRED: i32 = 2;
+
+/// Components of the scalar maps: FA, MD, V1 (x, y, z), L1, L2, L3.
+pub const NSCALARS: usize = 8;
+/// Components of the geodesic fields: D (the g^ij of 001 eq. 3), then dG/dx, dG/dy, dG/dz.
+pub const NFIELDS: usize = 24;
+
+/// Fitted tensors, component-major (`tensor[c * nvox + v]`), in mm^2/s.
+#[derive(Clone, Debug)]
+pub struct TensorFit {
+    pub tensor: Vec<f32>,
+    pub s0: Vec<f32>,
+    pub flags: Vec<i32>,
+}
+
+impl TensorFit {
+    pub fn count(&self, flag: i32) -> usize {
+        self.flags.iter().filter(|&&f| f == flag).count()
+    }
+}
+
+/// How the trackers see a tensor: in image voxel axes and voxel units.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    /// Negate x (the FSL bvec convention when the affine's determinant is positive).
+    pub flip_x: bool,
+    /// 1 / voxel size (mm) per axis.
+    pub inv_voxel: [f32; 3],
+}
+
+impl Frame {
+    pub fn of(geom: &crate::volume::Geometry) -> Frame {
+        Frame { flip_x: geom.det() > 0.0, inv_voxel: geom.voxel_size.map(|v| 1.0 / v) }
+    }
+    pub fn identity() -> Frame {
+        Frame { flip_x: false, inv_voxel: [1.0; 3] }
+    }
+}
+
+/// The device operations DTI needs. Inputs and outputs are flat component-major host arrays;
+/// each call records where its time went in [`DtiKernels::take_timings`].
+pub trait DtiKernels {
+    /// Weighted linear least-squares fit per voxel; `dwi` holds `design.ngrad` volumes.
+    fn fit(&mut self, dwi: &[f32], mask: &[u8], design: &Design) -> Result<TensorFit>;
+    /// FA, MD, V1, L1-L3 per voxel ([`NSCALARS`] components).
+    fn scalars(&mut self, tensor: &[f32]) -> Result<Vec<f32>>;
+    /// D and the central-difference derivatives of G = D^-1 ([`NFIELDS`] components).
+    fn metric(&mut self, tensor: &[f32], dims: [usize; 3], frame: Frame) -> Result<Vec<f32>>;
+    /// The sharpened metric of paper 004 eq. 3 (6 components).
+    fn sharpen(&mut self, tensor: &[f32], alpha: f32) -> Result<Vec<f32>>;
+    /// Time spent since the last call, split into kernel, transfer and host.
+    fn take_timings(&mut self) -> Timings;
+}
+
+/// The DTI kernels on `device`.
+pub fn kernels(device: &Device) -> Result<Box<dyn DtiKernels>> {
+    Ok(match device {
+        Device::Cpu(c) => Box::new(cpu::CpuDti::new(c.clone())),
+        Device::OpenCl(d) => Box::new(opencl::ClDti::new(d.clone())?),
+        Device::Cuda(d) => Box::new(cuda::CudaDti::new(d.clone())?),
+    })
+}
+
+/// Everything `neuroport dti` writes.
+pub struct DtiResult {
+    pub fit: TensorFit,
+    pub scalars: Vec<f32>,
+    pub timings: Timings,
+}
+
+/// Fits the tensors of a 4-D DWI volume and derives the scalar maps.
+pub fn run(k: &mut dyn DtiKernels, dwi: &Volume, grads: &GradientTable, mask: &[u8]) -> Result<DtiResult> {
+    if dwi.nvol() != grads.len() {
+        bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
+    }
+    let design = Design::new(grads)?;
+    let fit = k.fit(dwi.as_flat(), mask, &design)?;
+    let scalars = k.scalars(&fit.tensor)?;
+    Ok(DtiResult { fit, scalars, timings: k.take_timings() })
+}
+
+/// The FA-weighted colour map (|V1| x FA per axis, 3 volumes) from the scalar maps.
+pub fn rgb(scalars: &[f32], nvox: usize) -> Vec<f32> {
+    let mut out = vec![0.0; 3 * nvox];
+    for v in 0..nvox {
+        let fa = scalars[v].clamp(0.0, 1.0);
+        for c in 0..3 {
+            out[c * nvox + v] = scalars[(2 + c) * nvox + v].abs() * fa;
+        }
+    }
+    out
+}

@@ -1,0 +1,3 @@
+//! Tables and tractograms written by the commands.
+
+pub mod table;

@@ -1,0 +1,1 @@
+//! The paper-table harness (`neuroport reproduce`).

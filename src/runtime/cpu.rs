@@ -1,0 +1,60 @@
+//! The CPU backend: native Rust on a rayon pool of a chosen size. It is also the reference
+//! every other backend is checked against.
+
+use super::DeviceInfo;
+use anyhow::{Context, Result};
+
+pub struct Cpu {
+    pool: rayon::ThreadPool,
+    threads: usize,
+    pub info: DeviceInfo,
+}
+
+impl Cpu {
+    /// `threads = None` uses every core the OS reports.
+    pub fn new(threads: Option<usize>) -> Result<Cpu> {
+        let n = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build().context("cannot start the CPU thread pool")?;
+        let mut info = host_info();
+        info.compute_units = n as u32;
+        Ok(Cpu { pool, threads: n, info })
+    }
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+    /// Runs `f` inside this backend's pool, so rayon's parallel iterators use its thread count.
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+}
+
+/// Name, vendor, clock and memory of the host, from /proc where it exists.
+pub fn host_info() -> DeviceInfo {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        cpuinfo
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|s| s.trim().to_string())
+    };
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_kb: u64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    DeviceInfo {
+        backend: "cpu".into(),
+        spec: "cpu".into(),
+        name: field("model name").unwrap_or_else(|| std::env::consts::ARCH.to_string()),
+        vendor: field("vendor_id").unwrap_or_default(),
+        platform: "native (rayon)".into(),
+        compute_units: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        clock_mhz: field("cpu MHz").and_then(|s| s.parse::<f64>().ok()).map(|f| f.round() as u32).unwrap_or(0),
+        global_mem_bytes: mem_kb * 1024,
+        image_support: false,
+        is_gpu: false,
+    }
+}

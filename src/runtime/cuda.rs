@@ -1,0 +1,186 @@
+//! The CUDA backend's plumbing: driver API through cudarc, kernels compiled at run time by NVRTC
+//! for the device's own architecture, modules cached per device, times from CUDA events.
+//! cudarc panics if libcuda or libnvrtc is absent, so `probe` checks both before touching them.
+
+use super::source::{assemble, Dialect};
+use super::{DeviceInfo, Timings};
+use anyhow::{anyhow, Result};
+use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+pub fn driver_present() -> bool {
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+pub fn nvrtc_present() -> bool {
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// The CUDA devices, or why there are none ("CUDA unavailable: ...").
+pub fn probe() -> Result<Vec<DeviceInfo>, String> {
+    if !driver_present() {
+        return Err("libcuda not found (no NVIDIA driver)".into());
+    }
+    if !nvrtc_present() {
+        return Err("libnvrtc.so.13 not found (install CUDA 13.0 NVRTC and put it on LD_LIBRARY_PATH)".into());
+    }
+    let n = CudaContext::device_count().map_err(|e| format!("driver error: {e:?}"))?;
+    let mut out = Vec::new();
+    for i in 0..n.max(0) as usize {
+        let ctx = CudaContext::new(i).map_err(|e| format!("cannot open cuda:{i}: {e:?}"))?;
+        out.push(info_of(&ctx, i));
+    }
+    Ok(out)
+}
+
+fn info_of(ctx: &Arc<CudaContext>, i: usize) -> DeviceInfo {
+    let attr = |a| ctx.attribute(a).unwrap_or(0);
+    let (maj, min) = ctx.compute_capability().unwrap_or((0, 0));
+    DeviceInfo {
+        backend: "cuda".into(),
+        spec: format!("cuda:{i}"),
+        name: ctx.name().unwrap_or_default(),
+        vendor: "NVIDIA Corporation".into(),
+        platform: format!("CUDA driver, compute capability {maj}.{min}"),
+        compute_units: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) as u32,
+        clock_mhz: (attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000) as u32,
+        global_mem_bytes: ctx.total_mem().unwrap_or(0) as u64,
+        image_support: true,
+        is_gpu: true,
+    }
+}
+
+/// NVRTC's virtual architecture name for a compute capability.
+pub fn arch_for(major: i32, minor: i32) -> &'static str {
+    match (major, minor) {
+        (5, _) => "compute_52",
+        (6, 0) => "compute_60",
+        (6, _) => "compute_61",
+        (7, 0) => "compute_70",
+        (7, 2) => "compute_72",
+        (7, _) => "compute_75",
+        (8, 0) => "compute_80",
+        (8, 6) => "compute_86",
+        (8, 7) => "compute_87",
+        (8, _) => "compute_89",
+        (9, _) => "compute_90",
+        (10, 0) => "compute_100",
+        (10, _) => "compute_103",
+        (12, _) => "compute_120",
+        _ => "compute_75",
+    }
+}
+
+/// Compiles an entry source (with its shared headers) to PTX. Needs only libnvrtc, so CI checks
+/// every `.cu` file this way on machines without a GPU.
+pub fn compile_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
+    if !nvrtc_present() {
+        return Err(anyhow!("CUDA unavailable: libnvrtc.so.13 not found"));
+    }
+    let src = assemble(Dialect::Cuda, entry)?;
+    let opts = CompileOptions { arch: Some(arch), name: Some(format!("{name}.cu")), ..Default::default() };
+    cudarc::nvrtc::compile_ptx_with_opts(src, opts).map_err(|e| match e {
+        cudarc::nvrtc::CompileError::CompileError { log, .. } => {
+            anyhow!("NVRTC compile of {name}.cu failed:\n{}", log.to_string_lossy())
+        }
+        other => anyhow!("NVRTC compile of {name}.cu failed: {other:?}"),
+    })
+}
+
+pub struct CudaDevice {
+    pub info: DeviceInfo,
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub arch: &'static str,
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+}
+
+impl CudaDevice {
+    pub fn open(ordinal: usize) -> Result<CudaDevice> {
+        if !driver_present() || !nvrtc_present() {
+            return Err(anyhow!("CUDA unavailable: libcuda or libnvrtc not found"));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| anyhow!("cannot open cuda:{ordinal}: {e:?}"))?;
+        let (maj, min) = ctx.compute_capability().map_err(|e| anyhow!("{e:?}"))?;
+        let stream = ctx.default_stream();
+        let info = info_of(&ctx, ordinal);
+        Ok(CudaDevice { info, ctx, stream, arch: arch_for(maj, min), modules: Mutex::new(HashMap::new()) })
+    }
+
+    /// The module `name`, compiled once per device per process.
+    pub fn module(&self, name: &'static str, entry: &str) -> Result<Arc<CudaModule>> {
+        let mut cache = self.modules.lock().expect("module cache poisoned");
+        if let Some(m) = cache.get(name) {
+            return Ok(m.clone());
+        }
+        let ptx = compile_ptx(name, entry, self.arch)?;
+        let m = self.ctx.load_module(ptx).map_err(|e| anyhow!("cannot load {name} on {}: {e:?}", self.info.name))?;
+        cache.insert(name, m.clone());
+        Ok(m)
+    }
+
+    pub fn function(&self, module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction> {
+        module.load_function(name).map_err(|e| anyhow!("CUDA kernel {name} not found: {e:?}"))
+    }
+
+    pub fn upload<T: DeviceRepr>(&self, data: &[T], t: &mut Timings) -> Result<CudaSlice<T>> {
+        let (r, ms) = self.timed(|| self.stream.clone_htod(data).map_err(|e| anyhow!("upload failed: {e:?}")))?;
+        t.transfer_ms += ms;
+        r
+    }
+
+    /// `n` elements poisoned with all-ones bytes (NaN as a float, -1 as an integer).
+    pub fn alloc<T: DeviceRepr + ValidAsZeroBits>(&self, n: usize) -> Result<CudaSlice<T>> {
+        let mut s = unsafe { self.stream.alloc::<T>(n.max(1)) }
+            .map_err(|e| anyhow!("cannot allocate {} bytes on {}: {e:?}", n * std::mem::size_of::<T>(), self.info.name))?;
+        let bytes = n.max(1) * std::mem::size_of::<T>();
+        {
+            use cudarc::driver::DevicePtrMut;
+            let (ptr, _sync) = s.device_ptr_mut(&self.stream);
+            unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, self.stream.cu_stream()) }
+                .map_err(|e| anyhow!("memset failed: {e:?}"))?;
+        }
+        Ok(s)
+    }
+
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, s: &CudaSlice<T>, t: &mut Timings) -> Result<Vec<T>> {
+        let (r, ms) = self.timed(|| self.stream.clone_dtoh(s).map_err(|e| anyhow!("download failed: {e:?}")))?;
+        t.transfer_ms += ms;
+        r
+    }
+
+    /// Runs `f` between two events on the stream and returns its device time in milliseconds.
+    pub fn timed<R>(&self, f: impl FnOnce() -> R) -> Result<(R, f64)> {
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(flags).map_err(|e| anyhow!("{e:?}"))?;
+        let r = f();
+        let end = self.stream.record_event(flags).map_err(|e| anyhow!("{e:?}"))?;
+        let ms = start.elapsed_ms(&end).map_err(|e| anyhow!("CUDA error: {e:?}"))? as f64;
+        Ok((r, ms))
+    }
+
+    /// Times a kernel launch closure into `t.kernel_ms`; launch errors surface here.
+    pub fn launch(&self, t: &mut Timings, f: impl FnOnce() -> Result<(), cudarc::driver::DriverError>) -> Result<()> {
+        let (r, ms) = self.timed(f)?;
+        r.map_err(|e| anyhow!("CUDA kernel launch failed: {e:?}"))?;
+        self.stream.synchronize().map_err(|e| anyhow!("CUDA kernel failed: {e:?}"))?;
+        t.kernel_ms += ms;
+        Ok(())
+    }
+}
+
+#[allow(unused)]
+fn _assert_send_sync() {
+    fn f<T: Send + Sync>() {}
+    f::<CudaDevice>();
+}
+
+pub use cudarc::driver::{LaunchConfig, PushKernelArg};
+pub type Slice<T> = CudaSlice<T>;
+
+/// A 1-D launch over `n` threads in blocks of `block`.
+pub fn grid(n: usize, block: u32) -> LaunchConfig {
+    LaunchConfig { grid_dim: ((n as u32).div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}

@@ -1,0 +1,209 @@
+//! Devices found at run time and chosen by a spec string: `cpu`, `opencl`, `opencl:P:D`,
+//! `cuda`, `cuda:N`, `auto` (CUDA > OpenCL GPU > CPU) and, where a command runs several, `all`.
+//! A binary built with every backend starts on a machine with no GPU, no libcuda and no
+//! libOpenCL, and lists fewer devices.
+
+pub mod cpu;
+pub mod cuda;
+pub mod opencl;
+pub mod source;
+pub mod timing;
+
+use anyhow::{anyhow, bail, Result};
+use serde::Serialize;
+use std::fmt;
+use std::sync::Arc;
+pub use timing::Timings;
+
+/// What `neuroport devices` prints and every report row carries.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DeviceInfo {
+    pub backend: String,
+    pub spec: String,
+    pub name: String,
+    pub vendor: String,
+    pub platform: String,
+    pub compute_units: u32,
+    pub clock_mhz: u32,
+    pub global_mem_bytes: u64,
+    pub image_support: bool,
+    pub is_gpu: bool,
+}
+
+/// An opened device.
+#[derive(Clone)]
+pub enum Device {
+    Cpu(Arc<cpu::Cpu>),
+    OpenCl(Arc<opencl::ClDevice>),
+    Cuda(Arc<cuda::CudaDevice>),
+}
+
+impl Device {
+    pub fn info(&self) -> &DeviceInfo {
+        match self {
+            Device::Cpu(d) => &d.info,
+            Device::OpenCl(d) => &d.info,
+            Device::Cuda(d) => &d.info,
+        }
+    }
+    /// `spec (name)`, e.g. `opencl:1:0 (NVIDIA H100 80GB HBM3)`.
+    pub fn label(&self) -> String {
+        let i = self.info();
+        match self {
+            Device::Cpu(c) => format!("cpu ({} threads, {})", c.threads(), i.name),
+            _ => format!("{} ({})", i.spec, i.name),
+        }
+    }
+    pub fn is_cpu(&self) -> bool {
+        matches!(self, Device::Cpu(_))
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// A parsed `--backend` value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackendSpec {
+    Auto,
+    All,
+    Cpu,
+    OpenCl(Option<(usize, usize)>),
+    Cuda(Option<usize>),
+}
+
+impl std::str::FromStr for BackendSpec {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let s = s.trim().to_ascii_lowercase();
+        let parts: Vec<&str> = s.split(':').collect();
+        let num = |p: &str| p.parse::<usize>().map_err(|_| anyhow!("bad device number '{p}' in backend '{s}'"));
+        Ok(match parts.as_slice() {
+            ["auto"] => BackendSpec::Auto,
+            ["all"] => BackendSpec::All,
+            ["cpu"] => BackendSpec::Cpu,
+            ["opencl"] | ["cl"] => BackendSpec::OpenCl(None),
+            ["opencl", p, d] | ["cl", p, d] => BackendSpec::OpenCl(Some((num(p)?, num(d)?))),
+            ["cuda"] => BackendSpec::Cuda(None),
+            ["cuda", n] => BackendSpec::Cuda(Some(num(n)?)),
+            _ => bail!("unknown backend '{s}': use cpu, opencl, opencl:P:D, cuda, cuda:N, auto or all"),
+        })
+    }
+}
+
+/// Every device present, opened lazily; `notes` say why a backend lists nothing.
+pub struct Inventory {
+    pub cpu: DeviceInfo,
+    pub opencl: Vec<(usize, usize, opencl3::types::cl_device_id, DeviceInfo)>,
+    pub cuda: Vec<DeviceInfo>,
+    pub notes: Vec<String>,
+    threads: Option<usize>,
+}
+
+impl Inventory {
+    pub fn discover(threads: Option<usize>) -> Inventory {
+        let mut notes = Vec::new();
+        let mut cpu = cpu::host_info();
+        if let Some(t) = threads {
+            cpu.compute_units = t as u32;
+        }
+        let opencl = opencl::probe().unwrap_or_else(|e| {
+            notes.push(format!("OpenCL unavailable: {e}"));
+            Vec::new()
+        });
+        let cuda = cuda::probe().unwrap_or_else(|e| {
+            notes.push(format!("CUDA unavailable: {e}"));
+            Vec::new()
+        });
+        Inventory { cpu, opencl, cuda, notes, threads }
+    }
+
+    pub fn infos(&self) -> Vec<DeviceInfo> {
+        let mut v = vec![self.cpu.clone()];
+        v.extend(self.opencl.iter().map(|o| o.3.clone()));
+        v.extend(self.cuda.iter().cloned());
+        v
+    }
+
+    /// Opens the devices a spec names. `all` is refused unless `allow_all`.
+    pub fn select(&self, spec: &BackendSpec, allow_all: bool) -> Result<Vec<Device>> {
+        match spec {
+            BackendSpec::Cpu => Ok(vec![self.open_cpu()?]),
+            BackendSpec::OpenCl(None) => {
+                let pick = self.opencl.iter().find(|o| o.3.is_gpu).or_else(|| self.opencl.first());
+                match pick {
+                    Some(o) => Ok(vec![self.open_opencl(o)?]),
+                    None => bail!("no OpenCL device found{}", self.why("OpenCL")),
+                }
+            }
+            BackendSpec::OpenCl(Some((p, d))) => {
+                let o = self.opencl.iter().find(|o| o.0 == *p && o.1 == *d).ok_or_else(|| {
+                    anyhow!("no OpenCL device opencl:{p}:{d}; `neuroport devices` lists those present{}", self.why("OpenCL"))
+                })?;
+                Ok(vec![self.open_opencl(o)?])
+            }
+            BackendSpec::Cuda(n) => {
+                let n = n.unwrap_or(0);
+                if n >= self.cuda.len() {
+                    bail!("no CUDA device cuda:{n}; `neuroport devices` lists those present{}", self.why("CUDA"));
+                }
+                Ok(vec![Device::Cuda(Arc::new(cuda::CudaDevice::open(n)?))])
+            }
+            BackendSpec::Auto => {
+                if !self.cuda.is_empty() {
+                    return self.select(&BackendSpec::Cuda(Some(0)), false);
+                }
+                if let Some(o) = self.opencl.iter().find(|o| o.3.is_gpu) {
+                    return Ok(vec![self.open_opencl(o)?]);
+                }
+                Ok(vec![self.open_cpu()?])
+            }
+            BackendSpec::All => {
+                if !allow_all {
+                    bail!("this command runs on one device: give --backend cpu, opencl[:P:D], cuda[:N] or auto");
+                }
+                let mut v = vec![self.open_cpu()?];
+                for o in &self.opencl {
+                    v.push(self.open_opencl(o)?);
+                }
+                for n in 0..self.cuda.len() {
+                    v.push(Device::Cuda(Arc::new(cuda::CudaDevice::open(n)?)));
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    /// The one device a single-device command runs on.
+    pub fn select_one(&self, spec: &BackendSpec) -> Result<Device> {
+        Ok(self.select(spec, false)?.remove(0))
+    }
+
+    pub fn open_cpu(&self) -> Result<Device> {
+        Ok(Device::Cpu(Arc::new(cpu::Cpu::new(self.threads)?)))
+    }
+
+    fn open_opencl(&self, o: &(usize, usize, opencl3::types::cl_device_id, DeviceInfo)) -> Result<Device> {
+        Ok(Device::OpenCl(Arc::new(opencl::ClDevice::open(o.2, o.3.clone())?)))
+    }
+
+    fn why(&self, backend: &str) -> String {
+        self.notes.iter().find(|n| n.starts_with(backend)).map(|n| format!(" ({n})")).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn specs_parse() {
+        assert_eq!("cpu".parse::<BackendSpec>().unwrap(), BackendSpec::Cpu);
+        assert_eq!("opencl:1:0".parse::<BackendSpec>().unwrap(), BackendSpec::OpenCl(Some((1, 0))));
+        assert_eq!("CUDA:2".parse::<BackendSpec>().unwrap(), BackendSpec::Cuda(Some(2)));
+        assert!("gpu".parse::<BackendSpec>().is_err());
+        assert!("opencl:x:0".parse::<BackendSpec>().is_err());
+    }
+}

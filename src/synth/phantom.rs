@@ -1,0 +1,96 @@
+//! A brain-like tensor phantom: an ellipsoidal head of grey-matter-like isotropic tissue, an
+//! arched commissural bundle (a corpus-callosum stand-in) crossing the midline, and two vertical
+//! projection bundles that cross it. Orientation is known everywhere, so trackers and fits can
+//! be checked against it; it stands in for the papers' brains, which cannot be had.
+
+use super::{rng, sym3};
+use crate::volume::Geometry;
+use rand::Rng;
+
+pub struct Phantom {
+    pub geom: Geometry,
+    /// Component-major tensors (mm^2/s), zero outside the head.
+    pub tensor: Vec<f32>,
+    /// Inside the head.
+    pub mask: Vec<u8>,
+    /// Inside a bundle ("white matter").
+    pub wm: Vec<u8>,
+    /// The bundle direction where `wm` is set (unit, voxel axes).
+    pub direction: Vec<[f32; 3]>,
+}
+
+fn perp(a: [f64; 3]) -> [f64; 3] {
+    let h = if a[0].abs() < 0.9 { [1.0, 0.0, 0.0] } else { [0.0, 1.0, 0.0] };
+    let c = [a[1] * h[2] - a[2] * h[1], a[2] * h[0] - a[0] * h[2], a[0] * h[1] - a[1] * h[0]];
+    let n = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt();
+    c.map(|x| x / n)
+}
+
+/// The phantom on a `dims` grid; `seed` jitters eigenvalues by a few percent.
+pub fn brain_like(dims: [usize; 3], voxel_size: [f32; 3], seed: u64) -> Phantom {
+    let geom = Geometry::synthetic(dims, voxel_size);
+    let nvox = geom.nvox();
+    let [nx, ny, nz] = dims.map(|d| d as f64);
+    let c = [nx / 2.0 - 0.5, ny / 2.0 - 0.5, nz / 2.0 - 0.5];
+    let mut tensor = vec![0.0f32; 6 * nvox];
+    let mut mask = vec![0u8; nvox];
+    let mut wm = vec![0u8; nvox];
+    let mut direction = vec![[0.0f32; 3]; nvox];
+    let mut r = rng(seed);
+    // arch: a half circle in the x-y plane centred at (cx, cy - ny/8), radius ~ nx/3
+    let arch_r = nx.min(ny) * 0.3;
+    let arch_c = [c[0], c[1] - ny * 0.12];
+    let tube = (nx.min(ny) * 0.06).max(1.5);
+    let slab = (nz * 0.25).max(1.5);
+    for z in 0..dims[2] {
+        for y in 0..dims[1] {
+            for x in 0..dims[0] {
+                let v = geom.index(x, y, z);
+                let p = [x as f64, y as f64, z as f64];
+                let e = ((p[0] - c[0]) / (nx * 0.48)).powi(2) + ((p[1] - c[1]) / (ny * 0.48)).powi(2) + ((p[2] - c[2]) / (nz * 0.48)).powi(2);
+                if e > 1.0 {
+                    continue;
+                }
+                mask[v] = 1;
+                let jitter = 1.0 + 0.03 * r.random_range(-1.0..1.0);
+                let mut dir: Option<[f64; 3]> = None;
+                // arch bundle (upper half circle, y above its centre)
+                let (dx, dy) = (p[0] - arch_c[0], p[1] - arch_c[1]);
+                let rho = (dx * dx + dy * dy).sqrt();
+                if dy >= 0.0 && (rho - arch_r).abs() < tube && (p[2] - c[2]).abs() < slab {
+                    dir = Some([-dy / rho, dx / rho, 0.0]);
+                }
+                // vertical bundles at x = c +- arch_r, crossing the arch's feet
+                for side in [-1.0, 1.0] {
+                    let bx = c[0] + side * arch_r;
+                    if (p[0] - bx).abs() < tube * 0.8 && (p[1] - arch_c[1] - arch_r * 0.3).abs() < tube * 0.8 {
+                        dir = Some(match dir {
+                            Some(d) => {
+                                // crossing: average of the two (oblate-ish), normalised
+                                let s = [d[0], d[1], d[2] + 1.0];
+                                let n = (s[0] * s[0] + s[1] * s[1] + s[2] * s[2]).sqrt();
+                                s.map(|q| q / n)
+                            }
+                            None => [0.0, 0.0, 1.0],
+                        });
+                    }
+                }
+                let t = match dir {
+                    Some(d) => {
+                        wm[v] = 1;
+                        direction[v] = d.map(|q| q as f32);
+                        sym3::from_eigen([1.7e-3 * jitter, 0.35e-3 * jitter, 0.3e-3 * jitter], d, perp(d))
+                    }
+                    None => {
+                        let l = 0.8e-3 * jitter;
+                        [l, 0.0, 0.0, l, 0.0, l]
+                    }
+                };
+                for k in 0..6 {
+                    tensor[k * nvox + v] = t[k] as f32;
+                }
+            }
+        }
+    }
+    Phantom { geom, tensor, mask, wm, direction }
+}

@@ -1,0 +1,123 @@
+//! Volumes: ndarray data with voxel size and the NIfTI affine; NIfTI I/O, FSL gradient tables,
+//! masks, and all-or-nothing output writing.
+
+mod gradients;
+mod nifti_io;
+mod outputs;
+
+pub use gradients::{read_bvals_bvecs, GradientTable};
+pub use nifti_io::{read_mask, read_nifti, write_nifti};
+pub use outputs::Outputs;
+
+use ndarray::{Array4, ArrayView4, ShapeBuilder};
+
+/// Where a volume sits in the world: grid size, voxel size (mm), voxel-to-world affine, and the
+/// header it came with (kept so outputs carry the input's sform/qform and units).
+#[derive(Clone, Debug)]
+pub struct Geometry {
+    pub dims: [usize; 3],
+    pub voxel_size: [f32; 3],
+    pub affine: [[f64; 4]; 4],
+    pub header: nifti::NiftiHeader,
+}
+
+impl Geometry {
+    pub fn nvox(&self) -> usize {
+        self.dims[0] * self.dims[1] * self.dims[2]
+    }
+    /// Flat index of voxel (x, y, z): x fastest, as NIfTI stores it.
+    pub fn index(&self, x: usize, y: usize, z: usize) -> usize {
+        x + self.dims[0] * (y + self.dims[1] * z)
+    }
+    /// Determinant of the affine's 3x3 part; positive means FSL stores bvecs with x negated.
+    pub fn det(&self) -> f64 {
+        let a = &self.affine;
+        a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+            + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+    }
+    /// Voxel coordinates (continuous, voxel centres at integers) to world millimetres.
+    pub fn voxel_to_world(&self, p: [f64; 3]) -> [f64; 3] {
+        let a = &self.affine;
+        std::array::from_fn(|r| a[r][0] * p[0] + a[r][1] * p[1] + a[r][2] * p[2] + a[r][3])
+    }
+    /// World millimetres to continuous voxel coordinates.
+    pub fn world_to_voxel(&self, w: [f64; 3]) -> [f64; 3] {
+        let a = &self.affine;
+        let m = [[a[0][0], a[0][1], a[0][2]], [a[1][0], a[1][1], a[1][2]], [a[2][0], a[2][1], a[2][2]]];
+        let inv = invert3(&m);
+        let d = [w[0] - a[0][3], w[1] - a[1][3], w[2] - a[2][3]];
+        std::array::from_fn(|r| inv[r][0] * d[0] + inv[r][1] * d[1] + inv[r][2] * d[2])
+    }
+    /// A synthetic geometry: axis-aligned, origin at voxel 0, sform and qform both scanner-anat.
+    pub fn synthetic(dims: [usize; 3], voxel_size: [f32; 3]) -> Geometry {
+        let mut affine = [[0.0; 4]; 4];
+        for i in 0..3 {
+            affine[i][i] = voxel_size[i] as f64;
+        }
+        affine[3][3] = 1.0;
+        let mut header = nifti::NiftiHeader::default();
+        header.pixdim = [1.0, voxel_size[0], voxel_size[1], voxel_size[2], 1.0, 1.0, 1.0, 1.0];
+        header.sform_code = 1;
+        header.qform_code = 1;
+        header.srow_x = [voxel_size[0], 0.0, 0.0, 0.0];
+        header.srow_y = [0.0, voxel_size[1], 0.0, 0.0];
+        header.srow_z = [0.0, 0.0, voxel_size[2], 0.0];
+        header.quatern_b = 0.0;
+        header.quatern_c = 0.0;
+        header.quatern_d = 0.0;
+        header.xyzt_units = 2 | 8; // mm, s
+        Geometry { dims, voxel_size, affine, header }
+    }
+}
+
+pub fn invert3(m: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+    let c = |r0: usize, c0: usize, r1: usize, c1: usize| m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0];
+    let inv = 1.0 / det;
+    [
+        [c(1, 1, 2, 2) * inv, -c(0, 1, 2, 2) * inv, c(0, 1, 1, 2) * inv],
+        [-c(1, 0, 2, 2) * inv, c(0, 0, 2, 2) * inv, -c(0, 0, 1, 2) * inv],
+        [c(1, 0, 2, 1) * inv, -c(0, 0, 2, 1) * inv, c(0, 0, 1, 1) * inv],
+    ]
+}
+
+/// A 3-D or 4-D float volume. Data are held x-fastest, then y, z and volume, which is both the
+/// NIfTI order and the component-major layout the device kernels read.
+#[derive(Clone, Debug)]
+pub struct Volume {
+    pub geom: Geometry,
+    data: Array4<f32>,
+}
+
+impl Volume {
+    /// Wraps flat data (x fastest, volume slowest) of `nvol` volumes.
+    pub fn from_flat(geom: Geometry, nvol: usize, data: Vec<f32>) -> Volume {
+        let [nx, ny, nz] = geom.dims;
+        assert_eq!(data.len(), nx * ny * nz * nvol, "volume data size");
+        let data = Array4::from_shape_vec((nx, ny, nz, nvol).f(), data).expect("shape checked above");
+        Volume { geom, data }
+    }
+    pub fn nvol(&self) -> usize {
+        self.data.shape()[3]
+    }
+    pub fn nvox(&self) -> usize {
+        self.geom.nvox()
+    }
+    /// The data indexed `[x, y, z, t]`.
+    pub fn view(&self) -> ArrayView4<'_, f32> {
+        self.data.view()
+    }
+    pub fn as_flat(&self) -> &[f32] {
+        self.data.as_slice_memory_order().expect("volumes are built contiguous")
+    }
+    /// Volume `t` as a flat x-fastest slice.
+    pub fn frame(&self, t: usize) -> &[f32] {
+        let n = self.nvox();
+        &self.as_flat()[t * n..(t + 1) * n]
+    }
+    pub fn into_flat(self) -> Vec<f32> {
+        let (v, _) = self.data.into_raw_vec_and_offset();
+        v
+    }
+}

@@ -1,0 +1,153 @@
+//! NIfTI-1 reading and writing (.nii and .nii.gz) through the nifti crate, with every failure
+//! turned into an error that names the file and the problem.
+
+use super::{Geometry, Volume};
+use anyhow::{anyhow, bail, Context, Result};
+use ndarray::{ArrayView4, ShapeBuilder};
+use nifti::{IntoNdArray, NiftiObject, NiftiVolume, ReaderOptions};
+use std::path::Path;
+
+/// Reads a 3-D or 4-D volume as float32 (scaling by scl_slope/scl_inter applied). Rejects files
+/// that are missing, truncated, of an unsupported type or dimensionality, or hold NaN/Inf.
+pub fn read_nifti(path: &Path) -> Result<Volume> {
+    let shown = path.display();
+    if !path.exists() {
+        bail!("{shown}: no such file");
+    }
+    let obj = quiet_catch(|| ReaderOptions::new().read_file(path))
+        .ok_or_else(|| anyhow!("{shown}: not a readable NIfTI-1 file (the reader crashed on it)"))?
+        .map_err(|e| anyhow!("{shown}: not a readable NIfTI-1 file ({e})"))?;
+    let header = obj.header().clone();
+    let ndim = header.dim[0] as usize;
+    if !(1..=7).contains(&ndim) {
+        bail!("{shown}: invalid dimension count {} in the header", header.dim[0]);
+    }
+    let mut dims = [1usize; 4];
+    for i in 0..ndim {
+        let d = header.dim[i + 1] as usize;
+        if d == 0 {
+            bail!("{shown}: dimension {} has size 0", i + 1);
+        }
+        if i < 4 {
+            dims[i] = d;
+        } else if d != 1 {
+            bail!("{shown}: {ndim}-D volumes are not supported (only 3-D and 4-D)");
+        }
+    }
+    let volume = obj.into_volume();
+    let dtype = volume.data_type();
+    let arr = quiet_catch(|| volume.into_ndarray::<f32>())
+        .ok_or_else(|| anyhow!("{shown}: data section is inconsistent with the header (truncated?)"))?
+        .map_err(|e| anyhow!("{shown}: cannot read the {dtype:?} data ({e})"))?;
+    let n: usize = dims.iter().product();
+    if arr.len() != n {
+        bail!("{shown}: holds {} values, the header promises {n}", arr.len());
+    }
+    // Reversing the axes and walking in logical order yields x fastest, whatever the layout.
+    let data: Vec<f32> = arr.t().iter().copied().collect();
+    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+        let bad = data.iter().filter(|v| !v.is_finite()).count();
+        let (x, y, z, t) = unflat(i, dims);
+        bail!("{shown}: {bad} voxel values are NaN or infinite (first at x={x} y={y} z={z} volume {t})");
+    }
+    let geom = geometry_of(&header, [dims[0], dims[1], dims[2]]).with_context(|| format!("{shown}: bad spatial header"))?;
+    Ok(Volume::from_flat(geom, dims[3], data))
+}
+
+fn unflat(i: usize, d: [usize; 4]) -> (usize, usize, usize, usize) {
+    (i % d[0], (i / d[0]) % d[1], (i / (d[0] * d[1])) % d[2], i / (d[0] * d[1] * d[2]))
+}
+
+/// Reads a mask: any non-zero voxel is inside. Must be 3-D and match `dims` when given.
+pub fn read_mask(path: &Path, dims: Option<[usize; 3]>) -> Result<Vec<u8>> {
+    let v = read_nifti(path)?;
+    if v.nvol() != 1 {
+        bail!("{}: a mask must be 3-D, this has {} volumes", path.display(), v.nvol());
+    }
+    if let Some(d) = dims {
+        if v.geom.dims != d {
+            bail!("{}: mask grid {:?} does not match the data grid {:?}", path.display(), v.geom.dims, d);
+        }
+    }
+    Ok(v.as_flat().iter().map(|&x| (x != 0.0) as u8).collect())
+}
+
+/// Runs a third-party reader step, turning a panic inside it into `None` without printing it,
+/// so bad input never shows a panic message or backtrace to the user.
+fn quiet_catch<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok();
+    std::panic::set_hook(prev);
+    r
+}
+
+/// Voxel-to-world from sform (preferred), qform, or pixdim alone, as the NIfTI standard orders them.
+pub fn geometry_of(h: &nifti::NiftiHeader, dims: [usize; 3]) -> Result<Geometry> {
+    let vs = [h.pixdim[1].abs(), h.pixdim[2].abs(), h.pixdim[3].abs()];
+    let voxel_size = vs.map(|v| if v > 0.0 && v.is_finite() { v } else { 1.0 });
+    let mut affine = [[0.0f64; 4]; 4];
+    affine[3][3] = 1.0;
+    if h.sform_code > 0 {
+        for (r, row) in [h.srow_x, h.srow_y, h.srow_z].iter().enumerate() {
+            for c in 0..4 {
+                affine[r][c] = row[c] as f64;
+            }
+        }
+    } else if h.qform_code > 0 {
+        let (b, c, d) = (h.quatern_b as f64, h.quatern_c as f64, h.quatern_d as f64);
+        let a = (1.0 - (b * b + c * c + d * d)).max(0.0).sqrt();
+        let r = [
+            [a * a + b * b - c * c - d * d, 2.0 * (b * c - a * d), 2.0 * (b * d + a * c)],
+            [2.0 * (b * c + a * d), a * a + c * c - b * b - d * d, 2.0 * (c * d - a * b)],
+            [2.0 * (b * d - a * c), 2.0 * (c * d + a * b), a * a + d * d - c * c - b * b],
+        ];
+        let qfac = if h.pixdim[0] < 0.0 { -1.0 } else { 1.0 };
+        let s = [voxel_size[0] as f64, voxel_size[1] as f64, voxel_size[2] as f64 * qfac];
+        for i in 0..3 {
+            for j in 0..3 {
+                affine[i][j] = r[i][j] * s[j];
+            }
+        }
+        affine[0][3] = h.quatern_x as f64;
+        affine[1][3] = h.quatern_y as f64;
+        affine[2][3] = h.quatern_z as f64;
+    } else {
+        for i in 0..3 {
+            affine[i][i] = voxel_size[i] as f64;
+        }
+    }
+    if affine.iter().flatten().any(|v| !v.is_finite()) {
+        bail!("the affine holds non-finite values");
+    }
+    let g = Geometry { dims, voxel_size, affine, header: h.clone() };
+    if g.det().abs() < 1e-12 {
+        bail!("the affine is singular");
+    }
+    Ok(g)
+}
+
+/// Writes `nvol` volumes of flat x-fastest data with `geom`'s header (sform/qform, units) as
+/// float32. Compressed when `path` ends in .gz. Callers wanting all-or-nothing output go
+/// through [`super::Outputs`].
+pub fn write_nifti(path: &Path, geom: &Geometry, nvol: usize, data: &[f32]) -> Result<()> {
+    let [nx, ny, nz] = geom.dims;
+    let view = ArrayView4::from_shape((nx, ny, nz, nvol).f(), data)
+        .map_err(|e| anyhow!("{}: data do not fit the grid ({e})", path.display()))?;
+    let mut header = geom.header.clone();
+    header.cal_min = 0.0;
+    header.cal_max = 0.0;
+    header.intent_code = 0;
+    header.pixdim[4] = if nvol > 1 { header.pixdim[4].max(0.0) } else { 0.0 };
+    let _ = header.set_description_str("neuroport");
+    let write = |h: &nifti::NiftiHeader| -> Result<()> {
+        if nvol == 1 {
+            let v3 = view.index_axis(ndarray::Axis(3), 0);
+            nifti::writer::WriterOptions::new(path).reference_header(h).write_nifti(&v3)?;
+        } else {
+            nifti::writer::WriterOptions::new(path).reference_header(h).write_nifti(&view)?;
+        }
+        Ok(())
+    };
+    write(&header).with_context(|| format!("cannot write {}", path.display()))
+}

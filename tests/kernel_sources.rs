@@ -1,0 +1,56 @@
+//! Every device source in cl/ builds on an OpenCL device (PoCL in CI) and every .cu file compiles
+//! to PTX through NVRTC. Sources are read from the tree, so a new file is covered without
+//! registering it here.
+
+use neuroport::runtime::{cuda, opencl::ClDevice, opencl::probe};
+
+fn sources(dir: &str, ext: &str) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::fs::read_dir(format!("{}/{dir}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().map(|x| x == ext).unwrap_or(false))
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(&p).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// CI sets NEUROPORT_REQUIRE_NVRTC / NEUROPORT_REQUIRE_OPENCL so a missing runtime fails there
+/// instead of skipping.
+fn required(var: &str) -> bool {
+    std::env::var(var).map(|v| v == "1").unwrap_or(false)
+}
+
+#[test]
+fn every_cu_file_compiles_to_ptx_with_nvrtc() {
+    if !cuda::nvrtc_present() {
+        assert!(!required("NEUROPORT_REQUIRE_NVRTC"), "libnvrtc.so.13 not found but NEUROPORT_REQUIRE_NVRTC=1");
+        eprintln!("skipped: libnvrtc not found");
+        return;
+    }
+    let srcs = sources("cu", "cu");
+    assert!(!srcs.is_empty());
+    for (name, src) in srcs {
+        for arch in ["compute_90", "compute_80"] {
+            let ptx = cuda::compile_ptx(&name, &src, arch).unwrap_or_else(|e| panic!("{e:#}"));
+            assert!(ptx.to_src().contains(".entry"), "{name}.cu produced no kernel entry");
+        }
+    }
+}
+
+#[test]
+fn every_cl_file_builds_on_opencl() {
+    let devices = probe().unwrap_or_default();
+    if devices.is_empty() {
+        assert!(!required("NEUROPORT_REQUIRE_OPENCL"), "no OpenCL device but NEUROPORT_REQUIRE_OPENCL=1");
+        eprintln!("skipped: no OpenCL device");
+        return;
+    }
+    let (_, _, id, info) = devices.into_iter().next().unwrap();
+    let dev = ClDevice::open(id, info).unwrap();
+    for (name, src) in sources("cl", "cl") {
+        let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
+        dev.program(leaked, &src).unwrap_or_else(|e| panic!("{e:#}"));
+    }
+}
