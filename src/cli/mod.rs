@@ -1,8 +1,10 @@
 //! Command-line interface: one file per subcommand, each a thin layer over the library.
 
+mod bench;
 mod check;
 mod devices;
 mod dti;
+mod track;
 
 use clap::{Parser, Subcommand};
 use neuroport::{BackendSpec, Inventory};
@@ -28,6 +30,12 @@ pub enum Command {
     Dti(dti::Args),
     /// Run every kernel on a device against the CPU reference on fresh random inputs
     Check(check::Args),
+    /// Tractography
+    #[command(subcommand)]
+    Track(track::Command),
+    /// Kernel throughput benchmarks
+    #[command(subcommand)]
+    Bench(bench::Command),
 }
 
 /// Shared state handed to every subcommand.
@@ -55,6 +63,8 @@ pub fn main() -> i32 {
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Dti(a) => dti::run(&ctx, a),
         Command::Check(a) => check::run(&ctx, a),
+        Command::Track(c) => track::run(&ctx, c),
+        Command::Bench(c) => bench::run(&ctx, c),
     };
     match r {
         Ok(code) => code,
