@@ -3,14 +3,19 @@
 //! target region.
 //!
 //! Error measure: the largest distance (voxels) between corresponding points of the two traces of
-//! a fibre, over the points both have; a fibre may end one step earlier or later than the
-//! reference (a step landing within rounding of the mask or volume boundary), more fails, as do a
-//! different stop reason (other than that boundary case) and any non-finite value. Tolerances:
-//! in-kernel interpolation 2e-3 voxel (float32 against float64 over a few hundred steps); texture
-//! 2e-2 voxel, since NVIDIA's filtering hardware weights with 8-bit fractions (1/256 voxel), which
-//! perturbs every sample by up to 1/512 of the difference between neighbouring voxels.
+//! a fibre, over the points both have. A fibre may end one step earlier or later than the
+//! reference (a step landing within rounding of the mask or volume boundary); fibres whose
+//! lengths differ more, or whose stop reasons differ, are counted as mismatches. NaN fails.
+//!
+//! In-kernel interpolation must agree within float32 rounding: TOL_KERNEL = 2e-3 voxel over a few
+//! hundred steps, no mismatch. Texture filtering hardware weights with fixed-point fractions
+//! (NVIDIA: 8 bits, 1/256 voxel), which moves every sample by up to 1/256 voxel; geodesics through
+//! a curved field amplify such perturbations along the fibre (tens of times over 15 voxels here).
+//! So the texture tolerance is measured, not guessed: the CPU reference is traced again with its
+//! weights rounded down to 1/256, and the device may deviate at most 3x as far as that (at least
+//! TOL_KERNEL) with at most 3x as many mismatched fibres (plus 1% of the fibres).
 
-use super::{kernels, FibreBatch, Fields, Interp, Method, Seed, TraceParams};
+use super::{kernels, FibreBatch, Fields, GeodesicKernels, Interp, Method, Seed, TraceParams};
 use crate::check::CheckRow;
 use crate::dti::sym3;
 use crate::runtime::Device;
@@ -20,16 +25,18 @@ use anyhow::Result;
 use rand::Rng;
 
 pub const TOL_KERNEL: f64 = 2e-3;
-pub const TOL_TEXTURE: f64 = 2e-2;
+/// Fractional bits of the texture hardware's interpolation weights (NVIDIA; PoCL uses float).
+pub const FILTER_BITS: u32 = 8;
 
 /// How two traces of the same seeds differ.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Parity {
-    /// Largest distance between corresponding points, voxels (infinite on NaN or when a fibre's
-    /// length differs by more than one step).
+    /// Largest distance between corresponding points, voxels (infinite on NaN).
     pub max_dist: f64,
     /// Fibres whose step counts differ by one.
     pub off_by_one: usize,
+    /// Fibres whose step counts differ by more, or that stop for different reasons.
+    pub mismatched: usize,
     /// Largest relative difference of the connectivity measure among fibres of equal length.
     pub max_cm_rel: f64,
 }
@@ -43,16 +50,13 @@ pub fn compare(a: &FibreBatch, b: &FibreBatch) -> Parity {
     for i in 0..a.len() {
         let (ea, eb) = (&a.ends[i], &b.ends[i]);
         let ds = (ea.steps as i64 - eb.steps as i64).abs();
-        if ds > 1 || (ds == 0 && ea.stop != eb.stop) {
-            p.max_dist = f64::INFINITY;
-            continue;
-        }
+        p.mismatched += (ds > 1 || (ds == 0 && ea.stop != eb.stop)) as usize;
         p.off_by_one += (ds == 1) as usize;
         for (pa, pb) in a.fibre(i).iter().zip(b.fibre(i)) {
             let d = ((0..3).map(|c| (pa[c] as f64 - pb[c] as f64).powi(2)).sum::<f64>()).sqrt();
             p.max_dist = if d.is_finite() { p.max_dist.max(d) } else { f64::INFINITY };
         }
-        if ds == 0 {
+        if ds == 0 && ea.stop == eb.stop {
             let (ca, cb) = (ea.connectivity() as f64, eb.connectivity() as f64);
             let r = (ca - cb).abs() / cb.abs().max(1e-30);
             p.max_cm_rel = if r.is_finite() { p.max_cm_rel.max(r) } else { f64::INFINITY };
@@ -105,6 +109,15 @@ pub fn random_case(seed: u64, nseeds: usize) -> Result<(Fields, Vec<Seed>)> {
     Ok((fields, seeds))
 }
 
+/// Texture tolerance and allowed mismatches: 3x what 8-bit weights alone do to the reference.
+pub fn texture_tolerance(reference: &Device, fields: &Fields, seeds: &[Seed], p: &TraceParams, exact: &FibreBatch) -> Result<(f64, usize)> {
+    let Device::Cpu(c) = reference else { anyhow::bail!("the reference must be the CPU backend") };
+    let mut q = super::cpu::CpuGeodesic::new(c.clone()).emulating_filter_bits(FILTER_BITS);
+    q.upload(fields)?;
+    let probe = compare(&q.trace(seeds, p)?, exact);
+    Ok(((3.0 * probe.max_dist).max(TOL_KERNEL), 3 * probe.mismatched + seeds.len() / 100))
+}
+
 pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>> {
     let (fields, seeds) = random_case(seed, 256)?;
     let mut refk = kernels(reference)?;
@@ -120,21 +133,29 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     let mut k = kernels(dev)?;
     k.upload(&fields)?;
     for &(method, interp) in variants {
-        let p = TraceParams { step: 0.1, max_steps: 300, method, interp: interp.unwrap_or(Interp::Kernel), record: true, ..Default::default() };
+        let p = TraceParams { step: 0.1, max_steps: 150, method, interp: interp.unwrap_or(Interp::Kernel), record: true, ..Default::default() };
         let b = refk.trace(&seeds, &p)?;
         let name = format!("geodesic_trace_{}_{}", interp.map_or("cpu", |i| i.name()), method.name());
         if dev.is_cpu() {
             // The reference against itself would prove nothing: check the invariants instead.
-            let straight = b.ends.iter().all(|e| e.length_mm.is_finite() && e.riemann.is_finite()) && b.points.iter().all(|q| q.iter().all(|c| c.is_finite()));
+            let finite = b.ends.iter().all(|e| e.length_mm.is_finite() && e.riemann.is_finite()) && b.points.iter().all(|q| q.iter().all(|c| c.is_finite()));
             let moved = b.total_steps() > 0;
-            rows.push(CheckRow::new(&name, dev, if straight && moved { 0.0 } else { f64::INFINITY }, 0.0, "reference backend: finite and advancing"));
+            rows.push(CheckRow::new(&name, dev, if finite && moved { 0.0 } else { f64::INFINITY }, 0.0, "reference backend: finite and advancing"));
             continue;
         }
         let a = k.trace(&seeds, &p)?;
         let par = compare(&a, &b);
-        let tol = if interp == Some(Interp::Texture) { TOL_TEXTURE } else { TOL_KERNEL };
-        let note = format!("voxels; {} fibres, {} steps; {} off by one step; connectivity rel err {:.1e}", seeds.len(), b.total_steps(), par.off_by_one, par.max_cm_rel);
-        rows.push(CheckRow::new(&name, dev, par.max_dist, tol, note));
+        let (tol, allowed) = if interp == Some(Interp::Texture) { texture_tolerance(reference, &fields, &seeds, &p, &b)? } else { (TOL_KERNEL, 0) };
+        let err = if par.mismatched > allowed { f64::INFINITY } else { par.max_dist };
+        let note = format!(
+            "voxels; {} fibres, {} steps; {} off by one step, {} mismatched (allowed {allowed}); connectivity rel err {:.1e}",
+            seeds.len(),
+            b.total_steps(),
+            par.off_by_one,
+            par.mismatched,
+            par.max_cm_rel
+        );
+        rows.push(CheckRow::new(&name, dev, err, tol, note));
     }
     Ok(rows)
 }

@@ -18,13 +18,16 @@ pub struct CpuFields {
     pub voxel_size: [f64; 3],
     pub vox: Vec<[f32; NCOMP]>,
     pub labels: Vec<u8>,
+    /// Interpolation weights rounded down to multiples of this (texture-hardware emulation for
+    /// the conformance check's tolerance; None: exact).
+    pub weight_quantum: Option<f64>,
 }
 
 impl CpuFields {
     pub fn new(f: &Fields) -> CpuFields {
         let n = f.nvox();
         let vox = (0..n).map(|v| std::array::from_fn(|c| f.metric[c * n + v])).collect();
-        CpuFields { dims: f.dims, voxel_size: f.voxel_size.map(|x| x as f64), vox, labels: f.labels.clone() }
+        CpuFields { dims: f.dims, voxel_size: f.voxel_size.map(|x| x as f64), vox, labels: f.labels.clone(), weight_quantum: None }
     }
 
     pub fn inside(&self, x: &[f64; 3]) -> bool {
@@ -45,6 +48,9 @@ impl CpuFields {
         for a in 0..3 {
             let f = q[a].floor();
             w[a] = q[a] - f;
+            if let Some(qw) = self.weight_quantum {
+                w[a] = (w[a] / qw).floor() * qw;
+            }
             let n = self.dims[a] as i64;
             lo[a] = (f as i64).clamp(0, n - 1) as usize;
             hi[a] = (f as i64 + 1).clamp(0, n - 1) as usize;
@@ -200,18 +206,26 @@ pub fn trace_one(fl: &CpuFields, seed: &Seed, p: &TraceParams) -> (Vec<[f32; 3]>
 pub struct CpuGeodesic {
     cpu: Arc<Cpu>,
     fields: Option<CpuFields>,
+    weight_bits: Option<u32>,
     t: Timings,
 }
 
 impl CpuGeodesic {
     pub fn new(cpu: Arc<Cpu>) -> CpuGeodesic {
-        CpuGeodesic { cpu, fields: None, t: Timings::default() }
+        CpuGeodesic { cpu, fields: None, weight_bits: None, t: Timings::default() }
+    }
+    /// Rounds interpolation weights down to `bits` fractional bits, as texture filtering hardware
+    /// does (NVIDIA: 8), so the check can measure how much that alone moves the fibres.
+    pub fn emulating_filter_bits(mut self, bits: u32) -> CpuGeodesic {
+        self.weight_bits = Some(bits);
+        self
     }
 }
 
 impl GeodesicKernels for CpuGeodesic {
     fn upload(&mut self, fields: &Fields) -> Result<()> {
-        let (f, ms) = wall_ms(|| CpuFields::new(fields));
+        let (mut f, ms) = wall_ms(|| CpuFields::new(fields));
+        f.weight_quantum = self.weight_bits.map(|b| 0.5f64.powi(b as i32));
         self.t.transfer_ms += ms;
         self.fields = Some(f);
         Ok(())

@@ -52,8 +52,8 @@ pub const WM: [f64; 3] = [1.7e-3, 0.4e-3, 0.3e-3];
 /// voxel index of a 1 mm grid): the principal direction turns in the x-y plane with y and the
 /// diffusivities change along x and z, over tens of voxels.
 pub fn analytic(p: [f64; 3]) -> [f64; 6] {
-    let theta = 0.5 * (std::f64::consts::TAU * p[1] / 64.0).sin();
-    let s = 1.0 + 0.25 * (std::f64::consts::TAU * p[0] / 48.0).cos() + 0.1 * (std::f64::consts::TAU * p[2] / 40.0).sin();
+    let theta = 0.5 * (std::f64::consts::TAU * p[1] / 128.0).sin();
+    let s = 1.0 + 0.25 * (std::f64::consts::TAU * p[0] / 96.0).cos() + 0.1 * (std::f64::consts::TAU * p[2] / 80.0).sin();
     planar(theta, [WM[0] * s, WM[1], WM[2] * (2.0 - s)])
 }
 
