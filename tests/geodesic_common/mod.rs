@@ -4,13 +4,24 @@
 #![allow(dead_code)]
 
 use neuroport::{BackendSpec, Device, Inventory};
+use std::sync::Mutex;
+
+/// PoCL's first-time initialisation is not thread-safe (clGetDeviceIDs in one thread while
+/// another calls clGetDeviceInfo crashes in libpocl), and tests run in parallel threads: discover
+/// devices one thread at a time.
+static DISCOVER: Mutex<()> = Mutex::new(());
+
+fn inventory() -> Inventory {
+    let _g = DISCOVER.lock().unwrap_or_else(|e| e.into_inner());
+    Inventory::discover(Some(2))
+}
 
 pub fn cpu() -> Device {
-    Inventory::discover(Some(2)).open_cpu().unwrap()
+    inventory().open_cpu().unwrap()
 }
 
 pub fn opencl() -> Option<Device> {
-    let inv = Inventory::discover(Some(2));
+    let inv = inventory();
     match inv.select(&BackendSpec::OpenCl(None), false) {
         Ok(mut v) => Some(v.remove(0)),
         Err(e) => {
