@@ -24,7 +24,7 @@ pub struct GeodesicArgs {
     #[arg(long, default_value_t = 0.2)]
     step: f32,
     /// Volume size x,y,z
-    #[arg(long, default_value = "1024,64,64", value_delimiter = ',', num_args = 3)]
+    #[arg(long, default_value = "1024,64,64", value_delimiter = ',')]
     dims: Vec<usize>,
     #[arg(long, value_enum, default_value_t = Method::Rk2)]
     method: Method,
@@ -45,7 +45,8 @@ pub struct GeodesicArgs {
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
     let Command::Geodesic(a) = cmd;
     let devices = ctx.inventory.select(&ctx.backend, true)?;
-    let dims = [a.dims[0], a.dims[1], a.dims[2]];
+    let [x, y, z] = a.dims[..] else { anyhow::bail!("--dims takes three sizes x,y,z, not {:?}", a.dims) };
+    let dims = [x, y, z];
     let fields = long_fields(dims)?;
     let mut rows = Vec::new();
     let mut json = Vec::new();

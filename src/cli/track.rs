@@ -157,9 +157,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let written = out.commit()?;
     let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64;
     eprintln!(
-        "{} ({} interpolation, {}): {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms",
+        "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms",
         device.label(),
-        if device.is_cpu() { "f64 reference" } else { interp.name() },
+        if device.is_cpu() { "float64 reference" } else { interp.name() },
         a.method.name(),
         batch.len(),
         batch.total_steps(),

@@ -60,8 +60,9 @@ pub fn long_fields(dims: [usize; 3]) -> Result<Fields> {
     Ok(prepare(&cpu, &tensor, &geom, &mask, None)?.0)
 }
 
-/// `n` seeds at random points of the long volume, heading along +x, placed so that `reach`
-/// voxels of travel keep every fibre inside (001 Sec. 5: "no thread would terminate prematurely").
+/// `n` seeds at random points of the long volume, heading along +x (tilted by at most 0.01 rad, so
+/// fibres cross voxel rows), placed so that `reach` voxels of travel keep every fibre inside
+/// (001 Sec. 5: "no thread would terminate prematurely").
 pub fn long_seeds(dims: [usize; 3], n: usize, reach: f64, seed: u64) -> Result<Vec<Seed>> {
     let room = dims[0] as f64 - 16.0 - reach;
     if room < 1.0 {
@@ -73,7 +74,7 @@ pub fn long_seeds(dims: [usize; 3], n: usize, reach: f64, seed: u64) -> Result<V
     Ok((0..n)
         .map(|_| Seed {
             pos: [8.0 + r.random_range(0.0..room), r.random_range(y0..y1), r.random_range(z0..z1)].map(|x| x as f32),
-            dir: [1.0, 0.0, 0.0],
+            dir: [1.0, r.random_range(-0.01..0.01), r.random_range(-0.01..0.01)],
         })
         .collect())
 }
