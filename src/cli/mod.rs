@@ -1,8 +1,10 @@
 //! Command-line interface: one file per subcommand, each a thin layer over the library.
 
 mod check;
+mod compare;
 mod devices;
 mod dti;
+mod reproduce;
 
 use clap::{Parser, Subcommand};
 use neuroport::{BackendSpec, Inventory};
@@ -28,6 +30,10 @@ pub enum Command {
     Dti(dti::Args),
     /// Run every kernel on a device against the CPU reference on fresh random inputs
     Check(check::Args),
+    /// Rerun a paper's benchmark table on the selected devices (CSV, Markdown and plot)
+    Reproduce(reproduce::Args),
+    /// Merge result CSVs from several machines into one table and plot
+    Compare(compare::Args),
 }
 
 /// Shared state handed to every subcommand.
@@ -37,6 +43,11 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Commands that can run on several devices treat the default `auto` as `all`.
+    pub fn backend_or_all(&self) -> BackendSpec {
+        if self.backend == BackendSpec::Auto { BackendSpec::All } else { self.backend.clone() }
+    }
+
     fn new(cli: &Cli) -> Ctx {
         Ctx { backend: cli.backend.clone(), inventory: Inventory::discover(cli.threads) }
     }
@@ -55,6 +66,8 @@ pub fn main() -> i32 {
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Dti(a) => dti::run(&ctx, a),
         Command::Check(a) => check::run(&ctx, a),
+        Command::Reproduce(a) => reproduce::run(&ctx, a),
+        Command::Compare(a) => compare::run(&ctx, a),
     };
     match r {
         Ok(code) => code,
