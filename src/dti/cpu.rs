@@ -51,8 +51,29 @@ fn dot(x: &[f64], y: &[f64]) -> f64 {
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
-/// One voxel's weighted least-squares fit; `s` holds its `n` measurements.
+/// One voxel's weighted least-squares fit; `s` holds its `n` measurements. On x86-64 CPUs with
+/// AVX2 the same code is compiled a second time for 4-wide vectors and chosen at run time.
 pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let use_avx2 = *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NEUROPORT_NO_AVX2").is_none());
+        if use_avx2 {
+            // SAFETY: the feature was just detected on this CPU.
+            return unsafe { fit_voxel_avx2(s, d, lam_floor, sc) };
+        }
+    }
+    fit_voxel_body(s, d, lam_floor, sc)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fit_voxel_avx2(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32) {
+    fit_voxel_body(s, d, lam_floor, sc)
+}
+
+#[inline(always)]
+fn fit_voxel_body(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32) {
     let n = d.ngrad;
     let smax = s.iter().copied().fold(0.0f32, f32::max) as f64;
     if smax <= 0.0 {
