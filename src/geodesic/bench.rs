@@ -28,10 +28,14 @@ impl Measured {
     }
 }
 
-/// Traces `seeds` once to warm up, then `repeats` times, and keeps the median of each timing.
-pub fn measure(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, repeats: usize) -> Result<(Measured, FibreBatch)> {
+/// Traces `seeds` once to warm up (when `warmup`), then `repeats` times, and keeps the median of
+/// each timing. The native CPU needs no warm-up (nothing is compiled or cached on first use).
+pub fn measure(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, repeats: usize, warmup: bool) -> Result<(Measured, FibreBatch)> {
     k.take_timings();
-    let mut last = k.trace(seeds, p)?;
+    let mut last = FibreBatch::default();
+    if warmup {
+        last = k.trace(seeds, p)?;
+    }
     k.take_timings();
     let (mut kern, mut xfer, mut host) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..repeats.max(1) {
@@ -94,7 +98,7 @@ pub fn steps_per_second(device: &Device, fields: &Fields, fibres: usize, p: &Tra
     let cap = k.max_batch(p);
     let mut total = Measured { fibres, ..Default::default() };
     for chunk in seeds.chunks(cap.max(1)) {
-        let (m, _) = measure(k.as_mut(), chunk, p, repeats)?;
+        let (m, _) = measure(k.as_mut(), chunk, p, repeats, !device.is_cpu())?;
         total.steps += m.steps;
         total.stopped_early += m.stopped_early;
         total.timings.add(&m.timings);

@@ -42,29 +42,35 @@ impl CpuFields {
 
     /// Trilinear interpolation, edges clamped; components of groups at or past `ngroups` are zero.
     pub fn sample(&self, q: &[f64; 3], ngroups: usize) -> Sample {
-        let mut lo = [0usize; 3];
-        let mut hi = [0usize; 3];
-        let mut w = [0.0f64; 3];
+        let mut idx = [[0usize; 2]; 3];
+        let mut w = [[0.0f64; 2]; 3];
         for a in 0..3 {
             let f = q[a].floor();
-            w[a] = q[a] - f;
+            let mut t = q[a] - f;
             if let Some(qw) = self.weight_quantum {
-                w[a] = (w[a] / qw).floor() * qw;
+                t = (t / qw).floor() * qw;
             }
+            w[a] = [1.0 - t, t];
             let n = self.dims[a] as i64;
-            lo[a] = (f as i64).clamp(0, n - 1) as usize;
-            hi[a] = (f as i64 + 1).clamp(0, n - 1) as usize;
+            idx[a] = [(f as i64).clamp(0, n - 1) as usize, (f as i64 + 1).clamp(0, n - 1) as usize];
         }
-        let ncomp = (4 * ngroups).min(NCOMP);
+        let (nx, nxy) = (self.dims[0], self.dims[0] * self.dims[1]);
         let mut out = [0.0f64; NCOMP];
-        for corner in 0..8 {
-            let pick = |a: usize| corner >> a & 1 == 1;
-            let idx: [usize; 3] = std::array::from_fn(|a| if pick(a) { hi[a] } else { lo[a] });
-            let wt: f64 = (0..3).map(|a| if pick(a) { w[a] } else { 1.0 - w[a] }).product();
-            let vals = &self.vox[idx[0] + self.dims[0] * (idx[1] + self.dims[1] * idx[2])];
-            for c in 0..ncomp {
-                out[c] += wt * vals[c] as f64;
+        for cz in 0..2 {
+            for cy in 0..2 {
+                let row = idx[1][cy] * nx + idx[2][cz] * nxy;
+                let wyz = w[1][cy] * w[2][cz];
+                for cx in 0..2 {
+                    let wt = wyz * w[0][cx];
+                    let vals = &self.vox[row + idx[0][cx]];
+                    for c in 0..NCOMP {
+                        out[c] += wt * vals[c] as f64;
+                    }
+                }
             }
+        }
+        for x in out.iter_mut().skip(4 * ngroups.min(super::GROUPS)) {
+            *x = 0.0;
         }
         out
     }

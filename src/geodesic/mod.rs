@@ -26,6 +26,7 @@ pub mod cuda;
 pub mod opencl;
 pub mod output;
 pub mod phantoms;
+pub mod repro;
 pub mod seeding;
 
 use crate::runtime::{Device, Timings};
