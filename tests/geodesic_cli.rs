@@ -109,6 +109,28 @@ fn seed_file_and_opencl_agree_with_cpu() {
 }
 
 #[test]
+fn optional_stops_beyond_the_paper() {
+    let d = tempfile::tempdir().unwrap();
+    let (t, roi, _) = phantom(d.path());
+    let run = |extra: &[&str], name: &str| {
+        let o = d.path().join(name);
+        let r = neuroport(&[&["--backend", "cpu", "track", "geodesic", "--tensor", s(&t), "--seeds", s(&roi), "--dirs", "4", "--step", "0.2"][..], extra, &["--out", s(&o)]].concat());
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        csv_rows(&d.path().join(name).with_extension("csv"))
+    };
+    let free = run(&[], "free.tck");
+    assert!(free.iter().all(|r| r[10] != "curvature"), "off by default");
+    // no voxel reaches FA 0.99: every fibre ends at its seed
+    let fa = run(&["--min-fa", "0.99"], "fa.tck");
+    assert!(fa.iter().all(|r| r[9] == "0" && r[10] == "left-mask"), "{fa:?}");
+    // a tiny turn limit stops every curving fibre early
+    let bent = run(&["--max-angle", "0.01"], "bent.tck");
+    assert!(bent.iter().filter(|r| r[10] == "curvature").count() * 2 > bent.len(), "{bent:?}");
+    let steps = |rows: &[Vec<String>]| rows.iter().map(|r| r[9].parse::<u64>().unwrap()).sum::<u64>();
+    assert!(steps(&bent) < steps(&free));
+}
+
+#[test]
 fn dwi_route_fits_first() {
     let d = tempfile::tempdir().unwrap();
     let mut ph = brain_like([24, 24, 6], [2.0, 2.0, 2.0], 2);

@@ -5,7 +5,7 @@
 mod geodesic_common;
 
 use neuroport::geodesic::check::{compare, random_case, texture_tolerance, TOL_KERNEL};
-use neuroport::geodesic::{kernels, Interp, Method, TraceParams};
+use neuroport::geodesic::{kernels, trace_batched, Interp, Method, TraceParams};
 
 #[test]
 fn opencl_matches_the_cpu_reference_point_by_point() {
@@ -44,11 +44,11 @@ fn batches_split_anywhere_give_the_same_fibres() {
         k.upload(&fields).unwrap();
         let p = TraceParams { step: 0.2, max_steps: 100, interp: Interp::Kernel, ..Default::default() };
         let whole = k.trace(&seeds, &p).unwrap();
-        let mut parts = k.trace(&seeds[..37], &p).unwrap();
-        parts.append(k.trace(&seeds[37..], &p).unwrap());
+        let parts = trace_batched(k.as_mut(), &seeds, &p, 37, false).unwrap();
         assert_eq!(whole.ends, parts.ends, "{}", dev.label());
         assert_eq!(whole.offsets, parts.offsets, "{}", dev.label());
         assert_eq!(whole.points, parts.points, "{}", dev.label());
+        assert_eq!(parts.fibre(89).len(), parts.ends[89].steps as usize + 1);
         // summaries alone agree with the recorded run
         let bare = k.trace(&seeds, &TraceParams { record: false, ..p }).unwrap();
         assert_eq!(bare.ends, whole.ends, "{}", dev.label());

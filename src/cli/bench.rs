@@ -67,7 +67,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
             let m = steps_per_second(dev, &fields, n, &p, a.repeats, a.seed)?;
             let bps = bytes_per_step(&p);
             let gbs = m.steps as f64 * bps as f64 / (m.timings.kernel_ms * 1e-3) / 1e9;
-            let label = if dev.is_cpu() { "f64 reference".to_string() } else { interp.name().to_string() };
+            let label = if dev.is_cpu() { "float64 reference".to_string() } else { interp.label().to_string() };
             rows.push(vec![
                 dev.label(),
                 label.clone(),

@@ -55,7 +55,7 @@ pub struct GeodesicArgs {
     /// Target ROI: keep only fibres that pass through it, ranked by the connectivity measure
     #[arg(long)]
     target: Option<PathBuf>,
-    /// Interpolation on GPU backends (default: texture where the device has images)
+    /// Interpolation on GPU backends (default: texture on GPUs with image support, else in-kernel)
     #[arg(long, value_enum)]
     interp: Option<Interp>,
     #[arg(long, value_enum, default_value_t = Method::Rk2)]
@@ -137,7 +137,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         (None, None) => bail!("give --seeds ROI or --seed-file CSV"),
     };
     let (fields, _) = geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref())?;
-    let interp = a.interp.unwrap_or(if device.info().image_support { Interp::Texture } else { Interp::Kernel });
+    // OpenCL CPU devices (PoCL) emulate image sampling in software: in-kernel is faster there.
+    let i = device.info();
+    let interp = a.interp.unwrap_or(if i.is_gpu && i.image_support { Interp::Texture } else { Interp::Kernel });
     let p = TraceParams {
         step: a.step,
         max_steps: a.max_steps,
@@ -159,7 +161,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     eprintln!(
         "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms",
         device.label(),
-        if device.is_cpu() { "float64 reference" } else { interp.name() },
+        if device.is_cpu() { "float64 reference" } else { interp.label() },
         a.method.name(),
         batch.len(),
         batch.total_steps(),

@@ -3,7 +3,7 @@
 //! linear filtering, clamped, unnormalised coordinates) filled from the fields buffer on the device
 //! the first time it is used and freed with the fields.
 
-use super::{batch_within, geo_params, offsets_of, seeds_component_major, FibreBatch, Fields, GeodesicKernels, Interp, Seed, TraceParams, GROUPS};
+use super::{batch_within, geo_params, seeds_component_major, FibreBatch, Fields, GeodesicKernels, Interp, Seed, TraceParams, GROUPS};
 use crate::runtime::cuda::{grid, CudaDevice, LaunchConfig, PushKernelArg};
 use crate::runtime::Timings;
 use anyhow::{anyhow, Result};
@@ -174,10 +174,8 @@ impl GeodesicKernels for CudaGeodesic {
         if !p.record {
             return Ok(batch);
         }
-        let offsets = offsets_of(&batch.ends);
-        let total = offsets[n];
-        let off64: Vec<u64> = offsets[..n].iter().map(|&o| o as u64).collect();
-        let b_off = dev.upload(&off64, t)?;
+        let (offsets, total) = batch.pack_plan();
+        let b_off = dev.upload(&offsets, t)?;
         let mut b_packed = dev.alloc::<f32>(3 * total)?;
         let nn = n as i32;
         let mut pack_t = Timings::default();

@@ -76,10 +76,18 @@ pub enum Interp {
 }
 
 impl Interp {
+    /// As the command line spells it.
     pub fn name(self) -> &'static str {
         match self {
             Interp::Texture => "texture",
             Interp::Kernel => "kernel",
+        }
+    }
+    /// As reports print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Interp::Texture => "texture",
+            Interp::Kernel => "in-kernel",
         }
     }
 }
@@ -305,6 +313,12 @@ impl FibreBatch {
     pub fn from_summaries(sum_i: &[i32], sum_f: &[f32], n: usize) -> FibreBatch {
         FibreBatch { ends: (0..n).map(|i| FibreEnd::from_summaries(sum_i, sum_f, n, i)).collect(), ..Default::default() }
     }
+    /// Where each fibre's points start in the packed list (`np_geo_pack`'s offsets) and the total.
+    pub fn pack_plan(&self) -> (Vec<u64>, usize) {
+        let o = offsets_of(&self.ends);
+        let total = o[self.ends.len()];
+        (o[..self.ends.len()].iter().map(|&x| x as u64).collect(), total)
+    }
     /// Sets the points from a packed xyz list holding every fibre's `steps + 1` points in order.
     pub fn set_packed(&mut self, packed: &[f32]) {
         self.offsets = offsets_of(&self.ends);
@@ -384,9 +398,14 @@ pub fn batch_within(budget: u64, p: &TraceParams) -> usize {
 /// Traces every seed in batches the device can hold, with a progress bar on stderr when
 /// `progress` (hidden when stderr is not a terminal).
 pub fn trace_all(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, progress: bool) -> Result<FibreBatch> {
-    let cap = k.max_batch(p).max(1);
     // Several batches per run even when memory allows one, so the bar moves on long runs.
-    let batch = cap.min((seeds.len().div_ceil(20)).max(1 << 16));
+    let batch = k.max_batch(p).max(1).min((seeds.len().div_ceil(20)).max(1 << 16));
+    trace_batched(k, seeds, p, batch, progress)
+}
+
+/// Traces `seeds` in batches of at most `batch` fibres, appending the results in seed order.
+pub fn trace_batched(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, progress: bool) -> Result<FibreBatch> {
+    let batch = batch.max(1);
     let bar = if progress && seeds.len() > batch { ProgressBar::new(seeds.len() as u64) } else { ProgressBar::hidden() };
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} fibres {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let mut all = FibreBatch::default();

@@ -2,7 +2,7 @@
 //! `cl/common/geodesic.h`. The texture variant reads six RGBA float image3d_t objects (filled from
 //! the fields buffer on the device the first time it is used) through a linear-filtering sampler.
 
-use super::{batch_within, geo_params, offsets_of, seeds_component_major, FibreBatch, Fields, GeodesicKernels, Interp, Seed, TraceParams, GROUPS};
+use super::{batch_within, geo_params, seeds_component_major, FibreBatch, Fields, GeodesicKernels, Interp, Seed, TraceParams, GROUPS};
 use crate::runtime::opencl::ClDevice;
 use crate::runtime::Timings;
 use anyhow::{anyhow, bail, Context, Result};
@@ -147,10 +147,8 @@ impl GeodesicKernels for ClGeodesic {
         if !p.record {
             return Ok(batch);
         }
-        let offsets = offsets_of(&batch.ends);
-        let total = offsets[n];
-        let off64: Vec<u64> = offsets[..n].iter().map(|&o| o as u64).collect();
-        let b_off = dev.upload(&off64, t)?;
+        let (offsets, total) = batch.pack_plan();
+        let b_off = dev.upload(&offsets, t)?;
         let b_packed = dev.alloc::<f32>(3 * total)?;
         let mut pack_t = Timings::default();
         let nn = n as i32;

@@ -25,11 +25,7 @@ pub fn interps(dev: &Device) -> Vec<Interp> {
 
 /// Row variant of an interpolation on a device.
 pub fn variant(dev: &Device, interp: Interp) -> String {
-    match (dev, interp) {
-        (Device::Cpu(_), _) => String::new(),
-        (_, Interp::Texture) => "texture".into(),
-        (_, Interp::Kernel) => "in-kernel".into(),
-    }
+    if dev.is_cpu() { String::new() } else { interp.label().into() }
 }
 
 /// Uploads `fields` to `dev` and measures `seeds` under each parameter set.

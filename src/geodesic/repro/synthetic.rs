@@ -13,7 +13,7 @@ const PUB_DEVICE: &str = "GeForce GTX 260 (001 Table 1)";
 
 fn setup(scale: Scale) -> ([usize; 3], usize, u32) {
     match scale {
-        Scale::Quick => ([256, 32, 32], 256, 512),
+        Scale::Quick => ([192, 24, 24], 128, 512),
         Scale::Paper => ([1024, 64, 64], 2048, 4096),
     }
 }
@@ -106,7 +106,7 @@ impl Target for GeodesicF6 {
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let (dims, nseeds, steps) = match ctx.scale {
-            Scale::Quick => ([256, 32, 32], 256, 200),
+            Scale::Quick => ([128, 24, 24], 128, 100),
             Scale::Paper => ([1024, 64, 64], 2048, 1024),
         };
         let hs: Vec<f32> = (1..=10).map(|i| 0.05 * i as f32).collect();
