@@ -24,6 +24,11 @@ $B bench geodesic --backend all --fibres 1000000 --steps 1000 --cpu-fibres 16384
 stamp "bench: the same with every point written (12 B per step)"
 $B bench geodesic --backend cuda --fibres 1000000 --steps 1000 --points --repeats 3 | tee -a "$OUT/geodesic-bench.txt"
 
+stamp "bench: CUDA block size sweep (NEUROPORT_GEODESIC_BLOCK; default 64, 32 below 256 fibres per SM)"
+for b in 32 64 128 256; do
+  echo "block $b"; NEUROPORT_GEODESIC_BLOCK=$b $B bench geodesic --backend cuda --fibres 1000000 --steps 250 --repeats 2 | tail -n +3
+done | tee -a "$OUT/geodesic-bench.txt"
+
 stamp "reproduce geodesic-t1 geodesic-t3 geodesic-f6 geodesic-f7 (paper scale)"
 $B reproduce geodesic-t1 geodesic-t3 geodesic-f6 geodesic-f7 --backend all --scale paper --repeats 3 --out "$OUT/repro"
 

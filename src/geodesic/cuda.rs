@@ -115,10 +115,8 @@ impl CudaGeodesic {
         })
     }
 
-    /// Small blocks when there are few fibres, so they spread over every multiprocessor.
     fn launch_config(&self, n: usize) -> LaunchConfig {
-        let sms = self.dev.info.compute_units.max(1) as usize;
-        grid(n, if n < sms * 256 { 32 } else { 64 })
+        grid(n, super::block_size(n, self.dev.info.compute_units) as u32)
     }
 }
 

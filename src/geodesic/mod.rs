@@ -383,6 +383,16 @@ pub fn kernels(device: &Device) -> Result<Box<dyn GeodesicKernels>> {
     })
 }
 
+/// Threads per block (work-group) of the tracing kernels on GPUs: small blocks when there are
+/// few fibres, so they spread over every multiprocessor; `NEUROPORT_GEODESIC_BLOCK` overrides it
+/// (for tuning on a device machine without rebuilding).
+pub fn block_size(n: usize, compute_units: u32) -> usize {
+    if let Some(b) = std::env::var("NEUROPORT_GEODESIC_BLOCK").ok().and_then(|v| v.parse::<usize>().ok()).filter(|b| (1..=1024).contains(b)) {
+        return b;
+    }
+    if n < compute_units.max(1) as usize * 256 { 32 } else { 64 }
+}
+
 /// Bytes of device memory one fibre needs in a trace: seeds, summaries and, when recorded, the
 /// step-major scratch plus its packed copy.
 pub fn bytes_per_fibre(p: &TraceParams) -> usize {

@@ -80,13 +80,10 @@ impl ClGeodesic {
         Ok(())
     }
 
+    /// GPUs: `block_size`; CPU devices choose their own.
     fn local_size(&self, n: usize) -> Option<usize> {
-        // GPUs: small work-groups when there are few fibres, so they spread over every compute unit.
         let i = &self.dev.info;
-        if !i.is_gpu {
-            return None;
-        }
-        Some(if n < i.compute_units as usize * 256 { 32 } else { 64 })
+        i.is_gpu.then(|| super::block_size(n, i.compute_units))
     }
 }
 
