@@ -26,8 +26,8 @@ static inline void np_geo_sample_images(__read_only image3d_t t0, __read_only im
     }
 }
 
-__kernel void geodesic_trace_kernel(__global const float4 *f4, __global const uchar *labels,
-                                    __global const float *seeds, np_geo_params p,
+__kernel void geodesic_trace_kernel(__global const float4 *restrict f4, __global const uchar *restrict labels,
+                                    __global const float *restrict seeds, np_geo_params p,
                                     __global float *points, __global int *sum_i, __global float *sum_f)
 {
     int i = get_global_id(0);
@@ -37,7 +37,7 @@ __kernel void geodesic_trace_kernel(__global const float4 *f4, __global const uc
 __kernel void geodesic_trace_texture(__read_only image3d_t t0, __read_only image3d_t t1,
                                      __read_only image3d_t t2, __read_only image3d_t t3,
                                      __read_only image3d_t t4, __read_only image3d_t t5,
-                                     __global const uchar *labels, __global const float *seeds,
+                                     __global const uchar *restrict labels, __global const float *restrict seeds,
                                      np_geo_params p, __global float *points,
                                      __global int *sum_i, __global float *sum_f)
 {

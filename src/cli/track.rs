@@ -38,10 +38,10 @@ pub struct GeodesicArgs {
     #[arg(long, default_value_t = 1)]
     dirs: usize,
     /// Half-angle (degrees) of the cone around V1 that directions are drawn from
-    #[arg(long)]
+    #[arg(long, requires = "seeds")]
     cone: Option<f64>,
     /// Draw this many seed points uniformly inside the ROI instead of one per voxel centre
-    #[arg(long)]
+    #[arg(long, requires = "seeds")]
     seed_count: Option<usize>,
     /// Random seed for seed points and directions (same seed, same fibres)
     #[arg(long, default_value_t = 1)]

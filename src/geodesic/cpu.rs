@@ -121,7 +121,7 @@ pub fn trace_one(fl: &CpuFields, seed: &Seed, p: &TraceParams) -> (Vec<[f32; 3]>
     let d: [f64; 3] = seed.dir.map(|c| c as f64);
     let nrm = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     let mut v = d.map(|c| c / nrm);
-    let mut pts = Vec::new();
+    let mut pts = Vec::with_capacity(if p.record { (p.max_steps as usize + 1).min(4096) } else { 0 });
     let record = |pts: &mut Vec<[f32; 3]>, x: &[f64; 3]| {
         if p.record {
             pts.push(x.map(|c| c as f32));

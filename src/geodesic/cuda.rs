@@ -183,7 +183,7 @@ impl GeodesicKernels for CudaGeodesic {
             unsafe { l.launch(cfg) }.map(|_| ())
         })?;
         t.transfer_ms += pack_t.kernel_ms;
-        batch.set_packed(&dev.download(&b_packed, t)?);
+        batch.set_packed(dev.download(&b_packed, t)?);
         Ok(batch)
     }
 

@@ -320,7 +320,7 @@ impl FibreBatch {
         (o[..self.ends.len()].iter().map(|&x| x as u64).collect(), total)
     }
     /// Sets the points from a packed xyz list holding every fibre's `steps + 1` points in order.
-    pub fn set_packed(&mut self, packed: &[f32]) {
+    pub fn set_packed(&mut self, packed: Vec<f32>) {
         self.offsets = offsets_of(&self.ends);
         self.points = packed.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
     }

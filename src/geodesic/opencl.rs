@@ -155,7 +155,7 @@ impl GeodesicKernels for ClGeodesic {
         }
         dev.run(&mut e, n, local, &mut pack_t)?;
         t.transfer_ms += pack_t.kernel_ms;
-        batch.set_packed(&dev.download(&b_packed, 3 * total, t)?);
+        batch.set_packed(dev.download(&b_packed, 3 * total, t)?);
         Ok(batch)
     }
 
