@@ -30,13 +30,14 @@ impl CpuFields {
         CpuFields { dims: f.dims, voxel_size: f.voxel_size.map(|x| x as f64), vox, labels: f.labels.clone(), weight_quantum: None }
     }
 
+    /// Inside the voxel boxes, [-0.5, n - 0.5) per axis.
     pub fn inside(&self, x: &[f64; 3]) -> bool {
         (0..3).all(|a| x[a] >= -0.5 && x[a] < self.dims[a] as f64 - 0.5)
     }
 
     /// Label of the nearest voxel (the point is inside the grid).
     pub fn label(&self, x: &[f64; 3]) -> u8 {
-        let i: [usize; 3] = std::array::from_fn(|a| ((x[a] + 0.5).floor().max(0.0) as usize).min(self.dims[a] - 1));
+        let i: [usize; 3] = std::array::from_fn(|a| (floor(x[a] + 0.5).max(0.0) as usize).min(self.dims[a] - 1));
         self.labels[i[0] + self.dims[0] * (i[1] + self.dims[1] * i[2])]
     }
 
@@ -45,7 +46,7 @@ impl CpuFields {
         let mut idx = [[0usize; 2]; 3];
         let mut w = [[0.0f64; 2]; 3];
         for a in 0..3 {
-            let f = q[a].floor();
+            let f = floor(q[a]);
             let mut t = q[a] - f;
             if let Some(qw) = self.weight_quantum {
                 t = (t / qw).floor() * qw;
@@ -74,6 +75,13 @@ impl CpuFields {
         }
         out
     }
+}
+
+/// floor() without a libm call (baseline x86-64 has no rounding instruction); exact for the
+/// finite in-grid coordinates it is given.
+fn floor(x: f64) -> f64 {
+    let t = x as i64 as f64;
+    if t > x { t - 1.0 } else { t }
 }
 
 /// Index of (i, j) among the six unique elements of a symmetric 3x3 tensor (FSL order).
