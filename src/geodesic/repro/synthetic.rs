@@ -13,7 +13,7 @@ const PUB_DEVICE: &str = "GeForce GTX 260 (001 Table 1)";
 
 fn setup(scale: Scale) -> ([usize; 3], usize, u32) {
     match scale {
-        Scale::Quick => ([192, 24, 24], 128, 512),
+        Scale::Quick => ([128, 24, 24], 128, 256),
         Scale::Paper => ([1024, 64, 64], 2048, 4096),
     }
 }
