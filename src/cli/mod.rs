@@ -3,6 +3,7 @@
 mod check;
 mod devices;
 mod dti;
+mod synth;
 
 use clap::{Parser, Subcommand};
 use neuroport::{BackendSpec, Inventory};
@@ -28,6 +29,8 @@ pub enum Command {
     Dti(dti::Args),
     /// Run every kernel on a device against the CPU reference on fresh random inputs
     Check(check::Args),
+    /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
+    Synth(synth::Args),
 }
 
 /// Shared state handed to every subcommand.
@@ -55,6 +58,7 @@ pub fn main() -> i32 {
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Dti(a) => dti::run(&ctx, a),
         Command::Check(a) => check::run(&ctx, a),
+        Command::Synth(a) => synth::run(&ctx, a),
     };
     match r {
         Ok(code) => code,
