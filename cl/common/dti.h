@@ -25,9 +25,29 @@ NP_FN int np_dti_repair(float t[6], float lam_floor)
     return 1;
 }
 
+/* Solves L L^T x = x in place with the packed lower-triangular Cholesky factor L (7 x 7). */
+NP_FN void np_chol7_solve(const float L[28], float x[7])
+{
+    for (int p = 0; p < 7; ++p) {            /* forward: L z = x */
+        int rp = p * (p + 1) / 2;
+        float s = x[p];
+        for (int k = 0; k < p; ++k) s -= L[rp + k] * x[k];
+        x[p] = s / L[rp + p];
+    }
+    for (int p = 6; p >= 0; --p) {           /* backward: L^T x = z */
+        float s = x[p];
+        for (int k = p + 1; k < 7; ++k) s -= L[k * (k + 1) / 2 + p] * x[k];
+        x[p] = s / L[p * (p + 1) / 2 + p];
+    }
+}
+
 /* Weighted linear least squares (one OLS pass supplies the weights, as in FSL dtifit --wls and
  * DIPY's WLS): y = log S, beta = (ln S0, Dxx, Dxy, Dxz, Dyy, Dyz, Dzz), B the n x 7 design,
- * P = pinv(B) (7 x n) precomputed on the host. Returns the voxel flag. */
+ * P = pinv(B) (7 x n) precomputed on the host. Returns the voxel flag.
+ * float32 care: y is taken relative to ln(max S), so ln S0 (~7) does not ride in every term, and
+ * the normal-equation solution gets one correction from the data's own residuals (the corrected
+ * semi-normal equations): forming B^T W B in float32 loses cond(B)^2 digits, the correction
+ * brings the error back to about cond(B) x eps, so noiseless data come back to ~1e-5. */
 NP_FN int np_dti_fit_voxel(NP_CONST_PTR float *dwi, int nvox, int v, int ngrad,
                            NP_CONST_PTR float *design, NP_CONST_PTR float *pinv,
                            float lam_floor, float t[6], float *s0)
@@ -38,15 +58,16 @@ NP_FN int np_dti_fit_voxel(NP_CONST_PTR float *dwi, int nvox, int v, int ngrad,
     *s0 = 0.0f;
     if (!(smax > 0.0f)) return NP_DTI_BACKGROUND;
     float sfloor = 1.0e-4f * smax;
+    float lsmax = np_log(smax);
 
     float beta[7];
     for (int k = 0; k < 7; ++k) beta[k] = 0.0f;
     for (int i = 0; i < ngrad; ++i) {
-        float y = np_log(np_fmax(dwi[i * nvox + v], sfloor));
+        float y = np_log(np_fmax(dwi[i * nvox + v], sfloor)) - lsmax;
         for (int k = 0; k < 7; ++k) beta[k] += pinv[k * ngrad + i] * y;
     }
 
-    /* normal equations A beta = r with weights w = (predicted S / S0)^2 */
+    /* normal equations A x = r with weights w = (predicted S / S0)^2 */
     float A[28], r[7];
     for (int k = 0; k < 28; ++k) A[k] = 0.0f;
     for (int k = 0; k < 7; ++k) r[k] = 0.0f;
@@ -55,7 +76,7 @@ NP_FN int np_dti_fit_voxel(NP_CONST_PTR float *dwi, int nvox, int v, int ngrad,
         float pred = 0.0f;
         for (int k = 0; k < 7; ++k) { b[k] = design[i * 7 + k]; pred += b[k] * beta[k]; }
         float w = np_exp(2.0f * (pred - beta[0]));
-        float y = np_log(np_fmax(dwi[i * nvox + v], sfloor));
+        float y = np_log(np_fmax(dwi[i * nvox + v], sfloor)) - lsmax;
         int idx = 0;
         for (int p = 0; p < 7; ++p) {
             float wbp = w * b[p];
@@ -78,19 +99,24 @@ NP_FN int np_dti_fit_voxel(NP_CONST_PTR float *dwi, int nvox, int v, int ngrad,
             }
         }
     }
-    for (int p = 0; p < 7; ++p) {            /* forward: L z = r */
-        int rp = p * (p + 1) / 2;
-        float s = r[p];
-        for (int k = 0; k < p; ++k) s -= A[rp + k] * r[k];
-        r[p] = s / A[rp + p];
+    np_chol7_solve(A, r);
+
+    /* the correction: d = A^-1 B^T W (y - B r), same weights */
+    float d[7];
+    for (int k = 0; k < 7; ++k) d[k] = 0.0f;
+    for (int i = 0; i < ngrad; ++i) {
+        float b[7];
+        float pred = 0.0f, fit = 0.0f;
+        for (int k = 0; k < 7; ++k) { b[k] = design[i * 7 + k]; pred += b[k] * beta[k]; fit += b[k] * r[k]; }
+        float w = np_exp(2.0f * (pred - beta[0]));
+        float res = w * (np_log(np_fmax(dwi[i * nvox + v], sfloor)) - lsmax - fit);
+        for (int k = 0; k < 7; ++k) d[k] += b[k] * res;
     }
-    for (int p = 6; p >= 0; --p) {           /* backward: L^T beta = z */
-        float s = r[p];
-        for (int k = p + 1; k < 7; ++k) s -= A[k * (k + 1) / 2 + p] * r[k];
-        r[p] = s / A[p * (p + 1) / 2 + p];
-    }
+    np_chol7_solve(A, d);
+    for (int k = 0; k < 7; ++k) r[k] += d[k];
+
     for (int e = 0; e < 6; ++e) t[e] = r[e + 1] * NP_DTI_UNIT;
-    *s0 = np_exp(r[0]);
+    *s0 = np_exp(r[0] + lsmax);
     int flag = NP_DTI_FITTED;
     if (np_dti_repair(t, lam_floor)) flag = NP_DTI_REPAIRED;
     for (int e = 0; e < 6; ++e)

@@ -31,11 +31,13 @@ pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64) -> ([f64; 6], f64, i32) 
         return ([0.0; 6], 0.0, BACKGROUND);
     }
     let sfloor = 1e-4 * smax;
+    // log-signals relative to the largest, as in dti.h (where it matters for float32)
+    let lsmax = smax.ln();
     let mut y = [0.0f64; 1024];
     let y = &mut y[..n.min(1024)];
     let mut beta = [0.0f64; 7];
     for i in 0..y.len() {
-        y[i] = (s[i] as f64).max(sfloor).ln();
+        y[i] = (s[i] as f64).max(sfloor).ln() - lsmax;
         let p = &d.pinv64[i];
         for k in 0..7 {
             beta[k] += p[k] * y[i];
@@ -54,7 +56,8 @@ pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64) -> ([f64; 6], f64, i32) 
             }
         }
     }
-    // Cholesky, lower triangle
+    // Cholesky, lower triangle. (dti.h adds one correction step from the residuals here, which
+    // float32 needs and f64 does not.)
     for p in 0..7 {
         for q in 0..=p {
             let mut s = a[p][q];
@@ -95,7 +98,7 @@ pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64) -> ([f64; 6], f64, i32) 
     if t.iter().any(|v| !v.is_finite()) {
         return ([0.0; 6], 0.0, BACKGROUND);
     }
-    (t, r[0].exp(), flag)
+    (t, (r[0] + lsmax).exp(), flag)
 }
 
 fn tensor_at(tensor: &[f32], nvox: usize, v: usize) -> [f64; 6] {
