@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each a thin layer over the library.
 
+mod bench;
 mod check;
 mod devices;
 mod dti;
@@ -31,6 +32,8 @@ pub enum Command {
     Check(check::Args),
     /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
     Synth(synth::Args),
+    /// Time a method's kernels on the selected devices (use --backend all for every device)
+    Bench(bench::Args),
 }
 
 /// Shared state handed to every subcommand.
@@ -59,6 +62,7 @@ pub fn main() -> i32 {
         Command::Dti(a) => dti::run(&ctx, a),
         Command::Check(a) => check::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),
+        Command::Bench(a) => bench::run(&ctx, a),
     };
     match r {
         Ok(code) => code,

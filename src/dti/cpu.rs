@@ -50,14 +50,14 @@ pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64) -> ([f64; 6], f64, i32) 
         let w = (2.0 * (pred - beta[0])).exp();
         for p in 0..7 {
             let wbp = w * b[p];
-            r[p] += wbp * y[i];
+            r[p] += wbp * (y[i] - pred);
             for q in 0..=p {
                 a[p][q] += wbp * b[q];
             }
         }
     }
-    // Cholesky, lower triangle. (dti.h adds one correction step from the residuals here, which
-    // float32 needs and f64 does not.)
+    // Cholesky, lower triangle; the system is solved for the correction to the OLS solution, as
+    // in dti.h, where float32 needs it.
     for p in 0..7 {
         for q in 0..=p {
             let mut s = a[p][q];
@@ -87,6 +87,9 @@ pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64) -> ([f64; 6], f64, i32) 
             s -= a[k][p] * r[k];
         }
         r[p] = s / a[p][p];
+    }
+    for k in 0..7 {
+        r[k] += beta[k];
     }
     let mut t: [f64; 6] = std::array::from_fn(|e| r[e + 1] * 1e-3);
     let mut flag = FITTED;
