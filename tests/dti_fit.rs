@@ -28,18 +28,6 @@ fn devices() -> Vec<Device> {
     v
 }
 
-fn random_tensors(nvox: usize, seed: u64) -> Vec<f32> {
-    let mut r = synth::rng(seed);
-    let mut t = vec![0.0f32; 6 * nvox];
-    for v in 0..nvox {
-        let x = synth::random_tensor(&mut r);
-        for e in 0..6 {
-            t[e * nvox + v] = x[e] as f32;
-        }
-    }
-    t
-}
-
 fn tensor_at(t: &[f32], nvox: usize, v: usize) -> [f64; 6] {
     std::array::from_fn(|e| t[e * nvox + v] as f64)
 }
@@ -51,7 +39,7 @@ fn noiseless_fit_recovers_known_tensors_to_1e4() {
     let tables = [synth::gradient_table(3, 30, 1000.0), synth::two_shell_table(1, 20), synth::gradient_table(1, 12, 2000.0)];
     for dev in devices() {
         for (seed, g) in [11u64, 12, 13].into_iter().zip(&tables) {
-            let truth = random_tensors(nvox, seed);
+            let truth = synth::random_tensor_field(nvox, seed);
             let dwi = synth::simulate_dwi(&truth, 800.0, g, f64::INFINITY, 0);
             let mut k = dti::kernels(&dev).unwrap();
             let fit = k.fit(&dwi, &vec![1u8; nvox], &Design::new(g).unwrap()).unwrap();
@@ -178,7 +166,7 @@ fn fsl_bvecs_convention_gives_the_same_world_direction_for_either_determinant() 
 fn non_positive_definite_tensors_are_repaired_and_counted() {
     // Every other voxel: a tensor with a negative eigenvalue (what noise or artefacts give).
     let nvox = 400;
-    let mut truth = random_tensors(nvox, 5);
+    let mut truth = synth::random_tensor_field(nvox, 5);
     let mut r = synth::rng(9);
     let mut bad = Vec::new();
     for v in (0..nvox).step_by(2) {
@@ -241,4 +229,22 @@ fn every_dti_kernel_matches_the_cpu_on_opencl() {
     // and on the CPU itself the registry checks the fit against ground truth
     let rows = run_all(std::slice::from_ref(&cpu), &cpu, 3);
     assert!(rows.iter().all(|r| r.pass), "{rows:?}");
+}
+
+#[test]
+fn build_failures_carry_the_compiler_log() {
+    let broken_cl = "#include \"common/portable.h\"\n__kernel void k(__global float *x) { x[0] = no_such_name; }\n";
+    let inv = Inventory::discover(Some(1));
+    if let Some((_, _, id, info)) = inv.opencl.first() {
+        let dev = neuroport::runtime::opencl::ClDevice::open(*id, info.clone()).unwrap();
+        let e = format!("{:#}", dev.program("broken_for_test", broken_cl).err().expect("a broken program fails to build"));
+        assert!(e.contains("broken_for_test.cl") && e.contains("no_such_name"), "the OpenCL build log: {e}");
+    }
+    let cuda = neuroport::runtime::cuda::nvrtc_present();
+    assert!(cuda || std::env::var("NEUROPORT_REQUIRE_NVRTC").as_deref() != Ok("1"), "NVRTC required");
+    if cuda {
+        let src = "#include \"common/portable.h\"\nNP_KERNEL void k(float *x) { x[0] = no_such_name; }\n";
+        let e = format!("{:#}", neuroport::runtime::cuda::compile_ptx("broken_for_test", src, "compute_80").err().expect("a broken module fails"));
+        assert!(e.contains("broken_for_test.cu") && e.contains("no_such_name"), "the NVRTC log: {e}");
+    }
 }
