@@ -1,10 +1,12 @@
 //! Command-line interface: one file per subcommand, each a thin layer over the library.
 
+mod bench;
 mod check;
 mod compare;
 mod devices;
 mod dti;
 mod reproduce;
+mod synth;
 
 use clap::{Parser, Subcommand};
 use neuroport::{BackendSpec, Inventory};
@@ -34,6 +36,10 @@ pub enum Command {
     Reproduce(reproduce::Args),
     /// Merge result CSVs from several machines into one table and plot
     Compare(compare::Args),
+    /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
+    Synth(synth::Args),
+    /// Time a method's kernels on the selected devices (use --backend all for every device)
+    Bench(bench::Args),
 }
 
 /// Shared state handed to every subcommand.
@@ -68,6 +74,8 @@ pub fn main() -> i32 {
         Command::Check(a) => check::run(&ctx, a),
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
+        Command::Synth(a) => synth::run(&ctx, a),
+        Command::Bench(a) => bench::run(&ctx, a),
     };
     match r {
         Ok(code) => code,

@@ -1,7 +1,9 @@
 //! Deterministic, seeded phantoms with known ground truth, standing in for the papers' data:
 //! gradient tables, tensor fields, and DWI simulated from them with Rician noise.
 
+pub mod dataset;
 pub mod phantom;
+pub mod sticks;
 
 use crate::dti::sym3;
 use crate::volume::GradientTable;
