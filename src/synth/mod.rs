@@ -65,6 +65,19 @@ pub fn random_tensor(r: &mut impl Rng) -> [f64; 6] {
     sym3::from_eigen([l1, l2, l3.max(0.15e-3)], e1, e2)
 }
 
+/// `nvox` random white-matter-like tensors, component-major (FSL order, mm^2/s).
+pub fn random_tensor_field(nvox: usize, seed: u64) -> Vec<f32> {
+    let mut r = rng(seed);
+    let mut tensor = vec![0.0f32; 6 * nvox];
+    for v in 0..nvox {
+        let t = random_tensor(&mut r);
+        for e in 0..6 {
+            tensor[e * nvox + v] = t[e] as f32;
+        }
+    }
+    tensor
+}
+
 /// Noise-free tensor-model signal of one measurement.
 pub fn tensor_signal(t: &[f64; 6], s0: f64, b: f64, g: &[f64; 3]) -> f64 {
     let q = t[0] * g[0] * g[0] + 2.0 * t[1] * g[0] * g[1] + 2.0 * t[2] * g[0] * g[2] + t[3] * g[1] * g[1] + 2.0 * t[4] * g[1] * g[2] + t[5] * g[2] * g[2];
