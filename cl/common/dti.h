@@ -17,6 +17,7 @@
 /* Repair rule: eigenvalues below lam_floor are raised to lam_floor, eigenvectors kept. */
 NP_FN int np_dti_repair(float t[6], float lam_floor)
 {
+    if (np_sym3_surely_above(t, lam_floor)) return 0;
     float lam[3], vec[9];
     np_sym3_eigen(t, lam, vec);
     if (lam[2] >= lam_floor) return 0;

@@ -2,8 +2,10 @@
 
 mod bench;
 mod check;
+mod compare;
 mod devices;
 mod dti;
+mod reproduce;
 mod synth;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +32,10 @@ pub enum Command {
     Dti(dti::Args),
     /// Run every kernel on a device against the CPU reference on fresh random inputs
     Check(check::Args),
+    /// Rerun a paper's benchmark table on the selected devices (CSV, Markdown and plot)
+    Reproduce(reproduce::Args),
+    /// Merge result CSVs from several machines into one table and plot
+    Compare(compare::Args),
     /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
     Synth(synth::Args),
     /// Time a method's kernels on the selected devices (use --backend all for every device)
@@ -43,6 +49,11 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Commands that can run on several devices treat the default `auto` as `all`.
+    pub fn backend_or_all(&self) -> BackendSpec {
+        if self.backend == BackendSpec::Auto { BackendSpec::All } else { self.backend.clone() }
+    }
+
     fn new(cli: &Cli) -> Ctx {
         Ctx { backend: cli.backend.clone(), inventory: Inventory::discover(cli.threads) }
     }
@@ -61,6 +72,8 @@ pub fn main() -> i32 {
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Dti(a) => dti::run(&ctx, a),
         Command::Check(a) => check::run(&ctx, a),
+        Command::Reproduce(a) => reproduce::run(&ctx, a),
+        Command::Compare(a) => compare::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),
         Command::Bench(a) => bench::run(&ctx, a),
     };
