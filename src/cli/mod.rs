@@ -7,6 +7,7 @@ mod devices;
 mod dti;
 mod reproduce;
 mod synth;
+mod track;
 
 use clap::{Parser, Subcommand};
 use neuroport::{BackendSpec, Inventory};
@@ -38,6 +39,9 @@ pub enum Command {
     Compare(compare::Args),
     /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
     Synth(synth::Args),
+    /// Tractography
+    #[command(subcommand)]
+    Track(track::Command),
     /// Kernel throughput benchmarks on the selected devices (default: every device)
     #[command(subcommand)]
     Bench(bench::Command),
@@ -76,6 +80,7 @@ pub fn main() -> i32 {
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),
+        Command::Track(c) => track::run(&ctx, c),
         Command::Bench(c) => bench::run(&ctx, c),
     };
     match r {

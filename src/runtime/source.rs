@@ -16,6 +16,7 @@ const HEADERS: &[(&str, &str)] = &[
     ("portable.h", include_str!("../../cl/common/portable.h")),
     ("sym3.h", include_str!("../../cl/common/sym3.h")),
     ("dti.h", include_str!("../../cl/common/dti.h")),
+    ("geodesic.h", include_str!("../../cl/common/geodesic.h")),
 ];
 
 /// Looks up a shared header; later modules register theirs in `HEADERS`.
