@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod dti;
+pub mod guard;
 pub mod geodesic;
 pub mod io;
 pub mod repro;

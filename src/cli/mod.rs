@@ -6,6 +6,7 @@ mod compare;
 mod devices;
 mod dti;
 mod reproduce;
+mod synth;
 mod track;
 
 use clap::{Parser, Subcommand};
@@ -36,10 +37,12 @@ pub enum Command {
     Reproduce(reproduce::Args),
     /// Merge result CSVs from several machines into one table and plot
     Compare(compare::Args),
+    /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
+    Synth(synth::Args),
     /// Tractography
     #[command(subcommand)]
     Track(track::Command),
-    /// Kernel throughput benchmarks
+    /// Kernel throughput benchmarks on the selected devices (default: every device)
     #[command(subcommand)]
     Bench(bench::Command),
 }
@@ -76,6 +79,7 @@ pub fn main() -> i32 {
         Command::Check(a) => check::run(&ctx, a),
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
+        Command::Synth(a) => synth::run(&ctx, a),
         Command::Track(c) => track::run(&ctx, c),
         Command::Bench(c) => bench::run(&ctx, c),
     };

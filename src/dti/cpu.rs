@@ -26,13 +26,14 @@ impl CpuDti {
 /// Per-thread scratch of the CPU fit (one allocation per voxel block, not per voxel).
 pub struct Scratch {
     y: Vec<f64>,
+    resid: Vec<f64>,
     /// w_i * B[i][k], column-major (7 columns of n).
     wb: Vec<f64>,
 }
 
 impl Scratch {
     pub fn new(n: usize) -> Scratch {
-        Scratch { y: vec![0.0; n], wb: vec![0.0; 7 * n] }
+        Scratch { y: vec![0.0; n], resid: vec![0.0; n], wb: vec![0.0; 7 * n] }
     }
 }
 
@@ -80,23 +81,28 @@ fn fit_voxel_body(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([
         return ([0.0; 6], 0.0, BACKGROUND);
     }
     let sfloor = 1e-4 * smax;
-    // Separate passes over the measurements (log, OLS, weights, normal equations) keep each
-    // loop's iterations independent, so the polynomial exp/ln pipeline instead of serialising.
+    // Log-signals relative to the largest, as in dti.h (where it matters for float32). Separate
+    // passes over the measurements (log, OLS, weights, normal equations) keep each loop's
+    // iterations independent, so the polynomial exp/ln pipeline instead of serialising.
+    let lsmax = fastmath::ln(smax);
     let y = &mut sc.y[..n];
     for (yi, &si) in y.iter_mut().zip(s) {
-        *yi = fastmath::ln((si as f64).max(sfloor));
+        *yi = fastmath::ln((si as f64).max(sfloor)) - lsmax;
     }
     fn col(m: &[f64], n: usize, k: usize) -> &[f64] {
         &m[k * n..(k + 1) * n]
     }
     let beta: [f64; 7] = std::array::from_fn(|k| dot(col(&d.pinv_cols, n, k), y));
+    // residuals of the OLS fit, and the weights (predicted S / S0)^2 in wb's first column
     let wb = &mut sc.wb[..7 * n];
+    let resid = &mut sc.resid[..n];
     for i in 0..n {
         let mut pred = 0.0;
         for k in 1..7 {
             pred += d.b_cols[k * n + i] * beta[k];
         }
         wb[i] = 2.0 * pred;
+        resid[i] = y[i] - beta[0] - pred;
     }
     for i in 0..n {
         wb[i] = fastmath::exp(wb[i]);
@@ -106,16 +112,17 @@ fn fit_voxel_body(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([
             wb[k * n + i] = wb[i] * d.b_cols[k * n + i];
         }
     }
-    // normal equations B^T W B beta = B^T W y, lower triangle
+    // normal equations B^T W B delta = B^T W (y - B beta_ols), lower triangle
     let mut a = [[0.0f64; 7]; 7];
     let mut r = [0.0f64; 7];
     for p in 0..7 {
-        r[p] = dot(col(wb, n, p), y);
+        r[p] = dot(col(wb, n, p), resid);
         for q in 0..=p {
             a[p][q] = dot(col(wb, n, p), col(&d.b_cols, n, q));
         }
     }
-    // Cholesky, lower triangle
+    // Cholesky, lower triangle; the system is solved for the correction to the OLS solution, as
+    // in dti.h, where float32 needs it.
     for p in 0..7 {
         for q in 0..=p {
             let mut s = a[p][q];
@@ -146,6 +153,9 @@ fn fit_voxel_body(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([
         }
         r[p] = s / a[p][p];
     }
+    for k in 0..7 {
+        r[k] += beta[k];
+    }
     let mut t: [f64; 6] = std::array::from_fn(|e| r[e + 1] * 1e-3);
     let mut flag = FITTED;
     if !sym3::surely_above(&t, lam_floor) {
@@ -158,7 +168,7 @@ fn fit_voxel_body(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([
     if t.iter().any(|v| !v.is_finite()) {
         return ([0.0; 6], 0.0, BACKGROUND);
     }
-    (t, r[0].exp(), flag)
+    (t, (r[0] + lsmax).exp(), flag)
 }
 
 fn tensor_at(tensor: &[f32], nvox: usize, v: usize) -> [f64; 6] {

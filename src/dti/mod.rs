@@ -2,6 +2,7 @@
 //! eq. 3). The host logic lives here once; `cpu.rs`, `opencl.rs` and `cuda.rs` implement the
 //! per-voxel device operations of [`DtiKernels`].
 
+pub mod bench;
 pub mod check;
 pub mod cpu;
 pub mod cuda;

@@ -42,20 +42,39 @@ impl FieldTextures {
             let mut arr: sys::CUarray = std::ptr::null_mut();
             unsafe { sys::cuArray3DCreate_v2(&mut arr, &desc) }.result().map_err(|e| err(&format!("cannot create a {dims:?} float4 3-D array"), e))?;
             out.arrays.push(arr);
-            // SAFETY: zero is the documented value of every field not set below.
-            let mut cp: sys::CUDA_MEMCPY3D = unsafe { std::mem::zeroed() };
-            cp.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-            cp.srcDevice = base + (k * nvox * 16) as u64;
-            cp.srcPitch = dims[0] * 16;
-            cp.srcHeight = dims[1];
-            cp.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_ARRAY;
-            cp.dstArray = arr;
-            cp.WidthInBytes = dims[0] * 16;
-            cp.Height = dims[1];
-            cp.Depth = dims[2];
+            // Every field spelled out: CUmemorytype has no zero value, so mem::zeroed() is invalid.
+            let cp = sys::CUDA_MEMCPY3D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcZ: 0,
+                srcLOD: 0,
+                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcHost: std::ptr::null(),
+                srcDevice: base + (k * nvox * 16) as u64,
+                srcArray: std::ptr::null_mut(),
+                reserved0: std::ptr::null_mut(),
+                srcPitch: dims[0] * 16,
+                srcHeight: dims[1],
+                dstXInBytes: 0,
+                dstY: 0,
+                dstZ: 0,
+                dstLOD: 0,
+                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+                dstHost: std::ptr::null_mut(),
+                dstDevice: 0,
+                dstArray: arr,
+                reserved1: std::ptr::null_mut(),
+                dstPitch: 0,
+                dstHeight: 0,
+                WidthInBytes: dims[0] * 16,
+                Height: dims[1],
+                Depth: dims[2],
+            };
             let (r, ms) = dev.timed(|| unsafe { sys::cuMemcpy3DAsync_v2(&cp, dev.stream.cu_stream()) }.result())?;
             r.map_err(|e| err("cannot fill a field texture", e))?;
             t.transfer_ms += ms;
+            // SAFETY: every enum in these two descriptors has a zero variant (ARRAY, WRAP, POINT),
+            // and zero is the documented value of each field not set below.
             let mut res: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
             res.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
             res.res.array.hArray = arr;

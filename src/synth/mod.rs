@@ -1,7 +1,9 @@
 //! Deterministic, seeded phantoms with known ground truth, standing in for the papers' data:
 //! gradient tables, tensor fields, and DWI simulated from them with Rician noise.
 
+pub mod dataset;
 pub mod phantom;
+pub mod sticks;
 
 use crate::dti::sym3;
 use crate::volume::GradientTable;
@@ -61,6 +63,19 @@ pub fn random_tensor(r: &mut impl Rng) -> [f64; 6] {
     let l2 = r.random_range(0.25e-3..0.9e-3);
     let l3 = r.random_range(0.2e-3..1.0) * l2;
     sym3::from_eigen([l1, l2, l3.max(0.15e-3)], e1, e2)
+}
+
+/// `nvox` random white-matter-like tensors, component-major (FSL order, mm^2/s).
+pub fn random_tensor_field(nvox: usize, seed: u64) -> Vec<f32> {
+    let mut r = rng(seed);
+    let mut tensor = vec![0.0f32; 6 * nvox];
+    for v in 0..nvox {
+        let t = random_tensor(&mut r);
+        for e in 0..6 {
+            tensor[e * nvox + v] = t[e] as f32;
+        }
+    }
+    tensor
 }
 
 /// Noise-free tensor-model signal of one measurement.

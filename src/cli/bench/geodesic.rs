@@ -2,17 +2,11 @@
 //! (the long synthetic volume of 001 Sec. 5, no fibre leaving it). Times are device-event kernel
 //! times, median of repeats after a warm-up.
 
-use super::Ctx;
+use crate::cli::Ctx;
 use anyhow::Result;
 use neuroport::geodesic::bench::{bytes_per_step, long_fields, steps_per_second};
 use neuroport::geodesic::{Interp, Method, TraceParams};
 use neuroport::io::table::aligned;
-
-#[derive(clap::Subcommand)]
-pub enum Command {
-    /// Geodesic tracing throughput (steps/s) on the long synthetic volume
-    Geodesic(GeodesicArgs),
-}
 
 #[derive(clap::Args)]
 pub struct GeodesicArgs {
@@ -46,9 +40,8 @@ pub struct GeodesicArgs {
     json: bool,
 }
 
-pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
-    let Command::Geodesic(a) = cmd;
-    let devices = ctx.inventory.select(&ctx.backend, true)?;
+pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
+    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
     let [x, y, z] = a.dims[..] else { anyhow::bail!("--dims takes three sizes x,y,z, not {:?}", a.dims) };
     let dims = [x, y, z];
     let fields = long_fields(dims)?;
