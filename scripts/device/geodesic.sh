@@ -21,8 +21,8 @@ $B check --backend all --seed 7 | tee "$OUT/geodesic-check.txt"
 
 stamp "bench: RK2 steps/s, long 1024x64x64 volume, h = 0.2, no fibre leaves"
 $B bench geodesic --backend all --fibres 1000000 --steps 1000 --cpu-fibres 16384 --repeats 3 | tee "$OUT/geodesic-bench.txt"
-stamp "bench: the same with every point written (12 B per step)"
-$B bench geodesic --backend cuda --fibres 1000000 --steps 1000 --points --repeats 3 | tee -a "$OUT/geodesic-bench.txt"
+stamp "bench: CUDA with every point written (12 B per step) and fetched, 262144 fibres"
+$B bench geodesic --backend cuda --fibres 262144 --steps 1000 --points --repeats 3 | tee -a "$OUT/geodesic-bench.txt"
 
 stamp "bench: CUDA block size sweep (NEUROPORT_GEODESIC_BLOCK; default 64, 32 below 256 fibres per SM)"
 for b in 32 64 128 256; do
