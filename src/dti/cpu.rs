@@ -96,13 +96,16 @@ fn fit_voxel_body(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([
     // residuals of the OLS fit, and the weights (predicted S / S0)^2 in wb's first column
     let wb = &mut sc.wb[..7 * n];
     let resid = &mut sc.resid[..n];
-    for i in 0..n {
-        let mut pred = 0.0;
-        for k in 1..7 {
-            pred += d.b_cols[k * n + i] * beta[k];
+    // prediction without the intercept, column by column so the loops run along contiguous data
+    wb[..n].fill(0.0);
+    for k in 1..7 {
+        for (p, &b) in wb[..n].iter_mut().zip(col(&d.b_cols, n, k)) {
+            *p += b * beta[k];
         }
-        wb[i] = 2.0 * pred;
-        resid[i] = y[i] - beta[0] - pred;
+    }
+    for i in 0..n {
+        resid[i] = y[i] - beta[0] - wb[i];
+        wb[i] *= 2.0;
     }
     for i in 0..n {
         wb[i] = fastmath::exp(wb[i]);

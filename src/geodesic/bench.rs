@@ -2,7 +2,8 @@
 //! synthetic volume of 001 Sec. 5 with fibres that never leave it, and a warm-up-then-median
 //! measurement of the tracing kernel.
 
-use super::phantoms::{long_volume, voxel_axes_to_fsl};
+use super::phantoms::long_volume;
+use crate::synth::phantom::voxel_axes_to_fsl;
 use super::{kernels, prepare, FibreBatch, Fields, GeodesicKernels, Seed, TraceParams, BYTES_PER_SAMPLE};
 use crate::runtime::timing::median;
 use crate::runtime::{Device, Timings};

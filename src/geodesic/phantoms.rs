@@ -3,6 +3,7 @@
 //! comparison with an exact integration), the long synthetic volume of 001 Sec. 5 and the seed
 //! region of the brain-like phantom (Sec. 5.3).
 
+pub use crate::synth::phantom::voxel_axes_to_fsl;
 use crate::dti::sym3;
 use crate::synth::phantom::Phantom;
 use crate::volume::Geometry;
@@ -23,20 +24,6 @@ pub fn tensor_field(dims: [usize; 3], f: impl Fn([f64; 3]) -> [f64; 6]) -> Vec<f
         }
     }
     out
-}
-
-/// Tensors given along the voxel axes (as the phantoms define them) in the FSL frame a tensor file
-/// holds: x negated where the affine's determinant is positive (`dti::Frame`). The flip is its own
-/// inverse.
-pub fn voxel_axes_to_fsl(tensor: &mut [f32], geom: &Geometry) {
-    if geom.det() > 0.0 {
-        let n = geom.nvox();
-        for e in [1, 2] {
-            for x in &mut tensor[e * n..(e + 1) * n] {
-                *x = -*x;
-            }
-        }
-    }
 }
 
 /// A tensor with principal direction at angle `theta` in the x-y plane.

@@ -115,12 +115,7 @@ pub fn build(spec: &Spec) -> Result<Dataset> {
         Model::Tensor => {
             let dwi = simulate_dwi(&p.tensor, S0, &voxel_table, spec.snr, noise_seed);
             let mut t = p.tensor.clone();
-            if flip_x {
-                for v in 0..nvox {
-                    t[nvox + v] = -t[nvox + v];
-                    t[2 * nvox + v] = -t[2 * nvox + v];
-                }
-            }
+            phantom::voxel_axes_to_fsl(&mut t, &p.geom);
             let mut v1 = vec![0.0f32; 3 * nvox];
             for v in 0..nvox {
                 if p.wm[v] != 0 {

@@ -9,7 +9,8 @@ use rand::Rng;
 
 pub struct Phantom {
     pub geom: Geometry,
-    /// Component-major tensors (mm^2/s), zero outside the head.
+    /// Component-major tensors (mm^2/s), zero outside the head, along the voxel axes (not the FSL
+    /// bvecs frame a tensor file holds: see [`voxel_axes_to_fsl`]).
     pub tensor: Vec<f32>,
     /// Inside the head.
     pub mask: Vec<u8>,
@@ -21,6 +22,20 @@ pub struct Phantom {
     /// The bundles' own directions (voxel axes): `[first, zero]` in one-bundle voxels, both
     /// where two bundles cross (at 90 degrees), zero outside white matter.
     pub bundles: Vec<[[f32; 3]; 2]>,
+}
+
+/// Tensors given along the voxel axes (as the phantoms define them) in the FSL frame a tensor file
+/// holds: x negated where the affine's determinant is positive (`dti::Frame`). The flip is its own
+/// inverse.
+pub fn voxel_axes_to_fsl(tensor: &mut [f32], geom: &Geometry) {
+    if geom.det() > 0.0 {
+        let n = geom.nvox();
+        for e in [1, 2] {
+            for x in &mut tensor[e * n..(e + 1) * n] {
+                *x = -*x;
+            }
+        }
+    }
 }
 
 fn perp(a: [f64; 3]) -> [f64; 3] {

@@ -3,7 +3,8 @@
 //! directions, fibres running until they leave the head.
 
 use super::{interps, run_on, variant};
-use crate::geodesic::phantoms::{callosal_region, voxel_axes_to_fsl};
+use crate::geodesic::phantoms::callosal_region;
+use crate::synth::phantom::voxel_axes_to_fsl;
 use crate::geodesic::seeding::{roi_points, seeds_at, Directions};
 use crate::geodesic::{prepare, Fields, Method, Seed, TraceParams};
 use crate::repro::published::table;
