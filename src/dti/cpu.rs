@@ -110,9 +110,11 @@ fn fit_voxel_body(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([
     for i in 0..n {
         wb[i] = fastmath::exp(wb[i]);
     }
-    for k in (0..7).rev() {
-        for i in 0..n {
-            wb[k * n + i] = wb[i] * d.b_cols[k * n + i];
+    // w * B, column by column; column 0 of B is all ones, so wb's column 0 is w itself
+    let (w, rest) = wb.split_at_mut(n);
+    for (k, dst) in rest.chunks_exact_mut(n).enumerate() {
+        for ((o, &wi), &b) in dst.iter_mut().zip(w.iter()).zip(col(&d.b_cols, n, k + 1)) {
+            *o = wi * b;
         }
     }
     // normal equations B^T W B delta = B^T W (y - B beta_ols), lower triangle
