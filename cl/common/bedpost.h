@@ -230,17 +230,20 @@ NP_FN np_bp_mom np_bp_shift(const np_bp_mom *m, float c0, float c1, float c2)
 }
 
 /* Candidate q: parameter k moved to x; directions and prior energies follow. Returns 0 when
- * the candidate is out of bounds (an immediate rejection). */
+ * the candidate is out of bounds (an immediate rejection); q is then the current state. */
 NP_FN int np_bp_candidate(const np_bp_chain *c, int k, float x, float ard, float *q, float *v1, float *v2,
                           float *pth1, float *pth2, float *pf2)
 {
     for (int j = 0; j < NP_BP_NPARAM; ++j) q[j] = c->p[j];
-    q[k] = x;
-    if (!np_bp_inside(k, q)) return 0;
     for (int j = 0; j < 3; ++j) { v1[j] = c->v1[j]; v2[j] = c->v2[j]; }
     *pth1 = c->pth1;
     *pth2 = c->pth2;
     *pf2 = c->pf2;
+    q[k] = x;
+    if (!np_bp_inside(k, q)) {
+        q[k] = c->p[k];
+        return 0;
+    }
     if (k == NP_BP_TH1 || k == NP_BP_PH1) *pth1 = -np_log(np_fabs(np_bp_dir(q[NP_BP_TH1], q[NP_BP_PH1], v1)));
     if (k == NP_BP_TH2 || k == NP_BP_PH2) *pth2 = -np_log(np_fabs(np_bp_dir(q[NP_BP_TH2], q[NP_BP_PH2], v2)));
     if (k == NP_BP_F2) *pf2 = ard * np_log(q[NP_BP_F2]);
@@ -341,18 +344,18 @@ NP_FN void np_bp_share(float z, float u, int lane, NP_BP_LOCAL_PTR float *sh, fl
     }
 }
 #else
-/* The same pairing as the butterfly above, through local memory: lane 0's sum has the same bits. */
+/* Through local memory with two barriers: every work-item adds the 32 parts in the butterfly's
+ * pairing, so the sum has the CUDA bits and is the same in every work-item. */
 NP_FN float np_bp_lsum(float x, NP_BP_LOCAL_PTR float *sh, int lane)
 {
+    float a[NP_BP_LANES];
     sh[lane] = x;
     NP_BARRIER();
-    for (int o = NP_BP_LANES / 2; o > 0; o >>= 1) {
-        if (lane < o) sh[lane] += sh[lane + o];
-        NP_BARRIER();
-    }
-    float r = sh[0];
+    for (int i = 0; i < NP_BP_LANES; ++i) a[i] = sh[i];
     NP_BARRIER();
-    return r;
+    for (int o = NP_BP_LANES / 2; o > 0; o >>= 1)
+        for (int i = 0; i < o; ++i) a[i] += a[i + o];
+    return a[0];
 }
 NP_FN void np_bp_share(float z, float u, int lane, NP_BP_LOCAL_PTR float *sh, float *zk, float *uk)
 {
@@ -408,12 +411,15 @@ NP_FN void np_bp_wpropose(np_bp_chain *c, int k, float z, float u, int sampling,
                           float *e0, float *e1, float *e2)
 {
     float q[NP_BP_NPARAM], v1[3], v2[3], pth1, pth2, pf2;
-    if (!np_bp_candidate(c, k, c->p[k] + z * c->prop[k], ard, q, v1, v2, &pth1, &pth2, &pf2)) return;
+    /* The group reduces even for an out-of-bounds candidate (at the current state), so that
+     * every work-item meets every barrier unconditionally: PoCL replicates code behind
+     * conditional barriers. */
+    int ok = np_bp_candidate(c, k, c->p[k] + z * c->prop[k], ard, q, v1, v2, &pth1, &pth2, &pf2);
     int which = np_bp_which(k);
     float t0[NP_BP_PER], t1[NP_BP_PER], t2[NP_BP_PER];
     float ss = np_bp_lsum(np_bp_wpass(q, v1, v2, which, lane, ndir, gtab, yv, e0, e1, e2, t0, t1, t2), sh, lane);
     float e = np_bp_energy(ss, ndir, pth1 + pth2 + pf2);
-    if (!(u < np_exp(c->energy - e))) return;
+    if (!ok || !(u < np_exp(c->energy - e))) return;
     np_bp_commit(c, k, q, v1, v2, pth1, pth2, pf2, e, sampling);
     c->m.ss = ss;
 #pragma unroll
@@ -425,13 +431,16 @@ NP_FN void np_bp_wpropose(np_bp_chain *c, int k, float z, float u, int sampling,
 }
 
 /* Loops [l0, l1) of voxel v's chain with NP_BP_LANES work-items (`lane`) sharing it; the same
- * state arrays as np_bp_thread (no term cache: the terms live in registers). */
+ * state arrays as np_bp_thread (no term cache: the terms live in registers). A group past the
+ * last voxel (CUDA blocks hold several) repeats the last voxel's work and stores nothing, so
+ * no work-item leaves before a barrier. */
 NP_FN void np_bp_warp(int v, int lane, NP_BP_LOCAL_PTR float *sh, NP_CONST_PTR float *y, NP_CONST_PTR float *gtab,
                       int nvox, int ndir, int l0, int l1, int burnin, int thin, int nsamp, int every, float ard,
                       NP_GLOBAL float *par, NP_GLOBAL float *prop, NP_GLOBAL int *acc,
                       NP_GLOBAL np_uint *rng, NP_GLOBAL int *nacc, NP_GLOBAL float *samples)
 {
-    if (v >= nvox) return;
+    int live = v < nvox;
+    if (!live) v = nvox - 1;
     np_bp_chain c;
     np_bp_load(&c, v, nvox, ard, par, prop, acc, nacc);
     np_uint rs[4] = { 0u, 0u, 0u, 0u };
@@ -458,13 +467,14 @@ NP_FN void np_bp_warp(int v, int lane, NP_BP_LOCAL_PTR float *sh, NP_CONST_PTR f
             np_bp_wpropose(&c, k, zk[k], uk[k], sampling, ard, lane, ndir, sh, gtab, yv, e0, e1, e2);
         if ((l + 1) % every == 0) np_bp_adapt(&c, every);
         int s = np_bp_sample_index(l, burnin, thin, nsamp);
-        if (s >= 0 && lane < NP_BP_NPARAM) {
+        if (live && s >= 0 && lane < NP_BP_NPARAM) {
             float pk = c.p[0];
             for (int k = 1; k < NP_BP_NPARAM; ++k)
                 if (k == lane) pk = c.p[k];
             samples[(lane * nsamp + s) * nvox + v] = pk;
         }
     }
+    if (!live) return;
     if (lane == 0) np_bp_store(&c, v, nvox, par, prop, acc, nacc);
     if (lane < NP_BP_NPARAM)
         for (int w = 0; w < 4; ++w) rng[(4 * lane + w) * nvox + v] = rs[w];

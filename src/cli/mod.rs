@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each a thin layer over the library.
 
+mod bedpost;
 mod check;
 mod devices;
 mod dti;
@@ -28,6 +29,8 @@ pub enum Command {
     Dti(dti::Args),
     /// Run every kernel on a device against the CPU reference on fresh random inputs
     Check(check::Args),
+    /// Bayesian ball-and-sticks MCMC (FSL bedpostx's model and outputs)
+    Bedpost(bedpost::Args),
 }
 
 /// Shared state handed to every subcommand.
@@ -55,6 +58,7 @@ pub fn main() -> i32 {
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Dti(a) => dti::run(&ctx, a),
         Command::Check(a) => check::run(&ctx, a),
+        Command::Bedpost(a) => bedpost::run(&ctx, a),
     };
     match r {
         Ok(code) => code,
