@@ -97,6 +97,28 @@ pub fn white_matter(n: usize, seed: u64) -> Vec<Truth> {
         .collect()
 }
 
+/// A volume holding `truths` in the mask voxels `voxels` of a `geom` grid (zero elsewhere),
+/// measured with [`simulate`].
+pub fn volume(geom: Geometry, voxels: &[usize], truths: &[Truth], g: &GradientTable, snr: f64, seed: u64) -> Volume {
+    let nv = geom.nvox();
+    let n = voxels.len();
+    let y = simulate(truths, g, snr, seed);
+    let mut data = vec![0.0f32; g.len() * nv];
+    for i in 0..g.len() {
+        for (j, &v) in voxels.iter().enumerate() {
+            data[i * nv + v] = y[i * n + j];
+        }
+    }
+    Volume::from_flat(geom, g.len(), data)
+}
+
+/// A row of voxels (n x 1 x 1, 2 mm) holding `truths`, every voxel in the mask.
+pub fn row(truths: &[Truth], g: &GradientTable, snr: f64, seed: u64) -> (Volume, Vec<u8>) {
+    let n = truths.len();
+    let voxels: Vec<usize> = (0..n).collect();
+    (volume(Geometry::synthetic([n, 1, 1], [2.0; 3]), &voxels, truths, g, snr, seed), vec![1; n])
+}
+
 /// A volume of grid `dims` whose mask holds exactly `nmask` voxels (the `nmask` nearest the
 /// centre in the ellipsoid's metric), filled with [`white_matter`] at `snr`; zero outside.
 pub fn phantom(dims: [usize; 3], voxel_size: [f32; 3], nmask: usize, g: &GradientTable, snr: f64, seed: u64) -> (Volume, Vec<u8>, Vec<Truth>) {
@@ -117,13 +139,5 @@ pub fn phantom(dims: [usize; 3], voxel_size: [f32; 3], nmask: usize, g: &Gradien
     }
     let voxels: Vec<usize> = (0..nv).filter(|&v| mask[v] != 0).collect();
     let truths = white_matter(voxels.len(), seed);
-    let y = simulate(&truths, g, snr, seed ^ 0x5EED);
-    let n = voxels.len();
-    let mut data = vec![0.0f32; g.len() * nv];
-    for i in 0..g.len() {
-        for (j, &v) in voxels.iter().enumerate() {
-            data[i * nv + v] = y[i * n + j];
-        }
-    }
-    (Volume::from_flat(geom, g.len(), data), mask, truths)
+    (volume(geom, &voxels, &truths, g, snr, seed ^ 0x5EED), mask, truths)
 }
