@@ -54,3 +54,17 @@ fn every_cl_file_builds_on_opencl() {
         dev.program(leaked, &src).unwrap_or_else(|e| panic!("{e:#}"));
     }
 }
+
+#[test]
+fn build_failures_carry_the_compiler_log() {
+    let broken = "#include \"common/portable.h\"\nNP_KERNEL void k(NP_GLOBAL float *x) { x[0] = undeclared_name; }\n";
+    if cuda::nvrtc_present() {
+        let e = format!("{:#}", cuda::compile_ptx("broken", broken, "compute_90").unwrap_err());
+        assert!(e.contains("NVRTC compile of broken.cu failed") && e.contains("undeclared_name"), "{e}");
+    }
+    if let Some((_, _, id, info)) = probe().unwrap_or_default().into_iter().next() {
+        let dev = ClDevice::open(id, info).unwrap();
+        let e = format!("{:#}", dev.program("broken", broken).unwrap_err());
+        assert!(e.contains("OpenCL build of broken.cl failed") && e.contains("undeclared_name"), "{e}");
+    }
+}

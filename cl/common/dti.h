@@ -17,6 +17,7 @@
 /* Repair rule: eigenvalues below lam_floor are raised to lam_floor, eigenvectors kept. */
 NP_FN int np_dti_repair(float t[6], float lam_floor)
 {
+    if (np_sym3_surely_above(t, lam_floor)) return 0;
     float lam[3], vec[9];
     np_sym3_eigen(t, lam, vec);
     if (lam[2] >= lam_floor) return 0;
@@ -25,9 +26,29 @@ NP_FN int np_dti_repair(float t[6], float lam_floor)
     return 1;
 }
 
+/* Solves L L^T x = x in place with the packed lower-triangular Cholesky factor L (7 x 7). */
+NP_FN void np_chol7_solve(const float L[28], float x[7])
+{
+    for (int p = 0; p < 7; ++p) {            /* forward: L z = x */
+        int rp = p * (p + 1) / 2;
+        float s = x[p];
+        for (int k = 0; k < p; ++k) s -= L[rp + k] * x[k];
+        x[p] = s / L[rp + p];
+    }
+    for (int p = 6; p >= 0; --p) {           /* backward: L^T x = z */
+        float s = x[p];
+        for (int k = p + 1; k < 7; ++k) s -= L[k * (k + 1) / 2 + p] * x[k];
+        x[p] = s / L[p * (p + 1) / 2 + p];
+    }
+}
+
 /* Weighted linear least squares (one OLS pass supplies the weights, as in FSL dtifit --wls and
  * DIPY's WLS): y = log S, beta = (ln S0, Dxx, Dxy, Dxz, Dyy, Dyz, Dzz), B the n x 7 design,
- * P = pinv(B) (7 x n) precomputed on the host. Returns the voxel flag. */
+ * P = pinv(B) (7 x n) precomputed on the host. Returns the voxel flag.
+ * float32 care: y is taken relative to ln(max S), so ln S0 (~7) does not ride in every term, and
+ * the weighted system is solved for the correction to the OLS solution, A d = B^T W (y - B beta),
+ * whose right-hand side is made of small residuals: forming B^T W B in float32 loses about
+ * cond(B)^2 x eps, which now scales |d| instead of |beta|. Noiseless data come back to ~5e-5. */
 NP_FN int np_dti_fit_voxel(NP_CONST_PTR float *dwi, int nvox, int v, int ngrad,
                            NP_CONST_PTR float *design, NP_CONST_PTR float *pinv,
                            float lam_floor, float t[6], float *s0)
@@ -38,15 +59,16 @@ NP_FN int np_dti_fit_voxel(NP_CONST_PTR float *dwi, int nvox, int v, int ngrad,
     *s0 = 0.0f;
     if (!(smax > 0.0f)) return NP_DTI_BACKGROUND;
     float sfloor = 1.0e-4f * smax;
+    float lsmax = np_log(smax);
 
     float beta[7];
     for (int k = 0; k < 7; ++k) beta[k] = 0.0f;
     for (int i = 0; i < ngrad; ++i) {
-        float y = np_log(np_fmax(dwi[i * nvox + v], sfloor));
+        float y = np_log(np_fmax(dwi[i * nvox + v], sfloor)) - lsmax;
         for (int k = 0; k < 7; ++k) beta[k] += pinv[k * ngrad + i] * y;
     }
 
-    /* normal equations A beta = r with weights w = (predicted S / S0)^2 */
+    /* normal equations A d = r with weights w = (predicted S / S0)^2, r from the OLS residuals */
     float A[28], r[7];
     for (int k = 0; k < 28; ++k) A[k] = 0.0f;
     for (int k = 0; k < 7; ++k) r[k] = 0.0f;
@@ -55,11 +77,11 @@ NP_FN int np_dti_fit_voxel(NP_CONST_PTR float *dwi, int nvox, int v, int ngrad,
         float pred = 0.0f;
         for (int k = 0; k < 7; ++k) { b[k] = design[i * 7 + k]; pred += b[k] * beta[k]; }
         float w = np_exp(2.0f * (pred - beta[0]));
-        float y = np_log(np_fmax(dwi[i * nvox + v], sfloor));
+        float res = np_log(np_fmax(dwi[i * nvox + v], sfloor)) - lsmax - pred;
         int idx = 0;
         for (int p = 0; p < 7; ++p) {
             float wbp = w * b[p];
-            r[p] += wbp * y;
+            r[p] += wbp * res;
             for (int q = 0; q <= p; ++q) A[idx++] += wbp * b[q];
         }
     }
@@ -78,19 +100,11 @@ NP_FN int np_dti_fit_voxel(NP_CONST_PTR float *dwi, int nvox, int v, int ngrad,
             }
         }
     }
-    for (int p = 0; p < 7; ++p) {            /* forward: L z = r */
-        int rp = p * (p + 1) / 2;
-        float s = r[p];
-        for (int k = 0; k < p; ++k) s -= A[rp + k] * r[k];
-        r[p] = s / A[rp + p];
-    }
-    for (int p = 6; p >= 0; --p) {           /* backward: L^T beta = z */
-        float s = r[p];
-        for (int k = p + 1; k < 7; ++k) s -= A[k * (k + 1) / 2 + p] * r[k];
-        r[p] = s / A[p * (p + 1) / 2 + p];
-    }
+    np_chol7_solve(A, r);
+    for (int k = 0; k < 7; ++k) r[k] += beta[k];
+
     for (int e = 0; e < 6; ++e) t[e] = r[e + 1] * NP_DTI_UNIT;
-    *s0 = np_exp(r[0]);
+    *s0 = np_exp(r[0] + lsmax);
     int flag = NP_DTI_FITTED;
     if (np_dti_repair(t, lam_floor)) flag = NP_DTI_REPAIRED;
     for (int e = 0; e < 6; ++e)

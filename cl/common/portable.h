@@ -1,7 +1,7 @@
 /* portable.h: the one place where OpenCL C and CUDA C differ.
  * Every device source in cl/ and cu/ is assembled by the host as
  *   #define NP_OPENCL 1  (or NP_CUDA 1), this header, the method's shared headers, the entry points.
- * Shared device math (cl/common/*.h) is written once against these macros. */
+ * Shared device math (the headers in cl/common/) is written once against these macros. */
 #ifndef NP_PORTABLE_H
 #define NP_PORTABLE_H
 

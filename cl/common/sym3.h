@@ -90,6 +90,16 @@ NP_FN void np_sym3_inverse(const float t[6], float o[6])
     o[3] = c11 * inv; o[4] = c12 * inv; o[5] = c22 * inv;
 }
 
+/* True when positive definite with smallest eigenvalue >= floor, shown without decomposing:
+ * Sylvester's leading minors and lambda_min >= det / (lambda_1 lambda_2) >= 4 det / trace^2. */
+NP_FN int np_sym3_surely_above(const float t[6], float floor)
+{
+    float m2 = t[0] * t[3] - t[1] * t[1];
+    float det = np_sym3_det(t);
+    float tr = t[0] + t[3] + t[5];
+    return t[0] > 0.0f && m2 > 0.0f && det > 0.0f && 4.0f * det >= floor * tr * tr;
+}
+
 NP_FN float np_fractional_anisotropy(const float lam[3])
 {
     float md = (lam[0] + lam[1] + lam[2]) / 3.0f;

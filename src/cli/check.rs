@@ -14,7 +14,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    let devices = ctx.inventory.select(&ctx.backend, true)?;
+    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
     let reference = ctx.inventory.open_cpu()?;
     let seed = a.seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     let rows = run_all(&devices, &reference, seed);

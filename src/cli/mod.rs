@@ -1,9 +1,13 @@
 //! Command-line interface: one file per subcommand, each a thin layer over the library.
 
 mod bedpost;
+mod bench;
 mod check;
+mod compare;
 mod devices;
 mod dti;
+mod reproduce;
+mod synth;
 
 use clap::{Parser, Subcommand};
 use neuroport::{BackendSpec, Inventory};
@@ -31,6 +35,14 @@ pub enum Command {
     Check(check::Args),
     /// Bayesian ball-and-sticks MCMC (FSL bedpostx's model and outputs)
     Bedpost(bedpost::Args),
+    /// Rerun a paper's benchmark table on the selected devices (CSV, Markdown and plot)
+    Reproduce(reproduce::Args),
+    /// Merge result CSVs from several machines into one table and plot
+    Compare(compare::Args),
+    /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
+    Synth(synth::Args),
+    /// Time a method's kernels on the selected devices (use --backend all for every device)
+    Bench(bench::Args),
 }
 
 /// Shared state handed to every subcommand.
@@ -40,6 +52,11 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Commands that can run on several devices treat the default `auto` as `all`.
+    pub fn backend_or_all(&self) -> BackendSpec {
+        if self.backend == BackendSpec::Auto { BackendSpec::All } else { self.backend.clone() }
+    }
+
     fn new(cli: &Cli) -> Ctx {
         Ctx { backend: cli.backend.clone(), inventory: Inventory::discover(cli.threads) }
     }
@@ -59,6 +76,10 @@ pub fn main() -> i32 {
         Command::Dti(a) => dti::run(&ctx, a),
         Command::Check(a) => check::run(&ctx, a),
         Command::Bedpost(a) => bedpost::run(&ctx, a),
+        Command::Reproduce(a) => reproduce::run(&ctx, a),
+        Command::Compare(a) => compare::run(&ctx, a),
+        Command::Synth(a) => synth::run(&ctx, a),
+        Command::Bench(a) => bench::run(&ctx, a),
     };
     match r {
         Ok(code) => code,

@@ -1,7 +1,7 @@
 //! DTI on the CPU: the reference implementation (f64 arithmetic, same steps as
 //! `cl/common/dti.h`), parallel over voxel blocks on the backend's rayon pool.
 
-use super::{sym3, Design, DtiKernels, Frame, TensorFit, BACKGROUND, D_ISO, FITTED, LAMBDA_FLOOR, NFIELDS, NSCALARS, REPAIRED};
+use super::{fastmath, sym3, Design, DtiKernels, Frame, TensorFit, BACKGROUND, D_ISO, FITTED, LAMBDA_FLOOR, NFIELDS, NSCALARS, REPAIRED};
 use crate::runtime::cpu::Cpu;
 use crate::runtime::{timing::wall_ms, Timings};
 use anyhow::{bail, Result};
@@ -23,38 +23,106 @@ impl CpuDti {
     }
 }
 
-/// One voxel's weighted least-squares fit; `s` holds its `n` measurements.
-pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64) -> ([f64; 6], f64, i32) {
+/// Per-thread scratch of the CPU fit (one allocation per voxel block, not per voxel).
+pub struct Scratch {
+    y: Vec<f64>,
+    resid: Vec<f64>,
+    /// w_i * B[i][k], column-major (7 columns of n).
+    wb: Vec<f64>,
+}
+
+impl Scratch {
+    pub fn new(n: usize) -> Scratch {
+        Scratch { y: vec![0.0; n], resid: vec![0.0; n], wb: vec![0.0; 7 * n] }
+    }
+}
+
+/// sum_i x_i y_i over contiguous slices with four independent partial sums, so the reduction
+/// vectorises and pipelines in a fixed, deterministic order.
+#[inline(always)]
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (xc, yc) = (x.chunks_exact(4), y.chunks_exact(4));
+    let tail: f64 = xc.remainder().iter().zip(yc.remainder()).map(|(a, b)| a * b).sum();
+    for (a, b) in xc.zip(yc) {
+        for l in 0..4 {
+            acc[l] += a[l] * b[l];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// One voxel's weighted least-squares fit; `s` holds its `n` measurements. On x86-64 CPUs with
+/// AVX2 the same code is compiled a second time for 4-wide vectors and chosen at run time.
+pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let use_avx2 = *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NEUROPORT_NO_AVX2").is_none());
+        if use_avx2 {
+            // SAFETY: the feature was just detected on this CPU.
+            return unsafe { fit_voxel_avx2(s, d, lam_floor, sc) };
+        }
+    }
+    fit_voxel_body(s, d, lam_floor, sc)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fit_voxel_avx2(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32) {
+    fit_voxel_body(s, d, lam_floor, sc)
+}
+
+#[inline(always)]
+fn fit_voxel_body(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32) {
     let n = d.ngrad;
     let smax = s.iter().copied().fold(0.0f32, f32::max) as f64;
     if smax <= 0.0 {
         return ([0.0; 6], 0.0, BACKGROUND);
     }
     let sfloor = 1e-4 * smax;
-    let mut y = [0.0f64; 1024];
-    let y = &mut y[..n.min(1024)];
-    let mut beta = [0.0f64; 7];
-    for i in 0..y.len() {
-        y[i] = (s[i] as f64).max(sfloor).ln();
-        let p = &d.pinv64[i];
-        for k in 0..7 {
-            beta[k] += p[k] * y[i];
+    // Log-signals relative to the largest, as in dti.h (where it matters for float32). Separate
+    // passes over the measurements (log, OLS, weights, normal equations) keep each loop's
+    // iterations independent, so the polynomial exp/ln pipeline instead of serialising.
+    let lsmax = fastmath::ln(smax);
+    let y = &mut sc.y[..n];
+    for (yi, &si) in y.iter_mut().zip(s) {
+        *yi = fastmath::ln((si as f64).max(sfloor)) - lsmax;
+    }
+    fn col(m: &[f64], n: usize, k: usize) -> &[f64] {
+        &m[k * n..(k + 1) * n]
+    }
+    let beta: [f64; 7] = std::array::from_fn(|k| dot(col(&d.pinv_cols, n, k), y));
+    // residuals of the OLS fit, and the weights (predicted S / S0)^2 in wb's first column
+    let wb = &mut sc.wb[..7 * n];
+    let resid = &mut sc.resid[..n];
+    for i in 0..n {
+        let mut pred = 0.0;
+        for k in 1..7 {
+            pred += d.b_cols[k * n + i] * beta[k];
+        }
+        wb[i] = 2.0 * pred;
+        resid[i] = y[i] - beta[0] - pred;
+    }
+    for i in 0..n {
+        wb[i] = fastmath::exp(wb[i]);
+    }
+    for k in (0..7).rev() {
+        for i in 0..n {
+            wb[k * n + i] = wb[i] * d.b_cols[k * n + i];
         }
     }
+    // normal equations B^T W B delta = B^T W (y - B beta_ols), lower triangle
     let mut a = [[0.0f64; 7]; 7];
     let mut r = [0.0f64; 7];
-    for (i, b) in d.b64.iter().enumerate().take(y.len()) {
-        let pred: f64 = (0..7).map(|k| b[k] * beta[k]).sum();
-        let w = (2.0 * (pred - beta[0])).exp();
-        for p in 0..7 {
-            let wbp = w * b[p];
-            r[p] += wbp * y[i];
-            for q in 0..=p {
-                a[p][q] += wbp * b[q];
-            }
+    for p in 0..7 {
+        r[p] = dot(col(wb, n, p), resid);
+        for q in 0..=p {
+            a[p][q] = dot(col(wb, n, p), col(&d.b_cols, n, q));
         }
     }
-    // Cholesky, lower triangle
+    // Cholesky, lower triangle; the system is solved for the correction to the OLS solution, as
+    // in dti.h, where float32 needs it.
     for p in 0..7 {
         for q in 0..=p {
             let mut s = a[p][q];
@@ -85,33 +153,40 @@ pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64) -> ([f64; 6], f64, i32) 
         }
         r[p] = s / a[p][p];
     }
+    for k in 0..7 {
+        r[k] += beta[k];
+    }
     let mut t: [f64; 6] = std::array::from_fn(|e| r[e + 1] * 1e-3);
     let mut flag = FITTED;
-    let (lam, vec) = sym3::eigen(&t);
-    if lam[2] < lam_floor {
-        t = sym3::compose(lam.map(|l| l.max(lam_floor)), &vec);
-        flag = REPAIRED;
+    if !sym3::surely_above(&t, lam_floor) {
+        let (lam, vec) = sym3::eigen(&t);
+        if lam[2] < lam_floor {
+            t = sym3::compose(lam.map(|l| l.max(lam_floor)), &vec);
+            flag = REPAIRED;
+        }
     }
     if t.iter().any(|v| !v.is_finite()) {
         return ([0.0; 6], 0.0, BACKGROUND);
     }
-    (t, r[0].exp(), flag)
+    (t, (r[0] + lsmax).exp(), flag)
 }
 
 fn tensor_at(tensor: &[f32], nvox: usize, v: usize) -> [f64; 6] {
     std::array::from_fn(|e| tensor[e * nvox + v] as f64)
 }
 
-/// Writes per-voxel results computed by `f` into a component-major array of `ncomp` components.
+/// Per-voxel results of `f`, laid out component-major (`C` components), both passes parallel.
 fn per_voxel<const C: usize>(cpu: &Cpu, nvox: usize, f: impl Fn(usize) -> [f32; C] + Sync) -> Vec<f32> {
-    let rows: Vec<[f32; C]> = cpu.install(|| (0..nvox).into_par_iter().with_min_len(1024).map(&f).collect());
-    let mut out = vec![0.0f32; C * nvox];
-    for (v, r) in rows.iter().enumerate() {
-        for c in 0..C {
-            out[c * nvox + v] = r[c];
-        }
-    }
-    out
+    cpu.install(|| {
+        let rows: Vec<[f32; C]> = (0..nvox).into_par_iter().with_min_len(1024).map(&f).collect();
+        let mut out = vec![0.0f32; C * nvox];
+        out.par_chunks_mut(nvox.max(1)).enumerate().for_each(|(c, dst)| {
+            for (d, r) in dst.iter_mut().zip(&rows) {
+                *d = r[c];
+            }
+        });
+        out
+    })
 }
 
 pub fn voxel_frame(t: &[f64; 6], frame: Frame) -> [f64; 6] {
@@ -142,6 +217,7 @@ impl DtiKernels for CpuDti {
                         let v0 = b * BLOCK;
                         let len = BLOCK.min(nvox - v0);
                         let mut scratch = vec![0.0f32; len * n];
+                        let mut sc = Scratch::new(n);
                         for i in 0..n {
                             let row = &dwi[i * nvox + v0..i * nvox + v0 + len];
                             for (j, &x) in row.iter().enumerate() {
@@ -149,11 +225,11 @@ impl DtiKernels for CpuDti {
                             }
                         }
                         (0..len)
-                            .map(|j| {
+                            .map(move |j| {
                                 if mask[v0 + j] == 0 {
                                     ([0.0; 6], 0.0, BACKGROUND)
                                 } else {
-                                    fit_voxel(&scratch[j * n..(j + 1) * n], d, LAMBDA_FLOOR as f64)
+                                    fit_voxel(&scratch[j * n..(j + 1) * n], d, LAMBDA_FLOOR as f64, &mut sc)
                                 }
                             })
                             .collect::<Vec<_>>()

@@ -13,6 +13,9 @@ pub struct Design {
     pub pinv: Vec<f32>,
     pub b64: Vec<[f64; 7]>,
     pub pinv64: Vec<[f64; 7]>,
+    /// The f64 design and pseudo-inverse column by column (7 columns of n), for the CPU fit.
+    pub b_cols: Vec<f64>,
+    pub pinv_cols: Vec<f64>,
 }
 
 impl Design {
@@ -47,7 +50,9 @@ impl Design {
         let pinv64: Vec<[f64; 7]> = (0..n).map(|i| std::array::from_fn(|k| (0..7).map(|q| inv[k][q] * rows[i][q]).sum())).collect();
         let b = rows.iter().flat_map(|r| r.map(|x| x as f32)).collect();
         let pinv = (0..7).flat_map(|k| pinv64.iter().map(move |p| p[k] as f32)).collect();
-        Ok(Design { ngrad: n, b, pinv, b64: rows, pinv64 })
+        let b_cols = (0..7).flat_map(|k| rows.iter().map(move |r| r[k])).collect();
+        let pinv_cols = (0..7).flat_map(|k| pinv64.iter().map(move |p| p[k])).collect();
+        Ok(Design { ngrad: n, b, pinv, b64: rows, pinv64, b_cols, pinv_cols })
     }
 }
 

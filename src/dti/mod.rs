@@ -2,10 +2,12 @@
 //! eq. 3). The host logic lives here once; `cpu.rs`, `opencl.rs` and `cuda.rs` implement the
 //! per-voxel device operations of [`DtiKernels`].
 
+pub mod bench;
 pub mod check;
 pub mod cpu;
 pub mod cuda;
 pub mod design;
+mod fastmath;
 pub mod opencl;
 pub mod sym3;
 

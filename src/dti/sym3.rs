@@ -56,6 +56,16 @@ pub fn eigen(t: &[f64; 6]) -> ([f64; 3], [f64; 9]) {
     (lam, v)
 }
 
+/// True when the tensor is positive definite with smallest eigenvalue >= `floor`, shown without
+/// an eigen-decomposition: leading minors positive (Sylvester) and lambda_min >= det / (lambda_1
+/// lambda_2) >= 4 det / trace^2. False means "decompose and see", not "below".
+pub fn surely_above(t: &[f64; 6], floor: f64) -> bool {
+    let m2 = t[0] * t[3] - t[1] * t[1];
+    let det = t[0] * (t[3] * t[5] - t[4] * t[4]) - t[1] * (t[1] * t[5] - t[4] * t[2]) + t[2] * (t[1] * t[4] - t[3] * t[2]);
+    let tr = t[0] + t[3] + t[5];
+    t[0] > 0.0 && m2 > 0.0 && det > 0.0 && 4.0 * det >= floor * tr * tr
+}
+
 /// Principal eigenvector (column 0).
 pub fn v1(vec: &[f64; 9]) -> [f64; 3] {
     [vec[0], vec[3], vec[6]]

@@ -1,1 +1,208 @@
-//! The paper-table harness (`neuroport reproduce`).
+//! The paper-table harness (`neuroport reproduce`): reruns a published table on every selected
+//! device and writes, per table, a CSV (one row per configuration x device), a Markdown table
+//! and a plot, with the published figure beside ours.
+
+mod plot;
+pub mod prep;
+pub mod published;
+pub mod write;
+
+use crate::runtime::cpu::Cpu;
+use crate::runtime::{Device, DeviceInfo, Inventory};
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+pub use write::{read_csv, write, write_merged};
+
+/// Variant names of the two CPU baselines every speed-up is computed against.
+pub const ONE_THREAD: &str = "1 thread";
+pub const ALL_CORES: &str = "all cores";
+
+/// Fills both speed-up columns of time-like rows from the CPU baselines of the same config and
+/// metric (rows whose variant is [`ONE_THREAD`] and [`ALL_CORES`] on the cpu backend).
+pub fn add_speedups(rows: &mut [Row]) {
+    let base = |rows: &[Row], cfg: &str, metric: &str, variant: &str| {
+        rows.iter().find(|r| r.device == "cpu" && r.config == cfg && r.metric == metric && r.variant == variant).map(|r| r.ours)
+    };
+    let snapshot = rows.to_vec();
+    for r in rows.iter_mut() {
+        let one = base(&snapshot, &r.config, &r.metric, ONE_THREAD);
+        let all = base(&snapshot, &r.config, &r.metric, ALL_CORES);
+        *r = std::mem::take(r).speedups(one, all);
+    }
+}
+
+/// Problem sizes: the paper's, or a quick size that runs in seconds on 2 CPU cores (CI).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scale {
+    Quick,
+    Paper,
+}
+
+/// What a target runs with.
+pub struct RunCtx<'a> {
+    pub devices: &'a [Device],
+    pub inventory: &'a Inventory,
+    pub scale: Scale,
+    /// Timed repeats after one warm-up; the median is reported.
+    pub repeats: usize,
+    pub seed: u64,
+}
+
+impl RunCtx<'_> {
+    /// A one-thread CPU device: the baseline of every "vs one CPU thread" speed-up.
+    pub fn one_thread_cpu(&self) -> Result<Device> {
+        Ok(Device::Cpu(Arc::new(Cpu::new(Some(1))?)))
+    }
+    pub fn say(&self, msg: &str) {
+        eprintln!("  {msg}");
+    }
+}
+
+/// One measured configuration on one device. Serialised as one CSV row.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub table: String,
+    pub config: String,
+    /// Numeric value of the configuration, for plots (seeds, step, threads...).
+    pub x: Option<f64>,
+    pub device: String,
+    pub device_name: String,
+    pub vendor: String,
+    pub compute_units: u32,
+    pub clock_mhz: u32,
+    pub memory_gib: f64,
+    /// Variant of the method on that device (e.g. "texture", "1 thread").
+    pub variant: String,
+    pub metric: String,
+    pub unit: String,
+    pub published: Option<f64>,
+    pub published_device: String,
+    pub ours: f64,
+    /// ours / published.
+    pub ratio: Option<f64>,
+    pub kernel_ms: Option<f64>,
+    pub transfer_ms: Option<f64>,
+    pub host_ms: Option<f64>,
+    pub speedup_vs_1thread: Option<f64>,
+    pub speedup_vs_all_cores: Option<f64>,
+    /// What stands in for the paper's data or hardware.
+    pub substituted: String,
+    /// Which result file a row came from (filled by `compare`).
+    #[serde(default)]
+    pub source: String,
+}
+
+impl Row {
+    pub fn new(table: &str, config: impl Into<String>, dev: &DeviceInfo, variant: impl Into<String>, metric: &str, unit: &str, ours: f64) -> Row {
+        Row {
+            table: table.into(),
+            config: config.into(),
+            device: dev.spec.clone(),
+            device_name: dev.name.clone(),
+            vendor: dev.vendor.clone(),
+            compute_units: dev.compute_units,
+            clock_mhz: dev.clock_mhz,
+            memory_gib: (dev.global_mem_bytes as f64 / (1u64 << 30) as f64 * 10.0).round() / 10.0,
+            variant: variant.into(),
+            metric: metric.into(),
+            unit: unit.into(),
+            ours,
+            ..Default::default()
+        }
+    }
+    pub fn x(mut self, x: f64) -> Row {
+        self.x = Some(x);
+        self
+    }
+    pub fn published(mut self, value: Option<f64>, device: &str) -> Row {
+        self.published = value;
+        self.published_device = device.into();
+        self.ratio = value.filter(|p| *p != 0.0).map(|p| self.ours / p);
+        self
+    }
+    pub fn split(mut self, t: &crate::Timings) -> Row {
+        self.kernel_ms = Some(t.kernel_ms);
+        self.transfer_ms = Some(t.transfer_ms);
+        self.host_ms = Some(t.host_ms);
+        self
+    }
+    pub fn substituted(mut self, s: impl Into<String>) -> Row {
+        self.substituted = s.into();
+        self
+    }
+    /// Speed-ups of a time-like `ours` against the two CPU baselines (same unit).
+    pub fn speedups(mut self, one_thread: Option<f64>, all_cores: Option<f64>) -> Row {
+        self.speedup_vs_1thread = one_thread.map(|b| b / self.ours);
+        self.speedup_vs_all_cores = all_cores.map(|b| b / self.ours);
+        self
+    }
+    /// The series a row belongs to in plots.
+    pub fn series(&self) -> String {
+        let name = if self.device == "cpu" { format!("CPU {}", self.device_name) } else { format!("{} {}", self.device, self.device_name) };
+        let mut s = if self.variant.is_empty() { name } else { format!("{name} [{}]", self.variant) };
+        if !self.source.is_empty() {
+            s = format!("{}: {s}", self.source);
+        }
+        s
+    }
+}
+
+/// How a report is plotted.
+#[derive(Clone, Debug)]
+pub struct PlotSpec {
+    pub x_label: String,
+    pub y_label: String,
+    pub log_x: bool,
+    pub log_y: bool,
+}
+
+/// One table's results.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub id: String,
+    pub title: String,
+    pub rows: Vec<Row>,
+    pub notes: Vec<String>,
+    pub plot: PlotSpec,
+}
+
+/// A reproducible paper table.
+pub trait Target: Sync {
+    fn id(&self) -> &'static str;
+    fn title(&self) -> &'static str;
+    fn run(&self, ctx: &RunCtx) -> Result<Report>;
+}
+
+/// Every table the harness knows; methods add theirs here.
+pub fn registry() -> Vec<Box<dyn Target>> {
+    vec![Box::new(prep::GeodesicPrep)]
+}
+
+/// The targets named (`all` for every one), in registry order.
+pub fn select(names: &[String]) -> Result<Vec<Box<dyn Target>>> {
+    let all = registry();
+    if names.iter().any(|n| n == "all") {
+        return Ok(all);
+    }
+    let known: Vec<&str> = all.iter().map(|t| t.id()).collect();
+    for n in names {
+        if !known.contains(&n.as_str()) {
+            bail!("unknown table '{n}': known tables are {}, or all", known.join(", "));
+        }
+    }
+    Ok(all.into_iter().filter(|t| names.iter().any(|n| n == t.id())).collect())
+}
+
+/// Runs `f` once to warm up, then `repeats` times; returns the run with the median figure
+/// (the first element `f` returns) together with what that run returned.
+pub fn timed_median<T>(repeats: usize, mut f: impl FnMut() -> Result<(f64, T)>) -> Result<(f64, T)> {
+    let _ = f()?;
+    let mut runs = Vec::new();
+    for _ in 0..repeats.max(1) {
+        runs.push(f()?);
+    }
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mid = (runs.len() - 1) / 2;
+    Ok(runs.swap_remove(mid))
+}

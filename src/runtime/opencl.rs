@@ -23,6 +23,10 @@ pub use opencl3::memory::Buffer as ClBuffer;
 
 /// Every OpenCL device of every platform, as (platform index, device index, id, info).
 pub fn probe() -> Result<Vec<(usize, usize, cl_device_id, DeviceInfo)>, String> {
+    // PoCL initialises its devices lazily inside the first queries and crashes (SIGSEGV) when
+    // another thread queries at the same time, so discovery is serialised.
+    static PROBE: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = PROBE.lock().unwrap_or_else(|e| e.into_inner());
     let platforms = get_platforms().map_err(|e| format!("no OpenCL platform ({e})"))?;
     let mut out = Vec::new();
     for (p, platform) in platforms.iter().enumerate() {

@@ -1,7 +1,9 @@
 //! Deterministic, seeded phantoms with known ground truth, standing in for the papers' data:
 //! gradient tables, tensor fields, and DWI simulated from them with Rician noise.
 
+pub mod dataset;
 pub mod phantom;
+pub mod sticks;
 
 use crate::dti::sym3;
 use crate::volume::GradientTable;
@@ -63,6 +65,19 @@ pub fn random_tensor(r: &mut impl Rng) -> [f64; 6] {
     sym3::from_eigen([l1, l2, l3.max(0.15e-3)], e1, e2)
 }
 
+/// `nvox` random white-matter-like tensors, component-major (FSL order, mm^2/s).
+pub fn random_tensor_field(nvox: usize, seed: u64) -> Vec<f32> {
+    let mut r = rng(seed);
+    let mut tensor = vec![0.0f32; 6 * nvox];
+    for v in 0..nvox {
+        let t = random_tensor(&mut r);
+        for e in 0..6 {
+            tensor[e * nvox + v] = t[e] as f32;
+        }
+    }
+    tensor
+}
+
 /// Noise-free tensor-model signal of one measurement.
 pub fn tensor_signal(t: &[f64; 6], s0: f64, b: f64, g: &[f64; 3]) -> f64 {
     let q = t[0] * g[0] * g[0] + 2.0 * t[1] * g[0] * g[1] + 2.0 * t[2] * g[0] * g[2] + t[3] * g[1] * g[1] + 2.0 * t[4] * g[1] * g[2] + t[5] * g[2] * g[2];
@@ -82,18 +97,26 @@ pub fn rician(s: f64, sigma: f64, r: &mut impl Rng) -> f64 {
 /// DWI (component-major: `ngrad` volumes of `nvox`) from a tensor field; voxels with a zero
 /// tensor get zero signal. Noise is seeded per voxel so the result does not depend on threads.
 pub fn simulate_dwi(tensor: &[f32], s0: f64, g: &GradientTable, snr: f64, seed: u64) -> Vec<f32> {
+    use rayon::prelude::*;
     let nvox = tensor.len() / 6;
     let n = g.len();
-    let mut out = vec![0.0f32; n * nvox];
     let sigma = s0 / snr;
-    for v in 0..nvox {
-        let t: [f64; 6] = std::array::from_fn(|e| tensor[e * nvox + v] as f64);
-        if !(t[0] + t[3] + t[5] > 0.0) {
-            continue;
-        }
-        let mut r = rng(seed ^ (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        for i in 0..n {
-            out[i * nvox + v] = rician(tensor_signal(&t, s0, g.bvals[i], &g.bvecs[i]), sigma, &mut r) as f32;
+    let per_voxel: Vec<Vec<f32>> = (0..nvox)
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|v| {
+            let t: [f64; 6] = std::array::from_fn(|e| tensor[e * nvox + v] as f64);
+            if !(t[0] + t[3] + t[5] > 0.0) {
+                return Vec::new();
+            }
+            let mut r = rng(seed ^ (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            (0..n).map(|i| rician(tensor_signal(&t, s0, g.bvals[i], &g.bvecs[i]), sigma, &mut r) as f32).collect()
+        })
+        .collect();
+    let mut out = vec![0.0f32; n * nvox];
+    for (v, s) in per_voxel.iter().enumerate() {
+        for (i, x) in s.iter().enumerate() {
+            out[i * nvox + v] = *x;
         }
     }
     out

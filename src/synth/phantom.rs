@@ -15,8 +15,12 @@ pub struct Phantom {
     pub mask: Vec<u8>,
     /// Inside a bundle ("white matter").
     pub wm: Vec<u8>,
-    /// The bundle direction where `wm` is set (unit, voxel axes).
+    /// The bundle direction where `wm` is set (unit, voxel axes); where two bundles cross, the
+    /// normalised mean of the two (the principal direction of the tensor given there).
     pub direction: Vec<[f32; 3]>,
+    /// The bundles' own directions (voxel axes): `[first, zero]` in one-bundle voxels, both
+    /// where two bundles cross (at 90 degrees), zero outside white matter.
+    pub bundles: Vec<[[f32; 3]; 2]>,
 }
 
 fn perp(a: [f64; 3]) -> [f64; 3] {
@@ -36,6 +40,7 @@ pub fn brain_like(dims: [usize; 3], voxel_size: [f32; 3], seed: u64) -> Phantom 
     let mut mask = vec![0u8; nvox];
     let mut wm = vec![0u8; nvox];
     let mut direction = vec![[0.0f32; 3]; nvox];
+    let mut bundles = vec![[[0.0f32; 3]; 2]; nvox];
     let mut r = rng(seed);
     // arch: a half circle in the x-y plane centred at (cx, cy - ny/8), radius ~ nx/3
     let arch_r = nx.min(ny) * 0.3;
@@ -54,16 +59,19 @@ pub fn brain_like(dims: [usize; 3], voxel_size: [f32; 3], seed: u64) -> Phantom 
                 mask[v] = 1;
                 let jitter = 1.0 + 0.03 * r.random_range(-1.0..1.0);
                 let mut dir: Option<[f64; 3]> = None;
+                let mut own: [Option<[f64; 3]>; 2] = [None, None];
                 // arch bundle (upper half circle, y above its centre)
                 let (dx, dy) = (p[0] - arch_c[0], p[1] - arch_c[1]);
                 let rho = (dx * dx + dy * dy).sqrt();
                 if dy >= 0.0 && (rho - arch_r).abs() < tube && (p[2] - c[2]).abs() < slab {
                     dir = Some([-dy / rho, dx / rho, 0.0]);
+                    own[0] = dir;
                 }
                 // vertical bundles at x = c +- arch_r, crossing the arch's feet
                 for side in [-1.0, 1.0] {
                     let bx = c[0] + side * arch_r;
                     if (p[0] - bx).abs() < tube * 0.8 && (p[1] - arch_c[1] - arch_r * 0.3).abs() < tube * 0.8 {
+                        own[own[0].is_some() as usize] = Some([0.0, 0.0, 1.0]);
                         dir = Some(match dir {
                             Some(d) => {
                                 // crossing: average of the two (oblate-ish), normalised
@@ -79,6 +87,9 @@ pub fn brain_like(dims: [usize; 3], voxel_size: [f32; 3], seed: u64) -> Phantom 
                     Some(d) => {
                         wm[v] = 1;
                         direction[v] = d.map(|q| q as f32);
+                        for (k, o) in own.iter().enumerate() {
+                            bundles[v][k] = o.unwrap_or([0.0; 3]).map(|q| q as f32);
+                        }
                         sym3::from_eigen([1.7e-3 * jitter, 0.35e-3 * jitter, 0.3e-3 * jitter], d, perp(d))
                     }
                     None => {
@@ -92,5 +103,5 @@ pub fn brain_like(dims: [usize; 3], voxel_size: [f32; 3], seed: u64) -> Phantom 
             }
         }
     }
-    Phantom { geom, tensor, mask, wm, direction }
+    Phantom { geom, tensor, mask, wm, direction, bundles }
 }

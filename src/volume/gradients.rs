@@ -6,7 +6,7 @@
 //! own frame, as dtifit does, so `PREFIX_tensor` and `PREFIX_V1` can be read by FSL tools; the
 //! trackers convert to voxel axes (negating x when det > 0) where they need to.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -41,15 +41,31 @@ impl GradientTable {
     }
     /// Writes the table in FSL's layout (one row of bvals; three rows of bvecs).
     pub fn write_fsl(&self, bvals: &Path, bvecs: &Path) -> Result<()> {
-        let row = |v: Vec<f64>| v.iter().map(|x| format!("{x}")).collect::<Vec<_>>().join(" ");
-        std::fs::write(bvals, row(self.bvals.clone()) + "\n").with_context(|| format!("cannot write {}", bvals.display()))?;
-        let rows: Vec<String> = (0..3).map(|c| row(self.bvecs.iter().map(|g| g[c]).collect())).collect();
-        std::fs::write(bvecs, rows.join("\n") + "\n").with_context(|| format!("cannot write {}", bvecs.display()))
+        self.write_bvals(bvals)?;
+        self.write_bvecs(bvecs)
+    }
+    /// The bvals file: one row.
+    pub fn write_bvals(&self, path: &Path) -> Result<()> {
+        std::fs::write(path, fsl_row(&self.bvals) + "\n").with_context(|| format!("cannot write {}", path.display()))
+    }
+    /// The bvecs file: three rows (x, y and z of every volume).
+    pub fn write_bvecs(&self, path: &Path) -> Result<()> {
+        let rows: Vec<String> = (0..3).map(|c| fsl_row(&self.bvecs.iter().map(|g| g[c]).collect::<Vec<_>>())).collect();
+        std::fs::write(path, rows.join("\n") + "\n").with_context(|| format!("cannot write {}", path.display()))
     }
 }
 
+/// Numbers as the shortest text that reads back exactly (adding 0.0 turns -0 into 0).
+fn fsl_row(v: &[f64]) -> String {
+    v.iter().map(|&x| format!("{}", x + 0.0)).collect::<Vec<_>>().join(" ")
+}
+
 fn read_numbers(path: &Path) -> Result<Vec<Vec<f64>>> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{}: cannot read ({e})", path.display()))?;
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{}: no such file", path.display()),
+        Err(e) => bail!("{}: cannot read ({e})", path.display()),
+    };
     let mut rows = Vec::new();
     for (ln, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("");
@@ -57,11 +73,13 @@ fn read_numbers(path: &Path) -> Result<Vec<Vec<f64>>> {
         if vals.is_empty() {
             continue;
         }
-        let row = vals
-            .iter()
-            .map(|s| s.parse::<f64>().ok().filter(|v| v.is_finite()))
-            .collect::<Option<Vec<f64>>>()
-            .ok_or_else(|| anyhow!("{}: line {} is not a list of numbers", path.display(), ln + 1))?;
+        let mut row = Vec::with_capacity(vals.len());
+        for s in &vals {
+            match s.parse::<f64>() {
+                Ok(v) if v.is_finite() => row.push(v),
+                _ => bail!("{}: line {} is not a list of numbers ('{}' is not a finite number)", path.display(), ln + 1, s.chars().take(20).collect::<String>()),
+            }
+        }
         rows.push(row);
     }
     if rows.is_empty() {

@@ -6,7 +6,7 @@ mod nifti_io;
 mod outputs;
 
 pub use gradients::{read_bvals_bvecs, GradientTable};
-pub use nifti_io::{read_mask, read_nifti, write_nifti};
+pub use nifti_io::{geometry_of, read_mask, read_nifti, write_nifti};
 pub use outputs::Outputs;
 
 use ndarray::{Array4, ArrayView4, ShapeBuilder};
@@ -34,6 +34,22 @@ impl Geometry {
         let a = &self.affine;
         a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
             + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+    }
+    /// A direction in the FSL bvecs frame (as bvecs, dtifit's V1 and bedpostx's dyads are
+    /// stored) in image voxel axes: x negated when the determinant is positive.
+    pub fn bvecs_to_voxel(&self, v: [f64; 3]) -> [f64; 3] {
+        if self.det() > 0.0 { [0.0 - v[0], v[1], v[2]] } else { v }
+    }
+    /// A direction in the FSL bvecs frame in world (scanner) axes, unit length. bvecs are
+    /// physical directions along the image axes, so the map is the affine's 3x3 part with each
+    /// column divided by its length (the voxel size), not the affine itself.
+    pub fn bvecs_to_world(&self, v: [f64; 3]) -> [f64; 3] {
+        let p = self.bvecs_to_voxel(v);
+        let a = &self.affine;
+        let len: [f64; 3] = std::array::from_fn(|c| (a[0][c] * a[0][c] + a[1][c] * a[1][c] + a[2][c] * a[2][c]).sqrt());
+        let w: [f64; 3] = std::array::from_fn(|r| (0..3).map(|c| a[r][c] / len[c] * p[c]).sum());
+        let n = (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]).sqrt();
+        if n > 0.0 { w.map(|x| x / n) } else { w }
     }
     /// Voxel coordinates (continuous, voxel centres at integers) to world millimetres.
     pub fn voxel_to_world(&self, p: [f64; 3]) -> [f64; 3] {

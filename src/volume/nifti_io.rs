@@ -4,41 +4,39 @@
 use super::{Geometry, Volume};
 use anyhow::{anyhow, bail, Context, Result};
 use ndarray::{ArrayView4, ShapeBuilder};
-use nifti::{IntoNdArray, NiftiObject, NiftiVolume, ReaderOptions};
+use nifti::{IntoNdArray, NiftiObject, ReaderOptions};
 use std::path::Path;
 
 /// Reads a 3-D or 4-D volume as float32 (scaling by scl_slope/scl_inter applied). Rejects files
-/// that are missing, truncated, of an unsupported type or dimensionality, or hold NaN/Inf.
+/// that are missing, truncated, of an unsupported type or dimensionality, or hold NaN/Inf, with
+/// an error naming the file and the problem.
 pub fn read_nifti(path: &Path) -> Result<Volume> {
     let shown = path.display();
     if !path.exists() {
         bail!("{shown}: no such file");
     }
-    let obj = quiet_catch(|| ReaderOptions::new().read_file(path))
-        .ok_or_else(|| anyhow!("{shown}: not a readable NIfTI-1 file (the reader crashed on it)"))?
-        .map_err(|e| anyhow!("{shown}: not a readable NIfTI-1 file ({e})"))?;
-    let header = obj.header().clone();
-    let ndim = header.dim[0] as usize;
-    if !(1..=7).contains(&ndim) {
-        bail!("{shown}: invalid dimension count {} in the header", header.dim[0]);
+    if path.is_dir() {
+        bail!("{shown}: is a folder, not a NIfTI file");
     }
-    let mut dims = [1usize; 4];
-    for i in 0..ndim {
-        let d = header.dim[i + 1] as usize;
-        if d == 0 {
-            bail!("{shown}: dimension {} has size 0", i + 1);
-        }
-        if i < 4 {
-            dims[i] = d;
-        } else if d != 1 {
-            bail!("{shown}: {ndim}-D volumes are not supported (only 3-D and 4-D)");
-        }
+    let gz = path.to_string_lossy().ends_with(".gz");
+    // The header first, on its own: its problems get precise messages before any data is read.
+    let header = quiet_catch(|| nifti::NiftiHeader::from_file(path))
+        .ok_or_else(|| anyhow!("{shown}: not a readable NIfTI-1 header"))?
+        .map_err(|e| anyhow!("{shown}: {}", describe(e, gz, "header")))?;
+    let (dims, elem) = check_header(&header).map_err(|e| anyhow!("{shown}: {e}"))?;
+    let obj = quiet_catch(|| ReaderOptions::new().read_file(path))
+        .ok_or_else(|| anyhow!("{shown}: the data section is inconsistent with the header (truncated?)"))?
+        .map_err(|e| anyhow!("{shown}: {}", describe(e, gz, "data")))?;
+    // The crate reads the voxels right after the extensions, whatever vox_offset says; a file
+    // whose data start elsewhere would be read shifted, so it is refused instead.
+    let data_at = 352 + obj.extensions().bytes_on_disk();
+    if &header.magic == b"n+1\0" && header.vox_offset as usize != data_at && header.vox_offset as usize > 352 {
+        bail!("{shown}: unsupported layout: vox_offset {} but the header and extensions end at byte {data_at}", header.vox_offset);
     }
     let volume = obj.into_volume();
-    let dtype = volume.data_type();
     let arr = quiet_catch(|| volume.into_ndarray::<f32>())
-        .ok_or_else(|| anyhow!("{shown}: data section is inconsistent with the header (truncated?)"))?
-        .map_err(|e| anyhow!("{shown}: cannot read the {dtype:?} data ({e})"))?;
+        .ok_or_else(|| anyhow!("{shown}: the data section is inconsistent with the header (truncated?)"))?
+        .map_err(|e| anyhow!("{shown}: cannot convert the {elem} voxels to float ({e})"))?;
     let n: usize = dims.iter().product();
     if arr.len() != n {
         bail!("{shown}: holds {} values, the header promises {n}", arr.len());
@@ -48,10 +46,74 @@ pub fn read_nifti(path: &Path) -> Result<Volume> {
     if let Some(i) = data.iter().position(|v| !v.is_finite()) {
         let bad = data.iter().filter(|v| !v.is_finite()).count();
         let (x, y, z, t) = unflat(i, dims);
-        bail!("{shown}: {bad} voxel values are NaN or infinite (first at x={x} y={y} z={z} volume {t})");
+        let what = if bad == 1 { "1 voxel value is" } else { "voxel values are" };
+        let count = if bad == 1 { String::new() } else { format!("{bad} ") };
+        bail!("{shown}: {count}{what} NaN or infinite (first at x={x} y={y} z={z} volume {t})");
     }
     let geom = geometry_of(&header, [dims[0], dims[1], dims[2]]).with_context(|| format!("{shown}: bad spatial header"))?;
     Ok(Volume::from_flat(geom, dims[3], data))
+}
+
+/// The grid (x, y, z, volumes) and the voxel type's name, or why neuroport cannot read the file.
+fn check_header(h: &nifti::NiftiHeader) -> Result<([usize; 4], &'static str)> {
+    if h.sizeof_hdr == 540 {
+        bail!("NIfTI-2 files are not supported (convert to NIfTI-1, e.g. with fslchfiletype NIFTI_GZ)");
+    }
+    let ndim = h.dim[0] as usize;
+    if !(1..=7).contains(&ndim) {
+        bail!("invalid dimension count {} in the header", h.dim[0]);
+    }
+    let mut dims = [1usize; 4];
+    for i in 0..ndim {
+        let d = h.dim[i + 1] as usize;
+        if d == 0 || d > i16::MAX as usize {
+            bail!("dimension {} has invalid size {} in the header", i + 1, h.dim[i + 1] as i16);
+        }
+        if i < 4 {
+            dims[i] = d;
+        } else if d != 1 {
+            bail!("{ndim}-D volumes are not supported (only 3-D and 4-D)");
+        }
+    }
+    use nifti::NiftiType as T;
+    let (name, bits) = match h.data_type() {
+        Ok(T::Uint8) => ("uint8", 8),
+        Ok(T::Int8) => ("int8", 8),
+        Ok(T::Uint16) => ("uint16", 16),
+        Ok(T::Int16) => ("int16", 16),
+        Ok(T::Uint32) => ("uint32", 32),
+        Ok(T::Int32) => ("int32", 32),
+        Ok(T::Uint64) => ("uint64", 64),
+        Ok(T::Int64) => ("int64", 64),
+        Ok(T::Float32) => ("float32", 32),
+        Ok(T::Float64) => ("float64", 64),
+        Ok(other) => bail!(
+            "unsupported data type {other:?} (NIfTI datatype {}): neuroport reads integer and real floating-point voxels",
+            h.datatype
+        ),
+        Err(_) => bail!("unknown data type code {} in the header", h.datatype),
+    };
+    if h.bitpix != bits {
+        bail!("the header is inconsistent: bitpix {} for {name} voxels ({bits} bits)", h.bitpix);
+    }
+    Ok((dims, name))
+}
+
+/// The nifti crate's errors in words that say what is wrong with the file.
+fn describe(e: nifti::NiftiError, gz: bool, part: &str) -> String {
+    use std::io::ErrorKind;
+    match e {
+        nifti::NiftiError::IncompatibleLength(got, want) => {
+            format!("truncated: the data section holds {got} of the {want} bytes the header promises")
+        }
+        nifti::NiftiError::Io(io) if io.kind() == ErrorKind::UnexpectedEof => format!("truncated: the file ends inside the {part}"),
+        nifti::NiftiError::Io(io) if gz && matches!(io.kind(), ErrorKind::InvalidInput | ErrorKind::InvalidData) => {
+            format!("corrupt or truncated gzip data ({io})")
+        }
+        nifti::NiftiError::Io(io) => format!("cannot read the {part} ({io})"),
+        nifti::NiftiError::InvalidFormat => "not a NIfTI-1 file (the header has no NIfTI-1 magic)".into(),
+        other => format!("not a readable NIfTI-1 file ({other})"),
+    }
 }
 
 fn unflat(i: usize, d: [usize; 4]) -> (usize, usize, usize, usize) {
@@ -150,4 +212,17 @@ pub fn write_nifti(path: &Path, geom: &Geometry, nvol: usize, data: &[f32]) -> R
         Ok(())
     };
     write(&header).with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quiet_catch;
+    #[test]
+    fn quiet_catch_turns_a_panic_into_none() {
+        assert_eq!(quiet_catch(|| 3), Some(3));
+        let r: Option<()> = quiet_catch(|| panic!("inside a reader"));
+        assert!(r.is_none());
+        // the previous hook is back: a caught panic after this one is still caught
+        assert!(quiet_catch(|| -> i32 { panic!("again") }).is_none());
+    }
 }

@@ -1,0 +1,43 @@
+use super::Ctx;
+use anyhow::{bail, Result};
+use neuroport::dti::bench;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// What to time: dti (tensor fit, scalar maps, metric preparation, sharpened metric)
+    #[arg(default_value = "dti")]
+    method: String,
+    /// Voxels per run (rounded up to whole 64 x 64 slices)
+    #[arg(long, default_value_t = 1 << 18)]
+    voxels: usize,
+    /// Timed runs after one warm-up; the median is reported
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    /// Seed of the synthetic input
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    if a.method != "dti" {
+        bail!("no benchmark '{}': available: dti", a.method);
+    }
+    if a.voxels == 0 || a.repeats == 0 {
+        bail!("--voxels and --repeats must be positive");
+    }
+    let devices = ctx.inventory.select(&ctx.backend, true)?;
+    let mut rows = Vec::new();
+    for d in &devices {
+        rows.extend(bench::measure(d, a.voxels, a.repeats, a.seed)?);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print!("{}", bench::table(&rows));
+        println!("device-event times (wall clock on the cpu backend), median of {} runs after a warm-up", a.repeats);
+    }
+    Ok(0)
+}

@@ -1,0 +1,231 @@
+//! A complete synthetic diffusion dataset on disk (what `neuroport synth` writes): DWI, FSL
+//! bvals/bvecs, brain and white-matter masks, and the ground truth, so the pipeline can be tried
+//! and checked without scanner data.
+//!
+//! The phantom is defined in voxel axes. Its geometry has a positive-determinant affine, so the
+//! bvecs are written as FSL expects them (x negated, see `volume::gradients`) and the truth is
+//! written in that same bvecs frame: `neuroport dti`'s `_tensor` and `_V1` compare with
+//! `truth_tensor` and `truth_V1` directly.
+
+use super::{gradient_table, phantom, simulate_dwi, sticks, GradientTable};
+use crate::volume::{Geometry, Outputs};
+use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
+
+/// Which model makes the signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// The diffusion tensor of the phantom (single-tensor DTI truth).
+    Tensor,
+    /// Ball and two sticks: one stick per bundle, two where bundles cross.
+    Sticks,
+}
+
+impl std::str::FromStr for Model {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Model> {
+        match s.to_ascii_lowercase().as_str() {
+            "tensor" => Ok(Model::Tensor),
+            "sticks" | "ball-and-sticks" => Ok(Model::Sticks),
+            _ => bail!("unknown model '{s}': use tensor or sticks"),
+        }
+    }
+}
+
+/// What to simulate.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub dims: [usize; 3],
+    pub voxel_size: [f32; 3],
+    /// Signal-to-noise ratio of the b = 0 signal (S0 / sigma); infinity for no noise.
+    pub snr: f64,
+    pub seed: u64,
+    pub model: Model,
+    /// b = 0 volumes, directions per shell, and the shells' b-values (s/mm^2).
+    pub nb0: usize,
+    pub ndirs: usize,
+    pub shells: Vec<f64>,
+}
+
+/// S0 of the phantom's tissue.
+pub const S0: f64 = 1000.0;
+/// Stick fractions in one-bundle and in crossing voxels, and the diffusivity of the sticks model.
+pub const F_ONE: f64 = 0.6;
+pub const F_CROSS: f64 = 0.35;
+pub const D_STICKS: f64 = 1.2e-3;
+
+impl Spec {
+    pub fn new(dims: [usize; 3], model: Model) -> Spec {
+        let shells = match model {
+            Model::Tensor => vec![1000.0],
+            Model::Sticks => vec![1000.0, 2000.0],
+        };
+        Spec { dims, voxel_size: [2.0; 3], snr: 30.0, seed: 1, model, nb0: 3, ndirs: 32, shells }
+    }
+
+    /// The gradient table in voxel axes (the frame the phantom is defined in).
+    pub fn table(&self) -> Result<GradientTable> {
+        let mut bvals = vec![0.0; self.nb0];
+        let mut bvecs = vec![[0.0; 3]; self.nb0];
+        for &b in &self.shells {
+            if !(b > 0.0 && b.is_finite()) {
+                bail!("shell b-values must be positive, got {b}");
+            }
+            let g = gradient_table(0, self.ndirs, b);
+            bvals.extend(g.bvals);
+            bvecs.extend(g.bvecs);
+        }
+        GradientTable::new(bvals, bvecs)
+    }
+}
+
+/// A simulated dataset in memory.
+pub struct Dataset {
+    pub geom: Geometry,
+    /// DWI, component-major (`table.len()` volumes).
+    pub dwi: Vec<f32>,
+    /// The gradient table in the bvecs frame (as written to disk).
+    pub table: GradientTable,
+    pub mask: Vec<u8>,
+    pub wm: Vec<u8>,
+    /// Ground-truth volumes, each (file stem, volumes, component-major data), bvecs frame.
+    pub truth: Vec<(&'static str, usize, Vec<f32>)>,
+}
+
+/// x negated: between voxel axes and the FSL bvecs frame when the affine's determinant is > 0.
+fn flip(v: [f64; 3]) -> [f64; 3] {
+    [0.0 - v[0], v[1], v[2]]
+}
+
+pub fn build(spec: &Spec) -> Result<Dataset> {
+    if spec.dims.iter().any(|&d| d < 4) || spec.dims.iter().product::<usize>() > 1 << 27 {
+        bail!("phantom dimensions must be at least 4 each and at most 2^27 voxels, got {:?}", spec.dims);
+    }
+    if !(spec.snr > 0.0) {
+        bail!("the SNR must be positive (inf for no noise), got {}", spec.snr);
+    }
+    let p = phantom::brain_like(spec.dims, spec.voxel_size, spec.seed);
+    let nvox = p.geom.nvox();
+    let voxel_table = spec.table()?;
+    let flip_x = p.geom.det() > 0.0;
+    let to_bvecs = |v: [f64; 3]| if flip_x { flip(v) } else { v };
+    let table = GradientTable::new(voxel_table.bvals.clone(), voxel_table.bvecs.iter().map(|&g| to_bvecs(g)).collect())?;
+    let noise_seed = spec.seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x5EED;
+    let (dwi, truth) = match spec.model {
+        Model::Tensor => {
+            let dwi = simulate_dwi(&p.tensor, S0, &voxel_table, spec.snr, noise_seed);
+            let mut t = p.tensor.clone();
+            if flip_x {
+                for v in 0..nvox {
+                    t[nvox + v] = -t[nvox + v];
+                    t[2 * nvox + v] = -t[2 * nvox + v];
+                }
+            }
+            let mut v1 = vec![0.0f32; 3 * nvox];
+            for v in 0..nvox {
+                if p.wm[v] != 0 {
+                    let d = to_bvecs(p.direction[v].map(|x| x as f64));
+                    for c in 0..3 {
+                        v1[c * nvox + v] = d[c] as f32;
+                    }
+                }
+            }
+            (dwi, vec![("truth_tensor", 6, t), ("truth_V1", 3, v1)])
+        }
+        Model::Sticks => {
+            let configs: Vec<sticks::SticksVoxel> = (0..nvox)
+                .map(|v| {
+                    if p.mask[v] == 0 {
+                        return sticks::SticksVoxel::ball(0.0, 0.0);
+                    }
+                    let [a, b] = p.bundles[v].map(|d| d.map(|x| x as f64));
+                    let two = b.iter().any(|&x| x != 0.0);
+                    if p.wm[v] == 0 {
+                        sticks::SticksVoxel::ball(S0, D_STICKS)
+                    } else if two {
+                        sticks::SticksVoxel::two(S0, D_STICKS, [F_CROSS, F_CROSS], a, b)
+                    } else {
+                        sticks::SticksVoxel::one(S0, D_STICKS, F_ONE, a)
+                    }
+                })
+                .collect();
+            let (dwi, t) = sticks::simulate_voxels(&configs, &voxel_table, spec.snr, noise_seed);
+            let mut dyads = t.dyads.clone();
+            if flip_x {
+                for j in 0..sticks::NSTICKS {
+                    for v in 0..nvox {
+                        dyads[3 * j * nvox + v] = -dyads[3 * j * nvox + v];
+                    }
+                }
+            }
+            let f1 = t.f[..nvox].to_vec();
+            let f2 = t.f[nvox..].to_vec();
+            let (d1, d2) = (dyads[..3 * nvox].to_vec(), dyads[3 * nvox..].to_vec());
+            let truth = vec![
+                ("truth_dyads1", 3, d1),
+                ("truth_dyads2", 3, d2),
+                ("truth_f1", 1, f1),
+                ("truth_f2", 1, f2),
+                ("truth_d", 1, t.d),
+                ("truth_S0", 1, t.s0),
+            ];
+            (dwi, truth)
+        }
+    };
+    Ok(Dataset { geom: p.geom, dwi, table, mask: p.mask, wm: p.wm, truth })
+}
+
+/// Writes `ds` into `dir` (created if missing): dwi.nii.gz, bvals, bvecs, mask.nii.gz,
+/// wm.nii.gz and the truth volumes. All files appear together or none do.
+pub fn write(ds: &Dataset, dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Outputs::new();
+    let g = &ds.geom;
+    let as_f32 = |m: &[u8]| m.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    out.nifti(&dir.join("dwi.nii.gz"), g, ds.table.len(), &ds.dwi)?;
+    out.file(&dir.join("bvals"), |p| ds.table.write_bvals(p))?;
+    out.file(&dir.join("bvecs"), |p| ds.table.write_bvecs(p))?;
+    out.nifti(&dir.join("mask.nii.gz"), g, 1, &as_f32(&ds.mask))?;
+    out.nifti(&dir.join("wm.nii.gz"), g, 1, &as_f32(&ds.wm))?;
+    for (name, nvol, data) in &ds.truth {
+        out.nifti(&dir.join(format!("{name}.nii.gz")), g, *nvol, data)?;
+    }
+    out.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensor_truth_is_in_the_bvecs_frame() {
+        // The signal simulated in voxel axes must equal the tensor model evaluated with the
+        // written bvecs and the written truth tensor.
+        let mut spec = Spec::new([12, 12, 6], Model::Tensor);
+        spec.snr = f64::INFINITY;
+        let ds = build(&spec).unwrap();
+        let nvox = ds.geom.nvox();
+        let t = &ds.truth[0].2;
+        let v = (0..nvox).find(|&v| ds.wm[v] != 0).expect("white matter in the phantom");
+        let tv: [f64; 6] = std::array::from_fn(|e| t[e * nvox + v] as f64);
+        assert!(tv[1] != 0.0 || tv[2] != 0.0, "an oblique bundle voxel");
+        for i in 0..ds.table.len() {
+            let want = crate::synth::tensor_signal(&tv, S0, ds.table.bvals[i], &ds.table.bvecs[i]);
+            let got = ds.dwi[i * nvox + v] as f64;
+            assert!((got - want).abs() < 1e-3 * want, "volume {i}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn sticks_phantom_has_one_and_two_fibre_voxels() {
+        let mut spec = Spec::new([24, 24, 8], Model::Sticks);
+        spec.snr = f64::INFINITY;
+        let ds = build(&spec).unwrap();
+        let nvox = ds.geom.nvox();
+        let f2 = &ds.truth.iter().find(|t| t.0 == "truth_f2").unwrap().2;
+        let f1 = &ds.truth.iter().find(|t| t.0 == "truth_f1").unwrap().2;
+        let two = (0..nvox).filter(|&v| f2[v] > 0.0).count();
+        let one = (0..nvox).filter(|&v| f1[v] > 0.0 && f2[v] == 0.0).count();
+        assert!(two > 0 && one > two, "one-fibre {one}, two-fibre {two}");
+        assert_eq!(ds.table.len(), 3 + 2 * 32);
+    }
+}

@@ -1,0 +1,229 @@
+//! Each bad input of issue 2 item 4 through `neuroport dti --backend cpu`: a non-zero exit, ONE
+//! line on stderr starting with "error:" that names the file and the problem (no panic message,
+//! no backtrace even with RUST_BACKTRACE=1), and no file left in the output folder.
+
+mod common;
+use common::*;
+use neuroport::volume::{read_nifti, write_nifti, Geometry};
+use std::path::{Path, PathBuf};
+
+struct Case {
+    name: &'static str,
+    dwi: PathBuf,
+    bvals: PathBuf,
+    bvecs: PathBuf,
+    mask: Option<PathBuf>,
+    /// The file the message must name.
+    names: PathBuf,
+    /// Words the message must contain (lower case).
+    says: &'static [&'static str],
+}
+
+fn expect_clean_failure(c: &Case, outdir: &Path) {
+    std::fs::create_dir_all(outdir).unwrap();
+    let prefix = outdir.join("dti");
+    let mut args = vec!["dti", "--dwi", s(&c.dwi), "--bvals", s(&c.bvals), "--bvecs", s(&c.bvecs), "--out", s(&prefix), "--backend", "cpu"];
+    if let Some(m) = &c.mask {
+        args.extend(["--mask", s(m)]);
+    }
+    let (code, stdout, stderr) = run(&args, &[("RUST_BACKTRACE", "1")]);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_ne!(code, 0, "{}: exit code 0; stderr: {stderr}", c.name);
+    assert_eq!(lines.len(), 1, "{}: want one line on stderr, got:\n{stderr}", c.name);
+    let line = lines[0];
+    assert!(line.starts_with("error: "), "{}: {line}", c.name);
+    for bad in ["panicked", "backtrace", "stack backtrace", "RUST_BACKTRACE"] {
+        assert!(!stderr.contains(bad), "{}: {stderr}", c.name);
+    }
+    assert!(line.contains(s(&c.names)), "{}: the message does not name {}: {line}", c.name, c.names.display());
+    let low = line.to_lowercase();
+    for w in c.says {
+        assert!(low.contains(w), "{}: the message lacks '{w}': {line}", c.name);
+    }
+    assert!(stdout.trim().is_empty(), "{}: printed on stdout: {stdout}", c.name);
+    eprintln!("{:<28} {line}", c.name);
+    assert_eq!(entries(outdir), Vec::<String>::new(), "{}: files left in the output folder", c.name);
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("data");
+    std::fs::create_dir_all(&d).unwrap();
+    small_dataset(&d, [8, 8, 5], 30.0, 3);
+    let dwi = d.join("dwi.nii.gz");
+    let (bvals, bvecs, mask) = (d.join("bvals"), d.join("bvecs"), d.join("mask.nii.gz"));
+    let good = read_nifti(&dwi).unwrap();
+    let nvol = good.nvol();
+    let raw = std::fs::read(&dwi).unwrap();
+
+    // An uncompressed copy, for the .nii cases.
+    let nii = d.join("dwi.nii");
+    write_nifti(&nii, &good.geom, nvol, good.as_flat()).unwrap();
+    let nii_bytes = std::fs::read(&nii).unwrap();
+    assert_eq!(nii_bytes.len(), 352 + 4 * good.as_flat().len());
+
+    // Unsupported voxel types, headers written by hand: complex64 (8 bytes a voxel), RGB24 (3).
+    let dims4 = [8u16, 8, 5, nvol as u16];
+    let nvals: usize = dims4.iter().map(|&x| x as usize).product();
+    let complex = write(&d, "complex.nii", &raw_nifti(&dims4, 32, 64, &vec![0u8; 8 * nvals]));
+    let rgb = write(&d, "rgb.nii.gz", &gz(&raw_nifti(&dims4, 128, 24, &vec![7u8; 3 * nvals])));
+    let f128 = write(&d, "float128.nii", &raw_nifti(&dims4, 1536, 128, &vec![0u8; 16 * nvals]));
+    let unknown = write(&d, "unknown_type.nii", &raw_nifti(&dims4, 99, 32, &vec![0u8; 4 * nvals]));
+    let bitpix = write(&d, "bitpix.nii", &raw_nifti(&dims4, 16, 8, &vec![0u8; nvals]));
+    let five_d = write(&d, "five_d.nii", &raw_nifti(&[8, 8, 5, nvol as u16, 2], 16, 32, &vec![0u8; 8 * nvals]));
+    let text = write(&d, "text.nii.gz", b"this is not a NIfTI file\n");
+    let zeros = write(&d, "zeros.nii", &[0u8; 400]);
+
+    // Truncations: inside the data, inside the header, and of the compressed stream.
+    let trunc_gz = write(&d, "trunc.nii.gz", &raw[..raw.len() / 2]);
+    let trunc_gz_hdr = write(&d, "trunc_hdr.nii.gz", &raw[..30]);
+    let trunc_nii = write(&d, "trunc.nii", &nii_bytes[..nii_bytes.len() - 100]);
+    let trunc_nii_hdr = write(&d, "trunc_hdr.nii", &nii_bytes[..200]);
+    let empty = write(&d, "empty.nii.gz", b"");
+
+    // NaN and Inf voxels.
+    let mut v = good.as_flat().to_vec();
+    v[5] = f32::NAN;
+    let nan = d.join("nan.nii.gz");
+    write_nifti(&nan, &good.geom, nvol, &v).unwrap();
+    let mut v = good.as_flat().to_vec();
+    v[good.nvox() * 2 + 1] = f32::INFINITY;
+    let inf = d.join("inf.nii");
+    write_nifti(&inf, &good.geom, nvol, &v).unwrap();
+
+    // Gradient files: counts and contents.
+    let bvals_text = std::fs::read_to_string(&bvals).unwrap();
+    let short_vals: Vec<&str> = bvals_text.split_whitespace().skip(1).collect();
+    let bvals_short = write(&d, "bvals_short", short_vals.join(" ").as_bytes());
+    let bvecs_rows: Vec<Vec<&str>> = std::fs::read_to_string(&bvecs).unwrap().leak().lines().map(|l| l.split_whitespace().collect()).collect();
+    let short_vecs: Vec<String> = bvecs_rows.iter().map(|r| r[1..].join(" ")).collect();
+    let bvecs_short = write(&d, "bvecs_short", short_vecs.join("\n").as_bytes());
+    let bvals_words = write(&d, "bvals_words", format!("{} abc\n", short_vals.join(" ")).as_bytes());
+    let mut bad_vec = short_vecs.clone();
+    bad_vec[1] = format!("{} nan", bad_vec[1]);
+    let bvecs_nan = write(&d, "bvecs_nan", bad_vec.join("\n").as_bytes());
+    let bvecs_two_rows = write(&d, "bvecs_two_rows", bvecs_rows[..2].iter().map(|r| r.join(" ")).collect::<Vec<_>>().join("\n").as_bytes());
+    let bvals_empty = write(&d, "bvals_empty", b"\n\n");
+    let bvals_negative = write(&d, "bvals_negative", format!("-5 {}\n", short_vals.join(" ")).as_bytes());
+
+    // Masks: another grid, and a 4-D one.
+    let other = d.join("mask_other_grid.nii.gz");
+    write_nifti(&other, &Geometry::synthetic([8, 8, 6], [2.0; 3]), 1, &vec![1.0; 8 * 8 * 6]).unwrap();
+
+    let missing = d.join("missing.nii.gz");
+    let case = |name, dwi: &PathBuf, names: &PathBuf, says| Case {
+        name,
+        dwi: dwi.clone(),
+        bvals: bvals.clone(),
+        bvecs: bvecs.clone(),
+        mask: None,
+        names: names.clone(),
+        says,
+    };
+    let mut cases = vec![
+        case("missing DWI", &missing, &missing, &["no such file"]),
+        case("complex64", &complex, &complex, &["unsupported data type", "complex64"]),
+        case("RGB24", &rgb, &rgb, &["unsupported data type", "rgb24"]),
+        case("float128", &f128, &f128, &["unsupported data type"]),
+        case("unknown type code", &unknown, &unknown, &["unknown data type"]),
+        case("bitpix inconsistent", &bitpix, &bitpix, &["bitpix"]),
+        case("5-D", &five_d, &five_d, &["5-d", "not supported"]),
+        case("not a NIfTI (gz of text)", &text, &text, &["gzip"]),
+        case("not a NIfTI (zeros)", &zeros, &zeros, &["not a nifti-1 file"]),
+        case("truncated .nii.gz", &trunc_gz, &trunc_gz, &["truncated"]),
+        case("truncated .nii.gz header", &trunc_gz_hdr, &trunc_gz_hdr, &["truncated"]),
+        case("truncated .nii", &trunc_nii, &trunc_nii, &["truncated"]),
+        case("truncated .nii header", &trunc_nii_hdr, &trunc_nii_hdr, &["truncated"]),
+        case("empty file", &empty, &empty, &["truncated"]),
+        case("NaN voxel", &nan, &nan, &["nan or infinite"]),
+        case("Inf voxel", &inf, &inf, &["nan or infinite", "volume 2"]),
+        case("3-D where 4-D is needed", &mask, &mask, &["4-d", "3-d"]),
+    ];
+    let grad = |name, bv: &PathBuf, bc: &PathBuf, names: &PathBuf, says| Case {
+        name,
+        dwi: dwi.clone(),
+        bvals: bv.clone(),
+        bvecs: bc.clone(),
+        mask: None,
+        names: names.clone(),
+        says,
+    };
+    let missing_bvals = d.join("no_bvals");
+    cases.extend([
+        grad("missing bvals", &missing_bvals, &bvecs, &missing_bvals, &["no such file"]),
+        grad("bvals count", &bvals_short, &bvecs, &bvals_short, &["b-values for", "volumes"]),
+        grad("bvecs count", &bvals, &bvecs_short, &bvecs_short, &["expected 3 rows"]),
+        grad("bvals unparsable", &bvals_words, &bvecs, &bvals_words, &["not a list of numbers"]),
+        grad("bvecs unparsable (nan)", &bvals, &bvecs_nan, &bvecs_nan, &["not a list of numbers", "line 2"]),
+        grad("bvecs two rows", &bvals, &bvecs_two_rows, &bvecs_two_rows, &["expected 3 rows"]),
+        grad("bvals empty", &bvals_empty, &bvecs, &bvals_empty, &["no numbers"]),
+        grad("bvals negative", &bvals_negative, &bvecs, &bvals_negative, &["negative b-value"]),
+    ]);
+    let with_mask = |name, m: &PathBuf, says| Case { mask: Some(m.clone()), ..case(name, &dwi, m, says) };
+    cases.extend([
+        with_mask("mask of another grid", &other, &["does not match"]),
+        with_mask("4-D mask", &dwi, &["must be 3-d"]),
+        with_mask("missing mask", &missing, &["no such file"]),
+        with_mask("truncated mask", &trunc_gz, &["truncated"]),
+    ]);
+    for (i, c) in cases.iter().enumerate() {
+        expect_clean_failure(c, &tmp.path().join(format!("out{i}")));
+    }
+
+    // The same folder and prefix with good inputs does produce the files (the cases above
+    // failed for their input, not for the output path).
+    let out = tmp.path().join("ok");
+    let (code, _, err) = run(
+        &["dti", "--dwi", s(&dwi), "--bvals", s(&bvals), "--bvecs", s(&bvecs), "--mask", s(&mask), "--out", s(&out.join("dti")), "--backend", "cpu"],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(entries(&out).contains(&"dti_FA.nii.gz".to_string()), "{:?}", entries(&out));
+    // ...and the .nii copy reads like the .nii.gz original.
+    assert_eq!(read_nifti(&nii).unwrap().as_flat(), good.as_flat());
+}
+
+#[test]
+fn a_failure_while_writing_leaves_no_partial_output() {
+    // The output prefix points into a path whose parent is a file: creating the folder fails
+    // before anything is written, and nothing is left behind next to it.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("data");
+    std::fs::create_dir_all(&d).unwrap();
+    small_dataset(&d, [6, 6, 4], 30.0, 1);
+    let blocker = tmp.path().join("out");
+    std::fs::write(&blocker, b"a file where a folder is wanted").unwrap();
+    let (code, _, err) = run(
+        &[
+            "dti", "--dwi", s(&d.join("dwi.nii.gz")), "--bvals", s(&d.join("bvals")), "--bvecs", s(&d.join("bvecs")),
+            "--out", s(&blocker.join("sub").join("dti")), "--backend", "cpu",
+        ],
+        &[("RUST_BACKTRACE", "1")],
+    );
+    assert_ne!(code, 0);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: ") && err.contains("out/sub"), "{err}");
+    assert_eq!(entries(tmp.path()), vec!["data".to_string(), "out".to_string()]);
+
+    // Library level: an Outputs set dropped after a failed step removes what it had written.
+    let outdir = tmp.path().join("lib");
+    std::fs::create_dir_all(&outdir).unwrap();
+    let g = Geometry::synthetic([4, 4, 4], [1.0; 3]);
+    let r: anyhow::Result<()> = (|| {
+        let mut o = neuroport::volume::Outputs::new();
+        o.nifti(&outdir.join("a.nii.gz"), &g, 1, &[1.0; 64])?;
+        assert_eq!(entries(&outdir).len(), 1, "the temporary exists while the set is open");
+        o.nifti(&outdir.join("b.nii.gz"), &g, 2, &[1.0; 64])?; // wrong size: fails
+        o.commit()?;
+        Ok(())
+    })();
+    assert!(r.is_err());
+    assert_eq!(entries(&outdir), Vec::<String>::new());
+}

@@ -1,0 +1,170 @@
+//! The command line end to end: `devices` with no OpenCL runtime and no CUDA, `check --backend
+//! all`, `synth` + `dti` determinism, and the global options.
+
+mod common;
+use common::*;
+use neuroport::volume::read_nifti;
+use std::path::Path;
+
+/// An environment with no OpenCL platform (the ICD loader looks in an empty place) and no NVRTC
+/// (LD_LIBRARY_PATH without it; this machine has no libcuda either).
+fn bare_env() -> Vec<(&'static str, &'static str)> {
+    vec![("OCL_ICD_VENDORS", "/nonexistent"), ("OPENCL_VENDOR_PATH", "/nonexistent"), ("LD_LIBRARY_PATH", "/nonexistent"), ("RUST_BACKTRACE", "1")]
+}
+
+#[test]
+fn devices_without_opencl_or_cuda_lists_the_cpu() {
+    let (code, out, err) = run(&["devices"], &bare_env());
+    assert_eq!(code, 0, "{out}{err}");
+    let first = out.lines().nth(1).unwrap_or("");
+    assert!(first.starts_with("cpu "), "the cpu row: {out}");
+    assert!(!out.contains("opencl:"), "no OpenCL device: {out}");
+    assert!(!out.contains("cuda:"), "no CUDA device: {out}");
+    assert!(out.contains("CUDA unavailable: "), "{out}");
+    assert!(out.contains("OpenCL unavailable: ") || !out.contains("opencl"), "{out}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let (code, out, _) = run(&["devices", "--json"], &bare_env());
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("devices --json prints JSON");
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 1);
+    assert_eq!(devs[0]["spec"], "cpu");
+    assert!(v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("CUDA unavailable: ")));
+
+    // asking for a backend that is not there: one clean line
+    for (args, says) in [
+        (vec!["check", "--backend", "cuda"], "no CUDA device cuda:0"),
+        (vec!["--backend", "cuda:1", "check"], "no CUDA device cuda:1"),
+        (vec!["check", "--backend", "opencl"], "no OpenCL device"),
+        (vec!["check", "--backend", "opencl:3:0"], "no OpenCL device opencl:3:0"),
+    ] {
+        let (code, out, err) = run(&args, &bare_env());
+        assert_ne!(code, 0, "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(out.is_empty(), "{out}");
+    }
+    // ...while auto falls back to the CPU
+    let (code, out, err) = run(&["check", "--backend", "auto", "--seed", "5"], &bare_env());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("cpu") && out.contains("pass") && !out.contains("FAIL"), "{out}");
+}
+
+#[test]
+fn unknown_backend_and_bad_options_are_clean_errors() {
+    let (code, _, err) = run(&["devices", "--backend", "gpu"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown backend 'gpu'"), "{err}");
+    assert!(!err.contains("panicked"));
+    let (code, _, err) = run(&["synth", "--out", "/nonexistent/x", "--dims", "4,4"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--dims must be three numbers"), "{err}");
+    let (code, _, err) = run(&["dti", "--dwi", "x.nii.gz", "--bvals", "b", "--bvecs", "c", "--out", "o", "--backend", "all"], &[]);
+    assert_eq!(code, 1);
+    assert!(err.starts_with("error: this command runs on one device"), "{err}");
+}
+
+#[test]
+fn check_all_passes_on_this_machine() {
+    let (code, out, err) = run(&["check", "--backend", "all", "--seed", "7"], &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.starts_with("seed 7"), "{out}");
+    assert!(!out.contains("FAIL"), "{out}");
+    let opencl_rows = out.lines().filter(|l| l.starts_with("opencl:")).count();
+    let required = std::env::var("NEUROPORT_REQUIRE_OPENCL").map(|v| v == "1").unwrap_or(false);
+    assert!(!required || opencl_rows >= 4, "the OpenCL device's four DTI rows: {out}");
+    let (code, out, _) = run(&["check", "--backend", "cpu", "--seed", "7", "--json"], &[]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["seed"], 7);
+    assert!(v["rows"].as_array().unwrap().iter().all(|r| r["pass"] == true));
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    entries(dir).into_iter().map(|n| (n.clone(), std::fs::read(dir.join(&n)).unwrap())).collect()
+}
+
+#[test]
+fn synth_writes_the_dataset_and_is_deterministic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let synth = |dir: &str, seed: &str, model: &str| {
+        let out = tmp.path().join(dir);
+        let (code, stdout, err) = run(&["synth", "--out", s(&out), "--dims", "16,14,6", "--snr", "25", "--seed", seed, "--model", model], &[]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(stdout.lines().count(), entries(&out).len(), "one line per file written");
+        out
+    };
+    let a = synth("a", "3", "tensor");
+    assert_eq!(entries(&a), ["bvals", "bvecs", "dwi.nii.gz", "mask.nii.gz", "truth_V1.nii.gz", "truth_tensor.nii.gz", "wm.nii.gz"]);
+    let b = synth("b", "3", "tensor");
+    let c = synth("c", "4", "tensor");
+    assert_eq!(files(&a), files(&b), "same seed, same bytes");
+    assert_ne!(std::fs::read(a.join("dwi.nii.gz")).unwrap(), std::fs::read(c.join("dwi.nii.gz")).unwrap());
+    let dwi = read_nifti(&a.join("dwi.nii.gz")).unwrap();
+    assert_eq!((dwi.geom.dims, dwi.nvol()), ([16, 14, 6], 3 + 32));
+    let t = read_nifti(&a.join("truth_tensor.nii.gz")).unwrap();
+    assert_eq!(t.nvol(), 6);
+
+    let st = synth("sticks", "3", "sticks");
+    assert_eq!(
+        entries(&st),
+        ["bvals", "bvecs", "dwi.nii.gz", "mask.nii.gz", "truth_S0.nii.gz", "truth_d.nii.gz", "truth_dyads1.nii.gz", "truth_dyads2.nii.gz", "truth_f1.nii.gz", "truth_f2.nii.gz", "wm.nii.gz"]
+    );
+    assert_eq!(files(&st), files(&synth("sticks2", "3", "sticks")));
+    assert_eq!(read_nifti(&st.join("dwi.nii.gz")).unwrap().nvol(), 3 + 2 * 32);
+}
+
+#[test]
+fn dti_is_deterministic_across_runs_and_thread_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("data");
+    let (code, _, err) = run(&["synth", "--out", s(&d), "--dims", "20,20,8", "--seed", "9"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let dti = |out: &str, extra: &[&str]| {
+        let o = tmp.path().join(out);
+        let p: Vec<String> = ["dwi.nii.gz", "bvals", "bvecs", "mask.nii.gz"].iter().map(|n| s(&d.join(n)).to_string()).collect();
+        let prefix = s(&o.join("dti")).to_string();
+        let mut args = vec!["dti", "--dwi", &p[0], "--bvals", &p[1], "--bvecs", &p[2], "--mask", &p[3], "--out", &prefix];
+        args.extend_from_slice(extra);
+        let (code, stdout, err) = run(&args, &[]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            stdout.lines().map(|l| Path::new(l).file_name().unwrap().to_string_lossy().into_owned()).collect::<Vec<_>>(),
+            ["dti_tensor.nii.gz", "dti_FA.nii.gz", "dti_MD.nii.gz", "dti_V1.nii.gz", "dti_L1.nii.gz", "dti_RGB.nii.gz", "dti_S0.nii.gz"]
+        );
+        files(&o)
+    };
+    let a = dti("a", &["--backend", "cpu"]);
+    assert_eq!(a, dti("b", &["--backend", "cpu"]), "same inputs, same bytes");
+    assert_eq!(a, dti("c", &["--backend", "cpu", "--threads", "1"]), "thread count does not change the result");
+    if std::env::var("NEUROPORT_REQUIRE_OPENCL").as_deref() == Ok("1") || neuroport::runtime::opencl::probe().map(|v| !v.is_empty()).unwrap_or(false) {
+        let x = dti("x", &["--backend", "opencl"]);
+        assert_eq!(x, dti("y", &["--backend", "opencl"]), "OpenCL: same inputs, same bytes");
+    }
+    // the outputs carry the input's geometry and the FSL dtifit layout
+    let fa = read_nifti(&tmp.path().join("a/dti_FA.nii.gz")).unwrap();
+    let dwi = read_nifti(&d.join("dwi.nii.gz")).unwrap();
+    assert_eq!(fa.geom.affine, dwi.geom.affine);
+    assert_eq!(fa.nvol(), 1);
+    assert_eq!(read_nifti(&tmp.path().join("a/dti_tensor.nii.gz")).unwrap().nvol(), 6);
+    assert_eq!(read_nifti(&tmp.path().join("a/dti_V1.nii.gz")).unwrap().nvol(), 3);
+    // and compare with the written truth: the tensor's frame is the bvecs' frame
+    let t = read_nifti(&tmp.path().join("a/dti_tensor.nii.gz")).unwrap();
+    let truth = read_nifti(&d.join("truth_tensor.nii.gz")).unwrap();
+    let wm = read_nifti(&d.join("wm.nii.gz")).unwrap();
+    let n = t.nvox();
+    let mut sign_agree = 0;
+    let mut counted = 0;
+    for v in (0..n).filter(|&v| wm.as_flat()[v] != 0.0) {
+        for e in [1usize, 2] {
+            let (a, b) = (t.frame(e)[v], truth.frame(e)[v]);
+            if b.abs() > 2e-4 {
+                counted += 1;
+                sign_agree += (a.signum() == b.signum()) as usize;
+            }
+        }
+    }
+    assert!(counted > 50 && sign_agree as f64 > 0.95 * counted as f64, "Dxy/Dxz signs agree with the truth in {sign_agree} of {counted}");
+}

@@ -1,0 +1,65 @@
+//! The harness end to end at quick scale: CSV, Markdown and plot per table, published figures
+//! beside ours, speed-ups against both CPU baselines, and `compare` merging result files.
+
+use std::process::Command;
+
+fn neuroport() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_neuroport"));
+    c.env("RUST_BACKTRACE", "1");
+    c
+}
+
+#[test]
+fn geodesic_prep_quick_writes_report_and_compare_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = neuroport()
+        .args(["reproduce", "geodesic-prep", "--scale", "quick", "--repeats", "1", "--backend", "cpu", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for ext in ["csv", "md", "png"] {
+        let p = out.join(format!("geodesic-prep.{ext}"));
+        assert!(std::fs::metadata(&p).map(|m| m.len() > 100).unwrap_or(false), "{} missing or empty", p.display());
+    }
+    let png = std::fs::read(out.join("geodesic-prep.png")).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
+    let rows = neuroport::repro::read_csv(&out.join("geodesic-prep.csv")).unwrap();
+    // one-thread and all-core CPU rows for three stages
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    let prep: Vec<_> = rows.iter().filter(|r| r.config.starts_with("preparation")).collect();
+    assert!(prep.iter().all(|r| r.published == Some(50.0) && r.ours.is_finite() && r.ours > 0.0));
+    let base = rows.iter().find(|r| r.variant == "1 thread" && r.config.starts_with("tensor fit")).unwrap();
+    assert_eq!(base.speedup_vs_1thread, Some(1.0));
+    let md = std::fs::read_to_string(out.join("geodesic-prep.md")).unwrap();
+    assert!(md.contains("GeForce GTX 260") && md.contains("brain-like phantom"));
+
+    // compare: two result files (the same one twice stands in for two machines)
+    let b = dir.path().join("other.csv");
+    std::fs::copy(out.join("geodesic-prep.csv"), &b).unwrap();
+    let cmp = dir.path().join("cmp");
+    let o = neuroport().arg("compare").arg(out.join("geodesic-prep.csv")).arg(&b).arg("--out").arg(&cmp).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let merged = neuroport::repro::read_csv(&cmp.join("compare.csv")).unwrap();
+    assert_eq!(merged.len(), 12);
+    assert!(merged.iter().any(|r| r.source == "other") && merged.iter().any(|r| r.source == "geodesic-prep"));
+    assert!(cmp.join("compare.png").exists());
+}
+
+#[test]
+fn unknown_table_and_bad_compare_input_are_clean_errors() {
+    let o = neuroport().args(["reproduce", "nope", "--backend", "cpu"]).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("error: unknown table 'nope'") && err.contains("geodesic-prep"), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("stack backtrace"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "a,b\n1,2\n").unwrap();
+    let o = neuroport().arg("compare").arg(&bad).arg("--out").arg(dir.path().join("c")).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.lines().count() == 1 && err.contains("bad.csv"), "{err}");
+}
