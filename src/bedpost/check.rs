@@ -19,6 +19,7 @@ use super::{init, kernels, rng, sample, sim, ChainState, Schedule, Table, Varian
 use crate::check::{max_rel_err, CheckRow, F32_TOL};
 use crate::runtime::Device;
 use crate::synth;
+use crate::synth::sticks::{signal, SticksVoxel};
 use anyhow::Result;
 use rand::Rng;
 
@@ -95,13 +96,13 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         let truth64: Vec<f32> = (0..NVOX)
             .map(|v| {
                 let p: [f32; NPARAM] = std::array::from_fn(|k| par[k * NVOX + v]);
-                let t = sim::Truth {
+                let t = SticksVoxel {
                     s0: p[super::S0] as f64,
                     d: p[super::D] as f64,
                     f: [p[F1] as f64, p[F2] as f64],
-                    dirs: [super::post::direction(p[super::TH1], p[super::PH1]), super::post::direction(p[super::TH2], p[super::PH2])],
+                    v: [super::post::direction(p[super::TH1], p[super::PH1]), super::post::direction(p[super::TH2], p[super::PH2])],
                 };
-                (0..g.len()).map(|i| (y[i * NVOX + v] as f64 - sim::signal(&t, g.bvals[i], &g.bvecs[i])).powi(2)).sum::<f64>() as f32
+                (0..g.len()).map(|i| (y[i * NVOX + v] as f64 - signal(&t, g.bvals[i], &g.bvecs[i])).powi(2)).sum::<f64>() as f32
             })
             .collect();
         rows.push(CheckRow::new("bedpost_energy (SS vs f64 model)", dev, max_rel_err(&e[..NVOX], &truth64), 1e-4, "reference backend"));

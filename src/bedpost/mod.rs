@@ -6,6 +6,7 @@
 //! chunks sized to the device, launches in segments, progress) that talks only to
 //! [`BedpostKernels`]; `cpu.rs`, `opencl.rs` and `cuda.rs` implement it.
 
+pub mod bench;
 pub mod check;
 pub mod cpu;
 pub mod cuda;
@@ -182,7 +183,7 @@ pub struct ChainState {
     pub nacc: Vec<i32>,
 }
 
-fn cut<T: Copy>(v: &[T], ncomp: usize, nvox: usize, r: std::ops::Range<usize>) -> Vec<T> {
+pub(crate) fn cut<T: Copy>(v: &[T], ncomp: usize, nvox: usize, r: std::ops::Range<usize>) -> Vec<T> {
     (0..ncomp).flat_map(|c| v[c * nvox + r.start..c * nvox + r.end].iter().copied()).collect()
 }
 

@@ -2,6 +2,7 @@
 
 mod bedpost;
 mod bench;
+mod bench_bedpost;
 mod check;
 mod compare;
 mod devices;
@@ -41,8 +42,9 @@ pub enum Command {
     Compare(compare::Args),
     /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
     Synth(synth::Args),
-    /// Time a method's kernels on the selected devices (use --backend all for every device)
-    Bench(bench::Args),
+    /// Kernel throughput benchmarks on the selected devices (default: every device)
+    #[command(subcommand)]
+    Bench(bench::Command),
 }
 
 /// Shared state handed to every subcommand.
@@ -79,7 +81,7 @@ pub fn main() -> i32 {
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),
-        Command::Bench(a) => bench::run(&ctx, a),
+        Command::Bench(c) => bench::run(&ctx, c),
     };
     match r {
         Ok(code) => code,

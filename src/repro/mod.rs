@@ -176,7 +176,7 @@ pub trait Target: Sync {
 
 /// Every table the harness knows; methods add theirs here.
 pub fn registry() -> Vec<Box<dyn Target>> {
-    vec![Box::new(prep::GeodesicPrep)]
+    vec![Box::new(prep::GeodesicPrep), Box::new(crate::bedpost::repro::BedpostT3)]
 }
 
 /// The targets named (`all` for every one), in registry order.
