@@ -86,64 +86,119 @@ fn adapt(c: &mut Chain, every: i32) {
     }
 }
 
-/// The per-voxel terms: current (`cur`) and candidate (`new`), ball then the two sticks.
+/// SIMD width the CPU loops are written for (AVX2 f32).
+const LANES: usize = 8;
+
+/// e^x in f32, about 2 ulp, for x clamped to [-86, 88]. Branch-free and conversion-free (the
+/// exponent moves through the bits of a shifted float), so loops over it vectorise; libm's
+/// expf is scalar and was two thirds of a chain's time.
+#[inline(always)]
+pub fn fast_exp(x: f32) -> f32 {
+    const SHIFT: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer in the low bits
+    let x = x.clamp(-86.0, 88.0);
+    let t = x * std::f32::consts::LOG2_E + SHIFT;
+    let k = t - SHIFT;
+    let r = (x - k * 0.693_145_75) - k * 1.428_606_8e-6; // ln 2 split in two, |r| <= ln2 / 2
+    let mut p = 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    let ki = t.to_bits().wrapping_sub(SHIFT.to_bits()) as i32;
+    f32::from_bits((p.to_bits() as i32).wrapping_add(ki << 23) as u32)
+}
+
+/// The gradient table split by component and padded with zeros to whole SIMD lanes.
+struct Padded {
+    n: usize,
+    np: usize,
+    b: Vec<f32>,
+    g: [Vec<f32>; 3],
+}
+
+impl Padded {
+    fn new(tab: &Table) -> Padded {
+        let n = tab.ndir;
+        let np = n.div_ceil(LANES) * LANES;
+        let col = |c: usize| {
+            let mut v = tab.gtab[c * n..(c + 1) * n].to_vec();
+            v.resize(np, 0.0);
+            v
+        };
+        Padded { n, np, b: col(0), g: [col(1), col(2), col(3)] }
+    }
+}
+
+/// The per-voxel terms: current (`cur`) and candidate (`new`), ball then the two sticks; the
+/// padding lanes stay zero so they add nothing to the sums.
 struct Terms {
     cur: [Vec<f32>; 3],
     new: [Vec<f32>; 3],
 }
 
 impl Terms {
-    fn new(n: usize) -> Terms {
-        Terms { cur: std::array::from_fn(|_| vec![0.0; n]), new: std::array::from_fn(|_| vec![0.0; n]) }
+    fn new(np: usize) -> Terms {
+        Terms { cur: std::array::from_fn(|_| vec![0.0; np]), new: std::array::from_fn(|_| vec![0.0; np]) }
     }
 }
 
-/// One pass over the directions at candidate q (`np_bp_pass` with the cache on): terms in
-/// `which` are computed into `t.new`, the others read from `t.cur`.
-fn pass(y: &[f32], tab: &Table, q: &[f32; NPARAM], v1: &[f32; 3], v2: &[f32; 3], which: u32, t: &mut Terms) -> Mom {
-    let n = tab.ndir;
-    let g = &tab.gtab;
-    let mut m = Mom::default();
-    let w0 = 1.0 - q[F1] - q[F2];
-    for i in 0..n {
-        let bd = g[i] * q[D];
-        let (gx, gy, gz) = (g[n + i], g[2 * n + i], g[3 * n + i]);
-        let e0 = if which & 1 != 0 {
-            let e = (-bd).exp();
-            t.new[0][i] = e;
-            e
-        } else {
-            t.cur[0][i]
-        };
-        let e1 = if which & 2 != 0 {
-            let x = gx * v1[0] + gy * v1[1] + gz * v1[2];
-            let e = (-bd * x * x).exp();
-            t.new[1][i] = e;
-            e
-        } else {
-            t.cur[1][i]
-        };
-        let e2 = if which & 4 != 0 {
-            let x = gx * v2[0] + gy * v2[1] + gz * v2[2];
-            let e = (-bd * x * x).exp();
-            t.new[2][i] = e;
-            e
-        } else {
-            t.cur[2][i]
-        };
-        let r = y[i] - q[S0] * (w0 * e0 + q[F1] * e1 + q[F2] * e2);
-        m.ss += r * r;
-        m.r[0] += r * e0;
-        m.r[1] += r * e1;
-        m.r[2] += r * e2;
-        m.g[0] += e0 * e0;
-        m.g[1] += e0 * e1;
-        m.g[2] += e0 * e2;
-        m.g[3] += e1 * e1;
-        m.g[4] += e1 * e2;
-        m.g[5] += e2 * e2;
+/// Stick terms exp(-b d (g . v)^2) into `out`.
+#[inline(always)]
+fn stick(pt: &Padded, d: f32, v: &[f32; 3], out: &mut [f32]) {
+    let [gx, gy, gz] = &pt.g;
+    for i in 0..pt.np {
+        let x = gx[i] * v[0] + gy[i] * v[1] + gz[i] * v[2];
+        out[i] = fast_exp(-(pt.b[i] * d) * x * x);
     }
-    m
+    out[pt.n..].fill(0.0);
+}
+
+/// One pass over the directions at candidate q (`np_bp_pass` with the cache on): terms in
+/// `which` are computed into `t.new`, the others read from `t.cur`. `y` is padded like `pt`.
+/// The sums run in LANES interleaved partial sums (a fixed order, so results do not depend on
+/// threads), which is where the CPU's rounding differs from the devices' sequential sums.
+#[inline(always)]
+fn pass(y: &[f32], pt: &Padded, q: &[f32; NPARAM], v1: &[f32; 3], v2: &[f32; 3], which: u32, t: &mut Terms) -> Mom {
+    let d = q[D];
+    if which & 1 != 0 {
+        for i in 0..pt.np {
+            t.new[0][i] = fast_exp(-(pt.b[i] * d));
+        }
+        t.new[0][pt.n..].fill(0.0);
+    }
+    if which & 2 != 0 {
+        stick(pt, d, v1, &mut t.new[1]);
+    }
+    if which & 4 != 0 {
+        stick(pt, d, v2, &mut t.new[2]);
+    }
+    let pick = |j: usize| if (which >> j) & 1 != 0 { &t.new[j] } else { &t.cur[j] };
+    let (e0, e1, e2) = (pick(0), pick(1), pick(2));
+    let (s0, f1, f2) = (q[S0], q[F1], q[F2]);
+    let w0 = 1.0 - f1 - f2;
+    let mut acc = [[0.0f32; LANES]; 10];
+    for c in 0..pt.np / LANES {
+        for l in 0..LANES {
+            let i = c * LANES + l;
+            let (a, b, e) = (e0[i], e1[i], e2[i]);
+            let r = y[i] - s0 * (w0 * a + f1 * b + f2 * e);
+            acc[0][l] += r * r;
+            acc[1][l] += r * a;
+            acc[2][l] += r * b;
+            acc[3][l] += r * e;
+            acc[4][l] += a * a;
+            acc[5][l] += a * b;
+            acc[6][l] += a * e;
+            acc[7][l] += b * b;
+            acc[8][l] += b * e;
+            acc[9][l] += e * e;
+        }
+    }
+    let sum = |a: &[f32; LANES]| a.iter().fold(0.0f32, |s, x| s + x);
+    Mom { ss: sum(&acc[0]), r: [sum(&acc[1]), sum(&acc[2]), sum(&acc[3])], g: std::array::from_fn(|j| sum(&acc[4 + j])) }
 }
 
 /// `np_bp_shift`: the sums after the prediction moves by sum_k c_k e_k.
@@ -163,10 +218,11 @@ pub fn shift(m: &Mom, c: [f32; 3]) -> Mom {
 
 struct Ctx<'a> {
     y: &'a [f32],
-    tab: &'a Table,
+    pt: &'a Padded,
     ard: f32,
 }
 
+#[inline(always)]
 fn propose(c: &mut Chain, k: usize, z: f32, u: f32, sampling: bool, x: &Ctx, t: &mut Terms) {
     let mut q = c.p;
     q[k] = c.p[k] + z * c.prop[k];
@@ -190,9 +246,9 @@ fn propose(c: &mut Chain, k: usize, z: f32, u: f32, sampling: bool, x: &Ctx, t: 
         let (w0, w0n) = (1.0 - f1 - f2, 1.0 - q[F1] - q[F2]);
         shift(&c.m, [q[S0] * w0n - s0 * w0, q[S0] * q[F1] - s0 * f1, q[S0] * q[F2] - s0 * f2])
     } else {
-        pass(x.y, x.tab, &q, &v1, &v2, w, t)
+        pass(x.y, x.pt, &q, &v1, &v2, w, t)
     };
-    let e = energy(m.ss, x.tab.ndir, pth1 + pth2 + pf2);
+    let e = energy(m.ss, x.pt.n, pth1 + pth2 + pf2);
     if !(u < (c.energy - e).exp()) {
         return;
     }
@@ -240,13 +296,34 @@ fn load_chain(s: &VoxelState, ard: f32) -> Chain {
     c
 }
 
-/// Loops [l0, l1) of one chain (`np_bp_thread`); returns the samples it took.
-fn run_voxel(s: &mut VoxelState, y: &[f32], tab: &Table, sch: &Schedule, l0: usize, l1: usize, t: &mut Terms) -> Vec<(usize, [f32; NPARAM])> {
-    let x = Ctx { y, tab, ard: sch.ard };
+/// Loops [l0, l1) of one chain (`np_bp_thread`); returns the samples it took. On x86-64 with
+/// AVX2 the same code is compiled a second time for it (no FMA, so the results are the same
+/// bits either way).
+fn run_voxel(s: &mut VoxelState, y: &[f32], pt: &Padded, sch: &Schedule, l0: usize, l1: usize, t: &mut Terms) -> Vec<(usize, [f32; NPARAM])> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NEUROPORT_NO_AVX2").is_none()) {
+            // SAFETY: the feature was just detected on this CPU.
+            return unsafe { run_voxel_avx2(s, y, pt, sch, l0, l1, t) };
+        }
+    }
+    run_voxel_body(s, y, pt, sch, l0, l1, t)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn run_voxel_avx2(s: &mut VoxelState, y: &[f32], pt: &Padded, sch: &Schedule, l0: usize, l1: usize, t: &mut Terms) -> Vec<(usize, [f32; NPARAM])> {
+    run_voxel_body(s, y, pt, sch, l0, l1, t)
+}
+
+#[inline(always)]
+fn run_voxel_body(s: &mut VoxelState, y: &[f32], pt: &Padded, sch: &Schedule, l0: usize, l1: usize, t: &mut Terms) -> Vec<(usize, [f32; NPARAM])> {
+    let x = Ctx { y, pt, ard: sch.ard };
     let mut c = load_chain(s, sch.ard);
-    c.m = pass(y, tab, &c.p, &c.v1, &c.v2, 7, t);
+    c.m = pass(y, pt, &c.p, &c.v1, &c.v2, 7, t);
     std::mem::swap(&mut t.cur, &mut t.new);
-    c.energy = energy(c.m.ss, tab.ndir, c.pth1 + c.pth2 + c.pf2);
+    c.energy = energy(c.m.ss, pt.n, c.pth1 + c.pth2 + c.pf2);
     let mut out = Vec::new();
     for l in l0..l1 {
         let sampling = l >= sch.burnin;
@@ -270,19 +347,22 @@ fn run_voxel(s: &mut VoxelState, y: &[f32], tab: &Table, sch: &Schedule, l0: usi
     out
 }
 
-/// SS and energy at parameters p (`np_bp_energy_voxel`).
+/// SS and energy at parameters p (`np_bp_energy_voxel`); `y` holds the voxel's ndir values.
 pub fn energy_at(y: &[f32], tab: &Table, p: &[f32; NPARAM], ard: f32) -> (f32, f32) {
+    let pt = Padded::new(tab);
+    let mut yp = y.to_vec();
+    yp.resize(pt.np, 0.0);
     let (mut v1, mut v2) = ([0.0; 3], [0.0; 3]);
     let mut prior = -dir(p[TH1], p[PH1], &mut v1).abs().ln();
     prior += -dir(p[TH2], p[PH2], &mut v2).abs().ln();
     prior += ard * p[F2].ln();
-    let m = pass(y, tab, p, &v1, &v2, 7, &mut Terms::new(tab.ndir));
+    let m = pass(&yp, &pt, p, &v1, &v2, 7, &mut Terms::new(pt.np));
     (m.ss, energy(m.ss, tab.ndir, prior))
 }
 
 struct Loaded {
-    table: Table,
-    /// Voxel-major measurements (nvox x ndir): one chain reads its own contiguously.
+    pt: Padded,
+    /// Voxel-major measurements (nvox x np, zero-padded): one chain reads its own contiguously.
     yv: Vec<f32>,
     states: Vec<VoxelState>,
     sched: Schedule,
@@ -312,10 +392,12 @@ impl BedpostKernels for CpuBedpost {
         if y.len() != nd * n {
             bail!("{} measurements for {n} voxels x {nd} directions", y.len());
         }
-        let mut yv = vec![0.0f32; n * nd];
+        let pt = Padded::new(table);
+        let np = pt.np;
+        let mut yv = vec![0.0f32; n * np];
         for i in 0..nd {
             for j in 0..n {
-                yv[j * nd + i] = y[i * n + j];
+                yv[j * np + i] = y[i * n + j];
             }
         }
         let states = (0..n)
@@ -328,14 +410,14 @@ impl BedpostKernels for CpuBedpost {
             })
             .collect();
         let samples = vec![f32::NAN; NPARAM * sched.nsamp * n];
-        self.loaded = Some(Loaded { table: table.clone(), yv, states, sched: *sched, samples });
+        self.loaded = Some(Loaded { pt, yv, states, sched: *sched, samples });
         Ok(())
     }
 
     fn run(&mut self, l0: usize, l1: usize) -> Result<()> {
         let ld = self.loaded.as_mut().ok_or_else(|| anyhow!("bedpost: run before load"))?;
-        let nd = ld.table.ndir;
-        let (tab, sch, yv) = (&ld.table, &ld.sched, &ld.yv);
+        let np = ld.pt.np;
+        let (pt, sch, yv) = (&ld.pt, &ld.sched, &ld.yv);
         let states = &mut ld.states;
         let (taken, ms) = wall_ms(|| {
             self.cpu.install(|| {
@@ -343,7 +425,7 @@ impl BedpostKernels for CpuBedpost {
                     .par_iter_mut()
                     .enumerate()
                     .with_min_len(16)
-                    .map_init(|| Terms::new(nd), |t, (j, s)| run_voxel(s, &yv[j * nd..(j + 1) * nd], tab, sch, l0, l1, t))
+                    .map_init(|| Terms::new(np), |t, (j, s)| run_voxel(s, &yv[j * np..(j + 1) * np], pt, sch, l0, l1, t))
                     .collect::<Vec<_>>()
             })
         });
@@ -436,26 +518,48 @@ impl BedpostKernels for CpuBedpost {
 mod tests {
     use super::*;
 
+    #[test]
+    fn fast_exp_is_within_a_few_ulp() {
+        let mut worst = 0.0f64;
+        let mut x = -86.0f32;
+        while x < 88.0 {
+            let want = (x as f64).exp();
+            worst = worst.max(((fast_exp(x) as f64) - want).abs() / want);
+            x += 0.0137;
+        }
+        assert!(worst < 3e-7, "worst relative error {worst:e}");
+        assert_eq!(fast_exp(0.0), 1.0);
+        assert!(fast_exp(-1000.0) > 0.0 && fast_exp(-1000.0) < 1e-37);
+    }
+
     /// The O(1) update for S0/f proposals equals a fresh pass at the moved parameters.
     #[test]
     fn shifted_sums_match_a_fresh_pass() {
         let g = crate::synth::gradient_table(2, 30, 1000.0);
         let tab = Table::new(&g).unwrap();
+        let pt = Padded::new(&tab);
         let n = tab.ndir;
-        let y: Vec<f32> = (0..n).map(|i| 800.0 + 50.0 * ((i * 7) % 11) as f32).collect();
+        let mut y: Vec<f32> = (0..n).map(|i| 800.0 + 50.0 * ((i * 7) % 11) as f32).collect();
+        y.resize(pt.np, 0.0);
         let mut p = [1.2e-3, 1000.0, 1.0, 0.5, 0.4, 2.0, -1.0, 0.2];
         let (mut v1, mut v2) = ([0.0; 3], [0.0; 3]);
         dir(p[TH1], p[PH1], &mut v1);
         dir(p[TH2], p[PH2], &mut v2);
-        let mut t = Terms::new(n);
-        let m = pass(&y, &tab, &p, &v1, &v2, 7, &mut t);
+        let mut t = Terms::new(pt.np);
+        let m = pass(&y, &pt, &p, &v1, &v2, 7, &mut t);
         std::mem::swap(&mut t.cur, &mut t.new);
-        let q = { let mut q = p; q[S0] = 930.0; q[F1] = 0.45; q[F2] = 0.1; q };
+        let q = {
+            let mut q = p;
+            q[S0] = 930.0;
+            q[F1] = 0.45;
+            q[F2] = 0.1;
+            q
+        };
         let w0 = 1.0 - p[F1] - p[F2];
         let w0n = 1.0 - q[F1] - q[F2];
         let s = shift(&m, [q[S0] * w0n - p[S0] * w0, q[S0] * q[F1] - p[S0] * p[F1], q[S0] * q[F2] - p[S0] * p[F2]]);
         p = q;
-        let fresh = pass(&y, &tab, &p, &v1, &v2, 0, &mut t);
+        let fresh = pass(&y, &pt, &p, &v1, &v2, 0, &mut t);
         assert!((s.ss - fresh.ss).abs() <= 1e-3 * fresh.ss, "{} vs {}", s.ss, fresh.ss);
         for c in 0..3 {
             assert!((s.r[c] - fresh.r[c]).abs() <= 1e-3 * fresh.r[c].abs().max(1.0));
