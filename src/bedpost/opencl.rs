@@ -52,7 +52,7 @@ impl ClBedpost {
     /// Work-group size of the thread layout: left to the driver on CPUs (PoCL vectorises
     /// across work-items), 128 on GPUs.
     fn thread_local_size(&self) -> Option<usize> {
-        self.dev.info.is_gpu.then_some(128)
+        Some(if self.dev.info.is_gpu { 128 } else { 64 })
     }
 }
 

@@ -17,7 +17,8 @@ pub struct Args {
     /// Loops per run (003: 500 burn-in + 50 samples x 2)
     #[arg(long, default_value_t = 600)]
     loops: usize,
-    /// Kernel layouts to time on OpenCL/CUDA (naive, cached, moments, cached_moments, warp); default all
+    /// Kernel layouts to time on OpenCL/CUDA (naive, cached, moments, cached_moments, warp);
+    /// default: all on GPUs, the device's default layout on OpenCL CPU devices
     #[arg(long, value_delimiter = ',')]
     variant: Vec<Variant>,
     /// Timed runs after a warm-up; the median is reported
@@ -41,8 +42,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mut rows = Vec::new();
     for d in &devices {
         let p = if d.info().is_gpu { big.as_ref().unwrap_or(&small) } else { &small };
-        let vs: &[Variant] = if d.is_cpu() { &variants[..1] } else { &variants };
-        for &v in vs {
+        // the native CPU has one layout; OpenCL CPUs (PoCL) run the default unless asked
+        let vs: Vec<Variant> = if d.is_cpu() || (!d.info().is_gpu && a.variant.is_empty()) { vec![Variant::default_for(d.info())] } else { variants.clone() };
+        for v in vs {
             eprintln!("  bench bedpost on {} [{}]", d.label(), if d.is_cpu() { "cpu" } else { v.name() });
             match measure(d, v, p, a.loops, a.repeats) {
                 Ok(r) => rows.push(r),
