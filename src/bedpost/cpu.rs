@@ -4,6 +4,7 @@
 //! accept decision. Voxels run in parallel on the backend's rayon pool.
 
 use super::rng::{self, VOXEL_WORDS, WORDS};
+use crate::dti::fastmath::exp_f32 as fast_exp;
 use super::{BedpostKernels, ChainState, Schedule, Table, D, DMAX, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
 use crate::runtime::cpu::Cpu;
 use crate::runtime::{timing::wall_ms, Timings};
@@ -88,28 +89,6 @@ fn adapt(c: &mut Chain, every: i32) {
 
 /// SIMD width the CPU loops are written for (AVX2 f32).
 const LANES: usize = 8;
-
-/// e^x in f32, about 2 ulp, for x clamped to [-86, 88]. Branch-free and conversion-free (the
-/// exponent moves through the bits of a shifted float), so loops over it vectorise; libm's
-/// expf is scalar and was two thirds of a chain's time.
-#[inline(always)]
-pub fn fast_exp(x: f32) -> f32 {
-    const SHIFT: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer in the low bits
-    let x = x.clamp(-86.0, 88.0);
-    let t = x * std::f32::consts::LOG2_E + SHIFT;
-    let k = t - SHIFT;
-    let r = (x - k * 0.693_145_75) - k * 1.428_606_8e-6; // ln 2 split in two, |r| <= ln2 / 2
-    let mut p = 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    let ki = t.to_bits().wrapping_sub(SHIFT.to_bits()) as i32;
-    f32::from_bits((p.to_bits() as i32).wrapping_add(ki << 23) as u32)
-}
 
 /// The gradient table split by component and padded with zeros to whole SIMD lanes.
 struct Padded {
@@ -517,20 +496,6 @@ impl BedpostKernels for CpuBedpost {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fast_exp_is_within_a_few_ulp() {
-        let mut worst = 0.0f64;
-        let mut x = -86.0f32;
-        while x < 88.0 {
-            let want = (x as f64).exp();
-            worst = worst.max(((fast_exp(x) as f64) - want).abs() / want);
-            x += 0.0137;
-        }
-        assert!(worst < 3e-7, "worst relative error {worst:e}");
-        assert_eq!(fast_exp(0.0), 1.0);
-        assert!(fast_exp(-1000.0) > 0.0 && fast_exp(-1000.0) < 1e-37);
-    }
 
     /// The O(1) update for S0/f proposals equals a fresh pass at the moved parameters.
     #[test]
