@@ -64,14 +64,12 @@ pub fn exp_f32(x: f32) -> f32 {
     let t = x * std::f32::consts::LOG2_E + SHIFT;
     let k = t - SHIFT;
     let r = (x - k * 0.693_145_75) - k * 1.428_606_8e-6; // ln 2 split in two, |r| <= ln2 / 2
-    let mut p = 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    // Taylor series of e^r to r^7 (truncation < 6e-9 on |r| <= 0.347), by Horner from the top
+    const C: [f32; 8] = [1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0];
+    let mut p = C[0];
+    for c in &C[1..] {
+        p = p * r + c;
+    }
     let ki = t.to_bits().wrapping_sub(SHIFT.to_bits()) as i32;
     f32::from_bits((p.to_bits() as i32).wrapping_add(ki << 23) as u32)
 }
