@@ -37,8 +37,8 @@ pub fn gauss(s: &mut [u32]) -> f32 {
     (-2.0 * u1.ln()).sqrt() * (2.0 * PI_F * u2).cos()
 }
 
-/// `NP_PI_F` of portable.h.
-pub const PI_F: f32 = 3.141_592_653_589_79;
+/// `NP_PI_F` of portable.h (3.14159265358979f rounds to this float).
+pub const PI_F: f32 = std::f32::consts::PI;
 
 /// The streams of the voxel with flat index `voxel`: a xoshiro256++ stream seeded from
 /// (`seed`, `voxel`), so a voxel's chain depends on neither the mask nor the chunking.
@@ -90,6 +90,11 @@ mod tests {
         m /= n as f64;
         v = v / n as f64 - m * m;
         assert!(m.abs() < 0.02 && (v - 1.0).abs() < 0.02, "mean {m} var {v}");
+    }
+
+    #[test]
+    fn pi_is_the_device_literal() {
+        assert_eq!(PI_F, "3.14159265358979".parse::<f32>().unwrap());
     }
 
     #[test]
