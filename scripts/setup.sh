@@ -1,30 +1,50 @@
 #!/usr/bin/env bash
-# Installs what the tests need on a Debian machine: PoCL (an OpenCL runtime on the CPU) and
-# NVRTC 13.0.x from PyPI (to compile the CUDA kernels to PTX). Idempotent. Source it to get
+# Installs what the tests need on a Debian or Ubuntu machine: a C linker for cargo, PoCL (an
+# OpenCL runtime on the CPU) with the ICD loader libOpenCL.so.1, and NVRTC 13.0.x from PyPI (to
+# compile the CUDA kernels to PTX; no GPU or driver needed). Idempotent. Source it to get
 # LD_LIBRARY_PATH set:  . scripts/setup.sh
 set -u
-if ! ldconfig -p 2>/dev/null | grep -q libpocl && [ ! -e /etc/OpenCL/vendors/pocl.icd ]; then
-  SUDO=""; [ "$(id -u)" != 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq pocl-opencl-icd ocl-icd-libopencl1 >/dev/null \
-    || echo "setup: could not install PoCL; OpenCL tests will fail" >&2
+SUDO=""
+if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+APT_UPDATED=""
+apt_install() {
+  command -v apt-get >/dev/null 2>&1 || return 1
+  if [ -z "$APT_UPDATED" ]; then $SUDO apt-get update -qq >/dev/null && APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+if ! command -v cc >/dev/null 2>&1; then
+  apt_install gcc libc6-dev || echo "setup: no C compiler/linker (cc) and could not install gcc; cargo cannot link" >&2
 fi
+have_loader() { ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1'; }
+have_pocl() { [ -e /etc/OpenCL/vendors/pocl.icd ] || ldconfig -p 2>/dev/null | grep -q libpocl; }
+if ! have_loader || ! have_pocl; then
+  apt_install pocl-opencl-icd ocl-icd-libopencl1 || echo "setup: could not install PoCL; OpenCL tests will fail" >&2
+fi
+
+# NVRTC: wherever Python already has it, else pip-installed into a private folder (--target
+# works beside Debian's externally managed system Python).
 PY=${PYTHON:-python3}
-nvrtc_dir() { $PY - <<'PY' 2>/dev/null
+NVRTC_HOME=${NEUROPORT_NVRTC_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/neuroport/nvrtc}
+nvrtc_dir() {
+  local d
+  for d in "$NVRTC_HOME/nvidia/cu13/lib" $($PY - <<'PY' 2>/dev/null
 import importlib.util, os
 s = importlib.util.find_spec("nvidia")
 if s and s.submodule_search_locations:
     for p in s.submodule_search_locations:
-        d = os.path.join(p, "cu13", "lib")
-        if os.path.exists(os.path.join(d, "libnvrtc.so.13")):
-            print(d); break
+        print(os.path.join(p, "cu13", "lib"))
 PY
+); do
+    if [ -e "$d/libnvrtc.so.13" ]; then echo "$d"; return; fi
+  done
 }
 NVRTC_DIR=$(nvrtc_dir)
 if [ -z "$NVRTC_DIR" ]; then
+  command -v "$PY" >/dev/null 2>&1 || apt_install python3 || true
+  "$PY" -m pip --version >/dev/null 2>&1 || apt_install python3-pip || true
   # 13.0.x only: PTX from a newer NVRTC does not load on the GPU machines' 580 driver.
-  $PY -m pip install -q --no-deps nvidia-cuda-nvrtc==13.0.88 >/dev/null 2>&1 \
-    || $PY -m pip install -q --user --no-deps nvidia-cuda-nvrtc==13.0.88 >/dev/null 2>&1 \
-    || echo "setup: could not install NVRTC; CUDA compile tests will fail" >&2
+  "$PY" -m pip install -q --no-deps --target "$NVRTC_HOME" nvidia-cuda-nvrtc==13.0.88 >/dev/null 2>&1 \
+    || echo "setup: could not install NVRTC (pip install nvidia-cuda-nvrtc==13.0.88); CUDA compile tests will fail" >&2
   NVRTC_DIR=$(nvrtc_dir)
 fi
 if [ -n "$NVRTC_DIR" ]; then

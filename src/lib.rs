@@ -4,6 +4,8 @@
 pub mod bedpost;
 pub mod check;
 pub mod dti;
+pub mod guard;
+pub mod geodesic;
 pub mod io;
 pub mod repro;
 pub mod runtime;

@@ -112,6 +112,11 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
     let bvecs_two_rows = write(&d, "bvecs_two_rows", bvecs_rows[..2].iter().map(|r| r.join(" ")).collect::<Vec<_>>().join("\n").as_bytes());
     let bvals_empty = write(&d, "bvals_empty", b"\n\n");
     let bvals_negative = write(&d, "bvals_negative", format!("-5 {}\n", short_vals.join(" ")).as_bytes());
+    // all directions along x: the table cannot determine a tensor
+    let n = nvol;
+    let collinear = write(&d, "bvecs_collinear", format!("{}\n{}\n{}\n", vec!["1"; n].join(" "), vec!["0"; n].join(" "), vec!["0"; n].join(" ")).as_bytes());
+    // b = 0 everywhere
+    let all_b0 = write(&d, "bvals_all_zero", vec!["0"; n].join(" ").as_bytes());
 
     // Masks: another grid, and a 4-D one.
     let other = d.join("mask_other_grid.nii.gz");
@@ -165,6 +170,8 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
         grad("bvecs two rows", &bvals, &bvecs_two_rows, &bvecs_two_rows, &["expected 3 rows"]),
         grad("bvals empty", &bvals_empty, &bvecs, &bvals_empty, &["no numbers"]),
         grad("bvals negative", &bvals_negative, &bvecs, &bvals_negative, &["negative b-value"]),
+        grad("collinear bvecs", &bvals, &collinear, &collinear, &["cannot determine a tensor"]),
+        grad("all b = 0", &all_b0, &bvecs, &all_b0, &["cannot determine a tensor"]),
     ]);
     let with_mask = |name, m: &PathBuf, says| Case { mask: Some(m.clone()), ..case(name, &dwi, m, says) };
     cases.extend([

@@ -168,3 +168,19 @@ fn dti_is_deterministic_across_runs_and_thread_counts() {
     }
     assert!(counted > 50 && sign_agree as f64 > 0.95 * counted as f64, "Dxy/Dxz signs agree with the truth in {sign_agree} of {counted}");
 }
+
+#[test]
+fn bench_dti_reports_rates_per_stage() {
+    let (code, out, err) = run(&["bench", "dti", "--voxels", "4096", "--repeats", "1", "--backend", "cpu", "--threads", "2", "--json"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).expect("JSON rows");
+    let stages: Vec<&str> = rows.iter().map(|r| r["stage"].as_str().unwrap()).collect();
+    assert_eq!(stages, ["fit", "scalars", "metric", "sharpen", "fit+metric"]);
+    for r in &rows {
+        let vps = r["voxels_per_s"].as_f64().unwrap();
+        let per_core = r["voxels_per_s_per_core"].as_f64().unwrap();
+        assert!(vps.is_finite() && vps > 0.0, "{r}");
+        assert!((per_core * 2.0 - vps).abs() < 1e-6 * vps, "per core = rate / threads: {r}");
+        assert!((r["ms_per_mvox"].as_f64().unwrap() - 1e9 / vps).abs() < 1e-6 * 1e9 / vps, "{r}");
+    }
+}

@@ -28,18 +28,6 @@ fn devices() -> Vec<Device> {
     v
 }
 
-fn random_tensors(nvox: usize, seed: u64) -> Vec<f32> {
-    let mut r = synth::rng(seed);
-    let mut t = vec![0.0f32; 6 * nvox];
-    for v in 0..nvox {
-        let x = synth::random_tensor(&mut r);
-        for e in 0..6 {
-            t[e * nvox + v] = x[e] as f32;
-        }
-    }
-    t
-}
-
 fn tensor_at(t: &[f32], nvox: usize, v: usize) -> [f64; 6] {
     std::array::from_fn(|e| t[e * nvox + v] as f64)
 }
@@ -51,7 +39,7 @@ fn noiseless_fit_recovers_known_tensors_to_1e4() {
     let tables = [synth::gradient_table(3, 30, 1000.0), synth::two_shell_table(1, 20), synth::gradient_table(1, 12, 2000.0)];
     for dev in devices() {
         for (seed, g) in [11u64, 12, 13].into_iter().zip(&tables) {
-            let truth = random_tensors(nvox, seed);
+            let truth = synth::random_tensor_field(nvox, seed);
             let dwi = synth::simulate_dwi(&truth, 800.0, g, f64::INFINITY, 0);
             let mut k = dti::kernels(&dev).unwrap();
             let fit = k.fit(&dwi, &vec![1u8; nvox], &Design::new(g).unwrap()).unwrap();
@@ -178,7 +166,7 @@ fn fsl_bvecs_convention_gives_the_same_world_direction_for_either_determinant() 
 fn non_positive_definite_tensors_are_repaired_and_counted() {
     // Every other voxel: a tensor with a negative eigenvalue (what noise or artefacts give).
     let nvox = 400;
-    let mut truth = random_tensors(nvox, 5);
+    let mut truth = synth::random_tensor_field(nvox, 5);
     let mut r = synth::rng(9);
     let mut bad = Vec::new();
     for v in (0..nvox).step_by(2) {

@@ -5,14 +5,16 @@
 set -u
 cd "$(dirname "$0")/../.."
 export NEUROPORT=${NEUROPORT:-$PWD/dist/neuroport}
-export OUT=${OUT:-$PWD/device-out}
-mkdir -p "$OUT"
+# Reports are written to a work folder, then packed: the device tool returns at most 8 files.
+FINAL_OUT=${OUT:-$PWD/device-out}
+export OUT=$(mktemp -d)
+mkdir -p "$FINAL_OUT"
 # libnvrtc.so.13 is not always on the default search path
 for d in /usr/local/cuda/lib64 /usr/local/cuda-13.0/lib64 /usr/lib/x86_64-linux-gnu; do
   [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 done
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | head -3
-for s in ${SCRIPTS:-foundation geodesic bedpost}; do
+for s in ${SCRIPTS:-foundation dti geodesic bedpost}; do
   f=scripts/device/$s.sh
   [ -f "$f" ] || continue
   echo "=== $s ($(date +%T))"
@@ -20,3 +22,6 @@ for s in ${SCRIPTS:-foundation geodesic bedpost}; do
   timeout "${PER_SCRIPT_S:-240}" bash "$f" 2>&1 | tee "$OUT/$s.log"
   echo "=== $s done in $((SECONDS - start)) s"
 done
+cp "$OUT"/*.log "$FINAL_OUT"/ 2>/dev/null
+tar czf "$FINAL_OUT/reports.tar.gz" -C "$OUT" .
+echo "reports: $FINAL_OUT/reports.tar.gz"

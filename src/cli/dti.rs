@@ -30,6 +30,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         anyhow::bail!("{}: a 4-D DWI series is needed, this is 3-D", a.dwi.display());
     }
     let grads = read_bvals_bvecs(&a.bvals, &a.bvecs, dwi.nvol())?;
+    // A table that cannot determine a tensor is the gradient files' problem: say so by name.
+    dti::Design::new(&grads).with_context(|| format!("{} + {}", a.bvals.display(), a.bvecs.display()))?;
     let mask = match &a.mask {
         Some(m) => read_mask(m, Some(dwi.geom.dims))?,
         None => vec![1u8; dwi.nvox()],

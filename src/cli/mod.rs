@@ -2,13 +2,13 @@
 
 mod bedpost;
 mod bench;
-mod bench_bedpost;
 mod check;
 mod compare;
 mod devices;
 mod dti;
 mod reproduce;
 mod synth;
+mod track;
 
 use clap::{Parser, Subcommand};
 use neuroport::{BackendSpec, Inventory};
@@ -42,6 +42,9 @@ pub enum Command {
     Compare(compare::Args),
     /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
     Synth(synth::Args),
+    /// Tractography
+    #[command(subcommand)]
+    Track(track::Command),
     /// Kernel throughput benchmarks on the selected devices (default: every device)
     #[command(subcommand)]
     Bench(bench::Command),
@@ -81,6 +84,7 @@ pub fn main() -> i32 {
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),
+        Command::Track(c) => track::run(&ctx, c),
         Command::Bench(c) => bench::run(&ctx, c),
     };
     match r {

@@ -36,14 +36,7 @@ pub fn grid(voxels: usize) -> [usize; 3] {
 pub fn measure(dev: &Device, voxels: usize, repeats: usize, seed: u64) -> Result<Vec<BenchRow>> {
     let dims = grid(voxels);
     let nvox: usize = dims.iter().product();
-    let mut r = synth::rng(seed);
-    let mut tensor = vec![0.0f32; 6 * nvox];
-    for v in 0..nvox {
-        let t = synth::random_tensor(&mut r);
-        for e in 0..6 {
-            tensor[e * nvox + v] = t[e] as f32;
-        }
-    }
+    let tensor = synth::random_tensor_field(nvox, seed);
     let g = synth::gradient_table(3, 30, 1000.0);
     let dwi = synth::simulate_dwi(&tensor, 1000.0, &g, 30.0, seed);
     let design = Design::new(&g)?;

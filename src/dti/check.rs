@@ -11,16 +11,9 @@ use anyhow::Result;
 const NVOX: usize = 4096;
 
 pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>> {
-    let mut r = synth::rng(seed);
     let dims = [16, 16, NVOX / 256];
     let nvox = NVOX;
-    let mut tensor = vec![0.0f32; 6 * nvox];
-    for v in 0..nvox {
-        let t = synth::random_tensor(&mut r);
-        for e in 0..6 {
-            tensor[e * nvox + v] = t[e] as f32;
-        }
-    }
+    let tensor = synth::random_tensor_field(nvox, seed);
     let g = synth::gradient_table(3, 30, 1000.0);
     let design = Design::new(&g)?;
     let mask = vec![1u8; nvox];

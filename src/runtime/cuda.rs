@@ -18,8 +18,13 @@ pub fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
-/// The CUDA devices, or why there are none ("CUDA unavailable: ...").
+/// The CUDA devices, or why there are none ("CUDA unavailable: ..."). A driver too old for a
+/// symbol cudarc expects makes cudarc panic; that is caught and reported like any other failure.
 pub fn probe() -> Result<Vec<DeviceInfo>, String> {
+    crate::guard::quiet_catch(probe_inner).unwrap_or_else(|| Err("the CUDA driver or NVRTC lacks a function neuroport needs (driver too old?)".into()))
+}
+
+fn probe_inner() -> Result<Vec<DeviceInfo>, String> {
     if !driver_present() {
         return Err("libcuda not found (no NVIDIA driver)".into());
     }
@@ -81,7 +86,9 @@ pub fn compile_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
     }
     let src = assemble(Dialect::Cuda, entry)?;
     let opts = CompileOptions { arch: Some(arch), name: Some(format!("{name}.cu")), ..Default::default() };
-    cudarc::nvrtc::compile_ptx_with_opts(src, opts).map_err(|e| match e {
+    let r = crate::guard::quiet_catch(|| cudarc::nvrtc::compile_ptx_with_opts(src, opts))
+        .ok_or_else(|| anyhow!("NVRTC compile of {name}.cu failed: libnvrtc lacks a function neuroport needs"))?;
+    r.map_err(|e| match e {
         cudarc::nvrtc::CompileError::CompileError { log, .. } => {
             anyhow!("NVRTC compile of {name}.cu failed:\n{}", log.to_string_lossy())
         }
@@ -102,7 +109,9 @@ impl CudaDevice {
         if !driver_present() || !nvrtc_present() {
             return Err(anyhow!("CUDA unavailable: libcuda or libnvrtc not found"));
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| anyhow!("cannot open cuda:{ordinal}: {e:?}"))?;
+        let ctx = crate::guard::quiet_catch(|| CudaContext::new(ordinal))
+            .ok_or_else(|| anyhow!("cannot open cuda:{ordinal}: the driver lacks a function neuroport needs"))?
+            .map_err(|e| anyhow!("cannot open cuda:{ordinal}: {e:?}"))?;
         let (maj, min) = ctx.compute_capability().map_err(|e| anyhow!("{e:?}"))?;
         let stream = ctx.default_stream();
         let info = info_of(&ctx, ordinal);

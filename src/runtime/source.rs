@@ -16,6 +16,7 @@ const HEADERS: &[(&str, &str)] = &[
     ("portable.h", include_str!("../../cl/common/portable.h")),
     ("sym3.h", include_str!("../../cl/common/sym3.h")),
     ("dti.h", include_str!("../../cl/common/dti.h")),
+    ("geodesic.h", include_str!("../../cl/common/geodesic.h")),
     ("rng.h", include_str!("../../cl/common/rng.h")),
     ("bedpost.h", include_str!("../../cl/common/bedpost.h")),
 ];

@@ -205,7 +205,7 @@ mod tests {
         let ds = build(&spec).unwrap();
         let nvox = ds.geom.nvox();
         let t = &ds.truth[0].2;
-        let v = (0..nvox).find(|&v| ds.wm[v] != 0).expect("white matter in the phantom");
+        let v = (0..nvox).filter(|&v| ds.wm[v] != 0).max_by(|&a, &b| t[nvox + a].abs().total_cmp(&t[nvox + b].abs())).expect("white matter");
         let tv: [f64; 6] = std::array::from_fn(|e| t[e * nvox + v] as f64);
         assert!(tv[1] != 0.0 || tv[2] != 0.0, "an oblique bundle voxel");
         for i in 0..ds.table.len() {

@@ -2,6 +2,7 @@
 //! turned into an error that names the file and the problem.
 
 use super::{Geometry, Volume};
+use crate::guard::quiet_catch;
 use anyhow::{anyhow, bail, Context, Result};
 use ndarray::{ArrayView4, ShapeBuilder};
 use nifti::{IntoNdArray, NiftiObject, ReaderOptions};
@@ -134,16 +135,6 @@ pub fn read_mask(path: &Path, dims: Option<[usize; 3]>) -> Result<Vec<u8>> {
     Ok(v.as_flat().iter().map(|&x| (x != 0.0) as u8).collect())
 }
 
-/// Runs a third-party reader step, turning a panic inside it into `None` without printing it,
-/// so bad input never shows a panic message or backtrace to the user.
-fn quiet_catch<R>(f: impl FnOnce() -> R) -> Option<R> {
-    let prev = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok();
-    std::panic::set_hook(prev);
-    r
-}
-
 /// Voxel-to-world from sform (preferred), qform, or pixdim alone, as the NIfTI standard orders them.
 pub fn geometry_of(h: &nifti::NiftiHeader, dims: [usize; 3]) -> Result<Geometry> {
     let vs = [h.pixdim[1].abs(), h.pixdim[2].abs(), h.pixdim[3].abs()];
@@ -212,17 +203,4 @@ pub fn write_nifti(path: &Path, geom: &Geometry, nvol: usize, data: &[f32]) -> R
         Ok(())
     };
     write(&header).with_context(|| format!("cannot write {}", path.display()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::quiet_catch;
-    #[test]
-    fn quiet_catch_turns_a_panic_into_none() {
-        assert_eq!(quiet_catch(|| 3), Some(3));
-        let r: Option<()> = quiet_catch(|| panic!("inside a reader"));
-        assert!(r.is_none());
-        // the previous hook is back: a caught panic after this one is still caught
-        assert!(quiet_catch(|| -> i32 { panic!("again") }).is_none());
-    }
 }

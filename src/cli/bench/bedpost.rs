@@ -1,7 +1,7 @@
 //! `neuroport bench bedpost`: voxel-loops per second of the MCMC kernels on every selected
 //! device and layout.
 
-use super::Ctx;
+use crate::cli::Ctx;
 use anyhow::{bail, Result};
 use neuroport::bedpost::bench::{self, measure, problem};
 use neuroport::bedpost::Variant;

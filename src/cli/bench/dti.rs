@@ -1,19 +1,8 @@
-//! `neuroport bench <method>`: a method's kernel speed on every selected device (device-event
-//! times, median of repeats after a warm-up). Each method adds its variant to `Command`.
+//! `neuroport bench dti`: the DTI kernels' speed per device.
 
-use super::Ctx;
+use crate::cli::Ctx;
 use anyhow::{bail, Result};
 use neuroport::dti::bench;
-
-#[derive(clap::Subcommand)]
-pub enum Command {
-    /// DTI: tensor fit, scalar maps, metric preparation and sharpened metric (voxels/s, ms per
-    /// million voxels, and voxels/s per core on the cpu backend)
-    Dti(DtiArgs),
-    /// Ball-and-sticks MCMC: voxel-loops per second of every kernel layout (and the time of
-    /// 003's Table III dataset 1 at that rate)
-    Bedpost(super::bench_bedpost::Args),
-}
 
 #[derive(clap::Args)]
 pub struct DtiArgs {
@@ -31,14 +20,7 @@ pub struct DtiArgs {
     json: bool,
 }
 
-pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
-    match cmd {
-        Command::Dti(a) => dti(ctx, a),
-        Command::Bedpost(a) => super::bench_bedpost::run(ctx, a),
-    }
-}
-
-fn dti(ctx: &Ctx, a: DtiArgs) -> Result<i32> {
+pub fn dti(ctx: &Ctx, a: DtiArgs) -> Result<i32> {
     if a.voxels == 0 || a.repeats == 0 {
         bail!("--voxels and --repeats must be positive");
     }

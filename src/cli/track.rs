@@ -1,0 +1,178 @@
+//! `neuroport track geodesic`: geodesic ray-tracing tractography (paper 001).
+
+use super::Ctx;
+use anyhow::{bail, Context, Result};
+use neuroport::geodesic::{self, output, seeding, Interp, Method, TraceParams};
+use neuroport::volume::{read_bvals_bvecs, read_mask, read_nifti, Geometry, Outputs};
+use neuroport::{dti, Device};
+use std::path::PathBuf;
+
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Fibres as geodesics of G = D^-1 (van Aart et al. 2011), RK2 or Euler on the Christoffel-symbol ODE
+    Geodesic(GeodesicArgs),
+}
+
+#[derive(clap::Args)]
+pub struct GeodesicArgs {
+    /// Tensor volume from `neuroport dti` (PREFIX_tensor.nii.gz: 6 volumes, FSL order, mm^2/s)
+    #[arg(long, required_unless_present = "dwi", conflicts_with_all = ["dwi", "bvals", "bvecs"])]
+    tensor: Option<PathBuf>,
+    /// 4-D DWI volume, fitted first (with --bvals and --bvecs) instead of --tensor
+    #[arg(long, requires_all = ["bvals", "bvecs"])]
+    dwi: Option<PathBuf>,
+    #[arg(long)]
+    bvals: Option<PathBuf>,
+    #[arg(long)]
+    bvecs: Option<PathBuf>,
+    /// Tracking mask: fibres stop where they leave it (default: voxels with a fitted tensor)
+    #[arg(long)]
+    mask: Option<PathBuf>,
+    /// Seed ROI: seed points at its voxel centres (or --seed-count random points inside it)
+    #[arg(long, required_unless_present = "seed_file", conflicts_with = "seed_file")]
+    seeds: Option<PathBuf>,
+    /// Explicit fibres, one per row: x,y,z,dx,dy,dz in world millimetres (header row allowed)
+    #[arg(long)]
+    seed_file: Option<PathBuf>,
+    /// Directions per seed point: uniform on the sphere, or in a cone around V1 with --cone
+    #[arg(long, default_value_t = 1)]
+    dirs: usize,
+    /// Half-angle (degrees) of the cone around V1 that directions are drawn from
+    #[arg(long, requires = "seeds")]
+    cone: Option<f64>,
+    /// Draw this many seed points uniformly inside the ROI instead of one per voxel centre
+    #[arg(long, requires = "seeds")]
+    seed_count: Option<usize>,
+    /// Random seed for seed points and directions (same seed, same fibres)
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Step h in voxels (001: 0.1-0.2 typical)
+    #[arg(long, default_value_t = 0.1)]
+    step: f32,
+    /// Largest number of steps per fibre
+    #[arg(long, default_value_t = 2000)]
+    max_steps: u32,
+    /// Target ROI: keep only fibres that pass through it, ranked by the connectivity measure
+    #[arg(long)]
+    target: Option<PathBuf>,
+    /// Interpolation on GPU backends (default: texture on GPUs with image support, else in-kernel)
+    #[arg(long, value_enum)]
+    interp: Option<Interp>,
+    #[arg(long, value_enum, default_value_t = Method::Rk2)]
+    method: Method,
+    /// Optional stop beyond the paper: FA floor (voxels below it leave the mask)
+    #[arg(long)]
+    min_fa: Option<f32>,
+    /// Optional stop beyond the paper: largest turn per step, degrees
+    #[arg(long)]
+    max_angle: Option<f32>,
+    /// Output tractogram, .tck (MRtrix) or .trk (TrackVis); a CSV of fibres is written beside it
+    #[arg(long)]
+    out: PathBuf,
+}
+
+pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
+    match cmd {
+        Command::Geodesic(a) => geodesic_run(ctx, a),
+    }
+}
+
+/// The tensor volume and its geometry, read or fitted.
+fn tensor_of(device: &Device, a: &GeodesicArgs) -> Result<(Vec<f32>, Geometry)> {
+    if let Some(t) = &a.tensor {
+        let v = read_nifti(t)?;
+        if v.nvol() != 6 {
+            bail!("{}: a tensor volume has 6 volumes (FSL order xx,xy,xz,yy,yz,zz), this has {}", t.display(), v.nvol());
+        }
+        let g = v.geom.clone();
+        return Ok((v.into_flat(), g));
+    }
+    let (Some(dwi), Some(bvals), Some(bvecs)) = (&a.dwi, &a.bvals, &a.bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
+    let v = read_nifti(dwi)?;
+    let grads = read_bvals_bvecs(bvals, bvecs, v.nvol())?;
+    let mask = match &a.mask {
+        Some(m) => read_mask(m, Some(v.geom.dims))?,
+        None => vec![1u8; v.nvox()],
+    };
+    let mut k = dti::kernels(device)?;
+    let r = dti::run(k.as_mut(), &v, &grads, &mask).with_context(|| format!("tensor fit of {}", dwi.display()))?;
+    Ok((r.fit.tensor, v.geom))
+}
+
+fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
+    output::Format::of(&a.out)?;
+    if !(a.step > 0.0 && a.step.is_finite()) {
+        bail!("--step must be a positive number of voxels, not {}", a.step);
+    }
+    if a.max_steps == 0 || a.dirs == 0 || a.seed_count == Some(0) {
+        bail!("--max-steps, --dirs and --seed-count must be at least 1");
+    }
+    if let Some(c) = a.cone.filter(|c| !(*c > 0.0 && *c <= 180.0)) {
+        bail!("--cone must be a half-angle in (0, 180] degrees, not {c}");
+    }
+    let device = ctx.inventory.select_one(&ctx.backend)?;
+    let (tensor, geom) = tensor_of(&device, &a)?;
+    let dims = geom.dims;
+    let nvox = geom.nvox();
+    let mut mask = match &a.mask {
+        Some(m) => read_mask(m, Some(dims))?,
+        None => (0..nvox).map(|v| (tensor[v] + tensor[3 * nvox + v] + tensor[5 * nvox + v] > 0.0) as u8).collect(),
+    };
+    if let Some(fa_min) = a.min_fa {
+        let sc = dti::kernels(&device)?.scalars(&tensor)?;
+        for v in 0..nvox {
+            mask[v] &= (sc[v] >= fa_min) as u8;
+        }
+    }
+    let target = a.target.as_ref().map(|t| read_mask(t, Some(dims))).transpose()?;
+    let mut r = neuroport::synth::rng(a.seed);
+    let seeds = match (&a.seeds, &a.seed_file) {
+        (Some(roi), _) => {
+            let roi_mask = read_mask(roi, Some(dims))?;
+            let pts = seeding::roi_points(&roi_mask, dims, a.seed_count, &mut r).with_context(|| roi.display().to_string())?;
+            let dirs = a.cone.map_or(seeding::Directions::Sphere, seeding::Directions::Cone);
+            seeding::seeds_at(&pts, a.dirs, dirs, &geom, &tensor, &mut r)
+        }
+        (None, Some(f)) => seeding::read_seed_file(f, &geom)?,
+        (None, None) => bail!("give --seeds ROI or --seed-file CSV"),
+    };
+    let (fields, _) = geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref())?;
+    // OpenCL CPU devices (PoCL) emulate image sampling in software: in-kernel is faster there.
+    let i = device.info();
+    let interp = a.interp.unwrap_or(if i.is_gpu && i.image_support { Interp::Texture } else { Interp::Kernel });
+    let p = TraceParams {
+        step: a.step,
+        max_steps: a.max_steps,
+        method: a.method,
+        interp,
+        record: true,
+        min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()),
+        ..Default::default()
+    };
+    let mut k = geodesic::kernels(&device)?;
+    k.upload(&fields)?;
+    let batch = geodesic::trace_all(k.as_mut(), &seeds, &p, true)?;
+    let t = k.take_timings();
+    let order = geodesic::select(&batch, target.is_some());
+    let mut out = Outputs::new();
+    output::write(&mut out, &a.out, &geom, &batch, &seeds, &order)?;
+    let written = out.commit()?;
+    let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64;
+    eprintln!(
+        "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms",
+        device.label(),
+        if device.is_cpu() { "float64 reference" } else { interp.label() },
+        a.method.name(),
+        batch.len(),
+        batch.total_steps(),
+        order.len(),
+        if target.is_some() { " (reached the target, ranked by connectivity)" } else { "" },
+        mean_len,
+        t.kernel_ms,
+        t.transfer_ms
+    );
+    for w in written {
+        println!("{}", w.display());
+    }
+    Ok(0)
+}

@@ -1,0 +1,446 @@
+//! Geodesic ray-tracing tractography (paper 001): fibres as geodesics of the metric G = D^-1,
+//! integrated with RK2 (midpoint rule, default) or Euler (eq. 4) on the Christoffel-symbol ODE
+//! (eq. 2-3), one thread per fibre (Sec. 4.3), the fields interpolated in-kernel or by texture
+//! hardware (Sec. 4.4). The host logic (batches, region-to-region selection, output) lives here
+//! once; `cpu.rs`, `opencl.rs` and `cuda.rs` implement [`GeodesicKernels`], with the device math in
+//! `cl/common/geodesic.h`.
+//!
+//! Conventions (shared with the kernels):
+//! - Points are continuous voxel coordinates, voxel centres at integer indices; the volume is the
+//!   union of voxel boxes, [-0.5, n - 0.5) per axis.
+//! - `step` is in voxels. The direction is rescaled to unit Euclidean length (voxel units) after
+//!   every step; a geodesic's path does not depend on its parametrisation, so this only fixes the
+//!   step length (to first order h voxels per step).
+//! - A step whose new point leaves the volume or the mask, turns more than the curvature limit or
+//!   is not finite is not taken: the fibre ends at its last accepted point.
+//! - Connectivity measure (after Astola et al., 001 ref. [24]): Euclidean length (mm) over
+//!   Riemannian length sqrt(dx^T G dx) summed per step, in mm / s^(1/2). It is frame-independent,
+//!   and for a straight fibre along the principal direction of a uniform tensor it equals
+//!   sqrt(lambda1): higher means the path runs where diffusion is fast. With a target region it is
+//!   measured from the seed to the fibre's first point inside the target.
+
+pub mod bench;
+pub mod check;
+pub mod cpu;
+pub mod cuda;
+pub mod opencl;
+pub mod output;
+pub mod phantoms;
+pub mod repro;
+pub mod seeding;
+
+use crate::runtime::{Device, Timings};
+use anyhow::{bail, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Field components per voxel: D (6), dG/dx, dG/dy, dG/dz (6 each).
+pub const NCOMP: usize = crate::dti::NFIELDS;
+/// float4 groups per voxel on the devices (component k of a voxel lives in group k / 4).
+pub const GROUPS: usize = 6;
+/// Bytes one field sample reads from the 8 surrounding voxels (001 Sec. 5.2: 768).
+pub const BYTES_PER_SAMPLE: usize = 8 * NCOMP * 4;
+/// Label bits per voxel.
+pub const IN_MASK: u8 = 1;
+pub const IN_TARGET: u8 = 2;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum Method {
+    /// Second-order Runge-Kutta (midpoint rule): two field samples per step
+    Rk2,
+    /// Euler (001 eq. 4): one field sample per step
+    Euler,
+}
+
+impl Method {
+    pub fn samples_per_step(self) -> usize {
+        match self {
+            Method::Rk2 => 2,
+            Method::Euler => 1,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Rk2 => "rk2",
+            Method::Euler => "euler",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum Interp {
+    /// Hardware trilinear filtering (CUDA 3-D textures, OpenCL images); NVIDIA hardware weights
+    /// are 8-bit fixed point (1/256)
+    Texture,
+    /// In-kernel trilinear interpolation from global memory, float32 weights
+    Kernel,
+}
+
+impl Interp {
+    /// As the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interp::Texture => "texture",
+            Interp::Kernel => "kernel",
+        }
+    }
+    /// As reports print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Interp::Texture => "texture",
+            Interp::Kernel => "in-kernel",
+        }
+    }
+}
+
+/// Why a fibre ended (codes as in `cl/common/geodesic.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Stop {
+    Running,
+    LeftVolume,
+    LeftMask,
+    MaxSteps,
+    Curvature,
+    Numeric,
+}
+
+impl Stop {
+    pub fn from_code(c: i32) -> Stop {
+        match c {
+            0 => Stop::Running,
+            1 => Stop::LeftVolume,
+            2 => Stop::LeftMask,
+            3 => Stop::MaxSteps,
+            4 => Stop::Curvature,
+            _ => Stop::Numeric,
+        }
+    }
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::Running => "running",
+            Stop::LeftVolume => "left-volume",
+            Stop::LeftMask => "left-mask",
+            Stop::MaxSteps => "max-steps",
+            Stop::Curvature => "curvature",
+            Stop::Numeric => "numeric",
+        }
+    }
+}
+
+/// A fibre's start: point and direction in voxel coordinates (the direction need not be unit).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seed {
+    pub pos: [f32; 3],
+    pub dir: [f32; 3],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceParams {
+    /// Step h in voxels.
+    pub step: f32,
+    pub max_steps: u32,
+    pub method: Method,
+    /// Ignored by the CPU reference.
+    pub interp: Interp,
+    /// Keep every point (false: only the summaries, for benchmarks).
+    pub record: bool,
+    /// Curvature stop: cosine of the largest turn allowed per step; -2 (the default) is off.
+    pub min_cos: f32,
+    /// float4 groups read per sample (6). Fewer only for the read-volume experiment (001 Table 1)
+    /// on a volume whose skipped groups are zero.
+    pub groups: u32,
+}
+
+impl Default for TraceParams {
+    fn default() -> Self {
+        TraceParams { step: 0.1, max_steps: 1000, method: Method::Rk2, interp: Interp::Texture, record: true, min_cos: -2.0, groups: GROUPS as u32 }
+    }
+}
+
+/// The kernels' by-value parameter block; mirrors `np_geo_params` field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GeoParams {
+    pub nx: i32,
+    pub ny: i32,
+    pub nz: i32,
+    pub n: i32,
+    pub max_steps: i32,
+    pub method: i32,
+    pub record: i32,
+    pub ngroups: i32,
+    pub h: f32,
+    pub min_cos: f32,
+    pub vsx: f32,
+    pub vsy: f32,
+    pub vsz: f32,
+}
+
+// SAFETY: plain old data of 4-byte fields, laid out as the device struct.
+unsafe impl cudarc::driver::DeviceRepr for GeoParams {}
+
+/// What the tracker integrates through: the metric fields of the DTI preparation (component-major,
+/// [`NCOMP`] volumes in voxel axes and units) and a label per voxel ([`IN_MASK`], [`IN_TARGET`]).
+#[derive(Clone, Debug)]
+pub struct Fields {
+    pub dims: [usize; 3],
+    pub voxel_size: [f32; 3],
+    pub metric: Vec<f32>,
+    pub labels: Vec<u8>,
+}
+
+impl Fields {
+    pub fn new(dims: [usize; 3], voxel_size: [f32; 3], metric: Vec<f32>, mask: &[u8], target: Option<&[u8]>) -> Result<Fields> {
+        let nvox: usize = dims.iter().product();
+        if metric.len() != NCOMP * nvox || mask.len() != nvox || target.is_some_and(|t| t.len() != nvox) {
+            bail!("metric fields, mask and target do not share one {dims:?} grid");
+        }
+        if 6 * nvox > i32::MAX as usize || dims.iter().any(|&d| d == 0) {
+            bail!("grid {dims:?} is empty or too large for 32-bit voxel indices on the devices");
+        }
+        let labels = (0..nvox).map(|v| (mask[v] != 0) as u8 * IN_MASK | target.map_or(0, |t| (t[v] != 0) as u8 * IN_TARGET)).collect();
+        Ok(Fields { dims, voxel_size, metric, labels })
+    }
+    pub fn nvox(&self) -> usize {
+        self.dims.iter().product()
+    }
+    /// The six float4 groups (`[k][voxel][4]` flattened) that the device kernels and images read.
+    pub fn packed4(&self) -> Vec<f32> {
+        let n = self.nvox();
+        let mut out = vec![0.0f32; NCOMP * n];
+        for k in 0..GROUPS {
+            for j in 0..4 {
+                let src = &self.metric[(4 * k + j) * n..(4 * k + j + 1) * n];
+                for (v, &x) in src.iter().enumerate() {
+                    out[(k * n + v) * 4 + j] = x;
+                }
+            }
+        }
+        out
+    }
+    pub fn params(&self, p: &TraceParams, n: usize) -> GeoParams {
+        geo_params(self.dims, self.voxel_size, p, n)
+    }
+}
+
+/// The kernels' parameter block for `n` fibres on a `dims` grid.
+pub fn geo_params(dims: [usize; 3], voxel_size: [f32; 3], p: &TraceParams, n: usize) -> GeoParams {
+    let [nx, ny, nz] = dims.map(|d| d as i32);
+    GeoParams {
+        nx,
+        ny,
+        nz,
+        n: n as i32,
+        max_steps: p.max_steps.min(i32::MAX as u32) as i32,
+        method: match p.method {
+            Method::Rk2 => 0,
+            Method::Euler => 1,
+        },
+        record: p.record as i32,
+        ngroups: p.groups.min(GROUPS as u32) as i32,
+        h: p.step,
+        min_cos: p.min_cos,
+        vsx: voxel_size[0],
+        vsy: voxel_size[1],
+        vsz: voxel_size[2],
+    }
+}
+
+/// How a fibre ended and what it measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FibreEnd {
+    pub steps: u32,
+    pub stop: Stop,
+    /// Euclidean length, mm.
+    pub length_mm: f32,
+    /// Riemannian length, s^(1/2).
+    pub riemann: f32,
+    /// First point (step index) inside the target, if any.
+    pub target_step: Option<u32>,
+    pub target_length_mm: f32,
+    pub target_riemann: f32,
+}
+
+impl FibreEnd {
+    /// The connectivity measure (module docs): up to the target when reached, else whole fibre.
+    pub fn connectivity(&self) -> f32 {
+        let (le, lg) = if self.target_step.is_some() { (self.target_length_mm, self.target_riemann) } else { (self.length_mm, self.riemann) };
+        if lg > 0.0 { le / lg } else { 0.0 }
+    }
+    /// From the kernels' component-major summaries (module `np_geo_finish`).
+    pub fn from_summaries(sum_i: &[i32], sum_f: &[f32], n: usize, i: usize) -> FibreEnd {
+        let t = sum_i[2 * n + i];
+        FibreEnd {
+            steps: sum_i[i].max(0) as u32,
+            stop: Stop::from_code(sum_i[n + i]),
+            length_mm: sum_f[i],
+            riemann: sum_f[n + i],
+            target_step: (t >= 0).then_some(t as u32),
+            target_length_mm: sum_f[2 * n + i],
+            target_riemann: sum_f[3 * n + i],
+        }
+    }
+}
+
+/// Traced fibres: points (voxel coordinates) packed fibre after fibre, `offsets[i]..offsets[i+1]`
+/// holding fibre i's `steps + 1` points (none when the trace did not record points).
+#[derive(Clone, Debug, Default)]
+pub struct FibreBatch {
+    pub points: Vec<[f32; 3]>,
+    pub offsets: Vec<usize>,
+    pub ends: Vec<FibreEnd>,
+}
+
+impl FibreBatch {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+    pub fn fibre(&self, i: usize) -> &[[f32; 3]] {
+        if self.offsets.len() <= i + 1 {
+            return &[];
+        }
+        &self.points[self.offsets[i]..self.offsets[i + 1]]
+    }
+    pub fn total_steps(&self) -> u64 {
+        self.ends.iter().map(|e| e.steps as u64).sum()
+    }
+    /// A batch from the kernels' summaries, without points.
+    pub fn from_summaries(sum_i: &[i32], sum_f: &[f32], n: usize) -> FibreBatch {
+        FibreBatch { ends: (0..n).map(|i| FibreEnd::from_summaries(sum_i, sum_f, n, i)).collect(), ..Default::default() }
+    }
+    /// Where each fibre's points start in the packed list (`np_geo_pack`'s offsets) and the total.
+    pub fn pack_plan(&self) -> (Vec<u64>, usize) {
+        let o = offsets_of(&self.ends);
+        let total = o[self.ends.len()];
+        (o[..self.ends.len()].iter().map(|&x| x as u64).collect(), total)
+    }
+    /// Sets the points from a packed xyz list holding every fibre's `steps + 1` points in order.
+    pub fn set_packed(&mut self, packed: Vec<f32>) {
+        self.offsets = offsets_of(&self.ends);
+        self.points = packed.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+    }
+    pub fn append(&mut self, mut other: FibreBatch) {
+        if !other.offsets.is_empty() {
+            let base = self.points.len();
+            if self.offsets.is_empty() {
+                self.offsets.push(0);
+            }
+            self.offsets.extend(other.offsets.iter().skip(1).map(|o| o + base));
+            self.points.append(&mut other.points);
+        }
+        self.ends.append(&mut other.ends);
+    }
+}
+
+/// Seeds as six component-major arrays (x, y, z, dx, dy, dz), as `np_geo_begin` reads them.
+pub fn seeds_component_major(seeds: &[Seed]) -> Vec<f32> {
+    let n = seeds.len();
+    let mut out = vec![0.0f32; 6 * n];
+    for (i, s) in seeds.iter().enumerate() {
+        for c in 0..3 {
+            out[c * n + i] = s.pos[c];
+            out[(3 + c) * n + i] = s.dir[c];
+        }
+    }
+    out
+}
+
+/// Start of each fibre's points in a packed list (`n + 1` entries).
+pub fn offsets_of(ends: &[FibreEnd]) -> Vec<usize> {
+    let mut o = Vec::with_capacity(ends.len() + 1);
+    let mut acc = 0usize;
+    o.push(0);
+    for e in ends {
+        acc += e.steps as usize + 1;
+        o.push(acc);
+    }
+    o
+}
+
+/// The device operations geodesic tracking needs. The fields live on the device between calls;
+/// each call records where its time went, returned by [`GeodesicKernels::take_timings`]:
+/// `kernel_ms` is the tracing kernel alone, `transfer_ms` the copies plus the on-device packing
+/// of points that precedes the download.
+pub trait GeodesicKernels {
+    fn upload(&mut self, fields: &Fields) -> Result<()>;
+    /// The most fibres one `trace` call can take with these parameters (device memory).
+    fn max_batch(&self, p: &TraceParams) -> usize;
+    fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch>;
+    fn take_timings(&mut self) -> Timings;
+}
+
+/// The geodesic kernels on `device`.
+pub fn kernels(device: &Device) -> Result<Box<dyn GeodesicKernels>> {
+    Ok(match device {
+        Device::Cpu(c) => Box::new(cpu::CpuGeodesic::new(c.clone())),
+        Device::OpenCl(d) => Box::new(opencl::ClGeodesic::new(d.clone())?),
+        Device::Cuda(d) => Box::new(cuda::CudaGeodesic::new(d.clone())?),
+    })
+}
+
+/// Threads per block (work-group) of the tracing kernels on GPUs: small blocks when there are
+/// few fibres, so they spread over every multiprocessor; `NEUROPORT_GEODESIC_BLOCK` overrides it
+/// (for tuning on a device machine without rebuilding).
+pub fn block_size(n: usize, compute_units: u32) -> usize {
+    if let Some(b) = std::env::var("NEUROPORT_GEODESIC_BLOCK").ok().and_then(|v| v.parse::<usize>().ok()).filter(|b| (1..=1024).contains(b)) {
+        return b;
+    }
+    if n < compute_units.max(1) as usize * 256 { 32 } else { 64 }
+}
+
+/// Bytes of device memory one fibre needs in a trace: seeds, summaries and, when recorded, the
+/// step-major scratch plus its packed copy.
+pub fn bytes_per_fibre(p: &TraceParams) -> usize {
+    let pts = if p.record { 2 * (p.max_steps as usize + 1) * 12 + 8 } else { 0 };
+    6 * 4 + 7 * 4 + pts
+}
+
+/// Fibres per batch within `budget` bytes (at least one).
+pub fn batch_within(budget: u64, p: &TraceParams) -> usize {
+    ((budget / bytes_per_fibre(p) as u64) as usize).clamp(1, i32::MAX as usize / 2)
+}
+
+/// Traces every seed in batches the device can hold, with a progress bar on stderr when
+/// `progress` (hidden when stderr is not a terminal).
+pub fn trace_all(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, progress: bool) -> Result<FibreBatch> {
+    // Several batches per run even when memory allows one, so the bar moves on long runs.
+    let batch = k.max_batch(p).max(1).min((seeds.len().div_ceil(20)).max(1 << 16));
+    trace_batched(k, seeds, p, batch, progress)
+}
+
+/// Traces `seeds` in batches of at most `batch` fibres, appending the results in seed order.
+pub fn trace_batched(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, progress: bool) -> Result<FibreBatch> {
+    let batch = batch.max(1);
+    let bar = if progress && seeds.len() > batch { ProgressBar::new(seeds.len() as u64) } else { ProgressBar::hidden() };
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} fibres {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    let mut all = FibreBatch::default();
+    for chunk in seeds.chunks(batch) {
+        all.append(k.trace(chunk, p)?);
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(all)
+}
+
+/// Region-to-region selection (001 Sec. 7 ii): with a target, the fibres that reach it, ranked by
+/// the connectivity measure (highest first, ties by index); without, every fibre in seed order.
+pub fn select(batch: &FibreBatch, target: bool) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..batch.len()).filter(|&i| !target || batch.ends[i].target_step.is_some()).collect();
+    if target {
+        idx.sort_by(|&a, &b| batch.ends[b].connectivity().total_cmp(&batch.ends[a].connectivity()).then(a.cmp(&b)));
+    }
+    idx
+}
+
+/// The tracker's fields from a tensor volume (FSL frame, mm^2/s) through the DTI metric
+/// preparation on `device`; `mask` and `target` become the voxel labels.
+pub fn prepare(device: &Device, tensor: &[f32], geom: &crate::volume::Geometry, mask: &[u8], target: Option<&[u8]>) -> Result<(Fields, Timings)> {
+    let mut k = crate::dti::kernels(device)?;
+    let metric = k.metric(tensor, geom.dims, crate::dti::Frame::of(geom))?;
+    Ok((Fields::new(geom.dims, geom.voxel_size, metric, mask, target)?, k.take_timings()))
+}

@@ -1,0 +1,74 @@
+//! What `neuroport track geodesic` writes: the tractogram (.tck or .trk by extension, world
+//! coordinates from the NIfTI affine) and a CSV with one row per written fibre.
+
+use super::seeding::voxel_to_world_dir;
+use super::{FibreBatch, Seed};
+use crate::io::table::write_csv;
+use crate::io::{tck, trk};
+use crate::volume::{Geometry, Outputs};
+use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Tck,
+    Trk,
+}
+
+impl Format {
+    pub fn of(path: &Path) -> Result<Format> {
+        match path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()).as_deref() {
+            Some("tck") => Ok(Format::Tck),
+            Some("trk") => Ok(Format::Trk),
+            _ => bail!("{}: the tractogram must end in .tck (MRtrix) or .trk (TrackVis)", path.display()),
+        }
+    }
+}
+
+/// The CSV written beside a tractogram: same name, `.csv`.
+pub fn csv_path(tractogram: &Path) -> PathBuf {
+    tractogram.with_extension("csv")
+}
+
+pub const CSV_HEADER: [&str; 14] = [
+    "fibre", "seed", "seed_x", "seed_y", "seed_z", "dir_x", "dir_y", "dir_z", "length_mm", "steps", "stop", "connectivity", "reached_target", "target_length_mm",
+];
+
+/// Adds the tractogram of the fibres `order` names (in that order) and its CSV to `out`.
+pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch, seeds: &[Seed], order: &[usize]) -> Result<()> {
+    let world = |i: usize| -> Vec<[f32; 3]> {
+        batch.fibre(i).iter().map(|p| geom.voxel_to_world(p.map(|c| c as f64)).map(|c| c as f32)).collect()
+    };
+    let lines = order.iter().map(|&i| world(i));
+    match Format::of(path)? {
+        Format::Tck => out.file(path, |tmp| tck::write_tck(tmp, lines))?,
+        Format::Trk => out.file(path, |tmp| trk::write_trk(tmp, &trk::TrkSpace::of(geom), lines))?,
+    }
+    let rows: Vec<Vec<String>> = order
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let s = &seeds[i];
+            let e = &batch.ends[i];
+            let p = geom.voxel_to_world(s.pos.map(|c| c as f64));
+            let d = voxel_to_world_dir(geom, s.dir);
+            vec![
+                k.to_string(),
+                i.to_string(),
+                format!("{:.4}", p[0]),
+                format!("{:.4}", p[1]),
+                format!("{:.4}", p[2]),
+                format!("{:.6}", d[0]),
+                format!("{:.6}", d[1]),
+                format!("{:.6}", d[2]),
+                format!("{:.4}", e.length_mm),
+                e.steps.to_string(),
+                e.stop.name().to_string(),
+                format!("{:.6e}", e.connectivity()),
+                (e.target_step.is_some() as u8).to_string(),
+                if e.target_step.is_some() { format!("{:.4}", e.target_length_mm) } else { String::new() },
+            ]
+        })
+        .collect();
+    out.file(&csv_path(path), |tmp| write_csv(tmp, &CSV_HEADER, &rows))
+}
