@@ -11,7 +11,7 @@
 //!   naive and warp layouts a different summation), so a chain is identical until a rounding
 //!   difference flips an accept decision, after which it is another draw from the same
 //!   posterior. The error is the share of voxels whose samples left the CPU's (beyond 1e-3 of
-//!   each parameter's scale); it passes below 25 %. A NaN anywhere fails.
+//!   each parameter's scale); it passes at or below 20 %. A NaN anywhere fails.
 //!
 //! On the CPU itself the energy is checked against the model evaluated in f64.
 
@@ -130,7 +130,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         let (got, _) = sample(k.as_mut(), &table, &y, &init, &SCHED, loops, None, false, &mut host)?;
         let err = diverged(&got, &want, NVOX, SCHED.nsamp);
         let note = format!("diverged share; mean |f1+f2 gap| {:.4}", fsum_gap(&got, &want, NVOX, SCHED.nsamp));
-        rows.push(CheckRow::new(&format!("bedpost_chain[{}]", v.name()), dev, err, 0.25, note));
+        rows.push(CheckRow::new(&format!("bedpost_chain[{}]", v.name()), dev, err, 0.2, note));
     }
     Ok(rows)
 }
