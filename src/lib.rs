@@ -1,6 +1,7 @@
 //! neuroport: published GPU methods for diffusion MRI and registration on CPU, OpenCL and
 //! CUDA, chosen at run time, with the papers' benchmark tables reproduced.
 
+pub mod bedpost;
 pub mod check;
 pub mod dti;
 pub mod guard;

@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each a thin layer over the library.
 
+mod bedpost;
 mod bench;
 mod check;
 mod compare;
@@ -33,6 +34,8 @@ pub enum Command {
     Dti(dti::Args),
     /// Run every kernel on a device against the CPU reference on fresh random inputs
     Check(check::Args),
+    /// Bayesian ball-and-sticks MCMC (FSL bedpostx's model and outputs)
+    Bedpost(bedpost::Args),
     /// Rerun a paper's benchmark table on the selected devices (CSV, Markdown and plot)
     Reproduce(reproduce::Args),
     /// Merge result CSVs from several machines into one table and plot
@@ -77,6 +80,7 @@ pub fn main() -> i32 {
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Dti(a) => dti::run(&ctx, a),
         Command::Check(a) => check::run(&ctx, a),
+        Command::Bedpost(a) => bedpost::run(&ctx, a),
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),

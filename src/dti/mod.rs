@@ -7,7 +7,7 @@ pub mod check;
 pub mod cpu;
 pub mod cuda;
 pub mod design;
-mod fastmath;
+pub(crate) mod fastmath;
 pub mod opencl;
 pub mod sym3;
 

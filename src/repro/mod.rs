@@ -177,7 +177,14 @@ pub trait Target: Sync {
 /// Every table the harness knows; methods add theirs here.
 pub fn registry() -> Vec<Box<dyn Target>> {
     use crate::geodesic::repro as geo;
-    vec![Box::new(prep::GeodesicPrep), Box::new(geo::GeodesicT1), Box::new(geo::GeodesicT3), Box::new(geo::GeodesicF6), Box::new(geo::GeodesicF7)]
+    vec![
+        Box::new(prep::GeodesicPrep),
+        Box::new(geo::GeodesicT1),
+        Box::new(geo::GeodesicT3),
+        Box::new(geo::GeodesicF6),
+        Box::new(geo::GeodesicF7),
+        Box::new(crate::bedpost::repro::BedpostT3),
+    ]
 }
 
 /// The targets named (`all` for every one), in registry order.

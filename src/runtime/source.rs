@@ -17,6 +17,8 @@ const HEADERS: &[(&str, &str)] = &[
     ("sym3.h", include_str!("../../cl/common/sym3.h")),
     ("dti.h", include_str!("../../cl/common/dti.h")),
     ("geodesic.h", include_str!("../../cl/common/geodesic.h")),
+    ("rng.h", include_str!("../../cl/common/rng.h")),
+    ("bedpost.h", include_str!("../../cl/common/bedpost.h")),
 ];
 
 /// Looks up a shared header; later modules register theirs in `HEADERS`.

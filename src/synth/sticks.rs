@@ -131,7 +131,7 @@ pub fn simulate_voxels(configs: &[SticksVoxel], table: &GradientTable, snr: f64,
 }
 
 /// A unit vector at `deg` degrees from `a`, rotated towards a random perpendicular.
-fn at_angle(a: [f64; 3], deg: f64, r: &mut impl Rng) -> [f64; 3] {
+pub fn at_angle(a: [f64; 3], deg: f64, r: &mut impl Rng) -> [f64; 3] {
     let a = normalise(a);
     let mut p = super::unit_vector(r);
     let d = p[0] * a[0] + p[1] * a[1] + p[2] * a[2];

@@ -1,6 +1,7 @@
 //! `neuroport bench <method>`: a method's kernel speed on every selected device (device-event
 //! times, median of repeats after a warm-up). Each method adds its variant to `Command`.
 
+mod bedpost;
 mod dti;
 mod geodesic;
 
@@ -14,11 +15,15 @@ pub enum Command {
     Dti(dti::DtiArgs),
     /// Geodesic tracing throughput (RK2 or Euler steps/s) on the long synthetic volume
     Geodesic(geodesic::GeodesicArgs),
+    /// Ball-and-sticks MCMC: voxel-loops per second of every kernel layout (and the time of
+    /// 003's Table III dataset 1 at that rate)
+    Bedpost(bedpost::Args),
 }
 
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
     match cmd {
         Command::Dti(a) => dti::dti(ctx, a),
         Command::Geodesic(a) => geodesic::geodesic(ctx, a),
+        Command::Bedpost(a) => bedpost::run(ctx, a),
     }
 }

@@ -1,0 +1,372 @@
+//! Bayesian ball-and-sticks MCMC (paper 003 Sec. III-A and IV-A; the model of FSL bedpostx):
+//! per-voxel Metropolis-Hastings over S0, d, f1, f2, th1, ph1, th2, ph2 with the noise
+//! marginalised, ARD on f2, adaptive proposal widths, burn-in and thinning, and random numbers
+//! made on the device by the combined Tausworthe generator. The model, priors and sampler are
+//! documented once, in `cl/common/bedpost.h`; this file holds the host logic (initialisation,
+//! chunks sized to the device, launches in segments, progress) that talks only to
+//! [`BedpostKernels`]; `cpu.rs`, `opencl.rs` and `cuda.rs` implement it.
+
+pub mod bench;
+pub mod check;
+pub mod cpu;
+pub mod cuda;
+pub mod init;
+pub mod opencl;
+pub mod post;
+pub mod repro;
+pub mod rng;
+pub mod sim;
+
+use crate::dti::DtiKernels;
+use crate::runtime::{timing::wall_ms, Device, DeviceInfo, Timings};
+use crate::volume::{GradientTable, Volume};
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Parameters per chain, in proposal order (bedpostx's: d, S0, then th, ph, f of each stick).
+pub const NPARAM: usize = 8;
+pub const D: usize = 0;
+pub const S0: usize = 1;
+pub const TH1: usize = 2;
+pub const PH1: usize = 3;
+pub const F1: usize = 4;
+pub const TH2: usize = 5;
+pub const PH2: usize = 6;
+pub const F2: usize = 7;
+/// Upper bound on d (mm^2/s), bedpostx's UPPERDIFF.
+pub const DMAX: f32 = 0.005;
+/// Work-items per voxel in the warp layout, and the most directions it holds (NP_BP_PER each).
+pub const LANES: usize = 32;
+pub const WARP_MAX_DIRS: usize = LANES * 8;
+/// Loops per kernel launch: keeps launches short (display watchdogs) and drives the progress
+/// bar. Each launch starts with one fresh pass over the directions, on every backend alike.
+pub const SEGMENT: usize = 50;
+
+/// How the device kernel lays a chain out (see `cl/common/bedpost.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// One work-item per voxel; every proposal recomputes all terms (24 n exponentials a loop).
+    Naive,
+    /// One work-item per voxel; per-direction terms cached in device memory (bedpostx; 7 n).
+    Cached,
+    /// One work-item per voxel; no term cache, S0/f proposals in O(1) from running sums (15 n).
+    Moments,
+    /// Both of the above (7 n exponentials, five passes a loop).
+    CachedMoments,
+    /// bedpostx_gpu's layout: a warp / work-group of 32 per voxel, terms in registers (7 n).
+    Warp,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 5] = [Variant::Naive, Variant::Cached, Variant::Moments, Variant::CachedMoments, Variant::Warp];
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Naive => "naive",
+            Variant::Cached => "cached",
+            Variant::Moments => "moments",
+            Variant::CachedMoments => "cached_moments",
+            Variant::Warp => "warp",
+        }
+    }
+    pub fn kernel(self) -> &'static str {
+        match self {
+            Variant::Naive => "bedpost_naive",
+            Variant::Cached => "bedpost_cached",
+            Variant::Moments => "bedpost_moments",
+            Variant::CachedMoments => "bedpost_cached_moments",
+            Variant::Warp => "bedpost_warp",
+        }
+    }
+    pub fn caches_terms(self) -> bool {
+        matches!(self, Variant::Cached | Variant::CachedMoments)
+    }
+    /// The layout a device runs when none is asked for. Until measured on the H100 (see
+    /// docs/performance.md) the thread layout with running sums, whose arithmetic is also the
+    /// CPU reference's.
+    pub fn default_for(_info: &DeviceInfo) -> Variant {
+        Variant::Moments
+    }
+}
+
+impl std::str::FromStr for Variant {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Variant> {
+        Variant::ALL
+            .into_iter()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| anyhow::anyhow!("unknown bedpost variant '{s}': use naive, cached, moments, cached_moments or warp"))
+    }
+}
+
+/// What `neuroport bedpost` asks of the sampler.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub samples: usize,
+    pub burnin: usize,
+    pub thin: usize,
+    /// Loops between proposal-width adaptations (bedpostx's --updateproposalevery).
+    pub every: usize,
+    /// ARD weight on f2 (0 switches ARD off).
+    pub ard: f32,
+    pub seed: u64,
+    /// Largest chunk of voxels per device round trip (default: what fits the device).
+    pub max_chunk: Option<usize>,
+    pub progress: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config { samples: 50, burnin: 500, thin: 2, every: 40, ard: 1.0, seed: 0, max_chunk: None, progress: false }
+    }
+}
+
+impl Config {
+    /// NumLoops = NumBurnin + NumSamples x L (003 Sec. IV-A).
+    pub fn loops(&self) -> usize {
+        self.burnin + self.samples * self.thin
+    }
+    pub fn schedule(&self) -> Schedule {
+        Schedule { burnin: self.burnin, thin: self.thin, nsamp: self.samples, every: self.every, ard: self.ard }
+    }
+    pub fn validate(&self) -> Result<()> {
+        if self.samples == 0 || self.thin == 0 || self.every == 0 {
+            bail!("--samples, --thin and the adaptation interval must be positive");
+        }
+        if self.loops() > i32::MAX as usize / 2 {
+            bail!("too many loops ({})", self.loops());
+        }
+        Ok(())
+    }
+}
+
+/// What the kernels need of the sampling schedule.
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule {
+    pub burnin: usize,
+    pub thin: usize,
+    pub nsamp: usize,
+    pub every: usize,
+    pub ard: f32,
+}
+
+/// The gradient table as the kernels read it: b (s/mm^2), then gx, gy, gz, each `ndir` long.
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub ndir: usize,
+    pub gtab: Vec<f32>,
+}
+
+impl Table {
+    pub fn new(g: &GradientTable) -> Result<Table> {
+        let n = g.len();
+        if n < 9 {
+            bail!("{n} volumes: the ball-and-two-sticks model has 8 parameters and needs at least 9 measurements");
+        }
+        let mut gtab = vec![0.0f32; 4 * n];
+        for i in 0..n {
+            gtab[i] = g.bvals[i] as f32;
+            for c in 0..3 {
+                gtab[(1 + c) * n + i] = if g.bvals[i] > 0.0 { g.bvecs[i][c] as f32 } else { 0.0 };
+            }
+        }
+        Ok(Table { ndir: n, gtab })
+    }
+}
+
+/// Chain state of `nvox` voxels, component-major as the kernels keep it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChainState {
+    pub par: Vec<f32>,
+    pub prop: Vec<f32>,
+    pub acc: Vec<i32>,
+    pub rng: Vec<u32>,
+    pub nacc: Vec<i32>,
+}
+
+pub(crate) fn cut<T: Copy>(v: &[T], ncomp: usize, nvox: usize, r: std::ops::Range<usize>) -> Vec<T> {
+    (0..ncomp).flat_map(|c| v[c * nvox + r.start..c * nvox + r.end].iter().copied()).collect()
+}
+
+fn paste<T: Copy>(v: &mut [T], ncomp: usize, nvox: usize, start: usize, part: &[T]) {
+    let len = part.len() / ncomp;
+    for c in 0..ncomp {
+        v[c * nvox + start..c * nvox + start + len].copy_from_slice(&part[c * len..(c + 1) * len]);
+    }
+}
+
+impl ChainState {
+    pub fn nvox(&self) -> usize {
+        self.nacc.len()
+    }
+    pub fn cut(&self, r: std::ops::Range<usize>) -> ChainState {
+        let n = self.nvox();
+        ChainState {
+            par: cut(&self.par, NPARAM, n, r.clone()),
+            prop: cut(&self.prop, NPARAM, n, r.clone()),
+            acc: cut(&self.acc, NPARAM, n, r.clone()),
+            rng: cut(&self.rng, rng::VOXEL_WORDS, n, r.clone()),
+            nacc: self.nacc[r].to_vec(),
+        }
+    }
+    pub fn paste(&mut self, start: usize, part: &ChainState) {
+        let n = self.nvox();
+        paste(&mut self.par, NPARAM, n, start, &part.par);
+        paste(&mut self.prop, NPARAM, n, start, &part.prop);
+        paste(&mut self.acc, NPARAM, n, start, &part.acc);
+        paste(&mut self.rng, rng::VOXEL_WORDS, n, start, &part.rng);
+        self.nacc[start..start + part.nvox()].copy_from_slice(&part.nacc);
+    }
+}
+
+/// The device operations of the sampler. A chunk of chains lives on the device between
+/// `load` and `read`; every call records its time in [`BedpostKernels::take_timings`].
+pub trait BedpostKernels {
+    /// The layout this instance runs.
+    fn variant(&self) -> &'static str;
+    /// Uploads a chunk: its measurements `y` (ndir x nvox) and chain state; samples are kept
+    /// on the device.
+    fn load(&mut self, table: &Table, y: &[f32], state: &ChainState, sched: &Schedule) -> Result<()>;
+    /// Runs loops [l0, l1) of every loaded chain.
+    fn run(&mut self, l0: usize, l1: usize) -> Result<()>;
+    /// The samples (8 x nsamp x nvox) and the chain state of the loaded chunk.
+    fn read(&mut self) -> Result<(Vec<f32>, ChainState)>;
+    /// SS and energy (2 x nvox) at the parameters `par` (8 x nvox): the likelihood evaluation
+    /// alone, for `neuroport check`.
+    fn energy(&mut self, table: &Table, y: &[f32], par: &[f32], ard: f32) -> Result<Vec<f32>>;
+    /// `count` uniforms from stream 0 then `count` normals from stream 1 of each voxel's
+    /// state (32 x nvox words), for `neuroport check`.
+    fn rng(&mut self, states: &[u32], count: usize) -> Result<Vec<f32>>;
+    /// The most voxels one chunk may hold on this device.
+    fn max_chunk(&self, ndir: usize, nsamp: usize) -> usize;
+    fn take_timings(&mut self) -> Timings;
+}
+
+/// The sampler on `device`, in `variant` (or the device's default layout).
+pub fn kernels(device: &Device, variant: Option<Variant>) -> Result<Box<dyn BedpostKernels>> {
+    let v = variant.unwrap_or_else(|| Variant::default_for(device.info()));
+    Ok(match device {
+        Device::Cpu(c) => Box::new(cpu::CpuBedpost::new(c.clone())),
+        Device::OpenCl(d) => Box::new(opencl::ClBedpost::new(d.clone(), v)?),
+        Device::Cuda(d) => Box::new(cuda::CudaBedpost::new(d.clone(), v)?),
+    })
+}
+
+/// Device bytes per voxel of a chunk; `cache` adds the two-slot term cache.
+pub fn bytes_per_voxel(ndir: usize, nsamp: usize, cache: bool) -> usize {
+    4 * (ndir + 3 * NPARAM + rng::VOXEL_WORDS + 1 + NPARAM * nsamp + if cache { 6 * ndir } else { 0 })
+}
+
+/// Voxels per chunk from a memory budget, the largest single allocation, and 32-bit indexing.
+pub fn chunk_from_memory(budget: u64, max_alloc: u64, ndir: usize, nsamp: usize, cache: bool) -> usize {
+    let per = bytes_per_voxel(ndir, nsamp, cache) as u64;
+    let biggest = 4 * (NPARAM * nsamp).max(if cache { 6 * ndir } else { 0 }).max(rng::VOXEL_WORDS).max(ndir) as u64;
+    let by_index = (i32::MAX as u64) / (biggest / 4);
+    (budget / per).min(max_alloc / biggest).min(by_index).max(1) as usize
+}
+
+/// Runs every chain from `init` through `loops` loops, in chunks that fit the device and
+/// launches of [`SEGMENT`] loops. `y` is ndir x nvox. Returns the samples (8 x nsamp x nvox)
+/// and the final state; the driver's own (host) milliseconds go into `host_ms`.
+#[allow(clippy::too_many_arguments)]
+pub fn sample(
+    k: &mut dyn BedpostKernels,
+    table: &Table,
+    y: &[f32],
+    init: &ChainState,
+    sched: &Schedule,
+    loops: usize,
+    max_chunk: Option<usize>,
+    progress: bool,
+    host_ms_out: &mut f64,
+) -> Result<(Vec<f32>, ChainState)> {
+    let nvox = init.nvox();
+    if y.len() != table.ndir * nvox {
+        bail!("{} measurements for {} voxels x {} directions", y.len(), nvox, table.ndir);
+    }
+    let chunk = k.max_chunk(table.ndir, sched.nsamp).min(max_chunk.unwrap_or(usize::MAX)).max(1);
+    let bar = progress_bar(nvox as u64, progress);
+    let mut samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
+    let mut state = init.clone();
+    let mut host_ms = 0.0;
+    let mut start = 0;
+    while start < nvox {
+        let len = chunk.min(nvox - start);
+        let r = start..start + len;
+        let (ych, ms) = wall_ms(|| cut(y, table.ndir, nvox, r.clone()));
+        k.load(table, &ych, &init.cut(r.clone()), sched)?;
+        let mut l0 = 0;
+        while l0 < loops {
+            let l1 = (l0 + SEGMENT).min(loops);
+            k.run(l0, l1)?;
+            bar.set_position((start + len * l1 / loops.max(1)) as u64);
+            l0 = l1;
+        }
+        let (s, st) = k.read()?;
+        let ((), ms2) = wall_ms(|| {
+            paste(&mut samples, NPARAM * sched.nsamp, nvox, start, &s);
+            state.paste(start, &st);
+        });
+        host_ms += ms + ms2;
+        start += len;
+    }
+    bar.finish_and_clear();
+    *host_ms_out += host_ms;
+    Ok((samples, state))
+}
+
+fn progress_bar(len: u64, show: bool) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("bedpost {bar:40} {pos}/{len} voxels ({eta} left)") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Everything one run produces, for the mask voxels in `voxels` (flat indices, ascending).
+pub struct BedpostResult {
+    pub voxels: Vec<usize>,
+    pub nsamp: usize,
+    /// 8 x nsamp x nvox, parameters in [`NPARAM`] order.
+    pub samples: Vec<f32>,
+    pub state: ChainState,
+    /// Accepted share of the proposals after burn-in, per voxel.
+    pub acceptance: Vec<f32>,
+    pub variant: &'static str,
+    /// Sampling (kernels, transfers, chunk packing) and, in host_ms, initialisation as well.
+    pub timings: Timings,
+    /// The tensor fit used for initialisation.
+    pub init_timings: Timings,
+}
+
+/// Samples the posterior of every voxel in `mask`: tensor fit (on `dti`'s device), chains
+/// initialised from it, MCMC on `k`.
+pub fn run(dti: &mut dyn DtiKernels, k: &mut dyn BedpostKernels, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<BedpostResult> {
+    cfg.validate()?;
+    if dwi.nvol() != grads.len() {
+        bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
+    }
+    if mask.len() != dwi.nvox() {
+        bail!("mask holds {} voxels, the DWI grid {}", mask.len(), dwi.nvox());
+    }
+    let table = Table::new(grads)?;
+    let fit = crate::dti::run(dti, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
+    let ((voxels, y, init), host_ms) = wall_ms(|| {
+        let voxels: Vec<usize> = (0..dwi.nvox()).filter(|&v| mask[v] != 0).collect();
+        let y = init::gather(dwi, &voxels);
+        let init = init::from_tensors(&fit.fit, &y, &table, &voxels, cfg.seed);
+        (voxels, y, init)
+    });
+    if voxels.is_empty() {
+        bail!("the mask holds no voxel");
+    }
+    let mut host_ms = host_ms;
+    let (samples, state) = sample(k, &table, &y, &init, &cfg.schedule(), cfg.loops(), cfg.max_chunk, cfg.progress, &mut host_ms)?;
+    let mut timings = k.take_timings();
+    timings.host_ms += host_ms;
+    let after = (cfg.loops() - cfg.burnin.min(cfg.loops())) * NPARAM;
+    let acceptance = state.nacc.iter().map(|&a| a as f32 / after.max(1) as f32).collect();
+    Ok(BedpostResult { voxels, nsamp: cfg.samples, samples, state, acceptance, variant: k.variant(), timings, init_timings: fit.timings })
+}

@@ -1,0 +1,155 @@
+//! From samples to FSL bedpostx's outputs: merged sample volumes, posterior means, mean
+//! directions (dyads: principal eigenvector of the samples' scatter matrix sum v v^T) and their
+//! dispersion (1 - largest eigenvalue of the mean scatter matrix), and the acceptance map.
+
+use super::{BedpostResult, D, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
+use crate::dti::sym3;
+use crate::volume::{Geometry, Outputs};
+use anyhow::{bail, Result};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Unit stick direction of (theta, phi), f64.
+pub fn direction(th: f32, ph: f32) -> [f64; 3] {
+    let (th, ph) = (th as f64, ph as f64);
+    [th.sin() * ph.cos(), th.sin() * ph.sin(), th.cos()]
+}
+
+/// The same direction with theta in [0, pi] and phi in (-pi, pi] (a chain may wander outside).
+pub fn canonical(th: f32, ph: f32) -> (f32, f32) {
+    let v = direction(th, ph);
+    (v[2].clamp(-1.0, 1.0).acos() as f32, v[1].atan2(v[0]) as f32)
+}
+
+/// Posterior summaries of one voxel.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VoxelSummary {
+    pub mean: [f32; NPARAM],
+    /// Mean directions (z >= 0) and 1 - largest eigenvalue of the mean scatter matrix.
+    pub dyads: [[f32; 3]; 2],
+    pub dispersion: [f32; 2],
+}
+
+/// Mean direction and dispersion of unit vectors, as bedpostx's make_dyadic_vectors.
+pub fn mean_direction(vs: impl Iterator<Item = [f64; 3]>) -> ([f64; 3], f64) {
+    let mut m = [0.0f64; 6];
+    let mut n = 0usize;
+    for v in vs {
+        m[0] += v[0] * v[0];
+        m[1] += v[0] * v[1];
+        m[2] += v[0] * v[2];
+        m[3] += v[1] * v[1];
+        m[4] += v[1] * v[2];
+        m[5] += v[2] * v[2];
+        n += 1;
+    }
+    if n == 0 {
+        return ([0.0; 3], 1.0);
+    }
+    let m = m.map(|x| x / n as f64);
+    let (lam, vec) = sym3::eigen(&m);
+    let mut d = sym3::v1(&vec);
+    if d[2] < 0.0 {
+        d = d.map(|x| -x);
+    }
+    (d, 1.0 - lam[0])
+}
+
+/// Summaries of every voxel from samples laid out 8 x nsamp x nvox.
+pub fn summarise(samples: &[f32], nsamp: usize, nvox: usize) -> Vec<VoxelSummary> {
+    let at = |k: usize, s: usize, v: usize| samples[(k * nsamp + s) * nvox + v];
+    (0..nvox)
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|v| {
+            let mut out = VoxelSummary::default();
+            for k in 0..NPARAM {
+                out.mean[k] = ((0..nsamp).map(|s| at(k, s, v) as f64).sum::<f64>() / nsamp.max(1) as f64) as f32;
+            }
+            for (j, (th, ph)) in [(TH1, PH1), (TH2, PH2)].into_iter().enumerate() {
+                let (d, disp) = mean_direction((0..nsamp).map(|s| direction(at(th, s, v), at(ph, s, v))));
+                out.dyads[j] = d.map(|x| x as f32);
+                out.dispersion[j] = disp as f32;
+            }
+            out
+        })
+        .collect()
+}
+
+/// Writes bedpostx's files into `dir` (all or nothing) and returns their paths.
+pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathBuf>> {
+    let nv = geom.nvox();
+    let n = r.voxels.len();
+    let ns = r.nsamp;
+    if r.samples.len() != NPARAM * ns * n {
+        bail!("sample array does not match {n} voxels x {ns} samples");
+    }
+    let at = |k: usize, s: usize, j: usize| r.samples[(k * ns + s) * n + j];
+    let mut out = Outputs::new();
+    let p = |name: &str| dir.join(format!("{name}.nii.gz"));
+    for (stick, (th, ph, f)) in [(1, (TH1, PH1, F1)), (2, (TH2, PH2, F2))] {
+        let mut vth = vec![0.0f32; ns * nv];
+        let mut vph = vec![0.0f32; ns * nv];
+        let mut vf = vec![0.0f32; ns * nv];
+        for (j, &v) in r.voxels.iter().enumerate() {
+            for s in 0..ns {
+                let (a, b) = canonical(at(th, s, j), at(ph, s, j));
+                vth[s * nv + v] = a;
+                vph[s * nv + v] = b;
+                vf[s * nv + v] = at(f, s, j);
+            }
+        }
+        out.nifti(&p(&format!("merged_th{stick}samples")), geom, ns, &vth)?;
+        out.nifti(&p(&format!("merged_ph{stick}samples")), geom, ns, &vph)?;
+        out.nifti(&p(&format!("merged_f{stick}samples")), geom, ns, &vf)?;
+    }
+    let sum = summarise(&r.samples, ns, n);
+    let map = |f: &dyn Fn(&VoxelSummary) -> f32| {
+        let mut m = vec![0.0f32; nv];
+        for (j, &v) in r.voxels.iter().enumerate() {
+            m[v] = f(&sum[j]);
+        }
+        m
+    };
+    out.nifti(&p("mean_f1samples"), geom, 1, &map(&|s| s.mean[F1]))?;
+    out.nifti(&p("mean_f2samples"), geom, 1, &map(&|s| s.mean[F2]))?;
+    out.nifti(&p("mean_dsamples"), geom, 1, &map(&|s| s.mean[D]))?;
+    out.nifti(&p("mean_S0samples"), geom, 1, &map(&|s| s.mean[S0]))?;
+    for j in 0..2 {
+        let mut dy = vec![0.0f32; 3 * nv];
+        for c in 0..3 {
+            dy[c * nv..(c + 1) * nv].copy_from_slice(&map(&|s| s.dyads[j][c]));
+        }
+        out.nifti(&p(&format!("dyads{}", j + 1)), geom, 3, &dy)?;
+        out.nifti(&p(&format!("dyads{}_dispersion", j + 1)), geom, 1, &map(&|s| s.dispersion[j]))?;
+    }
+    let mut acc = vec![0.0f32; nv];
+    for (j, &v) in r.voxels.iter().enumerate() {
+        acc[v] = r.acceptance[j];
+    }
+    out.nifti(&p("acceptance"), geom, 1, &acc)?;
+    out.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_keeps_the_direction() {
+        for (th, ph) in [(-0.3f32, 4.0f32), (3.5, -7.0), (0.2, 0.1)] {
+            let (a, b) = canonical(th, ph);
+            assert!((0.0..=std::f32::consts::PI).contains(&a) && b.abs() <= std::f32::consts::PI);
+            let (u, w) = (direction(th, ph), direction(a, b));
+            assert!((0..3).all(|c| (u[c] - w[c]).abs() < 1e-5), "{u:?} {w:?}");
+        }
+    }
+
+    #[test]
+    fn dispersion_is_zero_for_equal_and_large_for_spread_directions() {
+        let (d, disp) = mean_direction([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]].into_iter());
+        assert!((d[2] - 1.0).abs() < 1e-9 && disp.abs() < 1e-9);
+        let (_, disp) = mean_direction([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]].into_iter());
+        assert!((disp - 2.0 / 3.0).abs() < 1e-9);
+    }
+}

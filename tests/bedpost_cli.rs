@@ -1,0 +1,105 @@
+//! `neuroport bedpost` end to end on the sticks phantom of `neuroport synth` (FSL layout and
+//! bvecs convention on disk): bedpostx's files with the right shapes, mean directions that
+//! match the phantom's truth, byte-identical reruns with the same seed, and clean errors.
+
+mod common;
+use common::{run, s};
+use neuroport::synth::sticks::angle_deg;
+use neuroport::volume::read_nifti;
+use std::path::Path;
+
+const OUTPUTS: [&str; 15] = [
+    "merged_th1samples", "merged_ph1samples", "merged_f1samples", "merged_th2samples", "merged_ph2samples", "merged_f2samples",
+    "mean_f1samples", "mean_f2samples", "mean_dsamples", "mean_S0samples", "dyads1", "dyads2", "dyads1_dispersion",
+    "dyads2_dispersion", "acceptance",
+];
+
+fn bedpost(data: &Path, out: &Path, backend: &str, seed: &str) -> (i32, String, String) {
+    run(
+        &[
+            "bedpost", "--dwi", s(&data.join("dwi.nii.gz")), "--bvals", s(&data.join("bvals")), "--bvecs", s(&data.join("bvecs")),
+            "--mask", s(&data.join("wm.nii.gz")), "--samples", "10", "--burnin", "200", "--thin", "2", "--seed", seed, "--out", s(out),
+            "--backend", backend,
+        ],
+        &[],
+    )
+}
+
+#[test]
+fn bedpost_writes_fsl_outputs_that_match_the_truth_and_reruns_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (code, _, err) = run(&["synth", "--model", "sticks", "--dims", "16,16,5", "--snr", "40", "--out", s(&data)], &[]);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path().join("bp");
+    let (code, stdout, err) = bedpost(&data, &out, "cpu", "4");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(stdout.lines().count(), OUTPUTS.len(), "{stdout}");
+    let dwi = read_nifti(&data.join("dwi.nii.gz")).unwrap();
+    for name in OUTPUTS {
+        let v = read_nifti(&out.join(format!("{name}.nii.gz"))).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        assert_eq!(v.geom.dims, dwi.geom.dims, "{name}");
+        let want = if name.starts_with("merged") { 10 } else if name.starts_with("dyads") && !name.ends_with("dispersion") { 3 } else { 1 };
+        assert_eq!(v.nvol(), want, "{name}");
+    }
+    // mean directions against the phantom's truth (bvecs frame on both sides)
+    let wm = read_nifti(&data.join("wm.nii.gz")).unwrap();
+    let truth = read_nifti(&data.join("truth_dyads1.nii.gz")).unwrap();
+    let tf2 = read_nifti(&data.join("truth_f2.nii.gz")).unwrap();
+    let dy = read_nifti(&out.join("dyads1.nii.gz")).unwrap();
+    let nv = dwi.nvox();
+    let mut errs: Vec<f64> = (0..nv)
+        .filter(|&v| wm.as_flat()[v] != 0.0 && tf2.as_flat()[v] == 0.0)
+        .map(|v| {
+            let t = [0, 1, 2].map(|c| truth.as_flat()[c * nv + v] as f64);
+            let d = [0, 1, 2].map(|c| dy.as_flat()[c * nv + v] as f64);
+            angle_deg(t, d)
+        })
+        .collect();
+    assert!(errs.len() > 20, "{} one-fibre voxels", errs.len());
+    errs.sort_by(|a, b| a.total_cmp(b));
+    let med = errs[errs.len() / 2];
+    assert!(med < 5.0, "median angular error of dyads1 on one-fibre voxels {med:.2} deg");
+    // same seed, same bytes
+    let again = dir.path().join("bp2");
+    let (code, _, err) = bedpost(&data, &again, "cpu", "4");
+    assert_eq!(code, 0, "{err}");
+    for name in OUTPUTS {
+        let f = format!("{name}.nii.gz");
+        assert!(std::fs::read(out.join(&f)).unwrap() == std::fs::read(again.join(&f)).unwrap(), "{f} differs between reruns");
+    }
+    let other = dir.path().join("bp3");
+    assert_eq!(bedpost(&data, &other, "cpu", "5").0, 0);
+    assert!(std::fs::read(out.join("merged_th1samples.nii.gz")).unwrap() != std::fs::read(other.join("merged_th1samples.nii.gz")).unwrap());
+}
+
+#[test]
+fn bad_input_is_one_clean_error_line_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    assert_eq!(run(&["synth", "--model", "sticks", "--dims", "8,8,4", "--out", s(&data)], &[]).0, 0);
+    let small = dir.path().join("small");
+    assert_eq!(run(&["synth", "--model", "sticks", "--dims", "6,6,4", "--out", s(&small)], &[]).0, 0);
+    let out = dir.path().join("bp");
+    let base = |mask: &Path, extra: &[&str]| {
+        let (dwi, bvals, bvecs) = (data.join("dwi.nii.gz"), data.join("bvals"), data.join("bvecs"));
+        let mut a = vec!["bedpost", "--dwi", s(&dwi), "--bvals", s(&bvals), "--bvecs", s(&bvecs), "--mask", s(mask), "--out", s(&out)];
+        a.extend_from_slice(extra);
+        if !extra.contains(&"--backend") {
+            a.extend_from_slice(&["--backend", "cpu"]);
+        }
+        run(&a, &[])
+    };
+    for (mask, extra, want) in [
+        (small.join("mask.nii.gz"), vec![], "does not match the data grid"),
+        (dir.path().join("nope.nii.gz"), vec![], "nope.nii.gz: no such file"),
+        (data.join("mask.nii.gz"), vec!["--thin", "0"], "must be positive"),
+        (data.join("mask.nii.gz"), vec!["--backend", "all"], "runs on one device"),
+    ] {
+        let (code, _, err) = base(&mask, &extra);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.starts_with("error:") && err.contains(want) && err.lines().count() == 1, "{err}");
+        assert!(!err.contains("panicked"));
+    }
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "partial output left behind");
+}
