@@ -285,15 +285,22 @@ pub fn sample(
     }
     let chunk = k.max_chunk(table.ndir, sched.nsamp).min(max_chunk.unwrap_or(usize::MAX)).max(1);
     let bar = progress_bar(nvox as u64, progress);
-    let mut samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
-    let mut state = init.clone();
+    let mut samples = Vec::new();
+    let mut state: Option<ChainState> = None;
     let mut host_ms = 0.0;
     let mut start = 0;
     while start < nvox {
         let len = chunk.min(nvox - start);
         let r = start..start + len;
-        let (ych, ms) = wall_ms(|| cut(y, table.ndir, nvox, r.clone()));
-        k.load(table, &ych, &init.cut(r.clone()), sched)?;
+        // One chunk holding every voxel (the usual case on a GPU) hands the arrays through:
+        // no cut on the way in, no paste on the way out.
+        let whole = len == nvox;
+        let (ych, ms) = wall_ms(|| if whole { std::borrow::Cow::Borrowed(y) } else { std::borrow::Cow::Owned(cut(y, table.ndir, nvox, r.clone())) });
+        if whole {
+            k.load(table, &ych, init, sched)?;
+        } else {
+            k.load(table, &ych, &init.cut(r.clone()), sched)?;
+        }
         let mut l0 = 0;
         while l0 < loops {
             let l1 = (l0 + SEGMENT).min(loops);
@@ -303,15 +310,23 @@ pub fn sample(
         }
         let (s, st) = k.read()?;
         let ((), ms2) = wall_ms(|| {
-            paste(&mut samples, NPARAM * sched.nsamp, nvox, start, &s);
-            state.paste(start, &st);
+            if whole {
+                samples = s;
+                state = Some(st);
+            } else {
+                if samples.is_empty() {
+                    samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
+                }
+                paste(&mut samples, NPARAM * sched.nsamp, nvox, start, &s);
+                state.get_or_insert_with(|| init.clone()).paste(start, &st);
+            }
         });
         host_ms += ms + ms2;
         start += len;
     }
     bar.finish_and_clear();
     *host_ms_out += host_ms;
-    Ok((samples, state))
+    Ok((samples, state.unwrap_or_else(|| init.clone())))
 }
 
 fn progress_bar(len: u64, show: bool) -> ProgressBar {
