@@ -139,20 +139,9 @@ impl CudaGeodesic {
     }
 }
 
-impl GeodesicKernels for CudaGeodesic {
-    fn upload(&mut self, fields: &Fields) -> Result<()> {
-        self.resident = None;
-        let f4 = self.dev.upload(&fields.packed4(), &mut self.t)?;
-        let labels = self.dev.upload(&fields.labels, &mut self.t)?;
-        self.resident = Some(Resident { dims: fields.dims, voxel_size: fields.voxel_size, f4, labels, textures: None });
-        Ok(())
-    }
-
-    fn max_batch(&self, p: &TraceParams) -> usize {
-        batch_within(self.dev.info.global_mem_bytes.max(1 << 28) / 3, p)
-    }
-
-    fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
+impl CudaGeodesic {
+    /// Traces the seeds in the order given.
+    fn trace_as_given(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
         let n = seeds.len();
         let cfg = self.launch_config(n);
         let dev = self.dev.clone();
@@ -204,6 +193,27 @@ impl GeodesicKernels for CudaGeodesic {
         t.transfer_ms += pack_t.kernel_ms;
         batch.set_packed(dev.download(&b_packed, t)?);
         Ok(batch)
+    }
+}
+
+impl GeodesicKernels for CudaGeodesic {
+    fn upload(&mut self, fields: &Fields) -> Result<()> {
+        self.resident = None;
+        let f4 = self.dev.upload(&fields.packed4(), &mut self.t)?;
+        let labels = self.dev.upload(&fields.labels, &mut self.t)?;
+        self.resident = Some(Resident { dims: fields.dims, voxel_size: fields.voxel_size, f4, labels, textures: None });
+        Ok(())
+    }
+
+    fn max_batch(&self, p: &TraceParams) -> usize {
+        batch_within(self.dev.info.global_mem_bytes.max(1 << 28) / 3, p)
+    }
+
+    fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
+        let mut t = std::mem::take(&mut self.t);
+        let r = super::order::traced_in_spatial_order(seeds, &mut t, |s| self.trace_as_given(s, p));
+        self.t.add(&t);
+        r
     }
 
     fn take_timings(&mut self) -> Timings {

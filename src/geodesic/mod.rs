@@ -24,6 +24,7 @@ pub mod check;
 pub mod cpu;
 pub mod cuda;
 pub mod opencl;
+pub mod order;
 pub mod output;
 pub mod phantoms;
 pub mod repro;
@@ -45,7 +46,8 @@ pub const IN_TARGET: u8 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 pub enum Method {
-    /// Second-order Runge-Kutta (midpoint rule): two field samples per step
+    /// Second order (Strang-split midpoint rule: drift h/2, kick h, drift h/2): one field sample
+    /// per step, at the half-step point
     Rk2,
     /// Euler (001 eq. 4): one field sample per step
     Euler,
@@ -54,8 +56,7 @@ pub enum Method {
 impl Method {
     pub fn samples_per_step(self) -> usize {
         match self {
-            Method::Rk2 => 2,
-            Method::Euler => 1,
+            Method::Rk2 | Method::Euler => 1,
         }
     }
     pub fn name(self) -> &'static str {
