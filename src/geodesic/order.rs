@@ -87,4 +87,30 @@ mod tests {
         assert_eq!(morton(&s(3.0, 3.0, 3.0)), 63);
         assert_eq!(morton(&s(1023.0, 0.0, 0.0)), spread(1023));
     }
+
+    #[test]
+    fn blocks_spread_few_fibres_and_grow_with_many() {
+        // H100: 132 multiprocessors, 528 schedulers
+        assert_eq!(crate::geodesic::block_size(4096, 132), 8);
+        assert_eq!(crate::geodesic::block_size(100, 132), 1);
+        assert_eq!(crate::geodesic::block_size(16896, 132), 32);
+        assert_eq!(crate::geodesic::block_size(65536, 132), 64);
+        assert_eq!(crate::geodesic::block_size(1_000_000, 132), 256);
+    }
+
+    #[test]
+    fn unpermute_restores_the_callers_order() {
+        let ends: Vec<_> = (0..3u32).map(|k| crate::geodesic::FibreEnd { steps: k, stop: crate::geodesic::Stop::MaxSteps, length_mm: 0.0, riemann: 0.0, target_step: None, target_length_mm: 0.0, target_riemann: 0.0 }).collect();
+        // traced order [2, 0, 1]: fibre j of the batch has j + 1 points
+        let pts = |k: usize| vec![[k as f32; 3]; k + 1];
+        let mut points = pts(0);
+        points.extend(pts(1));
+        points.extend(pts(2));
+        let batch = FibreBatch { points, offsets: vec![0, 1, 3, 6], ends };
+        let out = unpermute(batch, &[2, 0, 1]);
+        assert_eq!(out.ends.iter().map(|e| e.steps).collect::<Vec<_>>(), vec![1, 2, 0]);
+        assert_eq!(out.fibre(0), &pts(1)[..]);
+        assert_eq!(out.fibre(1), &pts(2)[..]);
+        assert_eq!(out.fibre(2), &pts(0)[..]);
+    }
 }
