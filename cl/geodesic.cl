@@ -31,7 +31,7 @@ __kernel void geodesic_trace_kernel(__global const float4 *restrict f4, __global
                                     __global float *points, __global int *sum_i, __global float *sum_f)
 {
     int i = get_global_id(0);
-    NP_GEO_TRACE(i, p, seeds, labels, points, sum_i, sum_f, np_geo_sample_global(f4, &p, st.q, f))
+    NP_GEO_TRACE(i, p, seeds, labels, points, sum_i, sum_f, np_geo_sample_global(f4, &p, q, f))
 }
 
 __kernel void geodesic_trace_texture(__read_only image3d_t t0, __read_only image3d_t t1,
@@ -43,7 +43,7 @@ __kernel void geodesic_trace_texture(__read_only image3d_t t0, __read_only image
 {
     int i = get_global_id(0);
     NP_GEO_TRACE(i, p, seeds, labels, points, sum_i, sum_f,
-                 np_geo_sample_images(t0, t1, t2, t3, t4, t5, p.ngroups, st.q, f))
+                 np_geo_sample_images(t0, t1, t2, t3, t4, t5, p.ngroups, q, f))
 }
 
 __kernel void geodesic_pack(int n, __global const float *points, __global const int *steps,

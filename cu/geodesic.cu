@@ -23,7 +23,7 @@ NP_KERNEL void geodesic_trace_kernel(const float4 *__restrict__ f4, const unsign
                                      float *points, int *sum_i, float *sum_f)
 {
     int i = NP_GID();
-    NP_GEO_TRACE(i, p, seeds, labels, points, sum_i, sum_f, np_geo_sample_global(f4, &p, st.q, f))
+    NP_GEO_TRACE(i, p, seeds, labels, points, sum_i, sum_f, np_geo_sample_global(f4, &p, q, f))
 }
 
 NP_KERNEL void geodesic_trace_texture(unsigned long long t0, unsigned long long t1, unsigned long long t2,
@@ -33,7 +33,7 @@ NP_KERNEL void geodesic_trace_texture(unsigned long long t0, unsigned long long 
 {
     int i = NP_GID();
     const unsigned long long tex[NP_GEO_GROUPS] = { t0, t1, t2, t3, t4, t5 };
-    NP_GEO_TRACE(i, p, seeds, labels, points, sum_i, sum_f, np_geo_sample_textures(tex, p.ngroups, st.q, f))
+    NP_GEO_TRACE(i, p, seeds, labels, points, sum_i, sum_f, np_geo_sample_textures(tex, p.ngroups, q, f))
 }
 
 NP_KERNEL void geodesic_pack(int n, const float *__restrict__ points, const int *__restrict__ steps,

@@ -12,10 +12,10 @@
  * velocity), so this only fixes the step: every step advances h voxels to first order, as the
  * paper's "0.05 = twenty steps per cell" reads.
  *
- * One thread per fibre runs the state machine below: the entry point samples the fields where
- * `st.q` says (in-kernel trilinear from global memory, or texture hardware), then `np_geo_feed`
- * advances the integrator by one stage. RK2 is the midpoint rule (two samples per step), Euler is
- * eq. 4 (one sample per step). */
+ * One thread per fibre runs the loop NP_GEO_TRACE: the entry point samples the fields where
+ * np_geo_query says (in-kernel trilinear from global memory, or texture hardware), then
+ * np_geo_feed takes one step. Both methods sample once per step: RK2 is a Strang-split midpoint
+ * rule (np_geo_feed), Euler is eq. 4. */
 #ifndef NP_GEODESIC_H
 #define NP_GEODESIC_H
 
@@ -51,12 +51,12 @@ typedef struct {
 } np_geo_params;
 
 typedef struct {
-    float x[3], v[3]; /* current point and unit direction */
-    float q[3];       /* where the next sample is wanted */
-    float vm[3];      /* RK2: direction at the midpoint */
-    float le, lg;     /* Euclidean (mm) and Riemannian length so far */
-    float le_t, lg_t; /* the same at the first point inside the target */
-    int step, stage, status, target_step;
+    float x[3], v[3];   /* last accepted point and unit direction */
+    float xp[3], vp[3]; /* proposed next point and direction, awaiting its label (`pending`) */
+    float dp[6];        /* D where the proposed step's fields were sampled (its Riemannian length) */
+    float le, lg;       /* Euclidean (mm) and Riemannian length so far */
+    float le_t, lg_t;   /* the same at the first point inside the target */
+    int step, pending, status, target_step;
 } np_geo_state;
 
 /* Index of (i, j) among the six unique elements of a symmetric 3x3 tensor (FSL order). */
@@ -66,35 +66,38 @@ NP_FN int np_geo_sym(int i, int j)
     return a * 3 - (a * (a - 1)) / 2 + b - a;
 }
 
-/* The 18 unique Christoffel symbols of the second kind (eq. 3), chr[6 * gamma + pair(alpha, beta)],
- * from f = D (g^ij) and dG (d/dx_k g_ij at f[6 + 6k + e]). */
-NP_FN void np_geo_christoffel(const float f[NP_GEO_NCOMP], float chr[18])
+/* Twice the 18 unique Christoffel symbols of the first kind (eq. 3 before raising the index),
+ * first[6 * sigma + pair(alpha, beta)] = 2 Gamma_{sigma, alpha beta}, from dG (d/dx_k g_ij at
+ * f[6 + 6k + e]); the factor 1/2 is applied once per acceleration instead of 18 times. */
+NP_FN void np_geo_christoffel(const float f[NP_GEO_NCOMP], float first[18])
 {
     const int pa[6] = { 0, 0, 0, 1, 1, 2 };
     const int pb[6] = { 0, 1, 2, 1, 2, 2 };
-    float first[18]; /* first kind: Gamma_{sigma, alpha beta} */
     for (int s = 0; s < 3; ++s)
         for (int p = 0; p < 6; ++p) {
             int a = pa[p], b = pb[p];
-            first[6 * s + p] = 0.5f * (f[6 + 6 * a + np_geo_sym(b, s)] + f[6 + 6 * b + np_geo_sym(a, s)]
-                                       - f[6 + 6 * s + np_geo_sym(a, b)]);
+            first[6 * s + p] = f[6 + 6 * a + np_geo_sym(b, s)] + f[6 + 6 * b + np_geo_sym(a, s)]
+                             - f[6 + 6 * s + np_geo_sym(a, b)];
         }
-    for (int g = 0; g < 3; ++g)
-        for (int p = 0; p < 6; ++p)
-            chr[6 * g + p] = f[np_geo_sym(g, 0)] * first[p] + f[np_geo_sym(g, 1)] * first[6 + p]
-                           + f[np_geo_sym(g, 2)] * first[12 + p];
 }
 
-/* Acceleration of eq. 2: a^gamma = -sum_{alpha,beta} Gamma^gamma_{alpha beta} u^alpha u^beta. */
-NP_FN void np_geo_accel(const float chr[18], const float u[3], float a[3])
+/* Acceleration of eq. 2: a^gamma = -Gamma^gamma_{alpha beta} u^alpha u^beta
+ * = -D^{gamma sigma} (Gamma_{sigma, alpha beta} u^alpha u^beta). Raising the index after the
+ * contraction (9 FMA) instead of forming the 18 symbols of the second kind (54) is cheaper for the
+ * two contractions a step needs; f[0..5] = D, first from np_geo_christoffel. */
+NP_FN void np_geo_accel(const float f[NP_GEO_NCOMP], const float first[18], const float u[3], float a[3])
 {
     float uu[6] = { u[0] * u[0], 2.0f * u[0] * u[1], 2.0f * u[0] * u[2],
                     u[1] * u[1], 2.0f * u[1] * u[2], u[2] * u[2] };
-    for (int g = 0; g < 3; ++g) {
-        float s = 0.0f;
-        for (int p = 0; p < 6; ++p) s += chr[6 * g + p] * uu[p];
-        a[g] = -s;
+    float w[3];
+    for (int s = 0; s < 3; ++s) {
+        /* two partial sums: a shorter dependency chain */
+        float s0 = first[6 * s] * uu[0] + first[6 * s + 1] * uu[1] + first[6 * s + 2] * uu[2];
+        float s1 = first[6 * s + 3] * uu[3] + first[6 * s + 4] * uu[4] + first[6 * s + 5] * uu[5];
+        w[s] = s0 + s1;
     }
+    for (int g = 0; g < 3; ++g)
+        a[g] = -0.5f * (f[np_geo_sym(g, 0)] * w[0] + f[np_geo_sym(g, 1)] * w[1] + f[np_geo_sym(g, 2)] * w[2]);
 }
 
 NP_FN int np_geo_clampi(int a, int n)
@@ -178,16 +181,18 @@ NP_FN int np_geo_begin(np_geo_state *st, int i, const np_geo_params *p, NP_CONST
         st->x[c] = seeds[c * p->n + i];
         st->v[c] = seeds[(3 + c) * p->n + i];
         nrm += st->v[c] * st->v[c];
-        st->q[c] = st->x[c];
-        st->vm[c] = 0.0f;
     }
     st->le = st->lg = st->le_t = st->lg_t = 0.0f;
     st->step = 0;
-    st->stage = 0;
+    st->pending = 0;
     st->target_step = -1;
     st->status = NP_GEO_RUNNING;
     float inv = np_rsqrt(nrm);
-    for (int c = 0; c < 3; ++c) st->v[c] *= inv;
+    for (int c = 0; c < 3; ++c) {
+        st->v[c] *= inv;
+        st->xp[c] = st->x[c];
+        st->vp[c] = st->v[c];
+    }
     np_geo_record(st, i, p, points);
     if (!(nrm > 0.0f) || !np_isfinite(inv) || !np_isfinite(st->x[0] + st->x[1] + st->x[2])) {
         st->status = NP_GEO_NUMERIC;
@@ -202,28 +207,69 @@ NP_FN int np_geo_begin(np_geo_state *st, int i, const np_geo_params *p, NP_CONST
     return 1;
 }
 
-/* Advances one integrator stage with the fields f sampled at st->q. A step whose new point leaves
- * the volume or the mask, turns too sharply or is not finite is not taken: the fibre ends at x. */
-NP_FN void np_geo_feed(np_geo_state *st, int i, const np_geo_params *p, const float f[NP_GEO_NCOMP],
-                       NP_CONST_PTR unsigned char *labels, NP_GLOBAL float *points)
+/* Where the next field sample is wanted: the half-step point for RK2, the point itself for Euler. */
+NP_FN void np_geo_query(const np_geo_state *st, const np_geo_params *p, float q[3])
 {
-    float chr[18], a[3], u[3], xn[3], vn[3];
-    np_geo_christoffel(f, chr);
-    float h = p->h;
-    if (p->method == NP_GEO_RK2 && st->stage == 0) {
-        np_geo_accel(chr, st->v, a);
-        for (int c = 0; c < 3; ++c) {
-            st->vm[c] = st->v[c] + 0.5f * h * a[c];
-            st->q[c] = st->x[c] + 0.5f * h * st->v[c];
-        }
-        st->stage = 1;
-        return;
+    float a = p->method == NP_GEO_RK2 ? 0.5f * p->h : 0.0f;
+    for (int c = 0; c < 3; ++c) q[c] = st->xp[c] + a * st->vp[c];
+}
+
+/* Accepts or rejects the proposed step given the label of its end point, loaded by the caller in
+ * the same round trip as the next field sample (so a step costs one memory latency, not two).
+ * Returns 1 when the fibre goes on and the sample just taken is to be fed. */
+NP_FN int np_geo_accept(np_geo_state *st, int i, const np_geo_params *p, unsigned char lab, NP_GLOBAL float *points)
+{
+    if (!st->pending) return 1;
+    st->pending = 0;
+    if (!(lab & NP_GEO_IN_MASK)) {
+        st->status = NP_GEO_LEFT_MASK;
+        return 0;
     }
-    for (int c = 0; c < 3; ++c) u[c] = p->method == NP_GEO_RK2 ? st->vm[c] : st->v[c];
-    np_geo_accel(chr, u, a);
+    /* Connectivity measure: Euclidean (mm) over Riemannian length, G = D^-1 taken where the
+     * step's fields were sampled (the half-step point for RK2). Computed here, while the next
+     * sample is in flight, rather than in np_geo_feed on the way to issuing it. */
+    float d[3] = { st->xp[0] - st->x[0], st->xp[1] - st->x[1], st->xp[2] - st->x[2] };
+    float gm[6];
+    np_sym3_inverse(st->dp, gm);
+    float qg = gm[0] * d[0] * d[0] + gm[3] * d[1] * d[1] + gm[5] * d[2] * d[2]
+             + 2.0f * (gm[1] * d[0] * d[1] + gm[2] * d[0] * d[2] + gm[4] * d[1] * d[2]);
+    float ex = p->vsx * d[0], ey = p->vsy * d[1], ez = p->vsz * d[2];
+    st->le += np_sqrt(ex * ex + ey * ey + ez * ez);
+    st->lg += np_sqrt(np_fmax(qg, 0.0f));
+    for (int c = 0; c < 3; ++c) {
+        st->x[c] = st->xp[c];
+        st->v[c] = st->vp[c];
+    }
+    st->step += 1;
+    np_geo_record(st, i, p, points);
+    np_geo_visit(st, lab);
+    if (st->step >= p->max_steps) {
+        st->status = NP_GEO_MAX_STEPS;
+        return 0;
+    }
+    return 1;
+}
+
+/* One step from (x, v) with the fields f sampled at np_geo_query's point; proposes (xp, vp).
+ * RK2 is Strang splitting of eq. 2 into a drift (x' = v) and a kick (v' = a(x, v), x frozen):
+ * drift h/2, kick h by the midpoint rule in v with the Christoffel symbols of the half-step point,
+ * drift h/2. Each part is second order, so the step is; and since the kick holds x fixed it needs
+ * one field sample per step, as Euler (eq. 4) does. A step whose new point leaves the volume, is not
+ * finite or turns too sharply ends the fibre at x here; one leaving the mask ends it in
+ * np_geo_accept. */
+NP_FN void np_geo_feed(np_geo_state *st, const np_geo_params *p, const float f[NP_GEO_NCOMP])
+{
+    float first[18], a[3], u[3], xn[3], vn[3];
+    np_geo_christoffel(f, first);
+    float h = p->h;
+    np_geo_accel(f, first, st->v, a);
+    int rk2 = p->method == NP_GEO_RK2;
+    if (rk2) {
+        for (int c = 0; c < 3; ++c) u[c] = st->v[c] + 0.5f * h * a[c];
+        np_geo_accel(f, first, u, a);
+    }
     float nrm = 0.0f, cosv = 0.0f;
     for (int c = 0; c < 3; ++c) {
-        xn[c] = st->x[c] + h * u[c];
         vn[c] = st->v[c] + h * a[c];
         nrm += vn[c] * vn[c];
     }
@@ -231,8 +277,9 @@ NP_FN void np_geo_feed(np_geo_state *st, int i, const np_geo_params *p, const fl
     for (int c = 0; c < 3; ++c) {
         vn[c] *= inv;
         cosv += vn[c] * st->v[c];
+        /* RK2: x + h/2 v + h/2 vn; Euler: x + h v */
+        xn[c] = rk2 ? st->x[c] + 0.5f * h * (st->v[c] + vn[c]) : st->x[c] + h * st->v[c];
     }
-    st->stage = 0;
     if (!(nrm > 0.0f) || !np_isfinite(inv) || !np_isfinite(xn[0] + xn[1] + xn[2])) {
         st->status = NP_GEO_NUMERIC;
         return;
@@ -241,34 +288,16 @@ NP_FN void np_geo_feed(np_geo_state *st, int i, const np_geo_params *p, const fl
         st->status = NP_GEO_LEFT_VOLUME;
         return;
     }
-    unsigned char lab = labels[np_geo_voxel(p, xn)];
-    if (!(lab & NP_GEO_IN_MASK)) {
-        st->status = NP_GEO_LEFT_MASK;
-        return;
-    }
     if (cosv < p->min_cos) {
         st->status = NP_GEO_CURVATURE;
         return;
     }
-    /* Connectivity measure: Euclidean (mm) over Riemannian length, G taken where the step's
-     * slope was sampled (the midpoint for RK2). */
-    float d[3] = { xn[0] - st->x[0], xn[1] - st->x[1], xn[2] - st->x[2] };
-    float gm[6];
-    np_sym3_inverse(f, gm);
-    float qg = gm[0] * d[0] * d[0] + gm[3] * d[1] * d[1] + gm[5] * d[2] * d[2]
-             + 2.0f * (gm[1] * d[0] * d[1] + gm[2] * d[0] * d[2] + gm[4] * d[1] * d[2]);
-    float ex = p->vsx * d[0], ey = p->vsy * d[1], ez = p->vsz * d[2];
-    st->le += np_sqrt(ex * ex + ey * ey + ez * ez);
-    st->lg += np_sqrt(np_fmax(qg, 0.0f));
+    for (int c = 0; c < 6; ++c) st->dp[c] = f[c];
     for (int c = 0; c < 3; ++c) {
-        st->x[c] = xn[c];
-        st->v[c] = vn[c];
-        st->q[c] = xn[c];
+        st->xp[c] = xn[c];
+        st->vp[c] = vn[c];
     }
-    st->step += 1;
-    np_geo_record(st, i, p, points);
-    np_geo_visit(st, lab);
-    if (st->step >= p->max_steps) st->status = NP_GEO_MAX_STEPS;
+    st->pending = 1;
 }
 
 /* Summaries, component-major: ints (steps, stop, target step), floats (le, lg, le_t, lg_t). */
@@ -285,16 +314,21 @@ NP_FN void np_geo_finish(const np_geo_state *st, int i, const np_geo_params *p, 
     sum_f[3 * n + i] = st->lg_t;
 }
 
-/* The per-fibre loop of every trace entry point: SAMPLE is a statement filling `f` at `st.q`
- * (global-memory or texture interpolation), so the loop is written once for both dialects. */
+/* The per-fibre loop of every trace entry point: SAMPLE is a statement filling `f` at `q`
+ * (global-memory or texture interpolation), so the loop is written once for both dialects. The
+ * label of the proposed point and the next field sample do not depend on each other, so both are
+ * in flight together; when the label rejects the step the sample is discarded. */
 #define NP_GEO_TRACE(i, p, seeds, labels, points, sum_i, sum_f, SAMPLE)            \
     {                                                                               \
         np_geo_state st;                                                            \
-        float f[NP_GEO_NCOMP];                                                      \
+        float f[NP_GEO_NCOMP], q[3];                                                \
         if (np_geo_begin(&st, (i), &(p), (seeds), (labels), (points))) {            \
             while (st.status == NP_GEO_RUNNING) {                                   \
+                unsigned char lab = (labels)[np_geo_voxel(&(p), st.xp)];            \
+                np_geo_query(&st, &(p), q);                                         \
                 SAMPLE;                                                             \
-                np_geo_feed(&st, (i), &(p), f, (labels), (points));                 \
+                if (np_geo_accept(&st, (i), &(p), lab, (points)))                   \
+                    np_geo_feed(&st, &(p), f);                                      \
             }                                                                       \
             np_geo_finish(&st, (i), &(p), (sum_i), (sum_f));                        \
         }                                                                           \

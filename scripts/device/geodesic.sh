@@ -4,7 +4,8 @@
 # (geodesic_trace_* rows), the RK2 steps/s benchmark (1M fibres x 1000 steps on each GPU device and
 # interpolation; CPUs measure the same rate on fewer fibres), and the paper tables geodesic-t1,
 # -t3, -f6, -f7 at paper scale. Reports go to $OUT. About 2 minutes on an H100 host.
-# NCU=1 adds an Nsight Compute profile of both tracing kernels (not part of the time budget).
+# NCU=1 adds Nsight Compute profiles of both tracing kernels and of geodesic-t3's 4096-seed launch
+# (not part of the time budget; reports in $OUT/geodesic-ncu-*.txt).
 set -u
 B=${NEUROPORT:-./dist/neuroport}
 [ -x "$B" ] || B=./neuroport
@@ -32,15 +33,19 @@ done | tee -a "$OUT/geodesic-bench.txt"
 stamp "reproduce geodesic-t1 geodesic-t3 geodesic-f6 geodesic-f7 (paper scale)"
 $B reproduce geodesic-t1 geodesic-t3 geodesic-f6 geodesic-f7 --backend all --scale paper --repeats 3 --out "$OUT/repro"
 
-if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
-  stamp "ncu: tracing kernels, 262144 fibres x 200 steps"
-  ncu --kernel-name regex:geodesic_trace --launch-count 2 \
-      --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
-      --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats \
-      $B --backend cuda bench geodesic --fibres 262144 --steps 200 --repeats 1 2>&1 | tee "$OUT/geodesic-ncu.txt"
-  stamp "ncu: geodesic-t3's 4096-seed launch (latency-bound: few warps per SM)"
-  ncu --kernel-name regex:geodesic_trace_texture --launch-skip 6 --launch-count 1 \
-      --section SpeedOfLight --section Occupancy --section WarpStateStats \
-      $B reproduce geodesic-t3 --backend cuda --scale paper --repeats 1 --out "$OUT/ncu-t3" 2>&1 | tee -a "$OUT/geodesic-ncu.txt"
+if [ "${NCU:-0}" = 1 ]; then
+  NCU_BIN=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  S="--section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section InstructionStats"
+  # One profile per kernel (a regex over both would profile the texture kernel's warm-up and run).
+  for k in texture kernel; do
+    stamp "ncu: geodesic_trace_$k, 262144 fibres x 200 steps (ncu locks the SM clock at 1.6 GHz)"
+    $NCU_BIN --kernel-name geodesic_trace_$k --launch-count 1 $S \
+        $B bench geodesic --backend cuda --interp $k --fibres 262144 --steps 200 --repeats 1 > "$OUT/geodesic-ncu-$k.txt" 2>&1
+    grep -E "Duration|Registers Per|Occupancy|DRAM Throughput|L1/TEX Hit|L2 Hit|Cache Throughput|Issue Slots Busy|Warp Cycles Per Issued|Executed Instructions  " "$OUT/geodesic-ncu-$k.txt"
+  done
+  stamp "ncu: geodesic-t3's 4096-seed texture launch (latency-bound: one warp per SM)"
+  $NCU_BIN --kernel-name geodesic_trace_texture --launch-skip 6 --launch-count 1 $S \
+      $B reproduce geodesic-t3 --backend cuda --scale paper --repeats 1 --out "$OUT/ncu-t3" > "$OUT/geodesic-ncu-t3.txt" 2>&1
+  grep -E "Duration|Grid Size|Registers Per|L1/TEX Hit|L2 Hit|Issue Slots Busy|Warp Cycles Per Issued|Executed Instructions  |stalled" "$OUT/geodesic-ncu-t3.txt"
 fi
 stamp "done"

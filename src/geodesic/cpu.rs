@@ -163,22 +163,19 @@ pub fn trace_one(fl: &CpuFields, seed: &Seed, p: &TraceParams) -> (Vec<[f32; 3]>
     let vs = fl.voxel_size;
     let mut step = 0u32;
     while end.stop == Stop::Running {
-        let mut f = fl.sample(&x, ng);
-        let u = match p.method {
-            Method::Rk2 => {
-                let a1 = accel(&christoffel(&f), &v);
-                let vm = axpy(&v, 0.5 * h, &a1);
-                f = fl.sample(&axpy(&x, 0.5 * h, &v), ng);
-                vm
-            }
-            Method::Euler => v,
-        };
-        let a = accel(&christoffel(&f), &u);
-        let xn = axpy(&x, h, &u);
+        // RK2: Strang splitting, one sample at the half-step point (np_geo_feed).
+        let rk2 = p.method == Method::Rk2;
+        let f = fl.sample(&if rk2 { axpy(&x, 0.5 * h, &v) } else { x }, ng);
+        let chr = christoffel(&f);
+        let mut a = accel(&chr, &v);
+        if rk2 {
+            a = accel(&chr, &axpy(&v, 0.5 * h, &a));
+        }
         let mut vn = axpy(&v, h, &a);
         let n2 = vn[0] * vn[0] + vn[1] * vn[1] + vn[2] * vn[2];
         let inv = 1.0 / n2.sqrt();
         vn = vn.map(|c| c * inv);
+        let xn: [f64; 3] = if rk2 { std::array::from_fn(|c| x[c] + 0.5 * h * (v[c] + vn[c])) } else { axpy(&x, h, &v) };
         let cosv = vn[0] * v[0] + vn[1] * v[1] + vn[2] * v[2];
         if !(n2 > 0.0) || !inv.is_finite() || !xn.iter().all(|c| c.is_finite()) {
             end.stop = Stop::Numeric;
@@ -188,13 +185,14 @@ pub fn trace_one(fl: &CpuFields, seed: &Seed, p: &TraceParams) -> (Vec<[f32; 3]>
             end.stop = Stop::LeftVolume;
             break;
         }
+        // Curvature before the mask, as the kernels test them (the label arrives a step later).
+        if cosv < p.min_cos as f64 {
+            end.stop = Stop::Curvature;
+            break;
+        }
         let lab = fl.label(&xn);
         if lab & IN_MASK == 0 {
             end.stop = Stop::LeftMask;
-            break;
-        }
-        if cosv < p.min_cos as f64 {
-            end.stop = Stop::Curvature;
             break;
         }
         let dx: [f64; 3] = std::array::from_fn(|c| xn[c] - x[c]);

@@ -1,5 +1,6 @@
 //! Geodesic tracking on a CUDA device: entry points in `cu/geodesic.cu`, integrator in
-//! `cl/common/geodesic.h`. The texture variant reads six 3-D texture objects (float4 CUDA arrays,
+//! `cl/common/geodesic.h`. The texture variant reads six 3-D texture objects (float4 CUDA arrays, or
+//! half-float ones with `NEUROPORT_GEODESIC_HALF=1`, an experiment: docs/performance.md;
 //! linear filtering, clamped, unnormalised coordinates) filled from the fields buffer on the device
 //! the first time it is used and freed with the fields.
 
@@ -29,13 +30,20 @@ impl FieldTextures {
         dev.ctx.bind_to_thread().map_err(|e| err("cannot bind the CUDA context", e))?;
         let mut out = FieldTextures { dev: dev.clone(), arrays: Vec::new(), tex: Vec::new() };
         let nvox: usize = dims.iter().product();
-        let (base, _sync) = f4.device_ptr(&dev.stream);
+        // Experiment (docs/performance.md): half-float texels, read back as float by the hardware.
+        let half = std::env::var("NEUROPORT_GEODESIC_HALF").is_ok_and(|v| v == "1");
+        let halves = if half { Some(dev.upload(&dev.download(f4, t)?.iter().map(|&x| f16_bits(x)).collect::<Vec<u16>>(), t)?) } else { None };
+        let texel = if half { 8 } else { 16 };
+        let (base, _sync) = match &halves {
+            Some(h) => h.device_ptr(&dev.stream),
+            None => f4.device_ptr(&dev.stream),
+        };
         for k in 0..GROUPS {
             let desc = sys::CUDA_ARRAY3D_DESCRIPTOR {
                 Width: dims[0],
                 Height: dims[1],
                 Depth: dims[2],
-                Format: sys::CUarray_format::CU_AD_FORMAT_FLOAT,
+                Format: if half { sys::CUarray_format::CU_AD_FORMAT_HALF } else { sys::CUarray_format::CU_AD_FORMAT_FLOAT },
                 NumChannels: 4,
                 Flags: 0,
             };
@@ -50,10 +58,10 @@ impl FieldTextures {
                 srcLOD: 0,
                 srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
                 srcHost: std::ptr::null(),
-                srcDevice: base + (k * nvox * 16) as u64,
+                srcDevice: base + (k * nvox * texel) as u64,
                 srcArray: std::ptr::null_mut(),
                 reserved0: std::ptr::null_mut(),
-                srcPitch: dims[0] * 16,
+                srcPitch: dims[0] * texel,
                 srcHeight: dims[1],
                 dstXInBytes: 0,
                 dstY: 0,
@@ -66,7 +74,7 @@ impl FieldTextures {
                 reserved1: std::ptr::null_mut(),
                 dstPitch: 0,
                 dstHeight: 0,
-                WidthInBytes: dims[0] * 16,
+                WidthInBytes: dims[0] * texel,
                 Height: dims[1],
                 Depth: dims[2],
             };
@@ -89,6 +97,41 @@ impl FieldTextures {
         dev.stream.synchronize().map_err(|e| err("texture fill failed", e))?;
         Ok(out)
     }
+}
+
+/// IEEE half-precision bits of `x`, rounded to nearest even (overflow to infinity, NaN kept).
+fn f16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32;
+    let man = b & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 31 {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half_bit = 1u32 << (shift - 1);
+        let r = m & ((1 << shift) - 1);
+        let mut h = m >> shift;
+        if r > half_bit || (r == half_bit && h & 1 == 1) {
+            h += 1;
+        }
+        return sign | h as u16;
+    }
+    let mut h = ((e as u32) << 10) | (man >> 13);
+    let r = man & 0x1fff;
+    if r > 0x1000 || (r == 0x1000 && h & 1 == 1) {
+        h += 1; // a carry into the exponent is the correct rounding
+    }
+    sign | h as u16
 }
 
 impl Drop for FieldTextures {
@@ -139,20 +182,9 @@ impl CudaGeodesic {
     }
 }
 
-impl GeodesicKernels for CudaGeodesic {
-    fn upload(&mut self, fields: &Fields) -> Result<()> {
-        self.resident = None;
-        let f4 = self.dev.upload(&fields.packed4(), &mut self.t)?;
-        let labels = self.dev.upload(&fields.labels, &mut self.t)?;
-        self.resident = Some(Resident { dims: fields.dims, voxel_size: fields.voxel_size, f4, labels, textures: None });
-        Ok(())
-    }
-
-    fn max_batch(&self, p: &TraceParams) -> usize {
-        batch_within(self.dev.info.global_mem_bytes.max(1 << 28) / 3, p)
-    }
-
-    fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
+impl CudaGeodesic {
+    /// Traces the seeds in the order given.
+    fn trace_as_given(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
         let n = seeds.len();
         let cfg = self.launch_config(n);
         let dev = self.dev.clone();
@@ -205,8 +237,42 @@ impl GeodesicKernels for CudaGeodesic {
         batch.set_packed(dev.download(&b_packed, t)?);
         Ok(batch)
     }
+}
+
+impl GeodesicKernels for CudaGeodesic {
+    fn upload(&mut self, fields: &Fields) -> Result<()> {
+        self.resident = None;
+        let f4 = self.dev.upload(&fields.packed4(), &mut self.t)?;
+        let labels = self.dev.upload(&fields.labels, &mut self.t)?;
+        self.resident = Some(Resident { dims: fields.dims, voxel_size: fields.voxel_size, f4, labels, textures: None });
+        Ok(())
+    }
+
+    fn max_batch(&self, p: &TraceParams) -> usize {
+        batch_within(self.dev.info.global_mem_bytes.max(1 << 28) / 3, p)
+    }
+
+    fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
+        let mut t = std::mem::take(&mut self.t);
+        let r = super::order::traced_in_spatial_order(seeds, &mut t, |s| self.trace_as_given(s, p));
+        self.t.add(&t);
+        r
+    }
 
     fn take_timings(&mut self) -> Timings {
         std::mem::take(&mut self.t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn half_bits_round_to_nearest_even() {
+        let cases: [(f32, u16); 9] = [(1.0, 0x3c00), (-2.0, 0xc000), (0.5, 0x3800), (65504.0, 0x7bff), (1e6, 0x7c00), (0.1, 0x2e66), (5.960_464_5e-8, 0x0001), (1e-9, 0), (6.103_515_6e-5, 0x0400)];
+        for (x, h) in cases {
+            assert_eq!(super::f16_bits(x), h, "{x}");
+        }
+        assert_eq!(super::f16_bits(1.0 + 1.0 / 2048.0), 0x3c00); // tie to even
+        assert_eq!(super::f16_bits(1.0 + 3.0 / 2048.0), 0x3c02);
     }
 }

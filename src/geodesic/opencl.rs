@@ -87,25 +87,9 @@ impl ClGeodesic {
     }
 }
 
-impl GeodesicKernels for ClGeodesic {
-    fn upload(&mut self, fields: &Fields) -> Result<()> {
-        self.resident = None;
-        let f4 = self.dev.upload(&fields.packed4(), &mut self.t)?;
-        let labels = self.dev.upload(&fields.labels, &mut self.t)?;
-        self.resident = Some(Resident { dims: fields.dims, voxel_size: fields.voxel_size, f4, labels, images: None });
-        Ok(())
-    }
-
-    fn max_batch(&self, p: &TraceParams) -> usize {
-        let global = self.dev.info.global_mem_bytes.max(1 << 28);
-        let alloc = self.dev.device.max_mem_alloc_size().unwrap_or(global / 4);
-        // One fibre's points live in two buffers; neither may pass the largest allocation.
-        let per_points = if p.record { (p.max_steps as u64 + 1) * 12 } else { 1 };
-        let by_alloc = (alloc / per_points).max(1) as usize;
-        batch_within(global / 3, p).min(by_alloc)
-    }
-
-    fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
+impl ClGeodesic {
+    /// Traces the seeds in the order given.
+    fn trace_as_given(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
         if p.interp == Interp::Texture {
             self.ensure_images()?;
         }
@@ -157,6 +141,32 @@ impl GeodesicKernels for ClGeodesic {
         t.transfer_ms += pack_t.kernel_ms;
         batch.set_packed(dev.download(&b_packed, 3 * total, t)?);
         Ok(batch)
+    }
+}
+
+impl GeodesicKernels for ClGeodesic {
+    fn upload(&mut self, fields: &Fields) -> Result<()> {
+        self.resident = None;
+        let f4 = self.dev.upload(&fields.packed4(), &mut self.t)?;
+        let labels = self.dev.upload(&fields.labels, &mut self.t)?;
+        self.resident = Some(Resident { dims: fields.dims, voxel_size: fields.voxel_size, f4, labels, images: None });
+        Ok(())
+    }
+
+    fn max_batch(&self, p: &TraceParams) -> usize {
+        let global = self.dev.info.global_mem_bytes.max(1 << 28);
+        let alloc = self.dev.device.max_mem_alloc_size().unwrap_or(global / 4);
+        // One fibre's points live in two buffers; neither may pass the largest allocation.
+        let per_points = if p.record { (p.max_steps as u64 + 1) * 12 } else { 1 };
+        let by_alloc = (alloc / per_points).max(1) as usize;
+        batch_within(global / 3, p).min(by_alloc)
+    }
+
+    fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
+        let mut t = std::mem::take(&mut self.t);
+        let r = super::order::traced_in_spatial_order(seeds, &mut t, |s| self.trace_as_given(s, p));
+        self.t.add(&t);
+        r
     }
 
     fn take_timings(&mut self) -> Timings {

@@ -40,7 +40,7 @@ impl Target for GeodesicT1 {
         devices.extend(ctx.devices.iter().map(|d| (d.clone(), if d.is_cpu() { ALL_CORES.to_string() } else { String::new() })));
         let mut rows = Vec::new();
         let mut notes = vec![
-            "Bytes per sample: 8 voxels x 4 B x the float4 groups read (6, 5, 4, 3 of 6: 768, 640, 512, 384 B, as 001 Table 1). RK2 (midpoint) samples twice per step; the paper's figures (768 B per step, Euler as fast as RK2) suggest its RK2 read the fields once per step.".to_string(),
+            "Bytes per sample: 8 voxels x 4 B x the float4 groups read (6, 5, 4, 3 of 6: 768, 640, 512, 384 B, as 001 Table 1). RK2 (Strang-split midpoint rule) samples once per step, as the paper's figures (768 B per step, Euler as fast as RK2) say its RK2 did.".to_string(),
             "Effective bandwidth = (samples per step x bytes per sample + 12 B written per point) x steps / kernel time.".to_string(),
         ];
         for (dev, base_variant) in &devices {
