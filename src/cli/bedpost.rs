@@ -1,22 +1,15 @@
 use super::Ctx;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use neuroport::bedpost::{self, post, Config, Variant};
 use neuroport::dti;
-use neuroport::volume::{read_bvals_bvecs, read_mask, read_nifti};
+use neuroport::volume::read_mask;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// 4-D diffusion-weighted volume (.nii or .nii.gz)
-    #[arg(long)]
-    dwi: PathBuf,
-    /// FSL bvals file
-    #[arg(long)]
-    bvals: PathBuf,
-    /// FSL bvecs file
-    #[arg(long)]
-    bvecs: PathBuf,
+    #[command(flatten)]
+    input: super::dwi_args::DwiArgs,
     /// Mask of the voxels to sample (non-zero = inside)
     #[arg(long)]
     mask: PathBuf,
@@ -42,16 +35,12 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let device = ctx.inventory.select_one(&ctx.backend)?;
-    let dwi = read_nifti(&a.dwi)?;
-    if dwi.nvol() < 2 {
-        bail!("{}: a 4-D DWI series is needed, this is 3-D", a.dwi.display());
-    }
-    let grads = read_bvals_bvecs(&a.bvals, &a.bvecs, dwi.nvol())?;
+    let (dwi, grads) = a.input.load()?;
     let mask = read_mask(&a.mask, Some(dwi.geom.dims))?;
     let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: std::io::stderr().is_terminal(), ..Config::default() };
     let mut dk = dti::kernels(&device)?;
     let mut bk = bedpost::kernels(&device, a.variant)?;
-    let r = bedpost::run(dk.as_mut(), bk.as_mut(), &dwi, &grads, &mask, &cfg).with_context(|| format!("bedpost of {}", a.dwi.display()))?;
+    let r = bedpost::run(dk.as_mut(), bk.as_mut(), &dwi, &grads, &mask, &cfg).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
     let written = post::write(&r, &dwi.geom, &a.out)?;
     let mean_acc = r.acceptance.iter().map(|&x| x as f64).sum::<f64>() / r.acceptance.len().max(1) as f64;
     eprintln!(

@@ -1,20 +1,13 @@
 use super::Ctx;
 use anyhow::{Context, Result};
 use neuroport::dti;
-use neuroport::volume::{read_bvals_bvecs, read_mask, read_nifti, Outputs};
+use neuroport::volume::{read_mask, Outputs};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// 4-D diffusion-weighted volume (.nii or .nii.gz)
-    #[arg(long)]
-    dwi: PathBuf,
-    /// FSL bvals file
-    #[arg(long)]
-    bvals: PathBuf,
-    /// FSL bvecs file
-    #[arg(long)]
-    bvecs: PathBuf,
+    #[command(flatten)]
+    input: super::dwi_args::DwiArgs,
     /// Brain mask (default: every voxel)
     #[arg(long)]
     mask: Option<PathBuf>,
@@ -25,19 +18,15 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let device = ctx.inventory.select_one(&ctx.backend)?;
-    let dwi = read_nifti(&a.dwi)?;
-    if dwi.nvol() < 2 {
-        anyhow::bail!("{}: a 4-D DWI series is needed, this is 3-D", a.dwi.display());
-    }
-    let grads = read_bvals_bvecs(&a.bvals, &a.bvecs, dwi.nvol())?;
+    let (dwi, grads) = a.input.load()?;
     // A table that cannot determine a tensor is the gradient files' problem: say so by name.
-    dti::Design::new(&grads).with_context(|| format!("{} + {}", a.bvals.display(), a.bvecs.display()))?;
+    dti::Design::new(&grads).with_context(|| format!("{} + {}", a.input.bvals.display(), a.input.bvecs.display()))?;
     let mask = match &a.mask {
         Some(m) => read_mask(m, Some(dwi.geom.dims))?,
         None => vec![1u8; dwi.nvox()],
     };
     let mut k = dti::kernels(&device)?;
-    let r = dti::run(k.as_mut(), &dwi, &grads, &mask).with_context(|| format!("tensor fit of {}", a.dwi.display()))?;
+    let r = dti::run(k.as_mut(), &dwi, &grads, &mask).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
     let nvox = dwi.nvox();
     let g = &dwi.geom;
     let prefix = a.out.to_string_lossy().to_string();

@@ -6,6 +6,7 @@ mod check;
 mod compare;
 mod devices;
 mod dti;
+mod dwi_args;
 mod reproduce;
 mod synth;
 mod track;

@@ -3,7 +3,7 @@
 use super::Ctx;
 use anyhow::{bail, Context, Result};
 use neuroport::geodesic::{self, output, seeding, Interp, Method, TraceParams};
-use neuroport::volume::{read_bvals_bvecs, read_mask, read_nifti, Geometry, Outputs};
+use neuroport::volume::{read_mask, read_nifti, Geometry, Outputs};
 use neuroport::{dti, Device};
 use std::path::PathBuf;
 
@@ -88,8 +88,7 @@ fn tensor_of(device: &Device, a: &GeodesicArgs) -> Result<(Vec<f32>, Geometry)> 
         return Ok((v.into_flat(), g));
     }
     let (Some(dwi), Some(bvals), Some(bvecs)) = (&a.dwi, &a.bvals, &a.bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
-    let v = read_nifti(dwi)?;
-    let grads = read_bvals_bvecs(bvals, bvecs, v.nvol())?;
+    let (v, grads) = neuroport::volume::read_dwi(dwi, bvals, bvecs)?;
     let mask = match &a.mask {
         Some(m) => read_mask(m, Some(v.geom.dims))?,
         None => vec![1u8; v.nvox()],

@@ -9,6 +9,16 @@ pub use gradients::{read_bvals_bvecs, GradientTable};
 pub use nifti_io::{geometry_of, read_mask, read_nifti, write_nifti};
 pub use outputs::Outputs;
 
+/// A 4-D DWI series and its FSL gradient table, checked against each other.
+pub fn read_dwi(dwi: &std::path::Path, bvals: &std::path::Path, bvecs: &std::path::Path) -> anyhow::Result<(Volume, GradientTable)> {
+    let v = read_nifti(dwi)?;
+    if v.nvol() < 2 {
+        anyhow::bail!("{}: a 4-D DWI series is needed, this is 3-D", dwi.display());
+    }
+    let g = read_bvals_bvecs(bvals, bvecs, v.nvol())?;
+    Ok((v, g))
+}
+
 use ndarray::{Array4, ArrayView4, ShapeBuilder};
 
 /// Where a volume sits in the world: grid size, voxel size (mm), voxel-to-world affine, and the
