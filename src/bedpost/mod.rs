@@ -80,9 +80,21 @@ impl Variant {
     pub fn caches_terms(self) -> bool {
         matches!(self, Variant::Cached | Variant::CachedMoments)
     }
-    /// The layout a device runs when none is asked for. Until measured on the H100 (see
-    /// docs/performance.md) the thread layout with running sums, whose arithmetic is also the
-    /// CPU reference's.
+    /// Refuses a table this layout cannot hold (the warp layout keeps a voxel's measurements
+    /// in its lanes' registers).
+    pub fn check_table(self, ndir: usize) -> Result<()> {
+        if self == Variant::Warp && ndir > WARP_MAX_DIRS {
+            bail!("the warp layout holds at most {WARP_MAX_DIRS} measurements per voxel, this table has {ndir}");
+        }
+        Ok(())
+    }
+    /// Floats of the per-direction term cache of `nvox` voxels (1 when the layout keeps none).
+    pub fn term_cache_len(self, ndir: usize, nvox: usize) -> usize {
+        if self.caches_terms() { 6 * ndir * nvox } else { 1 }
+    }
+    /// The layout a device runs when none is asked for: the thread layout with running sums,
+    /// the fastest of the five on the H100 through both CUDA and OpenCL (docs/performance.md),
+    /// and the one whose arithmetic the CPU reference follows.
     pub fn default_for(_info: &DeviceInfo) -> Variant {
         Variant::Moments
     }

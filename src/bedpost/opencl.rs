@@ -1,10 +1,10 @@
 //! The sampler on an OpenCL device: entry points in `cl/bedpost.cl`, everything else in
 //! `cl/common/bedpost.h` and `cl/common/rng.h`.
 
-use super::{chunk_from_memory, BedpostKernels, ChainState, Schedule, Table, Variant, LANES, NPARAM, WARP_MAX_DIRS};
+use super::{chunk_from_memory, BedpostKernels, ChainState, Schedule, Table, Variant, LANES, NPARAM};
 use crate::runtime::opencl::{ClBuffer, ClDevice};
 use crate::runtime::Timings;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use std::sync::Arc;
 
@@ -63,11 +63,9 @@ impl BedpostKernels for ClBedpost {
 
     fn load(&mut self, table: &Table, y: &[f32], st: &ChainState, sched: &Schedule) -> Result<()> {
         let n = st.nvox();
-        if self.variant == Variant::Warp && table.ndir > WARP_MAX_DIRS {
-            bail!("the warp layout holds at most {WARP_MAX_DIRS} measurements per voxel, this table has {}", table.ndir);
-        }
+        self.variant.check_table(table.ndir)?;
         let (dev, t) = (&self.dev, &mut self.t);
-        let ec_len = if self.variant.caches_terms() { 6 * table.ndir * n } else { 1 };
+        let ec_len = self.variant.term_cache_len(table.ndir, n);
         self.loaded = Some(Chunk {
             nvox: n,
             ndir: table.ndir,
