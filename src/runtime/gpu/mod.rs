@@ -112,6 +112,11 @@ impl Gpu {
         Ok(Some(Gpu::from_queue(q)))
     }
 
+    /// The GPU layer over a device that is not the CPU.
+    pub fn require(dev: &Device) -> Result<Gpu> {
+        Gpu::new(dev)?.ok_or_else(|| anyhow!("{} is not a GPU device", dev.label()))
+    }
+
     fn from_queue(q: Arc<dyn api::Queue>) -> Gpu {
         Gpu { staging: Arc::new(staging::Staging::new()), q }
     }
