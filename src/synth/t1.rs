@@ -130,6 +130,15 @@ pub fn render(head: &Head, geom: &Geometry, world_to_head: &Mat4, sigma: f64, se
     T1Image { volume: Volume::from_flat(geom.clone(), 1, data), brain }
 }
 
+/// The same head imaged twice: `fixed` on `fixed_geom` and `moving` on `moving_geom`, the head
+/// moved between the scans so that `truth` (fixed world mm -> moving world mm) maps each fixed
+/// point to the moving point showing the same tissue. Independent noise in each.
+pub fn same_subject_pair(head: &Head, fixed_geom: &Geometry, moving_geom: &Geometry, truth: &Mat4, sigma: f64, seed: u64) -> (T1Image, T1Image) {
+    let fixed = render(head, fixed_geom, &crate::register::affine::IDENTITY, sigma, seed);
+    let moving = render(head, moving_geom, &crate::register::affine::inverse(truth), sigma, seed.wrapping_add(1));
+    (fixed, moving)
+}
+
 /// An axis-aligned grid whose world origin is at its centre (as scanners centre a head).
 pub fn centred_geometry(dims: [usize; 3], voxel_mm: [f32; 3]) -> Geometry {
     let mut g = Geometry::synthetic(dims, voxel_mm);
