@@ -45,7 +45,7 @@ impl Head {
         let mut u = |a: f64| if id == 0 { 0.0 } else { r.random_range(-a..a) };
         Head {
             radii: [72.0 * (1.0 + u(0.06)), 92.0 * (1.0 + u(0.06)), 78.0 * (1.0 + u(0.06))],
-            fold_freq: [9.0 + u(1.5), 7.0 + u(1.5)],
+            fold_freq: [22.0 + u(3.0), 17.0 + u(3.0)],
             fold_phase: [0.3 + u(3.0), 1.1 + u(3.0)],
             ventricle_scale: 1.0 + u(0.3),
             bias: [0.08 + u(0.05), -0.05 + u(0.05), 0.1 + u(0.05), 0.04 + u(0.03)],
