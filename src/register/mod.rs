@@ -11,6 +11,7 @@
 pub mod affine;
 pub mod cost;
 pub mod cpu;
+pub mod gpu;
 pub mod params;
 pub mod pyramid;
 pub mod simplex;
@@ -38,11 +39,17 @@ pub trait CostKernels {
 }
 
 /// The cost kernels on `device`.
+/// In-kernel trilinear sampling on GPUs: exact (bit-identical to the CPU); the texture path is
+/// [`kernels_with`]`(.., Sampling::Texture)`.
 pub fn kernels(device: &Device) -> Result<Box<dyn CostKernels>> {
-    match device {
-        Device::Cpu(c) => Ok(Box::new(cpu::CpuCost::new(c.clone()))),
-        _ => bail!("register runs on the cpu backend only in this build (GPU kernels are not yet wired); use --backend cpu"),
-    }
+    kernels_with(device, gpu::Sampling::InKernel)
+}
+
+pub fn kernels_with(device: &Device, sampling: gpu::Sampling) -> Result<Box<dyn CostKernels>> {
+    Ok(match device {
+        Device::Cpu(c) => Box::new(cpu::CpuCost::new(c.clone())),
+        _ => Box::new(gpu::GpuCost::new(crate::runtime::gpu::Gpu::require(device)?, sampling)?),
+    })
 }
 
 #[derive(Clone, Debug)]
