@@ -75,7 +75,7 @@ impl GpuCost {
 
     /// Work-groups per evaluation: enough to fill a GPU (each item then strides over ~40 voxels
     /// of a 240x256x176 image); on CPU OpenCL devices a few per core.
-    fn groups(&self, nvox: usize) -> usize {
+    pub fn groups(&self, nvox: usize) -> usize {
         let cap = if self.gpu.info().is_gpu || self.gpu.info().backend == "cuda" { 1024 } else { 8 * self.gpu.info().compute_units.max(1) as usize };
         nvox.div_ceil(GROUP).clamp(1, cap)
     }

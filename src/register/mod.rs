@@ -9,6 +9,7 @@
 //! for FLIRT's convention.
 
 pub mod affine;
+pub mod check;
 pub mod cost;
 pub mod cpu;
 pub mod gpu;
