@@ -15,6 +15,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod params;
 pub mod pyramid;
+pub mod repro;
 pub mod simplex;
 
 use crate::runtime::{Device, Timings};
