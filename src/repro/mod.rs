@@ -186,6 +186,7 @@ pub fn registry() -> Vec<Box<dyn Target>> {
         Box::new(geo::GeodesicF7),
         Box::new(crate::bedpost::repro::BedpostT3),
         Box::new(pipeline::Pipeline),
+        Box::new(crate::register::repro::Airwc),
     ]
 }
 
