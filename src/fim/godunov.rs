@@ -135,32 +135,42 @@ fn tsai_select<R: Real>(pm: R, pp: R, ps: R) -> R {
 pub type Neighbours<R> = [[R; 2]; 3];
 
 /// g(U_x): the smallest valid solution of H_G = 1 at a node with speed matrix `m` (eq. 5, in
-/// mm^-2 units against `inv_h` = 1 / voxel size in mm), or `R::INF` when none is valid.
+/// mm^-2 units against `inv_h` = 1 / voxel size in mm), or `R::INF` when no neighbour is usable.
+///
+/// Where strong anisotropy meets rough data, no combination may pass the validity test (the
+/// nested ext of eq. 6 mixes min and max, and coordinate-wise checks miss some of its
+/// solutions; seen on per-voxel random tensors with eigenvalue ratios ~100). Then the smallest
+/// causal solution is taken: every used neighbour lies upwind along the characteristic
+/// dx/dt = S grad u, i.e. side_k (S g)_k <= 0. Without it the node would keep a stale value and
+/// Jacobi (FIM) and Gauss-Seidel (sweeping) orders would stop at different states.
 pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: Validity) -> R {
-    let mut best = R::INF;
+    let (mut best, mut causal) = (R::INF, R::INF);
     for combo in 0..27 {
         if combo == 13 {
             continue; // all three critical: H = 0
         }
         // side[k]: -1 backward difference (U - left)/h, +1 forward (right - U)/h, 0 critical.
         let side = [combo % 3, (combo / 3) % 3, combo / 9].map(|d| d as i32 - 1);
-        let u = solve_combo(m, inv_h, nb, side, validity);
-        if u < best {
+        let (u, valid) = solve_combo(m, inv_h, nb, side, validity);
+        if valid && u < best {
             best = u;
+        } else if !valid && u < causal {
+            causal = u;
         }
     }
-    best
+    if best.is_finite() { best } else { causal }
 }
 
-/// The solution of one combination, or INF when it has none or fails the validity test.
-fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i32; 3], validity: Validity) -> R {
+/// The solution of one combination (INF when it has none or it is not causal) and whether it
+/// passes the validity test.
+fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i32; 3], validity: Validity) -> (R, bool) {
     // U = n0 + t keeps the quadratic's coefficients small (n0: the largest neighbour used).
     let mut n0 = -R::INF;
     for k in 0..3 {
         if side[k] != 0 {
             let n = nb[k][(side[k] > 0) as usize];
             if !n.is_finite() {
-                return R::INF;
+                return (R::INF, false);
             }
             if n > n0 {
                 n0 = n;
@@ -209,7 +219,7 @@ fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i
     let qc = quad(m, &w, &w) - R::ONE;
     let disc = qb * qb - R::of(4.0) * qa * qc;
     if !(disc >= R::ZERO) || !(qa > R::ZERO) {
-        return R::INF;
+        return (R::INF, false);
     }
     let t = (-qb + disc.sqrt()) / (R::of(2.0) * qa);
     let u = n0 + t;
@@ -226,7 +236,14 @@ fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i
             (hamiltonian(m, &gk) - R::ONE).abs() < R::TSAI_TOL
         }),
     };
-    if valid { u } else { R::INF }
+    if valid {
+        return (u, true);
+    }
+    let causal = (0..3).all(|k| {
+        let sg = s(m, k, 0) * g[0] + s(m, k, 1) * g[1] + s(m, k, 2) * g[2];
+        side[k] == 0 || (R::of(side[k] as f64) * sg <= R::ZERO && t >= nb[k][(side[k] > 0) as usize] - n0)
+    });
+    (if causal { u } else { R::INF }, false)
 }
 
 #[cfg(test)]

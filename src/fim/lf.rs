@@ -5,8 +5,12 @@
 //! Update: U = min(U, [1 - H(p_c) + sum_k sigma_k (u_k+ + u_k-) / (2 h_k)] / sum_k sigma_k / h_k)
 //! with central differences p_c and sigma_k = sqrt(S_kk) >= |dH/dp_k| (Cauchy-Schwarz in the S
 //! inner product), which makes the update monotone. A neighbour off the grid or outside the
-//! mask is extrapolated linearly through the node (u_missing = 2 U - u_other), which turns the
-//! central difference one-sided there; an axis with neither neighbour drops out.
+//! mask takes the value of the opposite one (a reflecting boundary: that derivative is 0 there).
+//! Linear extrapolation through the node (2 U - u_other) would be more accurate but makes U
+//! depend on itself with a slope up to 2, and the min() update then runs away to -infinity;
+//! Kao et al. extrapolate after each sweep on a box, which a mask does not allow (004 left L-F
+//! out of its brain example for this "complex boundary"). An axis with neither neighbour drops
+//! out.
 //! Runs in f64: unreached nodes hold a large finite value (the averages need finite numbers), and
 //! the cancellation against it must stay far below the costs.
 
@@ -56,14 +60,13 @@ pub fn sweep_lf(p: &Problem, params: &Params) -> Solution {
 
 fn lf_update(p: &Problem, ih: &[f64; 3], u: &[f64], v: usize) -> f64 {
     let m = p.s::<f64>(v);
-    let here = u[v];
     let (mut grad, mut num, mut den) = ([0.0; 3], 1.0, 0.0);
     for (k, ax) in neighbour_indices(p.dims, v).iter().enumerate() {
         let val = ax.map(|i| i.map(|i| u[i]).filter(|x| !x.is_nan()));
         let (lo, hi) = match val {
             [Some(a), Some(b)] => (a, b),
-            [Some(a), None] => (a, 2.0 * here - a),
-            [None, Some(b)] => (2.0 * here - b, b),
+            [Some(a), None] => (a, a),
+            [None, Some(b)] => (b, b),
             [None, None] => continue,
         };
         let sigma = m[[0, 3, 5][k]].sqrt();
@@ -72,7 +75,7 @@ fn lf_update(p: &Problem, ih: &[f64; 3], u: &[f64], v: usize) -> f64 {
         den += sigma * ih[k];
     }
     if den == 0.0 {
-        return here;
+        return u[v];
     }
     (num - hamiltonian(&m, &grad)) / den
 }
