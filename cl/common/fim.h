@@ -4,7 +4,13 @@
 #ifndef NP_FIM_H
 #define NP_FIM_H
 
-#define NP_FIM_INF (1.0f / 0.0f)
+#if defined(NP_CUDA)
+  #define NP_FIM_INF __int_as_float(0x7f800000)
+#else
+  #define NP_FIM_INF INFINITY
+#endif
+#define NP_FIM_B 4          /* block edge (004: 4^3 blocks) */
+#define NP_FIM_BV 64        /* voxels per block */
 
 /* S in FSL order a b c d e f = xx xy xz yy yz zz. */
 NP_FN float np_fim_s(const float *m, int i, int j)
@@ -43,10 +49,12 @@ NP_FN float np_fim_tsai_select(float pm, float pp, float ps)
     return a >= -b ? ps + a : ps + b;
 }
 
-/* One combination side[k] in {-1 backward, 0 critical, +1 forward}; NP_FIM_INF if invalid.
- * nb[2k] / nb[2k+1]: backward / forward neighbour on axis k (INF if unusable). */
-NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, const int *side, int tsai)
+/* One combination side[k] in {-1 backward, 0 critical, +1 forward}: its solution (INF if none
+ * or not causal), *valid set by the validity test. nb[2k] / nb[2k+1]: backward / forward
+ * neighbour on axis k (INF if unusable). */
+NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, const int *side, int tsai, int *valid)
 {
+    *valid = 0;
     float n0 = -NP_FIM_INF;
     for (int k = 0; k < 3; ++k) {
         if (side[k] != 0) {
@@ -92,6 +100,7 @@ NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, const
     float u = n0 + t;
     float g[3];
     for (int k = 0; k < 3; ++k) g[k] = t * v[k] + w[k];
+    int ok = 1;
     for (int k = 0; k < 3; ++k) {
         float pm = (u - nb[2 * k]) * ih[k], pp = (nb[2 * k + 1] - u) * ih[k];
         float ps = np_fim_critical(m, g, k);
@@ -99,10 +108,17 @@ NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, const
             float gk[3] = {g[0], g[1], g[2]};
             gk[k] = np_fim_tsai_select(pm, pp, ps);
             /* 1e-3: see Real::TSAI_TOL in src/fim/godunov.rs */
-            if (!(np_fabs(np_sqrt(np_fim_quad(m, gk, gk)) - 1.0f) < 1e-3f)) return NP_FIM_INF;
+            if (!(np_fabs(np_sqrt(np_fim_quad(m, gk, gk)) - 1.0f) < 1e-3f)) ok = 0;
         } else if (np_fim_side(pm, pp, ps) != side[k]) {
-            return NP_FIM_INF;
+            ok = 0;
         }
+    }
+    if (ok) { *valid = 1; return u; }
+    /* Causal fallback (src/fim/godunov.rs: solve): used neighbours upwind along S grad u. */
+    for (int k = 0; k < 3; ++k) {
+        if (side[k] == 0) continue;
+        float sg = np_fim_s(m, k, 0) * g[0] + np_fim_s(m, k, 1) * g[1] + np_fim_s(m, k, 2) * g[2];
+        if (!((float)side[k] * sg <= 0.0f && t >= nb[2 * k + (side[k] > 0)] - n0)) return NP_FIM_INF;
     }
     return u;
 }
@@ -110,14 +126,16 @@ NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, const
 /* g(U_x): the smallest valid solution over the 26 combinations. */
 NP_FN float np_fim_solve(const float *m, const float *ih, const float *nb, int tsai)
 {
-    float best = NP_FIM_INF;
+    float best = NP_FIM_INF, causal = NP_FIM_INF;
     for (int combo = 0; combo < 27; ++combo) {
         if (combo == 13) continue;
         int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
-        float u = np_fim_combo(m, ih, nb, side, tsai);
-        if (u < best) best = u;
+        int valid;
+        float u = np_fim_combo(m, ih, nb, side, tsai, &valid);
+        if (valid) { if (u < best) best = u; }
+        else if (u < causal) causal = u;
     }
-    return best;
+    return best < NP_FIM_INF ? best : causal;
 }
 
 /* Solver settings shared with the host (#[repr(C)] FimParams in src/fim/gpu.rs). */
@@ -126,8 +144,8 @@ typedef struct {
     int bx, by, bz;      /* grid in blocks */
     float ihx, ihy, ihz; /* 1 / voxel size (mm) */
     float tol;           /* converged when an update lowers u by at most tol * u */
-    int inner;           /* Jacobi updates per active block (Algorithm 5.1: n) */
     int tsai;            /* 1: Tsai's validity test, 0: the paper's index test */
+    int groups;          /* work-groups launched (they stride over the device-side list) */
 } np_fim_params;
 
 #endif

@@ -13,6 +13,7 @@
 pub mod connectivity;
 pub mod cpu;
 pub mod godunov;
+pub mod gpu;
 pub mod lf;
 pub mod metric;
 
@@ -127,7 +128,7 @@ pub trait FimKernels {
 pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> {
     Ok(match (device, params.solver) {
         (Device::Cpu(c), _) => Box::new(cpu::CpuFim::new(c.clone())),
-        (_, Solver::Fim) => bail!("the GPU block FIM is not built yet; use --backend cpu"),
+        (_, Solver::Fim) => Box::new(gpu::GpuFim::new(crate::runtime::gpu::Gpu::require(device)?)?),
         (_, _) => bail!("--solver {:?} is a CPU baseline; run it with --backend cpu", params.solver),
     })
 }
