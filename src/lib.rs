@@ -4,6 +4,7 @@
 pub mod bedpost;
 pub mod check;
 pub mod dti;
+pub mod fim;
 pub mod guard;
 pub mod geodesic;
 pub mod register;

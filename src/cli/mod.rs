@@ -8,6 +8,7 @@ mod devices;
 mod dti;
 mod dwi_args;
 mod register;
+mod fim;
 mod reproduce;
 mod synth;
 mod track;
@@ -46,6 +47,8 @@ pub enum Command {
     Compare(compare::Args),
     /// Write a synthetic phantom (DWI, bvals, bvecs, masks, ground truth) to try the pipeline on
     Synth(synth::Args),
+    /// Minimal path cost through the tensor field and region-to-region connectivity (FIM, paper 004)
+    Fim(fim::Args),
     /// Tractography
     #[command(subcommand)]
     Track(track::Command),
@@ -89,6 +92,7 @@ pub fn main() -> i32 {
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),
+        Command::Fim(a) => fim::run(&ctx, a),
         Command::Track(c) => track::run(&ctx, c),
         Command::Bench(c) => bench::run(&ctx, c),
     };

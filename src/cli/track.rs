@@ -3,7 +3,7 @@
 use super::Ctx;
 use anyhow::{bail, Context, Result};
 use neuroport::geodesic::{self, output, seeding, Interp, Method, TraceParams};
-use neuroport::volume::{read_mask, read_nifti, Geometry, Outputs};
+use neuroport::volume::{read_mask, Geometry, Outputs};
 use neuroport::{dti, Device};
 use std::path::PathBuf;
 
@@ -79,23 +79,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
 
 /// The tensor volume and its geometry, read or fitted.
 fn tensor_of(device: &Device, a: &GeodesicArgs) -> Result<(Vec<f32>, Geometry)> {
-    if let Some(t) = &a.tensor {
-        let v = read_nifti(t)?;
-        if v.nvol() != 6 {
-            bail!("{}: a tensor volume has 6 volumes (FSL order xx,xy,xz,yy,yz,zz), this has {}", t.display(), v.nvol());
-        }
-        let g = v.geom.clone();
-        return Ok((v.into_flat(), g));
-    }
-    let (Some(dwi), Some(bvals), Some(bvecs)) = (&a.dwi, &a.bvals, &a.bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
-    let (v, grads) = neuroport::volume::read_dwi(dwi, bvals, bvecs)?;
-    let mask = match &a.mask {
-        Some(m) => read_mask(m, Some(v.geom.dims))?,
-        None => vec![1u8; v.nvox()],
-    };
-    let mut k = dti::kernels(device)?;
-    let r = dti::run(k.as_mut(), &v, &grads, &mask).with_context(|| format!("tensor fit of {}", dwi.display()))?;
-    Ok((r.fit.tensor, v.geom))
+    super::dwi_args::tensor_or_fit(device, a.tensor.as_deref(), a.dwi.as_deref(), a.bvals.as_deref(), a.bvecs.as_deref(), a.mask.as_deref())
 }
 
 fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {

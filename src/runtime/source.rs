@@ -20,6 +20,7 @@ const HEADERS: &[(&str, &str)] = &[
     ("rng.h", include_str!("../../cl/common/rng.h")),
     ("bedpost.h", include_str!("../../cl/common/bedpost.h")),
     ("register.h", include_str!("../../cl/common/register.h")),
+    ("fim.h", include_str!("../../cl/common/fim.h")),
 ];
 
 /// Looks up a shared header; later modules register theirs in `HEADERS`.

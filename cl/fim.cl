@@ -1,0 +1,100 @@
+/* Block FIM (004 Algorithm 5.1) for both dialects. Volumes are stored block by block (004
+ * Fig. 3): voxel (x, y, z) lives at block * 64 + local, local = lx + 4 (ly + 4 lz). One
+ * work-group of 64 per active block; the active list and its count stay on the device and
+ * the groups stride over it, so no launch needs the count on the host. */
+#include "common/portable.h"
+#include "common/fim.h"
+
+/* u of the voxel at block-grid neighbour offset, or INF off the grid. */
+NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, int ly, int lz)
+{
+    int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
+    if (lx < 0) { lx += NP_FIM_B; bx -= 1; } else if (lx >= NP_FIM_B) { lx -= NP_FIM_B; bx += 1; }
+    if (ly < 0) { ly += NP_FIM_B; by -= 1; } else if (ly >= NP_FIM_B) { ly -= NP_FIM_B; by += 1; }
+    if (lz < 0) { lz += NP_FIM_B; bz -= 1; } else if (lz >= NP_FIM_B) { lz -= NP_FIM_B; bz += 1; }
+    if (bx < 0 || by < 0 || bz < 0 || bx >= p.bx || by >= p.by || bz >= p.bz) return NP_FIM_INF;
+    return u[(bx + p.bx * (by + p.by * bz)) * NP_FIM_BV + lx + NP_FIM_B * (ly + NP_FIM_B * lz)];
+}
+
+/* Step 1 (and, with inner = 1 over the candidate list, step 2): `inner` Jacobi updates of every
+ * listed block in local memory, then the block's convergence by tree reduction (Sec. 5.2.3). */
+NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const np_uchar *NP_RESTRICT mask,
+                          NP_GLOBAL float *u, NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
+                          np_fim_params p, int inner, NP_GLOBAL int *conv)
+{
+    NP_LOCAL_MEM float su[NP_FIM_BV];
+    NP_LOCAL_MEM int sc[NP_FIM_BV];
+    int l = NP_LID();
+    int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
+    int n = *count;
+    int nvox = p.bx * p.by * p.bz * NP_FIM_BV;
+    float ih[3] = {p.ihx, p.ihy, p.ihz};
+    for (int i = NP_GROUP(); i < n; i += p.groups) {
+        int b = list[i];
+        int v = b * NP_FIM_BV + l;
+        int m = mask[v];
+        float s[6];
+        for (int c = 0; c < 6; ++c) s[c] = speed[c * nvox + v];
+        su[l] = u[v];
+        int done = 1;
+        NP_BARRIER();
+        for (int it = 0; it < inner; ++it) {
+            float old = su[l], next = old;
+            if (m == 1) {
+                float nb[6];
+                nb[0] = lx > 0 ? su[l - 1] : np_fim_at(u, p, b, lx - 1, ly, lz);
+                nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_at(u, p, b, lx + 1, ly, lz);
+                nb[2] = ly > 0 ? su[l - NP_FIM_B] : np_fim_at(u, p, b, lx, ly - 1, lz);
+                nb[3] = ly < NP_FIM_B - 1 ? su[l + NP_FIM_B] : np_fim_at(u, p, b, lx, ly + 1, lz);
+                nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz - 1);
+                nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz + 1);
+                float q = np_fim_solve(s, ih, nb, p.tsai);
+                if (q < old) next = q;
+            }
+            done = !(next < old) || old - next <= p.tol * next;
+            NP_BARRIER();
+            su[l] = next;
+            NP_BARRIER();
+        }
+        u[v] = su[l];
+        sc[l] = done;
+        NP_BARRIER();
+        for (int h = NP_FIM_BV / 2; h > 0; h >>= 1) {
+            if (l < h) sc[l] = sc[l] && sc[l + h];
+            NP_BARRIER();
+        }
+        if (l == 0) conv[b] = sc[0];
+        NP_BARRIER();
+    }
+}
+
+/* Step 2's candidates: the 6 neighbour blocks of every converged listed block. */
+NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
+                              NP_GLOBAL const int *NP_RESTRICT conv, np_fim_params p, NP_GLOBAL int *cand)
+{
+    int n = *count;
+    for (int i = NP_GID(); i < n; i += p.groups * NP_FIM_BV) {
+        int b = list[i];
+        if (!conv[b]) continue;
+        int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
+        if (bx > 0) cand[b - 1] = 1;
+        if (bx < p.bx - 1) cand[b + 1] = 1;
+        if (by > 0) cand[b - p.bx] = 1;
+        if (by < p.by - 1) cand[b + p.bx] = 1;
+        if (bz > 0) cand[b - p.bx * p.by] = 1;
+        if (bz < p.bz - 1) cand[b + p.bx * p.by] = 1;
+    }
+}
+
+/* Device compaction: appends every block b with flag[b] == want to list (order by arrival),
+ * resetting flag[b] to `reset` when reset >= 0. */
+NP_KERNEL void fim_compact(NP_GLOBAL int *flag, int nblocks, int want, int reset, NP_GLOBAL int *list, NP_GLOBAL int *count)
+{
+    int b = NP_GID();
+    if (b >= nblocks) return;
+    if (flag[b] == want) {
+        int k = np_atomic_add_i32(count, 1);
+        list[k] = b;
+        if (reset >= 0) flag[b] = reset;
+    }
+}

@@ -1,0 +1,128 @@
+//! `neuroport fim`: minimal path cost from a region through the tensor field and region-to-region
+//! connectivity (paper 004).
+
+use super::Ctx;
+use anyhow::{bail, Result};
+use neuroport::fim::{self, connectivity, metric::Metric, Params, Problem, Solver, Validity};
+use neuroport::volume::{read_mask, Outputs};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Tensor volume from `neuroport dti` (PREFIX_tensor.nii.gz: 6 volumes, FSL order, mm^2/s)
+    #[arg(long, required_unless_present = "dwi", conflicts_with_all = ["dwi", "bvals", "bvecs"])]
+    tensor: Option<PathBuf>,
+    /// 4-D DWI volume, fitted first (with --bvals and --bvecs) instead of --tensor
+    #[arg(long, requires_all = ["bvals", "bvecs"])]
+    dwi: Option<PathBuf>,
+    #[arg(long)]
+    bvals: Option<PathBuf>,
+    #[arg(long)]
+    bvecs: Option<PathBuf>,
+    /// White-matter mask: the front moves only inside it
+    #[arg(long)]
+    mask: PathBuf,
+    /// Source region R1 (u1 = 0 there)
+    #[arg(long)]
+    source: PathBuf,
+    /// Target region R2: adds u2, the total cost u1 + u2 and the epsilon pathway
+    #[arg(long)]
+    target: Option<PathBuf>,
+    /// Path-cost metric M: sharpened (004 eq. 3) or inverse (D^-1)
+    #[arg(long, value_enum, default_value_t = Metric::Sharpened)]
+    metric: Metric,
+    /// Sharpening power of eq. 3 (004 uses 3)
+    #[arg(long, default_value_t = 3.0)]
+    alpha: f64,
+    /// Pathway tolerance: voxels with u1 + u2 < (1 + eps) E(gamma)
+    #[arg(long, default_value_t = 0.05)]
+    eps: f64,
+    /// fim (node FIM on the CPU, block FIM on GPUs), or a CPU fast-sweeping baseline
+    #[arg(long, value_enum, default_value_t = Solver::Fim)]
+    solver: Solver,
+    /// Validity test of the Godunov solution: the paper's index test or Tsai et al.'s
+    #[arg(long, value_enum, default_value_t = Validity::Index)]
+    validity: Validity,
+    /// With --target: the minimal path, traced back along the characteristics, as .tck
+    #[arg(long, requires = "target")]
+    out_tck: Option<PathBuf>,
+    /// Output prefix: PREFIX_cost1.nii.gz (and _cost2, _total, _pathway with --target)
+    #[arg(long)]
+    out: PathBuf,
+}
+
+fn named(prefix: &Path, what: &str) -> PathBuf {
+    let mut s = prefix.as_os_str().to_owned();
+    s.push(format!("_{what}.nii.gz"));
+    PathBuf::from(s)
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    if !(a.alpha > 0.0 && a.alpha.is_finite()) {
+        bail!("--alpha must be a positive number, not {}", a.alpha);
+    }
+    if !(a.eps >= 0.0 && a.eps.is_finite()) {
+        bail!("--eps must be a non-negative number, not {}", a.eps);
+    }
+    if let Some(t) = a.out_tck.as_ref().filter(|t| t.extension().is_none_or(|e| e != "tck")) {
+        bail!("{}: --out-tck must name a .tck file", t.display());
+    }
+    // The sweeping baselines are CPU methods: they ignore a GPU --backend.
+    let device = if a.solver == Solver::Fim { ctx.inventory.select_one(&ctx.backend)? } else { ctx.inventory.open_cpu()? };
+    let (tensor, geom) = super::dwi_args::tensor_or_fit(&device, a.tensor.as_deref(), a.dwi.as_deref(), a.bvals.as_deref(), a.bvecs.as_deref(), Some(&a.mask))?;
+    let shown = a.tensor.as_deref().or(a.dwi.as_deref()).unwrap_or(Path::new("tensor")).display().to_string();
+    let dims = geom.dims;
+    let mask = read_mask(&a.mask, Some(dims))?;
+    let n = geom.nvox();
+    if let Some(v) = (0..n).find(|&v| mask[v] != 0 && !(0..6).all(|c| tensor[c * n + v].is_finite())) {
+        bail!("{shown}: voxel {v} inside the mask holds a non-finite tensor");
+    }
+    let region = |p: &Path| -> Result<Vec<u8>> {
+        let r = read_mask(p, Some(dims))?;
+        if !(0..n).any(|v| r[v] != 0 && mask[v] != 0) {
+            bail!("{}: the region has no voxel inside the mask {}", p.display(), a.mask.display());
+        }
+        Ok(r)
+    };
+    let source = region(&a.source)?;
+    let target = a.target.as_deref().map(region).transpose()?;
+    let (speed, repaired) = fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, a.alpha);
+    let params = Params { solver: a.solver, validity: a.validity, ..Params::default() };
+    let p1 = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source };
+    let s1 = fim::solve(&device, &p1, &params)?;
+    let mut out = Outputs::new();
+    out.nifti(&named(&a.out, "cost1"), &geom, 1, &s1.u)?;
+    let mut summary = format!(
+        "{}, {:?} solver, {:?} metric: u1 reached {} of {} mask voxels in {} iterations ({:.1} updates/voxel, {:.1} ms)",
+        device.label(),
+        a.solver,
+        a.metric,
+        s1.u.iter().filter(|x| !x.is_nan()).count(),
+        p1.mask.iter().filter(|&&m| m != 0).count(),
+        s1.iterations,
+        s1.updates_per_voxel(&p1.mask),
+        s1.timings.total_ms()
+    );
+    if repaired > 0 {
+        summary += &format!("; {repaired} tensors not positive definite were repaired (eigenvalues raised to {})", neuroport::dti::LAMBDA_FLOOR);
+    }
+    if let Some(t) = target {
+        let p2 = Problem { source: t, ..p1.clone() };
+        let s2 = fim::solve(&device, &p2, &params)?;
+        let con = connectivity::combine(&s1.u, &s2.u, a.eps)?;
+        out.nifti(&named(&a.out, "cost2"), &geom, 1, &s2.u)?;
+        out.nifti(&named(&a.out, "total"), &geom, 1, &con.total)?;
+        out.nifti(&named(&a.out, "pathway"), &geom, 1, &con.pathway)?;
+        if let Some(tck) = &a.out_tck {
+            let path: Vec<[f32; 3]> = connectivity::minimal_path(&p1, &s1.u, &p2, &s2.u, con.argmin).iter().map(|&x| geom.voxel_to_world(x).map(|c| c as f32)).collect();
+            out.file(tck, |tmp| neuroport::io::tck::write_tck(tmp, std::iter::once(path)))?;
+        }
+        summary += &format!("; E(gamma) = {:.6}, pathway (eps = {}) {} voxels", con.e_gamma, a.eps, con.pathway_voxels);
+    }
+    let written = out.commit()?;
+    eprintln!("{summary}");
+    for w in written {
+        println!("{}", w.display());
+    }
+    Ok(0)
+}

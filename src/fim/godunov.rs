@@ -1,0 +1,296 @@
+//! The local solver g(U_x) of paper 004: the Godunov upwind Hamiltonian of eq. 6 for
+//! H(p, q, r) = sqrt([p q r] S [p q r]^T) (eq. 5), solved for the node value U.
+//!
+//! Every combination of p in {p-, p+, p_sigma}, q in {q-, q+, q_sigma}, r in {r-, r+, r_sigma}
+//! (26: all three critical gives H = 0) is solved for U; the valid solution with the smallest U
+//! is g. The critical components are the minimiser of the quadratic form over them with the
+//! others fixed, so each combination is a quadratic in U. Two validity tests (Sec. 4.2): the
+//! paper's integer-index test (default) and Tsai et al.'s three evaluations of H.
+//! The same arithmetic is `np_fim_solve` in `cl/common/fim.h`.
+
+/// How a candidate solution is checked (004 Sec. 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+pub enum Validity {
+    /// The paper's test: the side each derivative was taken from, encoded -1/0/+1, must equal
+    /// the side the Godunov selection picks for the new solution. Integer compares only.
+    #[default]
+    Index,
+    /// Tsai et al.'s test: H at the Godunov-selected derivative must be 1 within a threshold,
+    /// for each of the three axes (three more evaluations of H).
+    Tsai,
+}
+
+/// The float type a CPU solver runs in (f32 as the devices, f64 for tests).
+pub trait Real:
+    Copy
+    + PartialOrd
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+    + 'static
+{
+    const INF: Self;
+    const ZERO: Self;
+    const ONE: Self;
+    /// |H - 1| accepted by Tsai's test. H is 1 by construction up to the rounding of
+    /// (U - n)/h, whose relative error is eps * |U| / |U - n|: 1e-3 in f32 admits |U| up to
+    /// ~1e4 times the step difference; 1e-9 in f64 the same ratio with room to spare.
+    const TSAI_TOL: Self;
+    fn of(x: f64) -> Self;
+    fn f64(self) -> f64;
+    fn sqrt(self) -> Self;
+    fn abs(self) -> Self;
+    fn is_finite(self) -> bool;
+}
+
+macro_rules! real {
+    ($t:ty, $tol:expr) => {
+        impl Real for $t {
+            const INF: $t = <$t>::INFINITY;
+            const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            const TSAI_TOL: $t = $tol;
+            fn of(x: f64) -> $t {
+                x as $t
+            }
+            fn f64(self) -> f64 {
+                self as f64
+            }
+            fn sqrt(self) -> $t {
+                <$t>::sqrt(self)
+            }
+            fn abs(self) -> $t {
+                <$t>::abs(self)
+            }
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+        }
+    };
+}
+real!(f32, 1e-3);
+real!(f64, 1e-9);
+
+/// Index of the symmetric matrix element (FSL order a b c d e f = xx xy xz yy yz zz).
+const SYM: [[usize; 3]; 3] = [[0, 1, 2], [1, 3, 4], [2, 4, 5]];
+
+#[inline]
+fn s<R: Real>(m: &[R; 6], i: usize, j: usize) -> R {
+    m[SYM[i][j]]
+}
+
+#[inline]
+fn quad<R: Real>(m: &[R; 6], a: &[R; 3], b: &[R; 3]) -> R {
+    let mut acc = R::ZERO;
+    for i in 0..3 {
+        for j in 0..3 {
+            acc = acc + a[i] * s(m, i, j) * b[j];
+        }
+    }
+    acc
+}
+
+/// H of eq. 5.
+#[inline]
+pub fn hamiltonian<R: Real>(m: &[R; 6], g: &[R; 3]) -> R {
+    quad(m, g, g).sqrt()
+}
+
+/// The critical point of axis k: the p minimising H with the other two components held.
+#[inline]
+fn critical<R: Real>(m: &[R; 6], g: &[R; 3], k: usize) -> R {
+    let (i, j) = ((k + 1) % 3, (k + 2) % 3);
+    -(s(m, k, i) * g[i] + s(m, k, j) * g[j]) / s(m, k, k)
+}
+
+/// The side (-1, 0, +1) the Godunov extremum of eq. 6 selects on one axis: the "left side
+/// index" of Sec. 4.2. Infinite one-sided differences (a neighbour never reached or outside the
+/// domain) order correctly in IEEE arithmetic; both infinite is caught by the first test.
+#[inline]
+fn godunov_side<R: Real>(pm: R, pp: R, ps: R) -> i32 {
+    if pm < ps && ps < pp {
+        0
+    } else if (pm + pp) * R::of(0.5) < ps {
+        1
+    } else {
+        -1
+    }
+}
+
+/// Tsai et al.'s selection sgn max{(p- - ps)^+, (p+ - ps)^-} + ps.
+#[inline]
+fn tsai_select<R: Real>(pm: R, pp: R, ps: R) -> R {
+    let a = if pm - ps > R::ZERO { pm - ps } else { R::ZERO };
+    let b = if pp - ps < R::ZERO { pp - ps } else { R::ZERO };
+    if a >= -b { ps + a } else { ps + b }
+}
+
+/// Neighbour values around a node: `nb[k] = [backward, forward]` along axis k, `R::INF` where
+/// the neighbour is outside the grid, outside the mask or not reached yet.
+pub type Neighbours<R> = [[R; 2]; 3];
+
+/// g(U_x): the smallest valid solution of H_G = 1 at a node with speed matrix `m` (eq. 5, in
+/// mm^-2 units against `inv_h` = 1 / voxel size in mm), or `R::INF` when no neighbour is usable.
+///
+/// Where strong anisotropy meets rough data, no combination may pass the validity test (the
+/// nested ext of eq. 6 mixes min and max, and coordinate-wise checks miss some of its
+/// solutions; seen on per-voxel random tensors with eigenvalue ratios ~100). Then the smallest
+/// causal solution is taken: every used neighbour lies upwind along the characteristic
+/// dx/dt = S grad u, i.e. side_k (S g)_k <= 0. Without it the node would keep a stale value and
+/// Jacobi (FIM) and Gauss-Seidel (sweeping) orders would stop at different states.
+pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: Validity) -> R {
+    let (mut best, mut causal) = (R::INF, R::INF);
+    for combo in 0..27 {
+        if combo == 13 {
+            continue; // all three critical: H = 0
+        }
+        // side[k]: -1 backward difference (U - left)/h, +1 forward (right - U)/h, 0 critical.
+        let side = [combo % 3, (combo / 3) % 3, combo / 9].map(|d| d as i32 - 1);
+        let (u, valid) = solve_combo(m, inv_h, nb, side, validity);
+        if valid && u < best {
+            best = u;
+        } else if !valid && u < causal {
+            causal = u;
+        }
+    }
+    if best.is_finite() { best } else { causal }
+}
+
+/// The solution of one combination (INF when it has none or it is not causal) and whether it
+/// passes the validity test.
+fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i32; 3], validity: Validity) -> (R, bool) {
+    // U = n0 + t keeps the quadratic's coefficients small (n0: the largest neighbour used).
+    let mut n0 = -R::INF;
+    for k in 0..3 {
+        if side[k] != 0 {
+            let n = nb[k][(side[k] > 0) as usize];
+            if !n.is_finite() {
+                return (R::INF, false);
+            }
+            if n > n0 {
+                n0 = n;
+            }
+        }
+    }
+    // The gradient is affine in t: g = t v + w. Used axes: g_k = sign_k (t - (n_k - n0)) / h_k;
+    // the critical ones follow from S_CC g_C = -S_CA g_A.
+    let (mut v, mut w) = ([R::ZERO; 3], [R::ZERO; 3]);
+    let mut crit = [0usize; 2];
+    let mut nc = 0;
+    for k in 0..3 {
+        if side[k] == 0 {
+            crit[nc] = k;
+            nc += 1;
+        } else {
+            let sg = if side[k] < 0 { inv_h[k] } else { -inv_h[k] };
+            v[k] = sg;
+            w[k] = -sg * (nb[k][(side[k] > 0) as usize] - n0);
+        }
+    }
+    match nc {
+        1 => {
+            let c = crit[0];
+            v[c] = critical(m, &v, c);
+            w[c] = critical(m, &w, c);
+        }
+        2 => {
+            let (c0, c1) = (crit[0], crit[1]);
+            let k = 3 - c0 - c1;
+            let (a, b, d) = (s(m, c0, c0), s(m, c0, c1), s(m, c1, c1));
+            let det = a * d - b * b;
+            let (r0, r1) = (s(m, c0, k), s(m, c1, k));
+            // [g_c0, g_c1] = -S_CC^-1 [r0, r1] g_k
+            let f0 = -(d * r0 - b * r1) / det;
+            let f1 = -(a * r1 - b * r0) / det;
+            v[c0] = f0 * v[k];
+            v[c1] = f1 * v[k];
+            w[c0] = f0 * w[k];
+            w[c1] = f1 * w[k];
+        }
+        _ => {}
+    }
+    let qa = quad(m, &v, &v);
+    let qb = R::of(2.0) * quad(m, &v, &w);
+    let qc = quad(m, &w, &w) - R::ONE;
+    let disc = qb * qb - R::of(4.0) * qa * qc;
+    if !(disc >= R::ZERO) || !(qa > R::ZERO) {
+        return (R::INF, false);
+    }
+    let t = (-qb + disc.sqrt()) / (R::of(2.0) * qa);
+    let u = n0 + t;
+    let g: [R; 3] = std::array::from_fn(|k| t * v[k] + w[k]);
+    let valid = match validity {
+        Validity::Index => (0..3).all(|k| {
+            let (pm, pp) = ((u - nb[k][0]) * inv_h[k], (nb[k][1] - u) * inv_h[k]);
+            godunov_side(pm, pp, critical(m, &g, k)) == side[k]
+        }),
+        Validity::Tsai => (0..3).all(|k| {
+            let (pm, pp) = ((u - nb[k][0]) * inv_h[k], (nb[k][1] - u) * inv_h[k]);
+            let mut gk = g;
+            gk[k] = tsai_select(pm, pp, critical(m, &g, k));
+            (hamiltonian(m, &gk) - R::ONE).abs() < R::TSAI_TOL
+        }),
+    };
+    if valid {
+        return (u, true);
+    }
+    let causal = (0..3).all(|k| {
+        let sg = s(m, k, 0) * g[0] + s(m, k, 1) * g[1] + s(m, k, 2) * g[2];
+        side[k] == 0 || (R::of(side[k] as f64) * sg <= R::ZERO && t >= nb[k][(side[k] > 0) as usize] - n0)
+    });
+    (if causal { u } else { R::INF }, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INF: f64 = f64::INFINITY;
+
+    #[test]
+    fn one_sided_isotropic_is_h() {
+        let m = [1.0, 0.0, 0.0, 1.0, 0.0, 1.0];
+        let nb = [[0.0, INF], [INF, INF], [INF, INF]];
+        for v in [Validity::Index, Validity::Tsai] {
+            assert!((solve(&m, &[1.0; 3], &nb, v) - 1.0).abs() < 1e-12);
+            assert!((solve(&m, &[0.5; 3], &nb, v) - 2.0).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn two_neighbours_isotropic_matches_eikonal() {
+        // (U - a)^2 + (U - b)^2 = 1 with a = 0, b = 0.5: U = (0.5 + sqrt(2 - 0.25)) / 2.
+        let m = [1.0, 0.0, 0.0, 1.0, 0.0, 1.0];
+        let nb = [[0.0, INF], [INF, 0.5], [INF, INF]];
+        let want = (0.5 + (2.0f64 - 0.25).sqrt()) / 2.0;
+        for v in [Validity::Index, Validity::Tsai] {
+            assert!((solve(&m, &[1.0; 3], &nb, v) - want).abs() < 1e-12);
+        }
+        // b far above: only the x neighbour counts.
+        let nb = [[0.0, INF], [INF, 5.0], [INF, INF]];
+        assert!((solve(&m, &[1.0; 3], &nb, Validity::Index) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn tests_agree_on_random_anisotropic_nodes() {
+        use rand::{Rng, SeedableRng};
+        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+        for _ in 0..2000 {
+            let l = [r.random_range(0.05..2.0), r.random_range(0.05..2.0), r.random_range(0.05..2.0)];
+            let e1 = crate::dti::sym3::v1(&crate::dti::sym3::eigen(&[r.random(), r.random(), r.random(), r.random(), r.random(), r.random()]).1);
+            let mut e2 = [e1[1], -e1[0], 0.0];
+            let n = (e2[0] * e2[0] + e2[1] * e2[1]).sqrt().max(1e-9);
+            e2 = e2.map(|x| x / n);
+            let m = crate::dti::sym3::from_eigen(l, e1, e2);
+            let nb: Neighbours<f64> = std::array::from_fn(|_| std::array::from_fn(|_| if r.random_bool(0.2) { INF } else { r.random_range(0.0..1.0) }));
+            let a = solve(&m, &[1.0; 3], &nb, Validity::Index);
+            let b = solve(&m, &[1.0; 3], &nb, Validity::Tsai);
+            assert!(a == b || (a - b).abs() < 1e-9, "{a} vs {b}");
+        }
+    }
+}

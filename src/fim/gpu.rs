@@ -1,0 +1,172 @@
+//! Block FIM on a GPU (004 Algorithm 5.1) through `runtime::gpu`: entry points in `cl/fim.cl`,
+//! the Godunov update in `cl/common/fim.h`. Volumes are reordered block by block (Fig. 3).
+//!
+//! Two ways to keep the active list: on the device (default: flags, device compaction, the
+//! count read back only every [`CHECK_EVERY`] iterations to see whether the list emptied) or on
+//! the host as 004 Sec. 5.2 does (C_b read back and the list rebuilt and uploaded each
+//! iteration), kept measurable with `Params::host_list`.
+
+use super::{FimKernels, Params, Problem, Solution, Validity};
+use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
+use anyhow::{bail, Result};
+
+pub const SOURCE: &str = include_str!("../../cl/fim.cl");
+const B: usize = 4;
+const BV: usize = 64;
+/// Device-side list: iterations between reads of the active count.
+pub const CHECK_EVERY: usize = 8;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct FimParams {
+    nx: i32,
+    ny: i32,
+    nz: i32,
+    bx: i32,
+    by: i32,
+    bz: i32,
+    ihx: f32,
+    ihy: f32,
+    ihz: f32,
+    tol: f32,
+    tsai: i32,
+    groups: i32,
+}
+
+pub struct GpuFim {
+    gpu: Gpu,
+    update: Kernel,
+    neighbours: Kernel,
+    compact: Kernel,
+}
+
+impl GpuFim {
+    pub fn new(gpu: Gpu) -> Result<GpuFim> {
+        let k = |n| gpu.kernel("fim", SOURCE, n);
+        Ok(GpuFim { update: k("fim_update")?, neighbours: k("fim_neighbours")?, compact: k("fim_compact")?, gpu })
+    }
+}
+
+/// Block grid and the flat index -> blocked index map.
+pub fn blocked_index(dims: [usize; 3]) -> ([usize; 3], Vec<usize>) {
+    let bd = dims.map(|d| d.div_ceil(B));
+    let n = dims.iter().product();
+    let map = (0..n)
+        .map(|v| {
+            let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
+            let b = x / B + bd[0] * (y / B + bd[1] * (z / B));
+            b * BV + x % B + B * (y % B + B * (z % B))
+        })
+        .collect();
+    (bd, map)
+}
+
+impl FimKernels for GpuFim {
+    fn solve(&mut self, p: &Problem, par: &Params) -> Result<Solution> {
+        if par.block != B {
+            bail!("the GPU block FIM runs 4^3 blocks (004); block size {} is CPU-only", par.block);
+        }
+        let g = &self.gpu;
+        let n = p.nvox();
+        let (bd, map) = blocked_index(p.dims);
+        let nb = bd.iter().product::<usize>();
+        let nbv = nb * BV;
+        if 6 * nbv > i32::MAX as usize {
+            bail!("{:?} voxels exceed the kernels' 32-bit indexing", p.dims);
+        }
+        // Reorder (Fig. 3): padding voxels are outside the mask (0), sources are 2.
+        let mut speed = vec![0f32; 6 * nbv];
+        let mut mask = vec![0u8; nbv];
+        let mut u0 = vec![f32::INFINITY; nbv];
+        let mut active = vec![0i32; nb];
+        for v in 0..n {
+            let w = map[v];
+            for c in 0..6 {
+                speed[c * nbv + w] = p.speed[c * n + v];
+            }
+            if p.mask[v] != 0 {
+                mask[w] = if p.source[v] != 0 { 2 } else { 1 };
+                if p.source[v] != 0 {
+                    u0[w] = 0.0;
+                    active[w / BV] = 1;
+                }
+            }
+        }
+        let list0: Vec<i32> = (0..nb as i32).filter(|&b| active[b as usize] == 1).collect();
+        let groups = nb.clamp(1, 4096);
+        let fp = FimParams {
+            nx: p.dims[0] as i32,
+            ny: p.dims[1] as i32,
+            nz: p.dims[2] as i32,
+            bx: bd[0] as i32,
+            by: bd[1] as i32,
+            bz: bd[2] as i32,
+            ihx: (1.0 / p.voxel[0]) as f32,
+            ihy: (1.0 / p.voxel[1]) as f32,
+            ihz: (1.0 / p.voxel[2]) as f32,
+            tol: par.tol as f32,
+            tsai: (par.validity == Validity::Tsai) as i32,
+            groups: groups as i32,
+        };
+        let (b_speed, b_mask, b_u) = (g.upload(&speed)?, g.upload(&mask)?, g.upload(&u0)?);
+        let b_list: Buf<i32> = g.alloc(nb)?;
+        let b_cand_list: Buf<i32> = g.alloc(nb)?;
+        g.write(&b_list, 0, &list0)?;
+        let b_count: Buf<i32> = g.upload(&[list0.len() as i32])?;
+        let b_cand_count: Buf<i32> = g.zeros(1)?;
+        let b_conv: Buf<i32> = g.upload(&vec![1i32; nb])?;
+        let b_cand: Buf<i32> = g.zeros(nb)?;
+        let mut sol = Solution::default();
+        let mut count = list0.len();
+        let (upd, nbr, cmp) = (&self.update, &self.neighbours, &self.compact);
+        let nbi = nb as i32;
+        let max_iter = 64 * (bd[0] + bd[1] + bd[2]) * BV + 1000;
+        while count > 0 && sol.iterations < max_iter {
+            sol.iterations += 1;
+            if par.host_list {
+                sol.active.push(count as u32);
+                sol.updates += (count * BV * par.inner) as u64;
+            }
+            // Step 1: n Jacobi updates of every active block; C_b by reduction.
+            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_list, &b_count, Arg::structure(&fp), par.inner as i32, &b_conv])?;
+            // Step 2: neighbour blocks of converged blocks are updated once and reduced.
+            g.launch(nbr, Shape::items(groups * BV), args![&b_list, &b_count, &b_conv, Arg::structure(&fp), &b_cand])?;
+            g.write(&b_cand_count, 0, &[0])?;
+            g.launch(cmp, Shape::items(nb), args![&b_cand, nbi, 1i32, 0i32, &b_cand_list, &b_cand_count])?;
+            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv])?;
+            // Step 3: the next list, every block whose C_b is false.
+            if par.host_list {
+                let cand_n = read1(g, &b_cand_count)?;
+                sol.updates += (cand_n * BV) as u64;
+                let conv = g.download(&b_conv)?;
+                let list: Vec<i32> = (0..nbi).filter(|&b| conv[b as usize] == 0).collect();
+                count = list.len();
+                if count > 0 {
+                    g.write(&b_list, 0, &list)?;
+                }
+                g.write(&b_count, 0, &[count as i32])?;
+            } else {
+                g.write(&b_count, 0, &[0])?;
+                g.launch(cmp, Shape::items(nb), args![&b_conv, nbi, 0i32, -1i32, &b_list, &b_count])?;
+                if sol.iterations % CHECK_EVERY == 0 {
+                    count = read1(g, &b_count)?;
+                    sol.active.push(count as u32);
+                }
+            }
+        }
+        if count > 0 {
+            bail!("the block FIM did not converge in {max_iter} iterations");
+        }
+        let ub = g.download(&b_u)?;
+        sol.u = (0..n).map(|v| if ub[map[v]].is_finite() { ub[map[v]] } else { f32::NAN }).collect();
+        let t = g.take_timings()?;
+        sol.timings = t;
+        Ok(sol)
+    }
+}
+
+fn read1(g: &Gpu, b: &Buf<i32>) -> Result<usize> {
+    let mut x = [0i32];
+    g.read(b, 0, &mut x)?;
+    Ok(x[0].max(0) as usize)
+}

@@ -1,0 +1,143 @@
+//! The Fast Iterative Method for the anisotropic Hamilton-Jacobi equation (paper 004, Jeong et
+//! al. 2007): minimal path cost u from a source region through a tensor field,
+//! H(grad u) = sqrt(grad u^T S grad u) = 1, and region-to-region connectivity (Sec. 3).
+//!
+//! Which way the matrix enters (docs/fim.md): the path cost of 004 eq. 2 uses the cost metric
+//! M (eq. 3, or D^-1), so the Hamiltonian carries the speed matrix S = M^-1 and a constant field
+//! has u(x) = sqrt(dx^T M dx). [`Problem::speed`] holds S.
+//!
+//! Solvers: node FIM (Algorithm 4.1, CPU), block FIM (Algorithm 5.1, GPUs), and 004's CPU
+//! baselines, fast sweeping with the Godunov and the Lax-Friedrichs Hamiltonian. The driver
+//! here talks only to [`FimKernels`].
+
+pub mod connectivity;
+pub mod cpu;
+pub mod godunov;
+pub mod gpu;
+pub mod lf;
+pub mod metric;
+
+use crate::runtime::{Device, Timings};
+use anyhow::{bail, Result};
+pub use godunov::Validity;
+
+/// Which solver computes u.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+pub enum Solver {
+    /// Fast Iterative Method: node-based on the CPU, block-based on GPUs.
+    #[default]
+    Fim,
+    /// Fast sweeping (Gauss-Seidel, 8 orderings) with the Godunov Hamiltonian; CPU.
+    Sweep,
+    /// Fast sweeping with the Lax-Friedrichs Hamiltonian (Kao et al.); CPU.
+    SweepLf,
+}
+
+/// One solve: the grid, the speed matrix per voxel and the regions.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    pub dims: [usize; 3],
+    /// Voxel size (mm) per axis; the differences of eq. 6 divide by it.
+    pub voxel: [f64; 3],
+    /// S = M^-1 per voxel in image voxel axes, component-major (`speed[c * nvox + v]`, FSL order
+    /// xx xy xz yy yz zz), mm^2 per unit cost^2.
+    pub speed: Vec<f32>,
+    /// Voxels the front may enter (non-zero).
+    pub mask: Vec<u8>,
+    /// Voxels where u = 0 (only those inside the mask count).
+    pub source: Vec<u8>,
+}
+
+impl Problem {
+    pub fn nvox(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// Checks sizes and that the source meets the mask.
+    pub fn validate(&self) -> Result<()> {
+        let n = self.nvox();
+        if n == 0 || self.speed.len() != 6 * n || self.mask.len() != n || self.source.len() != n {
+            bail!("inconsistent FIM problem: {n} voxels, {} speed values, {} mask, {} source", self.speed.len(), self.mask.len(), self.source.len());
+        }
+        if !self.voxel.iter().all(|&h| h > 0.0 && h.is_finite()) {
+            bail!("voxel sizes must be positive, not {:?}", self.voxel);
+        }
+        if !(0..n).any(|v| self.source[v] != 0 && self.mask[v] != 0) {
+            bail!("the source region has no voxel inside the mask");
+        }
+        Ok(())
+    }
+
+    /// The speed matrix of voxel v.
+    #[inline]
+    pub fn s<R: godunov::Real>(&self, v: usize) -> [R; 6] {
+        let n = self.nvox();
+        std::array::from_fn(|c| R::of(self.speed[c * n + v] as f64))
+    }
+}
+
+/// Solver settings.
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    pub solver: Solver,
+    pub validity: Validity,
+    /// A node (block) has converged when an update lowers it by at most `tol * u`.
+    pub tol: f64,
+    /// Block edge of the GPU block FIM (004: 4).
+    pub block: usize,
+    /// Jacobi updates per active block per iteration (004 Algorithm 5.1: n).
+    pub inner: usize,
+    /// GPU: keep the active list on the host (004 Sec. 5.2) instead of on the device.
+    pub host_list: bool,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
+        Params { solver: Solver::Fim, validity: Validity::Index, tol: 1e-6, block: 4, inner: 4, host_list: false }
+    }
+}
+
+/// u and how it was reached.
+#[derive(Clone, Debug, Default)]
+pub struct Solution {
+    /// Cost per voxel; NaN outside the mask and where the front never arrived.
+    pub u: Vec<f32>,
+    /// Outer iterations (FIM: active-list rounds; sweeping: sweeps).
+    pub iterations: usize,
+    /// Evaluations of the local solver g, all nodes together.
+    pub updates: u64,
+    /// Active nodes (CPU FIM) or blocks (GPU FIM) per iteration.
+    pub active: Vec<u32>,
+    pub timings: Timings,
+}
+
+impl Solution {
+    /// Local-solver evaluations per voxel inside the mask.
+    pub fn updates_per_voxel(&self, mask: &[u8]) -> f64 {
+        self.updates as f64 / mask.iter().filter(|&&m| m != 0).count().max(1) as f64
+    }
+}
+
+/// What a device does for the FIM.
+pub trait FimKernels {
+    fn solve(&mut self, p: &Problem, params: &Params) -> Result<Solution>;
+}
+
+/// The solver for `params` on `device`: the sweeping baselines always run on the CPU.
+pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> {
+    Ok(match (device, params.solver) {
+        (Device::Cpu(c), _) => Box::new(cpu::CpuFim::new(c.clone())),
+        (_, Solver::Fim) => Box::new(gpu::GpuFim::new(crate::runtime::gpu::Gpu::require(device)?)?),
+        (_, _) => bail!("--solver {:?} is a CPU baseline; run it with --backend cpu", params.solver),
+    })
+}
+
+/// u from the source region of `p`.
+pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> {
+    p.validate()?;
+    if params.block == 0 || params.inner == 0 || !(params.tol >= 0.0) {
+        bail!("block size and iterations per block must be at least 1, tol non-negative");
+    }
+    kernels(device, params)?.solve(p, params)
+}

@@ -1,0 +1,113 @@
+//! `neuroport fim` end to end: outputs, the run summary, the .tck path, and bad input.
+
+mod common;
+use common::{run, s};
+use neuroport::volume::{read_nifti, write_nifti, Geometry};
+use std::path::Path;
+
+const D: [usize; 3] = [20, 12, 10];
+
+/// Tensors (mm^2/s) along x with a 10:1 ratio, a full-box mask, R1 at x = 2, R2 at x = 17.
+fn inputs(dir: &Path, voxel: [f32; 3]) {
+    let g = Geometry::synthetic(D, voxel);
+    let n = g.nvox();
+    let t = [1.7e-3f32, 0.0, 0.0, 0.17e-3, 0.0, 0.17e-3];
+    let tensor: Vec<f32> = (0..6).flat_map(|c| std::iter::repeat_n(t[c], n)).collect();
+    write_nifti(&dir.join("t.nii.gz"), &g, 6, &tensor).unwrap();
+    write_nifti(&dir.join("wm.nii.gz"), &g, 1, &vec![1.0; n]).unwrap();
+    let region = |x0: usize| -> Vec<f32> { (0..n).map(|v| (v % D[0] == x0 && (v / D[0]) % D[1] == 6 && v / (D[0] * D[1]) == 5) as u8 as f32).collect() };
+    write_nifti(&dir.join("r1.nii.gz"), &g, 1, &region(2)).unwrap();
+    write_nifti(&dir.join("r2.nii.gz"), &g, 1, &region(17)).unwrap();
+}
+
+#[test]
+fn two_regions_write_costs_pathway_and_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0, 1.5, 2.0]);
+    let out = d.join("res");
+    let tck = d.join("path.tck");
+    let j = |f: &str| d.join(f);
+    let (code, stdout, stderr) = run(
+        &["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--target", s(&j("r2.nii.gz")), "--out-tck", s(&tck), "--out", s(&out), "--backend", "cpu"],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("E(gamma) = "), "{stderr}");
+    for f in ["res_cost1.nii.gz", "res_cost2.nii.gz", "res_total.nii.gz", "res_pathway.nii.gz"] {
+        assert!(stdout.contains(f), "{f} not listed: {stdout}");
+    }
+    let u1 = read_nifti(&j("res_cost1.nii.gz")).unwrap();
+    assert_eq!(u1.geom.dims, D);
+    assert_eq!(u1.geom.voxel_size, [1.0, 1.5, 2.0]);
+    let u1 = u1.into_flat();
+    // Along the fibre axis the cost of 15 voxels of 1 mm is 15 / sqrt(S_xx), S = M^-1 of eq. 3:
+    // for D = diag(l, l/10, l/10), |D|^(1/3) = l / 10^(2/3), S_xx = |D|^(1/3) (l / |D|^(1/3))^3.
+    let l = 1.7e-3f64;
+    let cr = l / 10f64.powf(2.0 / 3.0);
+    let sxx = cr * (l / cr).powi(3);
+    let at = |x: usize| x + D[0] * (6 + D[1] * 5);
+    let want = 15.0 / sxx.sqrt();
+    assert!(((u1[at(17)] as f64) - want).abs() < want * 1e-5, "{} vs {want}", u1[at(17)]);
+    let pathway = read_nifti(&j("res_pathway.nii.gz")).unwrap().into_flat();
+    for x in 2..=17 {
+        assert_eq!(pathway[at(x)], 1.0, "voxel x = {x} on the straight path is outside the pathway");
+    }
+    let paths = neuroport::io::tck::read_tck(&tck).unwrap();
+    assert_eq!(paths.len(), 1);
+    let p = &paths[0];
+    assert!((p[0][0] - 2.0).abs() < 0.51 && (p.last().unwrap()[0] - 17.0).abs() < 0.51, "path {:?} .. {:?}", p[0], p.last());
+}
+
+#[test]
+fn solvers_agree_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let j = |f: &str| d.join(f);
+    let mut got = Vec::new();
+    for solver in ["fim", "sweep"] {
+        let out = d.join(solver);
+        let (code, _, stderr) = run(&["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--solver", solver, "--out", s(&out), "--backend", "cpu"], &[]);
+        assert_eq!(code, 0, "{stderr}");
+        got.push(read_nifti(&d.join(format!("{solver}_cost1.nii.gz"))).unwrap().into_flat());
+    }
+    // Same discrete fixed point; both stop when an update moves u by at most 1e-6 * u, and
+    // carry f32 rounding along ~30 voxels: 3e-6 relative covers both.
+    for (a, b) in got[0].iter().zip(&got[1]) {
+        assert!((a - b).abs() <= 3e-6 * b.abs(), "{a} vs {b}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_error_line_and_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let j = |f: &str| d.join(f).to_string_lossy().into_owned();
+    // A region outside the mask, a 3-D file as the tensor, a missing file, a bad alpha.
+    let g = Geometry::synthetic(D, [1.0; 3]);
+    write_nifti(&d.join("empty.nii.gz"), &g, 1, &vec![0.0; g.nvox()]).unwrap();
+    let small = Geometry::synthetic([4, 4, 4], [1.0; 3]);
+    write_nifti(&d.join("small.nii.gz"), &small, 1, &[1.0; 64]).unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("empty.nii.gz")], "no voxel inside the mask"),
+        (vec!["--tensor".into(), j("wm.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz")], "6 volumes"),
+        (vec!["--tensor".into(), j("missing.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz")], "missing.nii.gz"),
+        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("small.nii.gz"), "--source".into(), j("r1.nii.gz")], "does not match"),
+        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--alpha=-1".into()], "--alpha"),
+        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--target".into(), j("r2.nii.gz"), "--out-tck".into(), j("p.trk")], ".tck"),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["fim".to_string()];
+        a.extend(args);
+        a.extend(["--out".into(), j("bad"), "--backend".into(), "cpu".into()]);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, _, stderr) = run(&a, &[]);
+        assert_ne!(code, 0, "{a:?} succeeded");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert!(lines.len() == 1 && lines[0].starts_with("error: ") && lines[0].contains(want), "{a:?}: {stderr}");
+        assert!(!d.join("bad_cost1.nii.gz").exists());
+        assert!(!std::fs::read_dir(d).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains(".part-")));
+    }
+}
