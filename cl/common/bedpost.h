@@ -216,13 +216,20 @@ NP_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR float *gtab, int 
 }
 
 /* The sums after the prediction moves by sum_k c_k e_k (an S0 or f change): r -> r - sum c_k e_k. */
-NP_FN np_bp_mom np_bp_shift(const np_bp_mom *m, float c0, float c1, float c2)
+/* A shifted SS below this share of the magnitudes it was computed from is float32
+ * cancellation noise (a dozen roundings of 2^-24 each, with margin): the caller recomputes it
+ * with a fresh pass instead of trusting a false energy minimum (high SNR, fits near perfect). */
+#define NP_BP_SHIFT_GUARD (64.0f * 1.1920929e-7f)
+
+NP_FN np_bp_mom np_bp_shift(const np_bp_mom *m, float c0, float c1, float c2, float *mag)
 {
     float h0 = m->g00 * c0 + m->g01 * c1 + m->g02 * c2;
     float h1 = m->g01 * c0 + m->g11 * c1 + m->g12 * c2;
     float h2 = m->g02 * c0 + m->g12 * c1 + m->g22 * c2;
     np_bp_mom o = *m;
-    o.ss = m->ss - 2.0f * (c0 * m->r0 + c1 * m->r1 + c2 * m->r2) + (c0 * h0 + c1 * h1 + c2 * h2);
+    float cr = c0 * m->r0 + c1 * m->r1 + c2 * m->r2, ch = c0 * h0 + c1 * h1 + c2 * h2;
+    o.ss = m->ss - 2.0f * cr + ch;
+    *mag = np_fabs(m->ss) + 2.0f * np_fabs(cr) + np_fabs(ch);
     o.r0 = m->r0 - h0;
     o.r1 = m->r1 - h1;
     o.r2 = m->r2 - h2;
@@ -276,8 +283,12 @@ NP_FN void np_bp_propose(np_bp_chain *c, int k, float z, float u, int sampling, 
     if (moments && which == 0) {
         float s0 = c->p[NP_BP_S0], f1 = c->p[NP_BP_F1], f2 = c->p[NP_BP_F2];
         float w0 = 1.0f - f1 - f2, w0n = 1.0f - q[NP_BP_F1] - q[NP_BP_F2];
+        float mag;
         m = np_bp_shift(&c->m, q[NP_BP_S0] * w0n - s0 * w0, q[NP_BP_S0] * q[NP_BP_F1] - s0 * f1,
-                        q[NP_BP_S0] * q[NP_BP_F2] - s0 * f2);
+                        q[NP_BP_S0] * q[NP_BP_F2] - s0 * f2, &mag);
+        if (!(m.ss > NP_BP_SHIFT_GUARD * mag))
+            m = np_bp_pass(y, gtab, nvox, ndir, v, q[NP_BP_S0], q[NP_BP_D], q[NP_BP_F1], q[NP_BP_F2], v1, v2,
+                           which, cache, ec, c->slot);
     } else {
         m = np_bp_pass(y, gtab, nvox, ndir, v, q[NP_BP_S0], q[NP_BP_D], q[NP_BP_F1], q[NP_BP_F2], v1, v2,
                        which, cache, ec, c->slot);

@@ -180,18 +180,33 @@ fn pass(y: &[f32], pt: &Padded, q: &[f32; NPARAM], v1: &[f32; 3], v2: &[f32; 3],
     Mom { ss: sum(&acc[0]), r: [sum(&acc[1]), sum(&acc[2]), sum(&acc[3])], g: std::array::from_fn(|j| sum(&acc[4 + j])) }
 }
 
-/// `np_bp_shift`: the sums after the prediction moves by sum_k c_k e_k.
-pub fn shift(m: &Mom, c: [f32; 3]) -> Mom {
+/// `NP_BP_SHIFT_GUARD`: a shifted SS below this share of the magnitudes it came from is
+/// float32 cancellation noise (a dozen roundings of 2^-24, with margin).
+pub const SHIFT_GUARD: f32 = 64.0 * 1.192_092_9e-7;
+
+/// `np_bp_shift`: the sums after the prediction moves by sum_k c_k e_k, and the magnitude of
+/// the terms the new SS was summed from.
+pub fn shift(m: &Mom, c: [f32; 3]) -> (Mom, f32) {
     let g = &m.g;
     let h = [
         g[0] * c[0] + g[1] * c[1] + g[2] * c[2],
         g[1] * c[0] + g[3] * c[1] + g[4] * c[2],
         g[2] * c[0] + g[4] * c[1] + g[5] * c[2],
     ];
-    Mom {
-        ss: m.ss - 2.0 * (c[0] * m.r[0] + c[1] * m.r[1] + c[2] * m.r[2]) + (c[0] * h[0] + c[1] * h[1] + c[2] * h[2]),
-        r: [m.r[0] - h[0], m.r[1] - h[1], m.r[2] - h[2]],
-        g: m.g,
+    let cr = c[0] * m.r[0] + c[1] * m.r[1] + c[2] * m.r[2];
+    let ch = c[0] * h[0] + c[1] * h[1] + c[2] * h[2];
+    let mom = Mom { ss: m.ss - 2.0 * cr + ch, r: [m.r[0] - h[0], m.r[1] - h[1], m.r[2] - h[2]], g: m.g };
+    (mom, m.ss.abs() + 2.0 * cr.abs() + ch.abs())
+}
+
+/// The shifted sums, or a fresh pass where the shift's SS is lost to cancellation (a false
+/// energy minimum at high SNR otherwise).
+pub fn shift_or_pass(m: &Mom, c: [f32; 3], fresh: impl FnOnce() -> Mom) -> Mom {
+    let (s, mag) = shift(m, c);
+    if s.ss > SHIFT_GUARD * mag {
+        s
+    } else {
+        fresh()
     }
 }
 
@@ -223,7 +238,7 @@ fn propose(c: &mut Chain, k: usize, z: f32, u: f32, sampling: bool, x: &Ctx, t: 
     let m = if w == 0 {
         let (s0, f1, f2) = (c.p[S0], c.p[F1], c.p[F2]);
         let (w0, w0n) = (1.0 - f1 - f2, 1.0 - q[F1] - q[F2]);
-        shift(&c.m, [q[S0] * w0n - s0 * w0, q[S0] * q[F1] - s0 * f1, q[S0] * q[F2] - s0 * f2])
+        shift_or_pass(&c.m, [q[S0] * w0n - s0 * w0, q[S0] * q[F1] - s0 * f1, q[S0] * q[F2] - s0 * f2], || pass(x.y, x.pt, &q, &v1, &v2, w, t))
     } else {
         pass(x.y, x.pt, &q, &v1, &v2, w, t)
     };
@@ -522,12 +537,30 @@ mod tests {
         };
         let w0 = 1.0 - p[F1] - p[F2];
         let w0n = 1.0 - q[F1] - q[F2];
-        let s = shift(&m, [q[S0] * w0n - p[S0] * w0, q[S0] * q[F1] - p[S0] * p[F1], q[S0] * q[F2] - p[S0] * p[F2]]);
+        let (s, _) = shift(&m, [q[S0] * w0n - p[S0] * w0, q[S0] * q[F1] - p[S0] * p[F1], q[S0] * q[F2] - p[S0] * p[F2]]);
         p = q;
         let fresh = pass(&y, &pt, &p, &v1, &v2, 0, &mut t);
         assert!((s.ss - fresh.ss).abs() <= 1e-3 * fresh.ss, "{} vs {}", s.ss, fresh.ss);
         for c in 0..3 {
             assert!((s.r[c] - fresh.r[c]).abs() <= 1e-3 * fresh.r[c].abs().max(1.0));
         }
+    }
+
+    #[test]
+    fn a_shift_lost_to_cancellation_is_recomputed() {
+        // SS(c) = SS0 - 2 c r + c^2 g = (c - 1000)^2 for SS0 = 1e6, r = 1e3, g = 1: at c = 1000.5
+        // the true SS is 0.25, but float32 sums of terms near 1e6 carry errors of ~0.06 each,
+        // so the shifted value is noise (it can even be <= 0, a false energy minimum).
+        let m = Mom { ss: 1.0e6, r: [1.0e3, 0.0, 0.0], g: [1.0, 0.0, 0.0, 0.0, 0.0, 0.0] };
+        let c = [1000.5f32, 0.0, 0.0];
+        let (s, mag) = shift(&m, c);
+        assert!(!(s.ss > SHIFT_GUARD * mag), "the guard must see cancellation: ss {} of magnitude {mag}", s.ss);
+        let fresh = Mom { ss: 0.25, r: [-0.5, 0.0, 0.0], g: m.g };
+        let got = shift_or_pass(&m, c, || fresh.clone());
+        assert_eq!(got.ss, 0.25);
+        // A shift of ordinary size is kept (no extra pass).
+        let small = [10.0f32, 0.0, 0.0];
+        let kept = shift_or_pass(&m, small, || panic!("no fresh pass needed"));
+        assert!((kept.ss - 980_100.0).abs() < 1.0);
     }
 }
