@@ -7,6 +7,7 @@ pub mod dti;
 pub mod guard;
 pub mod geodesic;
 pub mod io;
+pub mod probtrack;
 pub mod repro;
 pub mod runtime;
 pub mod synth;
