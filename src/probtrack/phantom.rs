@@ -35,11 +35,11 @@ fn one(v: [f64; 3]) -> SticksVoxel {
     SticksVoxel::one(1000.0, 1e-3, 0.6, v)
 }
 
-/// A bundle along x, 4 x 4 voxels across, through the middle of a 24 x 10 x 8 grid.
+/// A bundle along x, 6 x 6 voxels across (y, z in 2..8), through a 24 x 10 x 10 grid.
 pub fn straight() -> Truth {
-    let mut t = empty([24, 10, 8]);
-    for z in 2..6 {
-        for y in 3..7 {
+    let mut t = empty([24, 10, 10]);
+    for z in 2..8 {
+        for y in 2..8 {
             for x in 0..24 {
                 let i = t.geom.index(x, y, z);
                 t.sticks[i] = one([1.0, 0.0, 0.0]);
@@ -49,15 +49,15 @@ pub fn straight() -> Truth {
     t
 }
 
-/// A quarter-circle bundle in the x-y plane about voxel (0, 0): radii 10 to 14 voxels, from the
-/// x axis (running along y) to the y axis (running along x), 4 slices thick.
+/// A quarter-circle bundle in the x-y plane about voxel (0, 0): radii 9 to 15 voxels, from the
+/// x axis (running along y) to the y axis (running along x), 6 slices thick (z 1..7).
 pub fn curved() -> Truth {
-    let mut t = empty([20, 20, 6]);
-    for z in 1..5 {
+    let mut t = empty([20, 20, 8]);
+    for z in 1..7 {
         for y in 0..20 {
             for x in 0..20 {
                 let r = ((x * x + y * y) as f64).sqrt();
-                if (10.0..=14.0).contains(&r) {
+                if (9.0..=15.0).contains(&r) {
                     let i = t.geom.index(x, y, z);
                     t.sticks[i] = one([-(y as f64) / r, x as f64 / r, 0.0]);
                 }
@@ -67,14 +67,14 @@ pub fn curved() -> Truth {
     t
 }
 
-/// Two bundles crossing at 90 degrees: along x (y 8..12) and along y (x 10..14) of a
-/// 24 x 20 x 6 grid; voxels in both hold both sticks (f 0.3 each).
+/// Two bundles crossing at 90 degrees: along x (y 7..13) and along y (x 9..15) of a
+/// 24 x 20 x 8 grid, 6 slices thick (z 1..7); voxels in both hold both sticks (f 0.3 each).
 pub fn crossing() -> Truth {
-    let mut t = empty([24, 20, 6]);
-    for z in 1..5 {
+    let mut t = empty([24, 20, 8]);
+    for z in 1..7 {
         for y in 0..20 {
             for x in 0..24 {
-                let (a, b) = ((8..12).contains(&y), (10..14).contains(&x));
+                let (a, b) = ((7..13).contains(&y), (9..15).contains(&x));
                 let i = t.geom.index(x, y, z);
                 t.sticks[i] = match (a, b) {
                     (true, true) => SticksVoxel::two(1000.0, 1e-3, [0.3, 0.3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
