@@ -8,6 +8,7 @@
 
 pub mod cpu;
 pub mod field;
+pub mod gpu;
 pub mod output;
 pub mod phantom;
 pub mod schedule;
@@ -170,10 +171,10 @@ pub trait ProbtrackKernels {
 
 /// The tracker on `device`.
 pub fn kernels(device: &Device) -> Result<Box<dyn ProbtrackKernels>> {
-    match device {
-        Device::Cpu(c) => Ok(Box::new(cpu::CpuProbtrack::new(c.clone()))),
-        _ => bail!("probtrack runs on the cpu backend until the GPU host layer lands ({})", device.label()),
-    }
+    Ok(match device {
+        Device::Cpu(c) => Box::new(cpu::CpuProbtrack::new(c.clone())),
+        _ => Box::new(gpu::GpuProbtrack::new(crate::runtime::gpu::Gpu::require(device)?)?),
+    })
 }
 
 /// Everything one run produces.
