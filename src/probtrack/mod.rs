@@ -12,6 +12,7 @@ pub mod field;
 pub mod gpu;
 pub mod output;
 pub mod phantom;
+pub mod repro;
 pub mod schedule;
 pub mod step;
 
