@@ -3,21 +3,10 @@
 //! either side (cl/common/probtrack.h), so every streamline, visit count and seed-to-target
 //! count must be equal, not close, for every schedule, both compaction paths and any batch size.
 
+mod common;
+use common::opencl;
 use neuroport::probtrack::{self, phantom, Compaction, Config, Tracks};
 use neuroport::runtime::{BackendSpec, Device, Inventory};
-
-fn opencl() -> Option<Device> {
-    let inv = Inventory::discover(None);
-    match inv.select_one(&BackendSpec::OpenCl(None)) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let required = std::env::var("NEUROPORT_REQUIRE_OPENCL").map(|v| v == "1").unwrap_or(false);
-            assert!(!required, "no OpenCL device but NEUROPORT_REQUIRE_OPENCL=1: {e:#}");
-            eprintln!("skipped: {e:#}");
-            None
-        }
-    }
-}
 
 fn track(dev: &Device, f: &probtrack::Field, seeds: &[u32], c: &Config) -> Tracks {
     let mut k = probtrack::kernels(dev).unwrap();

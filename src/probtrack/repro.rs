@@ -12,6 +12,7 @@
 //! dataset 2). MaxStep is the sum of 003's default schedule, 1888 steps.
 
 use super::{kernels, phantom::Truth, schedule, Compaction, Config, Field, Schedule, Tracks};
+use crate::bedpost::repro::{Dataset, PAPER, QUICK};
 use crate::bedpost::sim;
 use crate::repro::published::lookup;
 use crate::repro::{add_speedups, PlotSpec, Report, Row, RunCtx, Scale, Target, ALL_CORES, ONE_THREAD};
@@ -22,21 +23,6 @@ use anyhow::Result;
 pub struct ProbtrackT2;
 pub struct ProbtrackT4;
 
-struct Dataset {
-    id: u32,
-    dims: [usize; 3],
-    voxel_mm: f32,
-    nmask: usize,
-}
-
-const PAPER: [Dataset; 2] = [
-    Dataset { id: 1, dims: [48, 96, 96], voxel_mm: 2.5, nmask: 205_082 },
-    Dataset { id: 2, dims: [60, 102, 102], voxel_mm: 2.0, nmask: 402_194 },
-];
-const QUICK: [Dataset; 2] = [
-    Dataset { id: 1, dims: [10, 20, 20], voxel_mm: 2.5, nmask: 500 },
-    Dataset { id: 2, dims: [12, 22, 22], voxel_mm: 2.0, nmask: 1_000 },
-];
 /// (dataset, step in voxels, angular threshold) of Table II's rows.
 const T2: [(u32, f32, f32); 6] = [(1, 0.1, 0.9), (1, 0.2, 0.8), (1, 0.3, 0.85), (2, 0.1, 0.9), (2, 0.2, 0.85), (2, 0.3, 0.8)];
 const NSAMP: usize = 50;
