@@ -12,6 +12,8 @@ t0=$SECONDS
 stamp() { echo "--- $1 ($((SECONDS - t0)) s)"; }
 stamp "check --backend all"
 $B check --backend all --seed 7 | tee "$OUT/layer-check.txt"
+stamp "bench layer: launches/s (queued; and each waited for, as every launch was before the layer) and copy rates"
+$B bench layer --backend all | tee "$OUT/layer-bench.txt"
 stamp "bench geodesic (1M fibres x 1000 RK2 steps; last round CUDA texture 1.0e10 steps/s)"
 for b in cuda opencl:1:0; do $B bench geodesic --backend $b --fibres 1000000 --steps 1000 --repeats 3; done | tee "$OUT/layer-geodesic-bench.txt"
 stamp "bench bedpost (205,082 voxels x 600 loops; last round 157 ms CUDA)"

@@ -8,6 +8,7 @@ mod devices;
 mod dti;
 mod dwi_args;
 mod probtrack;
+mod register;
 mod reproduce;
 mod synth;
 mod track;
@@ -40,6 +41,8 @@ pub enum Command {
     Bedpost(bedpost::Args),
     /// Probabilistic streamlining through bedpost's samples (FSL probtrackx2's outputs)
     Probtrack(probtrack::Args),
+    /// Affine registration (002 AIRWC): NIfTI world mm, outputs a warped image, a world matrix and a FLIRT .mat
+    Register(register::Args),
     /// Rerun a paper's benchmark table on the selected devices (CSV, Markdown and plot)
     Reproduce(reproduce::Args),
     /// Merge result CSVs from several machines into one table and plot
@@ -86,6 +89,7 @@ pub fn main() -> i32 {
         Command::Check(a) => check::run(&ctx, a),
         Command::Bedpost(a) => bedpost::run(&ctx, a),
         Command::Probtrack(a) => probtrack::run(&ctx, a),
+        Command::Register(a) => register::run(&ctx, a),
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),

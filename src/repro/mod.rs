@@ -3,6 +3,7 @@
 //! and a plot, with the published figure beside ours.
 
 mod plot;
+pub mod pipeline;
 pub mod prep;
 pub mod published;
 pub mod write;
@@ -186,6 +187,8 @@ pub fn registry() -> Vec<Box<dyn Target>> {
         Box::new(crate::bedpost::repro::BedpostT3),
         Box::new(crate::probtrack::repro::ProbtrackT2),
         Box::new(crate::probtrack::repro::ProbtrackT4),
+        Box::new(pipeline::Pipeline),
+        Box::new(crate::register::repro::Airwc),
     ]
 }
 

@@ -20,6 +20,7 @@ const HEADERS: &[(&str, &str)] = &[
     ("rng.h", include_str!("../../cl/common/rng.h")),
     ("bedpost.h", include_str!("../../cl/common/bedpost.h")),
     ("probtrack.h", include_str!("../../cl/common/probtrack.h")),
+    ("register.h", include_str!("../../cl/common/register.h")),
 ];
 
 /// Looks up a shared header; later modules register theirs in `HEADERS`.

@@ -8,6 +8,7 @@ pub mod args;
 mod buffer;
 pub(crate) mod cl;
 pub(crate) mod cu;
+pub mod bench;
 pub mod selftest;
 mod signature;
 mod staging;
