@@ -9,6 +9,7 @@ pub mod guard;
 pub mod geodesic;
 pub mod register;
 pub mod io;
+pub mod probtrack;
 pub mod repro;
 pub mod runtime;
 pub mod synth;

@@ -21,20 +21,21 @@ use anyhow::Result;
 
 pub struct BedpostT3;
 
-struct Dataset {
-    id: u32,
-    dims: [usize; 3],
-    voxel_mm: f32,
-    nmask: usize,
+/// A stand-in dataset of 003 (also the data of `probtrack-t2`/`-t4`).
+pub struct Dataset {
+    pub id: u32,
+    pub dims: [usize; 3],
+    pub voxel_mm: f32,
+    pub nmask: usize,
 }
 
-const PAPER: [Dataset; 2] = [
+pub const PAPER: [Dataset; 2] = [
     Dataset { id: 1, dims: [48, 96, 96], voxel_mm: 2.5, nmask: 205_082 },
     Dataset { id: 2, dims: [60, 102, 102], voxel_mm: 2.0, nmask: 402_194 },
 ];
 /// Quick scale (CI, 2 cores + PoCL): the same schedule on 500 and 1,000 voxels, a few seconds
 /// per device.
-const QUICK: [Dataset; 2] = [
+pub const QUICK: [Dataset; 2] = [
     Dataset { id: 1, dims: [10, 20, 20], voxel_mm: 2.5, nmask: 500 },
     Dataset { id: 2, dims: [12, 22, 22], voxel_mm: 2.0, nmask: 1_000 },
 ];

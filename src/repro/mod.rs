@@ -185,6 +185,8 @@ pub fn registry() -> Vec<Box<dyn Target>> {
         Box::new(geo::GeodesicF6),
         Box::new(geo::GeodesicF7),
         Box::new(crate::bedpost::repro::BedpostT3),
+        Box::new(crate::probtrack::repro::ProbtrackT2),
+        Box::new(crate::probtrack::repro::ProbtrackT4),
         Box::new(pipeline::Pipeline),
         Box::new(crate::register::repro::Airwc),
     ]

@@ -19,6 +19,7 @@ const HEADERS: &[(&str, &str)] = &[
     ("geodesic.h", include_str!("../../cl/common/geodesic.h")),
     ("rng.h", include_str!("../../cl/common/rng.h")),
     ("bedpost.h", include_str!("../../cl/common/bedpost.h")),
+    ("probtrack.h", include_str!("../../cl/common/probtrack.h")),
     ("register.h", include_str!("../../cl/common/register.h")),
     ("fim.h", include_str!("../../cl/common/fim.h")),
 ];

@@ -85,3 +85,17 @@ pub fn gz(bytes: &[u8]) -> Vec<u8> {
     e.write_all(bytes).unwrap();
     e.finish().unwrap()
 }
+
+/// The first OpenCL device (PoCL in CI), or None (a failure where CI requires OpenCL).
+pub fn opencl() -> Option<neuroport::Device> {
+    use neuroport::{BackendSpec, Inventory};
+    match Inventory::discover(None).select_one(&BackendSpec::OpenCl(None)) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            let required = std::env::var("NEUROPORT_REQUIRE_OPENCL").map(|v| v == "1").unwrap_or(false);
+            assert!(!required, "no OpenCL device but NEUROPORT_REQUIRE_OPENCL=1: {e:#}");
+            eprintln!("skipped: {e:#}");
+            None
+        }
+    }
+}

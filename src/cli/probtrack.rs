@@ -1,0 +1,124 @@
+use super::Ctx;
+use anyhow::{bail, Context, Result};
+use neuroport::probtrack::{self, output, Compaction, Config, Field, Schedule};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// bedpost output folder (merged_{th,ph,f}{1,2}samples.nii.gz)
+    #[arg(long)]
+    bedpost: PathBuf,
+    /// Seed mask: every non-zero voxel is seeded
+    #[arg(long)]
+    seeds: PathBuf,
+    /// Tracking mask (default: the folder's nodif_brain_mask, else mean_f1samples > 0)
+    #[arg(long)]
+    mask: Option<PathBuf>,
+    /// Target masks: seeds_to_<stem>.nii.gz each and matrix_seeds_to_all_targets.csv
+    #[arg(long, value_delimiter = ',')]
+    targets: Vec<PathBuf>,
+    /// Waypoint masks: keep only streamlines through every one
+    #[arg(long, value_delimiter = ',')]
+    waypoints: Vec<PathBuf>,
+    /// Exclusion mask: discard streamlines that enter it
+    #[arg(long)]
+    exclusion: Option<PathBuf>,
+    /// Streamlines per seed voxel, cycling through the sample volumes
+    #[arg(long, default_value_t = 5000)]
+    nsamples: usize,
+    /// Step length in mm
+    #[arg(long, default_value_t = 0.5)]
+    step: f32,
+    /// Curvature threshold: smallest cosine between successive steps
+    #[arg(long, default_value_t = 0.2)]
+    curvature: f32,
+    /// Steps per half-streamline at most
+    #[arg(long, default_value_t = 2000)]
+    max_steps: usize,
+    /// Segments per launch: a list (1,2,5,...), A<k>, A_MaxStep, B or C (paper 003); the result never depends on it
+    #[arg(long, default_value = "1,2,5,10,20,50,100,200,500,1000")]
+    schedule: Schedule,
+    /// Volume fraction below which a stick is ignored
+    #[arg(long, default_value_t = 0.01)]
+    fibthresh: f32,
+    /// Read each step's sample at the nearest voxel instead of probtrackx's random sub-voxel choice
+    #[arg(long)]
+    no_jitter: bool,
+    /// Where unfinished paths are compacted between segments (GPU backends)
+    #[arg(long, value_enum, default_value_t = Compaction::Device)]
+    compaction: Compaction,
+    /// Seed of the random sub-voxel choice (same seed, same output)
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Also write the kept streamlines (world mm) as MRtrix .tck
+    #[arg(long)]
+    out_tck: Option<PathBuf>,
+    /// Output folder: fdt_paths, waytotal, seeds_to_*, matrix_seeds_to_all_targets.csv, lengths.csv
+    #[arg(long)]
+    out: PathBuf,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    let device = ctx.inventory.select_one(&ctx.backend)?;
+    let mut field = Field::from_bedpost(&a.bedpost, a.mask.as_deref())?;
+    let seeds = field.seeds(&a.seeds)?;
+    if let Some(x) = &a.exclusion {
+        field.set_exclusion(x)?;
+    }
+    for w in &a.waypoints {
+        field.add_waypoint(w)?;
+    }
+    let mut names: Vec<String> = Vec::new();
+    for t in &a.targets {
+        let name = output::stem(t);
+        if names.contains(&name) {
+            bail!("{}: two targets named '{name}'", t.display());
+        }
+        field.add_target(t, &name)?;
+        names.push(name);
+    }
+    let cfg = Config {
+        nsamples: a.nsamples,
+        step_mm: a.step,
+        min_cos: a.curvature,
+        fibthresh: a.fibthresh,
+        max_steps: a.max_steps,
+        schedule: a.schedule,
+        jitter: !a.no_jitter,
+        seed: a.seed,
+        compaction: a.compaction,
+        max_batch: None,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let mut k = probtrack::kernels(&device)?;
+    let t = probtrack::run(k.as_mut(), &field, &seeds, &cfg).with_context(|| format!("probtrack from {}", a.seeds.display()))?;
+    let p = cfg.params(&field, seeds.len(), true);
+    let written = output::write(&t, &field, &seeds, &p, &a.out, a.out_tck.as_deref())?;
+    let fit = output::exp_fit(&t.lengths);
+    let steps_per_s = t.total_steps as f64 / (t.stats.trace.total_ms() + t.stats.compact.total_ms()).max(1e-9) * 1e3;
+    eprintln!(
+        "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {} compaction); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, host {:.1} ms ({:.3e} steps/s); lengths ~ exp(-lambda x): lambda {:.4}/step, R^2 {:.3}, mean {:.1} steps",
+        device.label(),
+        t.nseeds,
+        t.nsamples,
+        t.waytotal,
+        t.total_steps,
+        t.longest,
+        t.stats.launches,
+        cfg.schedule.name(),
+        cfg.compaction.name(),
+        t.stats.trace.kernel_ms,
+        t.stats.compact.total_ms(),
+        t.stats.trace.transfer_ms + t.stats.compact.transfer_ms,
+        t.stats.trace.host_ms,
+        steps_per_s,
+        fit.lambda,
+        fit.r2,
+        fit.mean
+    );
+    for w in written {
+        println!("{}", w.display());
+    }
+    Ok(0)
+}

@@ -1,0 +1,175 @@
+//! The tracker on the CPU: the reference. Paths run in parallel on the backend's rayon pool,
+//! each through `step.rs`, the f32 arithmetic the devices run; compaction is a host `retain`
+//! whichever way is asked for (there is no device to keep them on).
+
+use super::step::{self, Params, Path};
+use super::{Batch, Compaction, Field, ProbtrackKernels};
+use crate::runtime::cpu::Cpu;
+use crate::runtime::{timing::wall_ms, Timings};
+use anyhow::{bail, Result};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+pub struct CpuProbtrack {
+    cpu: Arc<Cpu>,
+    samples: Vec<f32>,
+    roi: Vec<u32>,
+    seeds: Vec<u32>,
+    visits: Vec<AtomicU32>,
+    paths: Vec<Path>,
+    live: Vec<bool>,
+    steps: Vec<i32>,
+    flags: Vec<u32>,
+    timings: Timings,
+}
+
+impl CpuProbtrack {
+    pub fn new(cpu: Arc<Cpu>) -> CpuProbtrack {
+        CpuProbtrack {
+            cpu,
+            samples: Vec::new(),
+            roi: Vec::new(),
+            seeds: Vec::new(),
+            visits: Vec::new(),
+            paths: Vec::new(),
+            live: Vec::new(),
+            steps: Vec::new(),
+            flags: Vec::new(),
+            timings: Timings::default(),
+        }
+    }
+
+    fn timed<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
+        let cpu = self.cpu.clone();
+        let (r, ms) = wall_ms(|| cpu.install(|| f(self)));
+        self.timings.kernel_ms += ms;
+        r
+    }
+
+    fn finish(&mut self, i: usize) {
+        let s = &self.paths[i];
+        self.steps[s.id as usize] = s.steps;
+        self.flags[s.id as usize] = s.flags;
+    }
+}
+
+/// Path i of `batch` from the seeds.
+pub fn start_path(samples: &[f32], roi: &[u32], seeds: &[u32], p: &Params, batch: &Batch, i: usize) -> (Path, bool) {
+    let n = batch.len();
+    let (half, j) = (i / n, i % n);
+    let t = batch.streamline(j);
+    let nseeds = p.nseeds as u32;
+    step::start(samples, roi, p, seeds[(t % nseeds) as usize] as usize, t / nseeds, half as u32, i as u32)
+}
+
+/// The points (voxel coordinates) of streamline `t`: half 1 reversed, the seed, half 0.
+pub fn trace_points(field: &Field, seeds: &[u32], p: &Params, t: u32) -> Vec<[f32; 3]> {
+    let b = Batch::List(std::slice::from_ref(&t));
+    let mut halves = [Vec::new(), Vec::new()];
+    for (h, pts) in halves.iter_mut().enumerate() {
+        let (mut s, mut live) = start_path(&field.samples, &field.roi, seeds, p, &b, h);
+        if h == 0 {
+            pts.push(s.p);
+        }
+        while live {
+            let before = s.steps;
+            live = step::step(&mut s, &field.samples, &field.roi, p, &|_| {});
+            if s.steps != before {
+                pts.push(s.p);
+            }
+        }
+    }
+    let [a, mut b] = halves;
+    b.reverse();
+    b.extend(a);
+    b
+}
+
+impl ProbtrackKernels for CpuProbtrack {
+    fn name(&self) -> String {
+        format!("cpu ({} threads)", self.cpu.threads())
+    }
+
+    fn upload(&mut self, field: &Field, seeds: &[u32]) -> Result<()> {
+        self.samples = field.samples.clone();
+        self.roi = field.roi.clone();
+        self.seeds = seeds.to_vec();
+        self.visits = (0..field.nvox()).map(|_| AtomicU32::new(0)).collect();
+        Ok(())
+    }
+
+    fn max_batch(&self) -> usize {
+        1 << 20
+    }
+
+    fn reset_visits(&mut self) -> Result<()> {
+        self.visits.iter().for_each(|v| v.store(0, Ordering::Relaxed));
+        Ok(())
+    }
+
+    fn start(&mut self, p: &Params, batch: Batch) -> Result<usize> {
+        let n = 2 * batch.len();
+        let (paths, live): (Vec<Path>, Vec<bool>) =
+            self.timed(|me| (0..n).into_par_iter().map(|i| start_path(&me.samples, &me.roi, &me.seeds, p, &batch, i)).unzip());
+        self.paths = paths;
+        self.live = live;
+        self.steps = vec![-1; n];
+        self.flags = vec![u32::MAX; n];
+        for i in 0..n {
+            if !self.live[i] {
+                self.finish(i);
+            }
+        }
+        Ok(self.compact(Compaction::Host)?)
+    }
+
+    fn segment(&mut self, p: &Params, iters: usize) -> Result<()> {
+        self.timed(|me| {
+            let (samples, roi, visits) = (&me.samples, &me.roi, &me.visits);
+            let visit = |v: usize| {
+                visits[v].fetch_add(1, Ordering::Relaxed);
+            };
+            me.paths.par_iter_mut().zip(me.live.par_iter_mut()).with_min_len(256).for_each(|(s, l)| {
+                for _ in 0..iters {
+                    if !step::step(s, samples, roi, p, &visit) {
+                        *l = false;
+                        return;
+                    }
+                }
+            });
+        });
+        for i in 0..self.paths.len() {
+            if !self.live[i] {
+                self.finish(i);
+            }
+        }
+        Ok(())
+    }
+
+    fn compact(&mut self, _how: Compaction) -> Result<usize> {
+        let ((), ms) = wall_ms(|| {
+            let live = std::mem::take(&mut self.live);
+            let mut it = live.iter();
+            self.paths.retain(|_| *it.next().unwrap_or(&false));
+            self.live = vec![true; self.paths.len()];
+        });
+        self.timings.host_ms += ms;
+        Ok(self.paths.len())
+    }
+
+    fn results(&mut self) -> Result<(Vec<i32>, Vec<u32>)> {
+        if self.steps.iter().any(|&s| s < 0) {
+            bail!("a path of the batch has no result");
+        }
+        Ok((std::mem::take(&mut self.steps), std::mem::take(&mut self.flags)))
+    }
+
+    fn visits(&mut self) -> Result<Vec<u32>> {
+        Ok(self.visits.iter().map(|v| v.load(Ordering::Relaxed)).collect())
+    }
+
+    fn take_timings(&mut self) -> Timings {
+        std::mem::take(&mut self.timings)
+    }
+}

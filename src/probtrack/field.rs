@@ -1,0 +1,193 @@
+//! What the tracker reads: the bedpost sample volumes, interleaved so that one step reads one
+//! 32-byte record (two float4: x, y, z, f of stick 1 then of stick 2) per voxel per sample, and
+//! one 32-bit ROI word per voxel (mask, exclusion, waypoint and target bits).
+//!
+//! bedpost stores each stick as (theta, phi) in FSL's bvecs frame; the records hold the unit
+//! vector in image voxel axes (x negated where FSL's convention asks, `Geometry::bvecs_to_voxel`),
+//! made once on the host, so no device evaluates a sine and every backend reads the same floats.
+//! Components below 1e-12 are stored as 0 so no product in the step is subnormal (GPUs that
+//! flush subnormals then agree with the CPU to the bit).
+
+use crate::volume::{read_mask, read_nifti, Geometry};
+use anyhow::{bail, Context, Result};
+use rayon::prelude::*;
+use std::path::Path;
+
+/// Bit of a voxel inside the tracking mask.
+pub const INSIDE: u32 = 1;
+/// Bit of a voxel of the exclusion mask: a streamline entering it is discarded.
+pub const EXCLUDE: u32 = 2;
+/// First bit of the waypoint masks, then the targets.
+pub const FIRST_ROI: u32 = 2;
+/// Waypoint and target masks together.
+pub const MAX_ROIS: usize = 30;
+
+/// Floats per voxel per sample.
+pub const RECORD: usize = 8;
+
+pub struct Field {
+    pub geom: Geometry,
+    pub nsamp: usize,
+    /// nsamp x nvox x [x1, y1, z1, f1, x2, y2, z2, f2].
+    pub samples: Vec<f32>,
+    /// Per voxel: [`INSIDE`], [`EXCLUDE`], then one bit per waypoint and per target.
+    pub roi: Vec<u32>,
+    pub nwaypoints: usize,
+    pub targets: Vec<String>,
+}
+
+/// The record of one stick: unit vector (voxel axes) and fraction.
+pub fn stick_record(geom: &Geometry, th: f32, ph: f32, f: f32) -> [f32; 4] {
+    let v = geom.bvecs_to_voxel(crate::bedpost::post::direction(th, ph));
+    let c = |x: f64| if x.abs() < 1e-12 { 0.0 } else { x as f32 };
+    [c(v[0]), c(v[1]), c(v[2]), if f.is_finite() { f } else { 0.0 }]
+}
+
+fn read_samples(dir: &Path, name: &str, dims: Option<[usize; 3]>, nvol: Option<usize>) -> Result<crate::volume::Volume> {
+    let p = dir.join(format!("{name}.nii.gz"));
+    if !p.exists() {
+        bail!("{}: missing (is {} a bedpost output folder?)", p.display(), dir.display());
+    }
+    let v = read_nifti(&p)?;
+    if let Some(d) = dims {
+        if v.geom.dims != d {
+            bail!("{}: grid {:?} differs from merged_th1samples' {:?}", p.display(), v.geom.dims, d);
+        }
+    }
+    if let Some(n) = nvol {
+        if v.nvol() != n {
+            bail!("{}: {} sample volumes, merged_th1samples has {}", p.display(), v.nvol(), n);
+        }
+    }
+    Ok(v)
+}
+
+impl Field {
+    /// Reads a bedpost folder (merged_{th,ph,f}{1,2}samples). The tracking mask is `mask`, else
+    /// the folder's nodif_brain_mask, else the voxels with mean_f1samples > 0.
+    pub fn from_bedpost(dir: &Path, mask: Option<&Path>) -> Result<Field> {
+        if !dir.is_dir() {
+            bail!("{}: not a folder", dir.display());
+        }
+        let th1 = read_samples(dir, "merged_th1samples", None, None)?;
+        let (dims, ns) = (th1.geom.dims, th1.nvol());
+        let rest: Vec<_> = ["merged_ph1samples", "merged_f1samples", "merged_th2samples", "merged_ph2samples", "merged_f2samples"]
+            .par_iter()
+            .map(|n| read_samples(dir, n, Some(dims), Some(ns)))
+            .collect::<Result<_>>()?;
+        let inside: Vec<u8> = if let Some(m) = mask {
+            read_mask(m, Some(dims))?
+        } else if dir.join("nodif_brain_mask.nii.gz").exists() {
+            read_mask(&dir.join("nodif_brain_mask.nii.gz"), Some(dims))?
+        } else {
+            let mf = read_samples(dir, "mean_f1samples", Some(dims), None)?;
+            mf.frame(0).iter().map(|&x| (x > 0.0) as u8).collect()
+        };
+        let vols = [th1.as_flat(), rest[0].as_flat(), rest[1].as_flat(), rest[2].as_flat(), rest[3].as_flat(), rest[4].as_flat()];
+        let mut f = Field::from_angles(th1.geom.clone(), ns, vols);
+        f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
+        Ok(f)
+    }
+
+    /// Interleaves bedpost's six sample volumes (th1, ph1, f1, th2, ph2, f2; each nsamp x nvox)
+    /// into records; every voxel is inside the mask until `roi` is set.
+    pub fn from_angles(geom: Geometry, ns: usize, vols: [&[f32]; 6]) -> Field {
+        let nvox = geom.nvox();
+        let mut samples = vec![0.0f32; ns * nvox * RECORD];
+        samples.par_chunks_mut(nvox * RECORD).enumerate().for_each(|(s, out)| {
+            let fr: Vec<&[f32]> = vols.iter().map(|v| &v[s * nvox..(s + 1) * nvox]).collect();
+            for (v, r) in out.chunks_mut(RECORD).enumerate() {
+                r[..4].copy_from_slice(&stick_record(&geom, fr[0][v], fr[1][v], fr[2][v]));
+                r[4..].copy_from_slice(&stick_record(&geom, fr[3][v], fr[4][v], fr[5][v]));
+            }
+        });
+        Field { geom, nsamp: ns, samples, roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new() }
+    }
+
+    pub fn nvox(&self) -> usize {
+        self.geom.nvox()
+    }
+
+    fn add_bit(&mut self, bit: u32, m: &[u8]) -> Result<()> {
+        if m.len() != self.roi.len() {
+            bail!("a mask of {} voxels on a grid of {}", m.len(), self.roi.len());
+        }
+        for (w, &x) in self.roi.iter_mut().zip(m) {
+            if x != 0 {
+                *w |= 1 << bit;
+            }
+        }
+        Ok(())
+    }
+
+    fn next_bit(&self) -> Result<u32> {
+        let used = self.nwaypoints + self.targets.len();
+        if used >= MAX_ROIS {
+            bail!("at most {MAX_ROIS} waypoint and target masks together");
+        }
+        Ok(FIRST_ROI + used as u32)
+    }
+
+    fn read(&self, path: &Path) -> Result<Vec<u8>> {
+        read_mask(path, Some(self.geom.dims))
+    }
+
+    /// Marks the exclusion mask's voxels.
+    pub fn set_exclusion(&mut self, path: &Path) -> Result<()> {
+        let m = self.read(path)?;
+        self.exclude_voxels(&m)
+    }
+
+    pub fn exclude_voxels(&mut self, m: &[u8]) -> Result<()> {
+        self.add_bit(1, m)
+    }
+
+    /// Adds a waypoint mask (before any target).
+    pub fn add_waypoint(&mut self, path: &Path) -> Result<()> {
+        let m = self.read(path)?;
+        self.add_waypoint_voxels(&m)
+    }
+
+    pub fn add_waypoint_voxels(&mut self, m: &[u8]) -> Result<()> {
+        if !self.targets.is_empty() {
+            bail!("waypoints go before targets");
+        }
+        let b = self.next_bit()?;
+        self.add_bit(b, m)?;
+        self.nwaypoints += 1;
+        Ok(())
+    }
+
+    /// Adds a target mask named `name` (seeds_to_<name>).
+    pub fn add_target(&mut self, path: &Path, name: &str) -> Result<()> {
+        let m = self.read(path)?;
+        self.add_target_voxels(&m, name)
+    }
+
+    pub fn add_target_voxels(&mut self, m: &[u8], name: &str) -> Result<()> {
+        let b = self.next_bit()?;
+        self.add_bit(b, m)?;
+        self.targets.push(name.to_string());
+        Ok(())
+    }
+
+    /// Bits every kept streamline must have (all waypoints).
+    pub fn waypoint_bits(&self) -> u32 {
+        (0..self.nwaypoints).fold(0, |m, i| m | 1 << (FIRST_ROI as usize + i))
+    }
+
+    /// Bit of target `j`.
+    pub fn target_bit(&self, j: usize) -> u32 {
+        1 << (FIRST_ROI as usize + self.nwaypoints + j)
+    }
+
+    /// Checks that a seed mask lies on this grid and lists its voxels (flat, ascending).
+    pub fn seeds(&self, path: &Path) -> Result<Vec<u32>> {
+        let m = read_mask(path, Some(self.geom.dims)).with_context(|| format!("seed mask {}", path.display()))?;
+        let s: Vec<u32> = (0..m.len()).filter(|&v| m[v] != 0).map(|v| v as u32).collect();
+        if s.is_empty() {
+            bail!("{}: the seed mask holds no voxel", path.display());
+        }
+        Ok(s)
+    }
+}

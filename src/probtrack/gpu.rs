@@ -1,0 +1,227 @@
+//! The tracker on a GPU (OpenCL or CUDA, through `runtime::gpu`): entry points in
+//! `cl/probtrack.cl`, the step in `cl/common/probtrack.h`. The samples (one 32-byte record per
+//! voxel per sample), ROI words and seeds are uploaded once; a batch's paths live in a dense
+//! array that each segment advances and each compaction shrinks, either on the device (prefix
+//! sum + scatter into a second array, only the count read back) or as 003 did it (the paths
+//! read back, compacted on the host, written again).
+
+use super::step::{Params, Path};
+use super::{Batch, Compaction, Field, ProbtrackKernels};
+use crate::runtime::gpu::{args, Arg, Buf, Elem, Gpu, Kernel, Shape};
+use crate::runtime::{timing::wall_ms, Timings};
+use anyhow::{anyhow, Result};
+
+pub const SOURCE: &str = include_str!("../../cl/probtrack.cl");
+/// `NP_PT_GROUP` of the entry file.
+const GROUP: usize = 256;
+
+impl Elem for Path {
+    const NAME: &'static str = "np_pt_path";
+}
+
+struct Uploaded {
+    samples: Buf<f32>,
+    roi: Buf<u32>,
+    seeds: Buf<i32>,
+    visits: Buf<u32>,
+}
+
+struct Paths {
+    /// Paths of the batch (2 per streamline).
+    total: usize,
+    live: usize,
+    st: Buf<Path>,
+    spare: Buf<Path>,
+    flags: Buf<i32>,
+    sums: Buf<i32>,
+    count: Buf<i32>,
+    out_steps: Buf<i32>,
+    out_flags: Buf<u32>,
+}
+
+struct Kernels {
+    start: Kernel,
+    segment: Kernel,
+    count: Kernel,
+    offsets: Kernel,
+    scatter: Kernel,
+}
+
+pub struct GpuProbtrack {
+    gpu: Gpu,
+    k: Kernels,
+    data: Option<Uploaded>,
+    batch: Option<Paths>,
+    host_ms: f64,
+}
+
+impl GpuProbtrack {
+    pub fn new(gpu: Gpu) -> Result<GpuProbtrack> {
+        let k = |name| gpu.kernel("probtrack", SOURCE, name);
+        let k = Kernels {
+            start: k("probtrack_start")?,
+            segment: k("probtrack_segment")?,
+            count: k("probtrack_count")?,
+            offsets: k("probtrack_offsets")?,
+            scatter: k("probtrack_scatter")?,
+        };
+        Ok(GpuProbtrack {
+            k,
+            gpu,
+            data: None,
+            batch: None,
+            host_ms: 0.0,
+        })
+    }
+
+}
+
+fn shape(g: &Gpu, n: usize) -> Shape {
+    Shape::items_in(n, if g.info().is_gpu { 128 } else { 64 })
+}
+
+impl GpuProbtrack {
+    /// The device, the kernels, the uploaded data and the batch, borrowed apart.
+    fn parts(&mut self) -> Result<(&Gpu, &Kernels, &Uploaded, &mut Paths)> {
+        let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
+        let b = self.batch.as_mut().ok_or_else(|| anyhow!("probtrack: no batch started"))?;
+        Ok((&self.gpu, &self.k, d, b))
+    }
+}
+
+impl ProbtrackKernels for GpuProbtrack {
+    fn name(&self) -> String {
+        self.gpu.info().spec.clone()
+    }
+
+    fn upload(&mut self, field: &Field, seeds: &[u32]) -> Result<()> {
+        let g = &self.gpu;
+        let seeds: Vec<i32> = seeds.iter().map(|&s| s as i32).collect();
+        self.batch = None;
+        self.data = Some(Uploaded { samples: g.upload(&field.samples)?, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, visits: g.zeros(field.nvox())? });
+        Ok(())
+    }
+
+    /// 2 paths per streamline: two path arrays (48 B each), live flags, results (8 B): 216 B
+    /// per streamline, in a quarter of the free memory and within 32-bit indexing.
+    fn max_batch(&self) -> usize {
+        let per = 2 * (2 * std::mem::size_of::<Path>() + 4 + 8) as u64;
+        let budget = (self.gpu.mem_free() / 4).min(self.gpu.max_alloc() / 48 * per / 2);
+        ((budget / per) as usize).clamp(1 << 12, (i32::MAX as usize) / 4)
+    }
+
+    fn reset_visits(&mut self) -> Result<()> {
+        let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
+        self.gpu.fill_bytes(&d.visits, 0)
+    }
+
+    fn start(&mut self, p: &Params, batch: Batch) -> Result<usize> {
+        let n = batch.len();
+        let total = 2 * n;
+        let g = &self.gpu;
+        let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
+        let reuse = self.batch.as_ref().is_some_and(|b| b.st.len() >= total);
+        if !reuse {
+            self.batch = None;
+            self.batch = Some(Paths {
+                total,
+                live: 0,
+                st: g.alloc(total)?,
+                spare: g.alloc(total)?,
+                flags: g.alloc(total)?,
+                sums: g.alloc(total.div_ceil(GROUP).max(1))?,
+                count: g.alloc(1)?,
+                out_steps: g.alloc(total)?,
+                out_flags: g.alloc(total)?,
+            });
+        }
+        let b = self.batch.as_mut().expect("set above");
+        b.total = total;
+        if reuse {
+            // Poisoned again, so a path without a result shows in `results`.
+            g.fill_bytes(&b.out_steps, 0xFF)?;
+        }
+        let (list, use_list, t0) = match batch {
+            Batch::Range(t0, _) => (g.alloc::<u32>(1)?, 0, t0),
+            Batch::List(l) => (g.upload(l)?, 1, 0),
+        };
+        g.launch(
+            &self.k.start,
+            shape(g, total),
+            args![&d.samples, &d.roi, &d.seeds, &list, use_list, t0, n as i32, &b.st, &b.flags, &b.out_steps, &b.out_flags, Arg::structure(p)],
+        )?;
+        b.live = total;
+        self.compact(Compaction::Device)
+    }
+
+    fn segment(&mut self, p: &Params, iters: usize) -> Result<()> {
+        let (g, k, d, b) = self.parts()?;
+        if b.live == 0 {
+            return Ok(());
+        }
+        g.launch(
+            &k.segment,
+            shape(g, b.live),
+            args![&b.st, &b.flags, b.live as i32, iters as i32, &d.samples, &d.roi, &d.visits, &b.out_steps, &b.out_flags, Arg::structure(p)],
+        )
+    }
+
+    fn compact(&mut self, how: Compaction) -> Result<usize> {
+        let mut host_ms = 0.0;
+        let (g, k, _, b) = self.parts()?;
+        let n = b.live;
+        if n == 0 {
+            return Ok(0);
+        }
+        match how {
+            Compaction::Device => {
+                let groups = n.div_ceil(GROUP);
+                g.launch(&k.count, Shape::groups(groups, GROUP), args![&b.flags, n as i32, &b.sums])?;
+                g.launch(&k.offsets, Shape::groups(1, GROUP), args![&b.sums, groups as i32, &b.count])?;
+                g.launch(&k.scatter, Shape::groups(groups, GROUP), args![&b.st, &b.flags, n as i32, &b.sums, &b.spare])?;
+                let mut c = [0i32];
+                g.read(&b.count, 0, &mut c)?;
+                std::mem::swap(&mut b.st, &mut b.spare);
+                b.live = c[0].max(0) as usize;
+            }
+            Compaction::Host => {
+                let mut st = vec![Path::default(); n];
+                let mut live = vec![0i32; n];
+                g.read(&b.st, 0, &mut st)?;
+                g.read(&b.flags, 0, &mut live)?;
+                let (kept, ms) = wall_ms(|| st.iter().zip(&live).filter(|(_, &l)| l != 0).map(|(s, _)| *s).collect::<Vec<Path>>());
+                host_ms = ms;
+                if !kept.is_empty() {
+                    g.write(&b.st, 0, &kept)?;
+                }
+                b.live = kept.len();
+            }
+        }
+        let live = b.live;
+        self.host_ms += host_ms;
+        Ok(live)
+    }
+
+    fn results(&mut self) -> Result<(Vec<i32>, Vec<u32>)> {
+        let (g, _, _, b) = self.parts()?;
+        let mut steps = vec![0i32; b.total];
+        let mut flags = vec![0u32; b.total];
+        g.read(&b.out_steps, 0, &mut steps)?;
+        g.read(&b.out_flags, 0, &mut flags)?;
+        if steps.iter().any(|&s| s < 0) {
+            anyhow::bail!("a path of the batch has no result");
+        }
+        Ok((steps, flags))
+    }
+
+    fn visits(&mut self) -> Result<Vec<u32>> {
+        let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
+        self.gpu.download(&d.visits)
+    }
+
+    fn take_timings(&mut self) -> Timings {
+        let mut t = self.gpu.take_timings().unwrap_or_default();
+        t.host_ms += std::mem::take(&mut self.host_ms);
+        t
+    }
+}

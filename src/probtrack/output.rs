@@ -1,0 +1,110 @@
+//! probtrackx2's outputs from a run: fdt_paths, waytotal, seeds_to_<target>, the seed x target
+//! matrix, the length histogram (with 003 Fig. 5's exponential fit) and, optionally, the
+//! streamlines as .tck. All or nothing, through `volume::Outputs`.
+
+use super::{cpu::trace_points, Field, Params, Tracks};
+use crate::io::{table::write_csv, tck::write_tck};
+use crate::volume::Outputs;
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// 003 Fig. 5: lengths follow p(x) = lambda exp(-lambda x). Fitted as a straight line through
+/// the semi-log histogram (Fig. 5c), each non-empty bin weighted by its count (the tail's
+/// single-streamline bins are the noisiest); quality is the weighted R^2 of that line.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExpFit {
+    pub lambda: f64,
+    pub r2: f64,
+    pub mean: f64,
+}
+
+pub fn exp_fit(hist: &[u64]) -> ExpFit {
+    let pts: Vec<(f64, f64, f64)> = hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(x, &c)| (x as f64, (c as f64).ln(), c as f64)).collect();
+    let n: f64 = hist.iter().sum::<u64>() as f64;
+    let mean = hist.iter().enumerate().map(|(x, &c)| x as f64 * c as f64).sum::<f64>() / n.max(1.0);
+    if pts.len() < 2 {
+        return ExpFit { lambda: f64::NAN, r2: f64::NAN, mean };
+    }
+    let w: f64 = pts.iter().map(|p| p.2).sum();
+    let mx = pts.iter().map(|p| p.2 * p.0).sum::<f64>() / w;
+    let my = pts.iter().map(|p| p.2 * p.1).sum::<f64>() / w;
+    let sxy: f64 = pts.iter().map(|p| p.2 * (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = pts.iter().map(|p| p.2 * (p.0 - mx) * (p.0 - mx)).sum();
+    let syy: f64 = pts.iter().map(|p| p.2 * (p.1 - my) * (p.1 - my)).sum();
+    let slope = sxy / sxx;
+    let r2 = if syy > 0.0 { sxy * sxy / (sxx * syy) } else { 1.0 };
+    ExpFit { lambda: -slope, r2, mean }
+}
+
+/// File stem of a mask path (`A.nii.gz` -> `A`).
+pub fn stem(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    name.strip_suffix(".nii.gz").or_else(|| name.strip_suffix(".nii")).unwrap_or(&name).to_string()
+}
+
+/// Writes the run's files into `dir` (and `tck`, world mm) and returns their paths.
+pub fn write(t: &Tracks, field: &Field, seeds: &[u32], p: &Params, dir: &Path, tck: Option<&Path>) -> Result<Vec<PathBuf>> {
+    let geom = &field.geom;
+    let nv = geom.nvox();
+    let mut out = Outputs::new();
+    let fdt: Vec<f32> = t.visits.iter().map(|&c| c as f32).collect();
+    out.nifti(&dir.join("fdt_paths.nii.gz"), geom, 1, &fdt)?;
+    out.file(&dir.join("waytotal"), |f| Ok(std::fs::write(f, format!("{}\n", t.waytotal))?))?;
+    let nt = field.targets.len();
+    for (j, name) in field.targets.iter().enumerate() {
+        let mut m = vec![0.0f32; nv];
+        for (i, &s) in seeds.iter().enumerate() {
+            m[s as usize] = t.seed_targets[i * nt + j] as f32;
+        }
+        out.nifti(&dir.join(format!("seeds_to_{name}.nii.gz")), geom, 1, &m)?;
+    }
+    if nt > 0 {
+        let mut header = vec!["x", "y", "z"];
+        header.extend(field.targets.iter().map(String::as_str));
+        let [nx, ny, _] = geom.dims;
+        let rows: Vec<Vec<String>> = seeds
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                let s = s as usize;
+                let mut r = vec![(s % nx).to_string(), ((s / nx) % ny).to_string(), (s / (nx * ny)).to_string()];
+                r.extend((0..nt).map(|j| t.seed_targets[i * nt + j].to_string()));
+                r
+            })
+            .collect();
+        out.file(&dir.join("matrix_seeds_to_all_targets.csv"), |f| write_csv(f, &header, &rows))?;
+    }
+    let last = t.lengths.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
+    let rows: Vec<Vec<String>> = t.lengths[..last].iter().enumerate().map(|(x, c)| vec![x.to_string(), c.to_string()]).collect();
+    out.file(&dir.join("lengths.csv"), |f| write_csv(f, &["steps", "streamlines"], &rows))?;
+    if let Some(path) = tck {
+        let lines: Vec<Vec<[f32; 3]>> = {
+            use rayon::prelude::*;
+            t.kept
+                .par_iter()
+                .map(|&st| trace_points(field, seeds, p, st).into_iter().map(|q| geom.voxel_to_world(q.map(|x| x as f64)).map(|x| x as f32)).collect())
+                .collect()
+        };
+        out.file(path, |f| write_tck(f, lines.iter()))?;
+    }
+    out.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exponential_fit_recovers_lambda() {
+        let hist: Vec<u64> = (0..200).map(|x| (1e6 * (-0.05 * x as f64).exp()).round() as u64).collect();
+        let f = exp_fit(&hist);
+        assert!((f.lambda - 0.05).abs() < 1e-3 && f.r2 > 0.999, "{f:?}");
+        assert!(exp_fit(&[0, 5]).lambda.is_nan());
+    }
+
+    #[test]
+    fn stems() {
+        assert_eq!(stem(Path::new("/a/B.nii.gz")), "B");
+        assert_eq!(stem(Path::new("c.nii")), "c");
+    }
+}

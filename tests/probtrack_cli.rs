@@ -1,0 +1,120 @@
+//! `neuroport probtrack` end to end on a bedpost-like folder made from the crossing phantom:
+//! probtrackx2's files, identical bytes for the same --seed whatever the schedule and
+//! compaction path, and clean one-line errors (nothing written) for bad inputs.
+
+mod common;
+use common::{entries, run, s};
+use neuroport::probtrack::phantom;
+use neuroport::volume::{read_nifti, write_nifti};
+use std::path::Path;
+
+fn folder(dir: &Path) -> std::path::PathBuf {
+    let t = phantom::crossing();
+    let a = t.angles(8, 8.0, 11);
+    let bp = dir.join("bp");
+    t.write_bedpost(&a, &bp).unwrap();
+    let g = &t.geom;
+    let mask = |pick: &dyn Fn(usize, usize, usize) -> bool| -> Vec<f32> {
+        let [nx, ny, nz] = g.dims;
+        let mut m = vec![0.0f32; nx * ny * nz];
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    m[g.index(x, y, z)] = (pick(x, y, z) && (7..13).contains(&y) && (1..7).contains(&z)) as u8 as f32;
+                }
+            }
+        }
+        m
+    };
+    write_nifti(&dir.join("seeds.nii.gz"), g, 1, &mask(&|x, y, z| x == 3 && (9..11).contains(&y) && (3..5).contains(&z))).unwrap();
+    write_nifti(&dir.join("far.nii.gz"), g, 1, &mask(&|x, _, _| x >= 21)).unwrap();
+    write_nifti(&dir.join("mid.nii.gz"), g, 1, &mask(&|x, _, _| x == 12)).unwrap();
+    write_nifti(&dir.join("wrong.nii.gz"), &neuroport::volume::Geometry::synthetic([5, 5, 5], [2.0; 3]), 1, &[1.0; 125]).unwrap();
+    bp
+}
+
+fn probtrack(dir: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let (bp, seeds) = (dir.join("bp"), dir.join("seeds.nii.gz"));
+    let mut args = vec!["probtrack", "--nsamples", "16", "--max-steps", "300", "--seed", "3", "--backend", "cpu", "--out", s(out)];
+    // Defaults for what `extra` does not give.
+    for (flag, v) in [("--bedpost", s(&bp)), ("--seeds", s(&seeds)), ("--step", "0.5")] {
+        if !extra.contains(&flag) {
+            args.extend([flag, v]);
+        }
+    }
+    args.extend_from_slice(extra);
+    run(&args, &[])
+}
+
+#[test]
+fn probtrack_writes_probtrackx_outputs_identically_for_any_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let targets = format!("{},{}", s(&d.join("far.nii.gz")), s(&d.join("mid.nii.gz")));
+    let tck = d.join("o1/lines.tck");
+    let (code, stdout, err) = probtrack(d, &d.join("o1"), &["--targets", &targets, "--out-tck", s(&tck)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("lambda"), "{err}");
+    assert_eq!(
+        entries(&d.join("o1")),
+        ["fdt_paths.nii.gz", "lengths.csv", "lines.tck", "matrix_seeds_to_all_targets.csv", "seeds_to_far.nii.gz", "seeds_to_mid.nii.gz", "waytotal"]
+    );
+    assert_eq!(stdout.lines().count(), 7);
+    let nseeds = 2 * 2;
+    assert_eq!(std::fs::read_to_string(d.join("o1/waytotal")).unwrap().trim(), (nseeds * 16).to_string());
+    let far = read_nifti(&d.join("o1/seeds_to_far.nii.gz")).unwrap();
+    let reached: f32 = far.as_flat().iter().sum();
+    assert!(reached >= 0.9 * (nseeds * 16) as f32, "{reached}");
+    let lines = neuroport::io::tck::read_tck(&tck).unwrap();
+    assert_eq!(lines.len(), nseeds * 16);
+    let fdt = read_nifti(&d.join("o1/fdt_paths.nii.gz")).unwrap();
+    assert!(fdt.as_flat().iter().all(|&c| c <= (nseeds * 16) as f32), "a voxel counted twice per streamline at most once per entry");
+    let matrix = std::fs::read_to_string(d.join("o1/matrix_seeds_to_all_targets.csv")).unwrap();
+    assert_eq!(matrix.lines().next(), Some("x,y,z,far,mid"));
+    assert_eq!(matrix.lines().count(), 1 + nseeds);
+    for (i, (sched, how)) in [("A1", "host"), ("A_MaxStep", "device"), ("C", "device")].iter().enumerate() {
+        let o = d.join(format!("r{i}"));
+        let (code, _, err) = probtrack(d, &o, &["--targets", &targets, "--schedule", sched, "--compaction", how]);
+        assert_eq!(code, 0, "{err}");
+        for f in ["fdt_paths.nii.gz", "lengths.csv", "matrix_seeds_to_all_targets.csv", "seeds_to_far.nii.gz", "waytotal"] {
+            assert_eq!(std::fs::read(o.join(f)).unwrap(), std::fs::read(d.join("o1").join(f)).unwrap(), "{sched}: {f}");
+        }
+    }
+    // A waypoint keeps only the streamlines through it; an exclusion mask discards those entering.
+    let (code, _, err) = probtrack(d, &d.join("w"), &["--waypoints", s(&d.join("mid.nii.gz"))]);
+    assert_eq!(code, 0, "{err}");
+    let kept: usize = std::fs::read_to_string(d.join("w/waytotal")).unwrap().trim().parse().unwrap();
+    assert!(kept > 0 && kept <= nseeds * 16);
+    let (code, _, err) = probtrack(d, &d.join("x"), &["--exclusion", s(&d.join("mid.nii.gz"))]);
+    assert_eq!(code, 0, "{err}");
+    let left: usize = std::fs::read_to_string(d.join("x/waytotal")).unwrap().trim().parse().unwrap();
+    assert_eq!(left + kept, nseeds * 16, "every streamline either passes the mid plane or not");
+}
+
+#[test]
+fn bad_inputs_give_one_clean_error_and_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bp = folder(d);
+    let out = d.join("o");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["--seeds".into(), s(&d.join("wrong.nii.gz")).into()], "wrong.nii.gz"),
+        (vec!["--targets".into(), s(&d.join("wrong.nii.gz")).into()], "wrong.nii.gz"),
+        (vec!["--schedule".into(), "A0".into()], "schedule"),
+        (vec!["--step".into(), "0".into()], "--step"),
+        (vec!["--bedpost".into(), s(&d.join("nothing")).into()], "nothing"),
+    ];
+    for (extra, needle) in cases {
+        let e: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let (code, _, err) = probtrack(d, &out, &e);
+        assert_ne!(code, 0, "{extra:?}");
+        assert!(err.contains(needle) && !err.contains("panicked") && !err.contains("backtrace"), "{extra:?}: {err}");
+        assert!(!out.exists(), "{extra:?} left output behind");
+    }
+    std::fs::remove_file(bp.join("merged_f2samples.nii.gz")).unwrap();
+    let (code, _, err) = probtrack(d, &out, &[]);
+    assert_ne!(code, 0);
+    assert!(err.starts_with("error:") && err.contains("merged_f2samples.nii.gz") && err.lines().count() == 1, "{err}");
+    assert!(!out.exists());
+}
