@@ -38,7 +38,7 @@ NP_KERNEL void probtrack_segment(NP_GLOBAL np_pt_path *st, NP_GLOBAL int *live, 
 
 /* Inclusive scan of x over the group (Hillis-Steele in local memory); returns the group total
  * through *total. */
-NP_FN int np_pt_group_scan(NP_PT_LOCAL int *sh, int x, int *total)
+NP_FN int np_pt_group_scan(NP_LOCAL_PTR int *sh, int x, int *total)
 {
     int l = NP_LID();
     sh[l] = x;

@@ -57,5 +57,5 @@ NP_KERNEL void register_reduce(NP_GLOBAL const np_reg_partial *NP_RESTRICT parti
     }
     np_reg_spec none;
     none.cost = NP_REG_SAD;
-    np_reg_group_end(&none, acc, inside, total, red, cnt, (NP_REG_LOCAL_PTR np_uint *)cnt, out, (NP_GLOBAL np_uint *)0);
+    np_reg_group_end(&none, acc, inside, total, red, cnt, (NP_LOCAL_PTR np_uint *)cnt, out, (NP_GLOBAL np_uint *)0);
 }

@@ -47,11 +47,6 @@
 #define NP_BP_LANES 32
 #define NP_BP_PER 8                /* directions per lane in the warp layout: n <= 256 */
 
-#if defined(NP_CUDA)
-  #define NP_BP_LOCAL_PTR
-#else
-  #define NP_BP_LOCAL_PTR __local
-#endif
 
 /* Sums over directions at one parameter set: SS, R_k = sum r_i e_k,i, G_kl = sum e_k,i e_l,i. */
 typedef struct {
@@ -341,12 +336,12 @@ NP_FN void np_bp_thread(int v, NP_CONST_PTR float *y, NP_CONST_PTR float *gtab, 
 
 #if defined(NP_CUDA)
 /* Butterfly sum: every lane ends with the same bits (each level adds a commutative pair). */
-NP_FN float np_bp_lsum(float x, NP_BP_LOCAL_PTR float *sh, int lane)
+NP_FN float np_bp_lsum(float x, NP_LOCAL_PTR float *sh, int lane)
 {
     for (int o = NP_BP_LANES / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
     return x;
 }
-NP_FN void np_bp_share(float z, float u, int lane, NP_BP_LOCAL_PTR float *sh, float *zk, float *uk)
+NP_FN void np_bp_share(float z, float u, int lane, NP_LOCAL_PTR float *sh, float *zk, float *uk)
 {
 #pragma unroll
     for (int k = 0; k < NP_BP_NPARAM; ++k) {
@@ -357,7 +352,7 @@ NP_FN void np_bp_share(float z, float u, int lane, NP_BP_LOCAL_PTR float *sh, fl
 #else
 /* Through local memory with two barriers: every work-item adds the 32 parts in the butterfly's
  * pairing, so the sum has the CUDA bits and is the same in every work-item. */
-NP_FN float np_bp_lsum(float x, NP_BP_LOCAL_PTR float *sh, int lane)
+NP_FN float np_bp_lsum(float x, NP_LOCAL_PTR float *sh, int lane)
 {
     float a[NP_BP_LANES];
     sh[lane] = x;
@@ -368,7 +363,7 @@ NP_FN float np_bp_lsum(float x, NP_BP_LOCAL_PTR float *sh, int lane)
         for (int i = 0; i < o; ++i) a[i] += a[i + o];
     return a[0];
 }
-NP_FN void np_bp_share(float z, float u, int lane, NP_BP_LOCAL_PTR float *sh, float *zk, float *uk)
+NP_FN void np_bp_share(float z, float u, int lane, NP_LOCAL_PTR float *sh, float *zk, float *uk)
 {
     if (lane < NP_BP_NPARAM) {
         sh[NP_BP_LANES + lane] = z;
@@ -418,7 +413,7 @@ NP_FN float np_bp_wpass(const float *q, const float *v1, const float *v2, int wh
 }
 
 NP_FN void np_bp_wpropose(np_bp_chain *c, int k, float z, float u, int sampling, float ard, int lane, int ndir,
-                          NP_BP_LOCAL_PTR float *sh, NP_CONST_PTR float *gtab, const float *yv,
+                          NP_LOCAL_PTR float *sh, NP_CONST_PTR float *gtab, const float *yv,
                           float *e0, float *e1, float *e2)
 {
     float q[NP_BP_NPARAM], v1[3], v2[3], pth1, pth2, pf2;
@@ -445,7 +440,7 @@ NP_FN void np_bp_wpropose(np_bp_chain *c, int k, float z, float u, int sampling,
  * state arrays as np_bp_thread (no term cache: the terms live in registers). A group past the
  * last voxel (CUDA blocks hold several) repeats the last voxel's work and stores nothing, so
  * no work-item leaves before a barrier. */
-NP_FN void np_bp_warp(int v, int lane, NP_BP_LOCAL_PTR float *sh, NP_CONST_PTR float *y, NP_CONST_PTR float *gtab,
+NP_FN void np_bp_warp(int v, int lane, NP_LOCAL_PTR float *sh, NP_CONST_PTR float *y, NP_CONST_PTR float *gtab,
                       int nvox, int ndir, int l0, int l1, int burnin, int thin, int nsamp, int every, float ard,
                       NP_GLOBAL float *par, NP_GLOBAL float *prop, NP_GLOBAL int *acc,
                       NP_GLOBAL np_uint *rng, NP_GLOBAL int *nacc, NP_GLOBAL float *samples)

@@ -35,6 +35,8 @@
   typedef unsigned long long np_ulong;
   #define NP_RESTRICT __restrict__
   #define NP_TEX3D unsigned long long
+  #define NP_LOCAL_PTR
+  #define np_atomic_inc_local_u32(p) atomicAdd((unsigned int *)(p), 1u)
   typedef float4 np_float4;
   typedef unsigned char np_uchar;
   typedef long long np_long;
@@ -76,6 +78,8 @@
   typedef ulong np_ulong;
   #define NP_RESTRICT restrict
   #define NP_TEX3D __read_only image3d_t
+  #define NP_LOCAL_PTR __local
+  #define np_atomic_inc_local_u32(p) atomic_inc((volatile __local uint *)(p))
   typedef float4 np_float4;
   typedef uchar np_uchar;
   typedef long np_long;

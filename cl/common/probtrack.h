@@ -21,9 +21,7 @@
 #if defined(NP_CUDA)
   #define NP_PT_MUL(a, b) __fmul_rn((a), (b))
   #define NP_PT_ADD(a, b) __fadd_rn((a), (b))
-  #define NP_PT_LOCAL
 #else
-  #define NP_PT_LOCAL __local
   #pragma OPENCL FP_CONTRACT OFF
   #define NP_PT_MUL(a, b) ((a) * (b))
   #define NP_PT_ADD(a, b) ((a) + (b))

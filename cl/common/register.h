@@ -20,15 +20,11 @@
   #define NP_REG_MUL(a, b) __fmul_rn((a), (b))
   #define NP_REG_ADD(a, b) __fadd_rn((a), (b))
   #define NP_REG_SUB(a, b) __fsub_rn((a), (b))
-  #define np_reg_local_inc(p) atomicAdd((unsigned int *)(p), 1u)
-  #define NP_REG_LOCAL_PTR
 #else
   #pragma OPENCL FP_CONTRACT OFF
   #define NP_REG_MUL(a, b) ((a) * (b))
   #define NP_REG_ADD(a, b) ((a) + (b))
   #define NP_REG_SUB(a, b) ((a) - (b))
-  #define np_reg_local_inc(p) atomic_inc((volatile __local uint *)(p))
-  #define NP_REG_LOCAL_PTR __local
 #endif
 
 /* Fixed-voxel -> moving-voxel map, rows of 4 (src/register/mod.rs voxel_map_f32). */
@@ -82,7 +78,7 @@ NP_FN int np_reg_bin(float v, float lo, float inv_width, int bins)
 }
 
 /* One inside sample's contribution. */
-NP_FN void np_reg_add(const np_reg_spec *sp, float f, float m, float *acc, NP_REG_LOCAL_PTR np_uint *lh)
+NP_FN void np_reg_add(const np_reg_spec *sp, float f, float m, float *acc, NP_LOCAL_PTR np_uint *lh)
 {
     if (sp->cost == NP_REG_SAD) {
         acc[0] += np_fabs(NP_REG_SUB(f, m));
@@ -99,12 +95,12 @@ NP_FN void np_reg_add(const np_reg_spec *sp, float f, float m, float *acc, NP_RE
     } else {
         int i = np_reg_bin(f, sp->fixed_lo, sp->fixed_inv_width, sp->bins);
         int j = np_reg_bin(m, sp->moving_lo, sp->moving_inv_width, sp->bins);
-        np_reg_local_inc(lh + i * sp->bins + j);
+        np_atomic_inc_local_u32(lh + i * sp->bins + j);
     }
 }
 
 /* Zeroes the work-group's histogram (call before the voxel loop, all items). */
-NP_FN void np_reg_hist_begin(const np_reg_spec *sp, NP_REG_LOCAL_PTR np_uint *lh)
+NP_FN void np_reg_hist_begin(const np_reg_spec *sp, NP_LOCAL_PTR np_uint *lh)
 {
     if (sp->cost > NP_REG_NCC)
         for (int i = NP_LID(); i < sp->bins * sp->bins; i += NP_LSIZE())
@@ -114,8 +110,8 @@ NP_FN void np_reg_hist_begin(const np_reg_spec *sp, NP_REG_LOCAL_PTR np_uint *lh
 
 /* Tree-reduces the items' sums and counts into partial[group]; adds the local histogram to the
  * global one. `red` holds 5 * NP_REG_GROUP floats, `cnt` 2 * NP_REG_GROUP ints. */
-NP_FN void np_reg_group_end(const np_reg_spec *sp, float *acc, int inside, int total, NP_REG_LOCAL_PTR float *red,
-                            NP_REG_LOCAL_PTR int *cnt, NP_REG_LOCAL_PTR np_uint *lh, NP_GLOBAL np_reg_partial *partial,
+NP_FN void np_reg_group_end(const np_reg_spec *sp, float *acc, int inside, int total, NP_LOCAL_PTR float *red,
+                            NP_LOCAL_PTR int *cnt, NP_LOCAL_PTR np_uint *lh, NP_GLOBAL np_reg_partial *partial,
                             NP_GLOBAL np_uint *hist)
 {
     int l = NP_LID(), n = NP_LSIZE();
