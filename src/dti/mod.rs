@@ -7,6 +7,7 @@ pub mod check;
 pub mod cpu;
 pub mod cuda;
 pub mod design;
+pub mod fsl_maps;
 pub(crate) mod fastmath;
 pub mod opencl;
 pub mod sym3;
