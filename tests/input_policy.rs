@@ -249,7 +249,7 @@ fn track_refuses_useless_seeds_and_steps_and_takes_negative_numbers_to_its_own_c
     let far = d.join("far.csv");
     std::fs::write(&far, "-500,-500,-500,1,0,0\n-500,-500,-500,0,1,0\n").unwrap();
     let (code, _, err) = go(&["--seed-file", s(&far)]);
-    assert!(code != 0 && err.contains("none of the 2 seeds") && err.contains("2 outside the"), "{err}");
+    assert!(code != 0 && err.contains("none of the 2 seeds") && err.contains("outside the 8x8x5 volume"), "{err}");
     // one of three inside: a warning with the count, and the run goes on
     let g = read_nifti(&mask).unwrap().geom;
     let m = read_nifti(&mask).unwrap();

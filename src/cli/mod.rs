@@ -15,7 +15,12 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use neuroport::{BackendSpec, Inventory};
 
 #[derive(Parser)]
-#[command(name = "neuroport", version, about = "GPU methods for diffusion MRI and registration on CPU, OpenCL and CUDA, chosen at run time")]
+#[command(
+    name = "neuroport",
+    version,
+    about = "GPU methods for diffusion MRI and registration on CPU, OpenCL and CUDA, chosen at run time",
+    after_help = "Output files: NIfTI outputs are .nii.gz, or .nii when FSLOUTPUTTYPE=NIFTI (NEUROPORT_OUTPUT_TYPE, same values, takes precedence). Existing files are never replaced without --force. A failed or interrupted run leaves no file behind."
+)]
 pub struct Cli {
     /// Device to run on: cpu, opencl, opencl:P:D, cuda, cuda:N, auto (CUDA > OpenCL GPU > CPU), or all (where a command runs several)
     #[arg(long, global = true, default_value = "auto")]

@@ -147,27 +147,84 @@ fn alive(_: u32) -> bool {
     true
 }
 
-/// On SIGINT/SIGTERM/SIGHUP: wait for a commit in progress, remove every named temporary, and
-/// exit with 128 + the signal as a shell would report it.
+/// On SIGINT/SIGTERM/SIGHUP: wait for a commit in progress, remove every named temporary, then
+/// let the signal take its course (the handler found before ours runs, else the default: the
+/// process ends by that signal, as a shell expects). Our handler replaces the one found rather
+/// than chaining to it, because runtimes loaded before (PoCL's LLVM) install handlers that
+/// re-raise at once and would end the process before the clean-up; the signal itself only
+/// writes a byte to a pipe (async-signal-safe), and a thread does the rest.
 fn install_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         #[cfg(unix)]
-        {
-            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-            if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
-                let _ = std::thread::Builder::new().name("neuroport-signals".into()).spawn(move || {
-                    if let Some(sig) = signals.forever().next() {
-                        let live = lock();
-                        for p in live.iter() {
-                            let _ = std::fs::remove_file(p);
-                        }
-                        std::process::exit(128 + sig);
-                    }
-                });
+        signals::install();
+    });
+}
+
+#[cfg(unix)]
+mod signals {
+    use std::sync::atomic::{AtomicI32, Ordering};
+    static PIPE_W: AtomicI32 = AtomicI32::new(-1);
+    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+    extern "C" fn on_signal(sig: libc::c_int) {
+        let fd = PIPE_W.load(Ordering::Relaxed);
+        if fd >= 0 {
+            let b = sig as u8;
+            // SAFETY: write(2) is async-signal-safe; the byte lives on this stack frame.
+            unsafe { libc::write(fd, &b as *const u8 as *const libc::c_void, 1) };
+        }
+    }
+
+    pub fn install() {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe(2) fills the two descriptors of a local array.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return;
+        }
+        PIPE_W.store(fds[1], Ordering::Relaxed);
+        let mut previous = Vec::new();
+        for sig in SIGNALS {
+            // SAFETY: zeroed sigaction structs are valid; ours names an extern "C" handler.
+            unsafe {
+                let mut new: libc::sigaction = std::mem::zeroed();
+                let mut old: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = on_signal as *const () as usize;
+                new.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut new.sa_mask);
+                if libc::sigaction(sig, &new, &mut old) == 0 {
+                    previous.push((sig, old));
+                }
             }
         }
-    });
+        let read_fd = fds[0];
+        let _ = std::thread::Builder::new().name("neuroport-signals".into()).spawn(move || {
+            let mut b = 0u8;
+            // SAFETY: reads one byte into a local.
+            let n = unsafe { libc::read(read_fd, &mut b as *mut u8 as *mut libc::c_void, 1) };
+            if n != 1 {
+                return;
+            }
+            let sig = b as libc::c_int;
+            let live = super::lock();
+            for p in live.iter() {
+                let _ = std::fs::remove_file(p);
+            }
+            // SAFETY: restores the disposition saved above and re-raises the same signal.
+            unsafe {
+                match previous.iter().find(|(s, _)| *s == sig) {
+                    Some((_, old)) if old.sa_sigaction != libc::SIG_IGN => {
+                        libc::sigaction(sig, old, std::ptr::null_mut());
+                    }
+                    _ => {
+                        libc::signal(sig, libc::SIG_DFL);
+                    }
+                }
+                libc::raise(sig);
+            }
+            std::process::exit(128 + sig);
+        });
+    }
 }
 
 /// Installs the handler even before the first named temporary (unnamed ones need none, but a
