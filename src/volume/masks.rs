@@ -31,7 +31,7 @@ pub fn read_mask_like(path: &Path, reference: &Geometry, reference_path: &Path, 
     let (geom, m) = read_mask_raw(path, what)?;
     let (p, r) = (path.display(), reference_path.display());
     if geom.dims != reference.dims {
-        bail!("{p}: the {what} grid {:?} does not match the grid {:?} of {r}", geom.dims, reference.dims);
+        bail!("{p}: the {what} grid {:?} does not match the data grid {:?} of {r}", geom.dims, reference.dims);
     }
     let d = affine_difference(&geom, reference);
     let vs = reference.voxel_size.iter().fold(f32::INFINITY, |a, &b| a.min(b)) as f64;
