@@ -18,6 +18,9 @@ pub struct NiftiArgs {
     /// Core counts to compress with, comma-separated (default: 1 and all cores)
     #[arg(long, value_delimiter = ',')]
     cores: Option<Vec<usize>>,
+    /// Only read (for peak-memory measurements with /usr/bin/time -v)
+    #[arg(long)]
+    read_only: bool,
     /// Repeats of each measurement (the best is reported)
     #[arg(long, default_value_t = 3)]
     repeats: usize,
@@ -40,6 +43,9 @@ pub fn run(_ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
     println!("{}: {:?} x {} volumes, {mb:.0} MB float32 ({on_disk:.0} MB on disk)", a.input.display(), v.geom.dims, v.nvol());
     let s = best(a.repeats, || read_nifti(&a.input))?;
     println!("read                 {s:7.3} s  {:7.0} MB/s", mb / s);
+    if a.read_only {
+        return Ok(0);
+    }
     let dir = tempfile_dir(a.scratch.as_deref())?;
     let all = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let cores = a.cores.clone().unwrap_or(if all > 1 { vec![1, all] } else { vec![1] });
