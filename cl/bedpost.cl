@@ -1,34 +1,43 @@
-/* Ball-and-sticks MCMC entry points, OpenCL C; the bodies live in common/bedpost.h.
- * Thread layout: one work-item per voxel (paper 003). Warp layout: a work-group of
- * NP_BP_LANES work-items per voxel (bedpostx_gpu), reducing through local memory. */
+/* Ball-and-sticks MCMC entry points for both dialects; the bodies live in common/bedpost.h.
+ * Thread layout: one work-item per voxel (paper 003). Warp layout: NP_BP_LANES work-items per
+ * voxel (bedpostx_gpu), NP_BP_WARP_VOXELS voxels per work-group; CUDA reduces with shuffles,
+ * OpenCL through local memory (one slice of `sh` per voxel). */
 #include "common/portable.h"
 #include "common/rng.h"
 #include "common/bedpost.h"
 
-#define NP_BP_ARGS __global const float *y, __global const float *gtab, int nvox, int ndir, \
+#define NP_BP_WARP_VOXELS 4
+
+#define NP_BP_ARGS NP_GLOBAL const float *NP_RESTRICT y, NP_GLOBAL const float *NP_RESTRICT gtab, int nvox, int ndir, \
     int l0, int l1, int burnin, int thin, int nsamp, int every, float ard, \
-    __global float *par, __global float *prop, __global int *acc, __global uint *rng, \
-    __global int *nacc, __global float *samples, __global float *ec
+    NP_GLOBAL float *par, NP_GLOBAL float *prop, NP_GLOBAL int *acc, NP_GLOBAL np_uint *rng, \
+    NP_GLOBAL int *nacc, NP_GLOBAL float *samples, NP_GLOBAL float *ec
 #define NP_BP_PASS y, gtab, nvox, ndir, l0, l1, burnin, thin, nsamp, every, ard, par, prop, acc, rng, nacc, samples
 
-__kernel void bedpost_naive(NP_BP_ARGS) { np_bp_thread(get_global_id(0), NP_BP_PASS, ec, 0, 0); }
-__kernel void bedpost_cached(NP_BP_ARGS) { np_bp_thread(get_global_id(0), NP_BP_PASS, ec, 1, 0); }
-__kernel void bedpost_moments(NP_BP_ARGS) { np_bp_thread(get_global_id(0), NP_BP_PASS, ec, 0, 1); }
-__kernel void bedpost_cached_moments(NP_BP_ARGS) { np_bp_thread(get_global_id(0), NP_BP_PASS, ec, 1, 1); }
+NP_KERNEL void bedpost_naive(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 0); }
+NP_KERNEL void bedpost_cached(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 0); }
+NP_KERNEL void bedpost_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 1); }
+NP_KERNEL void bedpost_cached_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 1); }
 
-__kernel void bedpost_warp(NP_BP_ARGS)
+NP_KERNEL void bedpost_warp(NP_BP_ARGS)
 {
-    __local float sh[NP_BP_LANES + 2 * NP_BP_NPARAM];
-    np_bp_warp(get_group_id(0), get_local_id(0), sh, NP_BP_PASS);
+    int slot = NP_LID() / NP_BP_LANES;
+    int v = NP_GROUP() * (NP_LSIZE() / NP_BP_LANES) + slot;
+#if defined(NP_CUDA)
+    np_bp_warp(v, NP_LID() % NP_BP_LANES, 0, NP_BP_PASS);
+#else
+    NP_LOCAL_MEM float sh[NP_BP_WARP_VOXELS * (NP_BP_LANES + 2 * NP_BP_NPARAM)];
+    np_bp_warp(v, NP_LID() % NP_BP_LANES, sh + slot * (NP_BP_LANES + 2 * NP_BP_NPARAM), NP_BP_PASS);
+#endif
 }
 
-__kernel void bedpost_energy(__global const float *y, __global const float *gtab, int nvox, int ndir,
-                             float ard, __global const float *par, __global float *out)
+NP_KERNEL void bedpost_energy(NP_GLOBAL const float *NP_RESTRICT y, NP_GLOBAL const float *NP_RESTRICT gtab, int nvox, int ndir,
+                              float ard, NP_GLOBAL const float *NP_RESTRICT par, NP_GLOBAL float *out)
 {
-    np_bp_energy_voxel(get_global_id(0), y, gtab, nvox, ndir, ard, par, out);
+    np_bp_energy_voxel(NP_GID(), y, gtab, nvox, ndir, ard, par, out);
 }
 
-__kernel void bedpost_rng(__global uint *rng, int nvox, int count, __global float *out)
+NP_KERNEL void bedpost_rng(NP_GLOBAL np_uint *rng, int nvox, int count, NP_GLOBAL float *out)
 {
-    np_bp_rng_voxel(get_global_id(0), rng, nvox, count, out);
+    np_bp_rng_voxel(NP_GID(), rng, nvox, count, out);
 }

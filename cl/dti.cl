@@ -1,35 +1,35 @@
-/* DTI entry points, OpenCL C: one work-item per voxel; the bodies live in common/dti.h. */
+/* DTI entry points for both dialects: one work-item per voxel; the bodies live in common/dti.h. */
 #include "common/portable.h"
 #include "common/sym3.h"
 #include "common/dti.h"
 
-__kernel void dti_fit(__global const float *dwi, __global const uchar *mask,
-                      __global const float *design, __global const float *pinv,
-                      int nvox, int ngrad, float lam_floor,
-                      __global float *tensor, __global float *s0, __global int *flags)
+NP_KERNEL void dti_fit(NP_GLOBAL const float *NP_RESTRICT dwi, NP_GLOBAL const np_uchar *NP_RESTRICT mask,
+                       NP_GLOBAL const float *NP_RESTRICT design, NP_GLOBAL const float *NP_RESTRICT pinv,
+                       int nvox, int ngrad, float lam_floor,
+                       NP_GLOBAL float *tensor, NP_GLOBAL float *s0, NP_GLOBAL int *flags)
 {
-    np_dti_fit(get_global_id(0), dwi, mask, design, pinv, nvox, ngrad, lam_floor, tensor, s0, flags);
+    np_dti_fit(NP_GID(), dwi, mask, design, pinv, nvox, ngrad, lam_floor, tensor, s0, flags);
 }
 
-__kernel void dti_scalars(__global const float *tensor, int nvox, __global float *out)
+NP_KERNEL void dti_scalars(NP_GLOBAL const float *NP_RESTRICT tensor, int nvox, NP_GLOBAL float *out)
 {
-    np_dti_scalars(get_global_id(0), tensor, nvox, out);
+    np_dti_scalars(NP_GID(), tensor, nvox, out);
 }
 
-__kernel void metric_inverse(__global const float *tensor, int nvox, int flipx,
-                             float ivx, float ivy, float ivz, float d_iso,
-                             __global float *fields, __global float *g)
+NP_KERNEL void metric_inverse(NP_GLOBAL const float *NP_RESTRICT tensor, int nvox, int flipx,
+                              float ivx, float ivy, float ivz, float d_iso,
+                              NP_GLOBAL float *fields, NP_GLOBAL float *g)
 {
-    np_metric_inverse(get_global_id(0), tensor, nvox, flipx, ivx, ivy, ivz, d_iso, fields, g);
+    np_metric_inverse(NP_GID(), tensor, nvox, flipx, ivx, ivy, ivz, d_iso, fields, g);
 }
 
-__kernel void metric_derivs(__global const float *g, int nx, int ny, int nz, __global float *fields)
+NP_KERNEL void metric_derivs(NP_GLOBAL const float *NP_RESTRICT g, int nx, int ny, int nz, NP_GLOBAL float *fields)
 {
-    np_metric_derivs(get_global_id(0), g, nx, ny, nz, fields);
+    np_metric_derivs(NP_GID(), g, nx, ny, nz, fields);
 }
 
-__kernel void metric_sharpen(__global const float *tensor, int nvox, float alpha, float lam_floor,
-                             __global float *out)
+NP_KERNEL void metric_sharpen(NP_GLOBAL const float *NP_RESTRICT tensor, int nvox, float alpha, float lam_floor,
+                              NP_GLOBAL float *out)
 {
-    np_metric_sharpen(get_global_id(0), tensor, nvox, alpha, lam_floor, out);
+    np_metric_sharpen(NP_GID(), tensor, nvox, alpha, lam_floor, out);
 }

@@ -6,6 +6,7 @@ pub mod check;
 pub mod dti;
 pub mod guard;
 pub mod geodesic;
+pub mod register;
 pub mod io;
 pub mod repro;
 pub mod runtime;

@@ -63,3 +63,31 @@ fn unknown_table_and_bad_compare_input_are_clean_errors() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.lines().count() == 1 && err.contains("bad.csv"), "{err}");
 }
+
+#[test]
+fn pipeline_quick_times_every_stage_and_leaves_no_scratch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p");
+    let o = neuroport()
+        .args(["reproduce", "pipeline", "--scale", "quick", "--repeats", "1", "--backend", "cpu", "--out"])
+        .arg(&out)
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = neuroport::repro::read_csv(&out.join("pipeline.csv")).unwrap();
+    let stages = ["read", "dti fit", "dti write", "bedpost", "bedpost write", "track", "track write", "total"];
+    assert_eq!(rows.len(), stages.len(), "{rows:?}");
+    for (r, s) in rows.iter().zip(stages) {
+        assert_eq!(r.config, s);
+        assert!(r.ours.is_finite() && r.ours > 0.0, "{r:?}");
+        let split = r.kernel_ms.unwrap() + r.transfer_ms.unwrap() + r.host_ms.unwrap();
+        // the split adds up to the stage's wall time (host is wall - device, floored at 0)
+        assert!(split >= r.ours * 1e3 * 0.999 - 1e-6, "{r:?}");
+    }
+    let total = rows.last().unwrap().ours;
+    let sum: f64 = rows[..7].iter().map(|r| r.ours).sum();
+    assert!(sum <= total * 1.0001 && sum > 0.8 * total, "stages {sum} s vs total {total} s");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("neuroport-pipeline")).collect();
+    assert!(left.is_empty(), "scratch folders left behind");
+}

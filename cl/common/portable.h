@@ -33,6 +33,19 @@
   #define np_isfinite(x) isfinite(x)
   typedef unsigned int np_uint;
   typedef unsigned long long np_ulong;
+  #define NP_RESTRICT __restrict__
+  #define NP_TEX3D unsigned long long
+  typedef float4 np_float4;
+  typedef unsigned char np_uchar;
+  typedef long long np_long;
+  #define np_make_float4(a, b, c, d) make_float4((a), (b), (c), (d))
+  /* Hardware trilinear filtering at voxel-index coordinates (voxel i's centre at i). */
+  #define np_tex3d_f4(t, x, y, z) tex3D<float4>((cudaTextureObject_t)(t), (x) + 0.5f, (y) + 0.5f, (z) + 0.5f)
+  #define np_atomic_add_i32(p, v) atomicAdd((int *)(p), (int)(v))
+  #define np_atomic_add_u32(p, v) atomicAdd((unsigned int *)(p), (unsigned int)(v))
+  #define np_atomic_min_i32(p, v) atomicMin((int *)(p), (int)(v))
+  #define np_atomic_max_i32(p, v) atomicMax((int *)(p), (int)(v))
+  #define np_atomic_add_f32(p, v) atomicAdd((float *)(p), (float)(v))
 #else
   #define NP_KERNEL __kernel
   #define NP_GLOBAL __global
@@ -61,6 +74,29 @@
   #define np_isfinite(x) isfinite(x)
   typedef uint np_uint;
   typedef ulong np_ulong;
+  #define NP_RESTRICT restrict
+  #define NP_TEX3D __read_only image3d_t
+  typedef float4 np_float4;
+  typedef uchar np_uchar;
+  typedef long np_long;
+  #define np_make_float4(a, b, c, d) ((float4)((a), (b), (c), (d)))
+  __constant sampler_t np_linear_sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;
+  /* Hardware trilinear filtering at voxel-index coordinates (voxel i's centre at i). */
+  #define np_tex3d_f4(t, x, y, z) read_imagef((t), np_linear_sampler, (float4)((x) + 0.5f, (y) + 0.5f, (z) + 0.5f, 0.0f))
+  #define np_atomic_add_i32(p, v) atomic_add((volatile __global int *)(p), (int)(v))
+  #define np_atomic_add_u32(p, v) atomic_add((volatile __global uint *)(p), (uint)(v))
+  #define np_atomic_min_i32(p, v) atomic_min((volatile __global int *)(p), (int)(v))
+  #define np_atomic_max_i32(p, v) atomic_max((volatile __global int *)(p), (int)(v))
+  /* OpenCL 1.2 has no float atomic add: a compare-and-swap loop on the bits. */
+  inline float np_atomic_add_f32(volatile __global float *p, float v)
+  {
+      union { unsigned int u; float f; } old, upd;
+      do {
+          old.f = *p;
+          upd.f = old.f + v;
+      } while (atomic_cmpxchg((volatile __global unsigned int *)p, old.u, upd.u) != old.u);
+      return old.f;
+  }
 #endif
 
 #define NP_PI_F 3.14159265358979f

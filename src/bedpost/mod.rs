@@ -9,9 +9,8 @@
 pub mod bench;
 pub mod check;
 pub mod cpu;
-pub mod cuda;
+pub mod gpu;
 pub mod init;
-pub mod opencl;
 pub mod post;
 pub mod repro;
 pub mod rng;
@@ -258,8 +257,7 @@ pub fn kernels(device: &Device, variant: Option<Variant>) -> Result<Box<dyn Bedp
     let v = variant.unwrap_or_else(|| Variant::default_for(device.info()));
     Ok(match device {
         Device::Cpu(c) => Box::new(cpu::CpuBedpost::new(c.clone())),
-        Device::OpenCl(d) => Box::new(opencl::ClBedpost::new(d.clone(), v)?),
-        Device::Cuda(d) => Box::new(cuda::CudaBedpost::new(d.clone(), v)?),
+        _ => Box::new(gpu::GpuBedpost::new(crate::runtime::gpu::Gpu::require(device)?, v)?),
     })
 }
 

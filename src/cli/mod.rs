@@ -7,6 +7,7 @@ mod compare;
 mod devices;
 mod dti;
 mod dwi_args;
+mod register;
 mod reproduce;
 mod synth;
 mod track;
@@ -45,6 +46,8 @@ pub enum Command {
     Check(check::Args),
     /// Bayesian ball-and-sticks MCMC (FSL bedpostx's model and outputs)
     Bedpost(bedpost::Args),
+    /// Affine registration (002 AIRWC): NIfTI world mm, outputs a warped image, a world matrix and a FLIRT .mat
+    Register(register::Args),
     /// Rerun a paper's benchmark table on the selected devices (CSV, Markdown and plot)
     Reproduce(reproduce::Args),
     /// Merge result CSVs from several machines into one table and plot
@@ -102,6 +105,7 @@ pub fn main() -> i32 {
         Command::Dti(a) => dti::run(&ctx, a),
         Command::Check(a) => check::run(&ctx, a),
         Command::Bedpost(a) => bedpost::run(&ctx, a),
+        Command::Register(a) => register::run(&ctx, a),
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),

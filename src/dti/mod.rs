@@ -5,11 +5,10 @@
 pub mod bench;
 pub mod check;
 pub mod cpu;
-pub mod cuda;
+pub mod gpu;
 pub mod design;
 pub mod fsl_maps;
 pub(crate) mod fastmath;
-pub mod opencl;
 pub mod sym3;
 
 use crate::runtime::{Device, Timings};
@@ -85,8 +84,7 @@ pub trait DtiKernels {
 pub fn kernels(device: &Device) -> Result<Box<dyn DtiKernels>> {
     Ok(match device {
         Device::Cpu(c) => Box::new(cpu::CpuDti::new(c.clone())),
-        Device::OpenCl(d) => Box::new(opencl::ClDti::new(d.clone())?),
-        Device::Cuda(d) => Box::new(cuda::CudaDti::new(d.clone())?),
+        _ => Box::new(gpu::GpuDti::new(crate::runtime::gpu::Gpu::require(device)?)?),
     })
 }
 

@@ -23,8 +23,7 @@
 pub mod bench;
 pub mod check;
 pub mod cpu;
-pub mod cuda;
-pub mod opencl;
+pub mod gpu;
 pub mod order;
 pub mod output;
 pub mod phantoms;
@@ -163,7 +162,7 @@ impl Default for TraceParams {
 
 /// The kernels' by-value parameter block; mirrors `np_geo_params` field for field.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GeoParams {
     pub nx: i32,
     pub ny: i32,
@@ -180,8 +179,6 @@ pub struct GeoParams {
     pub vsz: f32,
 }
 
-// SAFETY: plain old data of 4-byte fields, laid out as the device struct.
-unsafe impl cudarc::driver::DeviceRepr for GeoParams {}
 
 /// What the tracker integrates through: the metric fields of the DTI preparation (component-major,
 /// [`NCOMP`] volumes in voxel axes and units) and a label per voxel ([`IN_MASK`], [`IN_TARGET`]).
@@ -380,8 +377,7 @@ pub trait GeodesicKernels {
 pub fn kernels(device: &Device) -> Result<Box<dyn GeodesicKernels>> {
     Ok(match device {
         Device::Cpu(c) => Box::new(cpu::CpuGeodesic::new(c.clone())),
-        Device::OpenCl(d) => Box::new(opencl::ClGeodesic::new(d.clone())?),
-        Device::Cuda(d) => Box::new(cuda::CudaGeodesic::new(d.clone())?),
+        _ => Box::new(gpu::GpuGeodesic::new(crate::runtime::gpu::Gpu::require(device)?)?),
     })
 }
 
@@ -411,9 +407,10 @@ pub fn bytes_per_fibre(p: &TraceParams) -> usize {
     6 * 4 + 7 * 4 + pts
 }
 
-/// Fibres per batch within `budget` bytes (at least one).
+/// Fibres per batch within `budget` bytes (at least one), and within the kernels' 32-bit
+/// indexing of the seeds (six component-major arrays: `seeds[(3 + c) * n + i]`).
 pub fn batch_within(budget: u64, p: &TraceParams) -> usize {
-    ((budget / bytes_per_fibre(p) as u64) as usize).clamp(1, i32::MAX as usize / 2)
+    ((budget / bytes_per_fibre(p) as u64) as usize).clamp(1, i32::MAX as usize / 6)
 }
 
 /// Traces every seed in batches the device can hold, with a progress bar on stderr when

@@ -3,6 +3,7 @@
 //! and a plot, with the published figure beside ours.
 
 mod plot;
+pub mod pipeline;
 pub mod prep;
 pub mod published;
 pub mod write;
@@ -184,6 +185,8 @@ pub fn registry() -> Vec<Box<dyn Target>> {
         Box::new(geo::GeodesicF6),
         Box::new(geo::GeodesicF7),
         Box::new(crate::bedpost::repro::BedpostT3),
+        Box::new(pipeline::Pipeline),
+        Box::new(crate::register::repro::Airwc),
     ]
 }
 

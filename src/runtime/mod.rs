@@ -5,6 +5,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod gpu;
 pub mod opencl;
 pub mod source;
 pub mod timing;

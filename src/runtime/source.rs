@@ -19,6 +19,7 @@ const HEADERS: &[(&str, &str)] = &[
     ("geodesic.h", include_str!("../../cl/common/geodesic.h")),
     ("rng.h", include_str!("../../cl/common/rng.h")),
     ("bedpost.h", include_str!("../../cl/common/bedpost.h")),
+    ("register.h", include_str!("../../cl/common/register.h")),
 ];
 
 /// Looks up a shared header; later modules register theirs in `HEADERS`.

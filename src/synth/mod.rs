@@ -4,6 +4,7 @@
 pub mod dataset;
 pub mod phantom;
 pub mod sticks;
+pub mod t1;
 
 use crate::dti::sym3;
 use crate::volume::GradientTable;

@@ -4,6 +4,7 @@
 mod bedpost;
 mod dti;
 mod geodesic;
+mod layer;
 mod nifti;
 
 use super::Ctx;
@@ -19,6 +20,9 @@ pub enum Command {
     /// Ball-and-sticks MCMC: voxel-loops per second of every kernel layout (and the time of
     /// 003's Table III dataset 1 at that rate)
     Bedpost(bedpost::Args),
+    /// The GPU host layer itself: empty-kernel launches/s (queued, and each waited for) and
+    /// copy rates through pinned staging
+    Layer(layer::Args),
     /// NIfTI I/O: read, and .nii.gz write on 1 core and on all cores (MB/s of voxel data)
     Nifti(nifti::NiftiArgs),
 }
@@ -28,6 +32,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
         Command::Dti(a) => dti::dti(ctx, a),
         Command::Geodesic(a) => geodesic::geodesic(ctx, a),
         Command::Bedpost(a) => bedpost::run(ctx, a),
+        Command::Layer(a) => layer::run(ctx, a),
         Command::Nifti(a) => nifti::run(ctx, a),
     }
 }

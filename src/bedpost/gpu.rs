@@ -1,0 +1,128 @@
+//! The sampler on a GPU (OpenCL or CUDA, through `runtime::gpu`): entry points in
+//! `cl/bedpost.cl`, everything else in `cl/common/bedpost.h` and `cl/common/rng.h`.
+
+use super::{chunk_from_memory, BedpostKernels, ChainState, Schedule, Table, Variant, LANES, NPARAM};
+use crate::runtime::gpu::{args, Buf, Gpu, Kernel, Shape};
+use crate::runtime::Timings;
+use anyhow::{anyhow, Result};
+
+pub const SOURCE: &str = include_str!("../../cl/bedpost.cl");
+/// Voxels per work-group in the warp layout (`NP_BP_WARP_VOXELS` in the entry file).
+const WARP_VOXELS: usize = 4;
+
+struct Chunk {
+    nvox: usize,
+    ndir: usize,
+    sched: Schedule,
+    y: Buf<f32>,
+    gtab: Buf<f32>,
+    par: Buf<f32>,
+    prop: Buf<f32>,
+    acc: Buf<i32>,
+    rng: Buf<u32>,
+    nacc: Buf<i32>,
+    samples: Buf<f32>,
+    ec: Buf<f32>,
+}
+
+pub struct GpuBedpost {
+    gpu: Gpu,
+    variant: Variant,
+    chain: Kernel,
+    energy: Kernel,
+    rng: Kernel,
+    loaded: Option<Chunk>,
+}
+
+impl GpuBedpost {
+    pub fn new(gpu: Gpu, variant: Variant) -> Result<GpuBedpost> {
+        let k = |name| gpu.kernel("bedpost", SOURCE, name);
+        Ok(GpuBedpost { chain: k(variant.kernel())?, energy: k("bedpost_energy")?, rng: k("bedpost_rng")?, gpu, variant, loaded: None })
+    }
+
+    /// The thread layout's work-group: 128 voxels on GPUs, 64 on CPU devices (PoCL).
+    fn thread_shape(&self, n: usize) -> Shape {
+        Shape::items_in(n, if self.gpu.info().is_gpu { 128 } else { 64 })
+    }
+}
+
+impl BedpostKernels for GpuBedpost {
+    fn variant(&self) -> &'static str {
+        self.variant.name()
+    }
+
+    fn load(&mut self, table: &Table, y: &[f32], st: &ChainState, sched: &Schedule) -> Result<()> {
+        let n = st.nvox();
+        self.variant.check_table(table.ndir)?;
+        let g = &self.gpu;
+        self.loaded = None;
+        self.loaded = Some(Chunk {
+            nvox: n,
+            ndir: table.ndir,
+            sched: *sched,
+            y: g.upload(y)?,
+            gtab: g.upload(&table.gtab)?,
+            par: g.upload(&st.par)?,
+            prop: g.upload(&st.prop)?,
+            acc: g.upload(&st.acc)?,
+            rng: g.upload(&st.rng)?,
+            nacc: g.upload(&st.nacc)?,
+            samples: g.alloc::<f32>(NPARAM * sched.nsamp * n)?,
+            ec: g.alloc::<f32>(self.variant.term_cache_len(table.ndir, n))?,
+        });
+        Ok(())
+    }
+
+    fn run(&mut self, l0: usize, l1: usize) -> Result<()> {
+        let c = self.loaded.as_ref().ok_or_else(|| anyhow!("bedpost: run before load"))?;
+        let s = &c.sched;
+        let shape = if self.variant == Variant::Warp {
+            Shape::groups(c.nvox.div_ceil(WARP_VOXELS), WARP_VOXELS * LANES)
+        } else {
+            self.thread_shape(c.nvox)
+        };
+        self.gpu.launch(
+            &self.chain,
+            shape,
+            args![
+                &c.y, &c.gtab, c.nvox as i32, c.ndir as i32, l0 as i32, l1 as i32,
+                s.burnin as i32, s.thin as i32, s.nsamp as i32, s.every as i32, s.ard,
+                &c.par, &c.prop, &c.acc, &c.rng, &c.nacc, &c.samples, &c.ec
+            ],
+        )
+    }
+
+    fn read(&mut self) -> Result<(Vec<f32>, ChainState)> {
+        let c = self.loaded.take().ok_or_else(|| anyhow!("bedpost: read before load"))?;
+        let g = &self.gpu;
+        let st = ChainState { par: g.download(&c.par)?, prop: g.download(&c.prop)?, acc: g.download(&c.acc)?, rng: g.download(&c.rng)?, nacc: g.download(&c.nacc)? };
+        Ok((g.download(&c.samples)?, st))
+    }
+
+    fn energy(&mut self, table: &Table, y: &[f32], par: &[f32], ard: f32) -> Result<Vec<f32>> {
+        let n = par.len() / NPARAM;
+        let g = &self.gpu;
+        let out = g.alloc::<f32>(2 * n)?;
+        g.launch(&self.energy, self.thread_shape(n), args![&g.upload(y)?, &g.upload(&table.gtab)?, n as i32, table.ndir as i32, ard, &g.upload(par)?, &out])?;
+        g.download(&out)
+    }
+
+    fn rng(&mut self, states: &[u32], count: usize) -> Result<Vec<f32>> {
+        let n = states.len() / super::rng::VOXEL_WORDS;
+        let g = &self.gpu;
+        let out = g.alloc::<f32>(2 * count * n)?;
+        g.launch(&self.rng, self.thread_shape(n), args![&g.upload(states)?, n as i32, count as i32, &out])?;
+        g.download(&out)
+    }
+
+    /// A share of the memory the device reports free (80 % on CUDA; OpenCL 1.2 cannot say, so
+    /// half the global memory), and no buffer above its largest allocation.
+    fn max_chunk(&self, ndir: usize, nsamp: usize) -> usize {
+        let free = self.gpu.mem_free();
+        chunk_from_memory(free / 10 * 8, self.gpu.max_alloc(), ndir, nsamp, self.variant.caches_terms())
+    }
+
+    fn take_timings(&mut self) -> Timings {
+        self.gpu.take_timings().unwrap_or_default()
+    }
+}

@@ -1,0 +1,38 @@
+//! `neuroport bench layer`: what the GPU host layer itself costs on each GPU device.
+
+use crate::cli::Ctx;
+use anyhow::{bail, Result};
+use neuroport::runtime::gpu::{bench, Gpu};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Empty-kernel launches per measurement
+    #[arg(long, default_value_t = 20_000)]
+    launches: usize,
+    /// Bytes per copy measurement
+    #[arg(long, default_value_t = 1 << 30)]
+    bytes: usize,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    if a.launches < 10 || a.bytes < 4 {
+        bail!("--launches must be at least 10 and --bytes at least 4");
+    }
+    println!("{:<44} {:>14} {:>14} {:>10} {:>10} {:>10} {:>10}", "device", "launches/s", "launch+wait/s", "up GB/s", "down GB/s", "pin up", "pin down");
+    for dev in ctx.inventory.select(&ctx.backend_or_all(), true)? {
+        let Some(gpu) = Gpu::new(&dev)? else { continue };
+        let r = bench::measure(&gpu, a.launches, a.bytes)?;
+        println!(
+            "{:<44} {:>14.3e} {:>14.3e} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            dev.label(),
+            r.launches_async_per_s,
+            r.launches_sync_per_s,
+            r.upload_gb_s,
+            r.download_gb_s,
+            r.pinned_up_gb_s,
+            r.pinned_down_gb_s
+        );
+    }
+    println!("best of 3 after a warm-up; up/down: ordinary host memory through the layer's pinned staging; pin: a pinned buffer copied directly");
+    Ok(0)
+}

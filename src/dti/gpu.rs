@@ -1,0 +1,126 @@
+//! DTI on a GPU (OpenCL or CUDA, through `runtime::gpu`): entry points in `cl/dti.cl`, math in
+//! `cl/common/dti.h`. The fit runs in voxel chunks whose volume-major DWI slice stays within the
+//! kernels' 32-bit indexing and the device's memory, so a 0.8 mm scan with 110 volumes
+//! (2.3e9 values) fits in pieces instead of overflowing.
+
+use super::{Design, DtiKernels, Frame, TensorFit, D_ISO, LAMBDA_FLOOR, NFIELDS, NSCALARS};
+use crate::runtime::gpu::{args, Gpu, Kernel, Shape};
+use crate::runtime::Timings;
+use anyhow::{bail, Result};
+
+pub const SOURCE: &str = include_str!("../../cl/dti.cl");
+
+pub struct GpuDti {
+    gpu: Gpu,
+    fit: Kernel,
+    scalars: Kernel,
+    inverse: Kernel,
+    derivs: Kernel,
+    sharpen: Kernel,
+}
+
+impl GpuDti {
+    pub fn new(gpu: Gpu) -> Result<GpuDti> {
+        let k = |name| gpu.kernel("dti", SOURCE, name);
+        Ok(GpuDti { fit: k("dti_fit")?, scalars: k("dti_scalars")?, inverse: k("metric_inverse")?, derivs: k("metric_derivs")?, sharpen: k("metric_sharpen")?, gpu })
+    }
+
+    /// Voxels per fit chunk: the DWI slice below 2^31 values and a quarter of free memory.
+    fn fit_chunk(&self, ngrad: usize) -> usize {
+        let per_voxel = 4 * (ngrad + 8) + 1;
+        let by_mem = (self.gpu.mem_free() / 4).min(self.gpu.max_alloc()) as usize / per_voxel;
+        chunk_voxels(ngrad, by_mem)
+    }
+
+    fn fit_chunk_range(&self, dwi: &[f32], nvox: usize, mask: &[u8], d: &Design, v0: usize, v1: usize, out: &mut TensorFit) -> Result<()> {
+        let g = &self.gpu;
+        let n = v1 - v0;
+        let whole = v0 == 0 && v1 == nvox;
+        // A volume-major slice of the DWI: every volume's run of voxels [v0, v1).
+        let slice: Vec<f32>;
+        let part: &[f32] = if whole {
+            dwi
+        } else {
+            slice = (0..d.ngrad).flat_map(|i| dwi[i * nvox + v0..i * nvox + v1].iter().copied()).collect();
+            &slice
+        };
+        let (b_dwi, b_mask) = (g.upload(part)?, g.upload(&mask[v0..v1])?);
+        let (b_design, b_pinv) = (g.upload(&d.b)?, g.upload(&d.pinv)?);
+        let (b_t, b_s0, b_f) = (g.alloc::<f32>(6 * n)?, g.alloc::<f32>(n)?, g.alloc::<i32>(n)?);
+        g.launch(&self.fit, Shape::items(n), args![&b_dwi, &b_mask, &b_design, &b_pinv, n as i32, d.ngrad as i32, LAMBDA_FLOOR, &b_t, &b_s0, &b_f])?;
+        for c in 0..6 {
+            g.read(&b_t, c * n, &mut out.tensor[c * nvox + v0..c * nvox + v1])?;
+        }
+        g.read(&b_s0, 0, &mut out.s0[v0..v1])?;
+        g.read(&b_f, 0, &mut out.flags[v0..v1])
+    }
+}
+
+/// Voxels per chunk so that `ngrad` volumes of them stay within 32-bit indexing and `by_mem`.
+pub fn chunk_voxels(ngrad: usize, by_mem: usize) -> usize {
+    (i32::MAX as usize / ngrad.max(1)).min(by_mem).max(1)
+}
+
+impl DtiKernels for GpuDti {
+    fn fit(&mut self, dwi: &[f32], mask: &[u8], d: &Design) -> Result<TensorFit> {
+        let nvox = mask.len();
+        if dwi.len() != nvox * d.ngrad {
+            bail!("DWI holds {} values, expected {} voxels x {} volumes", dwi.len(), nvox, d.ngrad);
+        }
+        let mut out = TensorFit { tensor: vec![0.0; 6 * nvox], s0: vec![0.0; nvox], flags: vec![0; nvox] };
+        let step = self.fit_chunk(d.ngrad);
+        let mut v0 = 0;
+        while v0 < nvox {
+            let v1 = (v0 + step).min(nvox);
+            self.fit_chunk_range(dwi, nvox, mask, d, v0, v1, &mut out)?;
+            v0 = v1;
+        }
+        Ok(out)
+    }
+
+    fn scalars(&mut self, tensor: &[f32]) -> Result<Vec<f32>> {
+        let nvox = tensor.len() / 6;
+        let g = &self.gpu;
+        let (b_t, b_o) = (g.upload(tensor)?, g.alloc::<f32>(NSCALARS * nvox)?);
+        g.launch(&self.scalars, Shape::items(nvox), args![&b_t, nvox as i32, &b_o])?;
+        g.download(&b_o)
+    }
+
+    fn metric(&mut self, tensor: &[f32], dims: [usize; 3], frame: Frame) -> Result<Vec<f32>> {
+        let nvox: usize = dims.iter().product();
+        if tensor.len() != 6 * nvox {
+            bail!("tensor field size does not match the grid");
+        }
+        let g = &self.gpu;
+        let (b_t, b_fields, b_g) = (g.upload(tensor)?, g.alloc::<f32>(NFIELDS * nvox)?, g.alloc::<f32>(6 * nvox)?);
+        let [ix, iy, iz] = frame.inv_voxel;
+        g.launch(&self.inverse, Shape::items(nvox), args![&b_t, nvox as i32, frame.flip_x as i32, ix, iy, iz, D_ISO, &b_fields, &b_g])?;
+        let [nx, ny, nz] = dims.map(|d| d as i32);
+        g.launch(&self.derivs, Shape::items(nvox), args![&b_g, nx, ny, nz, &b_fields])?;
+        g.download(&b_fields)
+    }
+
+    fn sharpen(&mut self, tensor: &[f32], alpha: f32) -> Result<Vec<f32>> {
+        let nvox = tensor.len() / 6;
+        let g = &self.gpu;
+        let (b_t, b_o) = (g.upload(tensor)?, g.alloc::<f32>(6 * nvox)?);
+        g.launch(&self.sharpen, Shape::items(nvox), args![&b_t, nvox as i32, alpha, LAMBDA_FLOOR, &b_o])?;
+        g.download(&b_o)
+    }
+
+    fn take_timings(&mut self) -> Timings {
+        self.gpu.take_timings().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fit_chunks_stay_within_32_bit_indexing() {
+        // 0.8 mm 260x311x260 with 110 volumes: 2.3e9 values would overflow an int index.
+        let (nvox, ngrad) = (260 * 311 * 260usize, 110usize);
+        let step = super::chunk_voxels(ngrad, usize::MAX);
+        assert!(step * ngrad <= i32::MAX as usize && step < nvox);
+        assert!(nvox.div_ceil(step) >= 2);
+    }
+}

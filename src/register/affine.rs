@@ -1,0 +1,186 @@
+//! 4x4 world-space affines: products, inverses, the text files users exchange, and FSL FLIRT's
+//! matrix convention.
+//!
+//! neuroport's transform `T` maps a point of the fixed image (world mm, the NIfTI sform/qform
+//! frame) to the corresponding point of the moving image: the NiftyReg/ITK direction, the one a
+//! resampler needs (for each output voxel, where to read). FLIRT's `.mat` maps the other way
+//! and in other coordinates; see [`to_flirt`] and docs/register.md.
+
+use crate::volume::{invert3, Geometry};
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::Path;
+
+pub type Mat4 = [[f64; 4]; 4];
+
+pub const IDENTITY: Mat4 = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
+
+pub fn mul(a: &Mat4, b: &Mat4) -> Mat4 {
+    std::array::from_fn(|r| std::array::from_fn(|c| (0..4).map(|k| a[r][k] * b[k][c]).sum()))
+}
+
+/// Inverse of an affine (last row 0 0 0 1).
+pub fn inverse(a: &Mat4) -> Mat4 {
+    let m = [[a[0][0], a[0][1], a[0][2]], [a[1][0], a[1][1], a[1][2]], [a[2][0], a[2][1], a[2][2]]];
+    let inv = invert3(&m);
+    let mut out = IDENTITY;
+    for r in 0..3 {
+        for c in 0..3 {
+            out[r][c] = inv[r][c];
+        }
+        out[r][3] = -(0..3).map(|k| inv[r][k] * a[k][3]).sum::<f64>();
+    }
+    out
+}
+
+pub fn apply(a: &Mat4, p: [f64; 3]) -> [f64; 3] {
+    std::array::from_fn(|r| a[r][0] * p[0] + a[r][1] * p[1] + a[r][2] * p[2] + a[r][3])
+}
+
+pub fn det3(a: &Mat4) -> f64 {
+    a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+        + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+}
+
+pub fn translation(t: [f64; 3]) -> Mat4 {
+    let mut m = IDENTITY;
+    for r in 0..3 {
+        m[r][3] = t[r];
+    }
+    m
+}
+
+/// The map from fixed voxel indices to moving voxel indices for the world transform `t`
+/// (fixed world -> moving world): what the cost kernel applies, as 12 row-major numbers.
+pub fn voxel_map(t: &Mat4, fixed: &Geometry, moving: &Geometry) -> Mat4 {
+    mul(&inverse(&moving.affine), &mul(t, &fixed.affine))
+}
+
+/// FSL's "scaled voxel" frame of an image: voxel indices times pixdim, with x reversed
+/// ((nx - 1 - i) * dx) when the voxel-to-world determinant is positive (FSL's radiological
+/// internal convention).
+pub fn fsl_frame(g: &Geometry) -> Mat4 {
+    let mut s = IDENTITY;
+    for i in 0..3 {
+        s[i][i] = g.voxel_size[i] as f64;
+    }
+    if g.det() > 0.0 {
+        s[0][0] = -(g.voxel_size[0] as f64);
+        s[0][3] = (g.dims[0] as f64 - 1.0) * g.voxel_size[0] as f64;
+    }
+    s
+}
+
+/// FLIRT's `.mat` for world transform `t`: it maps the moving (FLIRT's "input") image's FSL
+/// scaled-voxel coordinates to the fixed ("reference") image's, i.e.
+/// `fsl_fixed * A_fixed^-1 * T^-1 * A_moving * fsl_moving^-1`, so that
+/// `flirt -in moving -ref fixed -applyxfm -init PREFIX.mat` reproduces PREFIX_warped.
+pub fn to_flirt(t: &Mat4, fixed: &Geometry, moving: &Geometry) -> Mat4 {
+    let moving_fsl_to_world = mul(&moving.affine, &inverse(&fsl_frame(moving)));
+    let world_to_fixed_fsl = mul(&fsl_frame(fixed), &inverse(&fixed.affine));
+    mul(&world_to_fixed_fsl, &mul(&inverse(t), &moving_fsl_to_world))
+}
+
+/// The inverse of [`to_flirt`]: a FLIRT `.mat` back to neuroport's world transform.
+pub fn from_flirt(m: &Mat4, fixed: &Geometry, moving: &Geometry) -> Mat4 {
+    let fixed_fsl_to_world = mul(&fixed.affine, &inverse(&fsl_frame(fixed)));
+    let world_to_moving_fsl = mul(&fsl_frame(moving), &inverse(&moving.affine));
+    // m maps moving fsl -> fixed fsl, so T^-1 = fixed_fsl_to_world * m * world_to_moving_fsl.
+    inverse(&mul(&fixed_fsl_to_world, &mul(m, &world_to_moving_fsl)))
+}
+
+/// Four lines of four numbers, as reg_aladin writes its affine and FLIRT its .mat.
+pub fn format(m: &Mat4) -> String {
+    m.iter().map(|r| r.iter().map(|v| format!("{v:.10}")).collect::<Vec<_>>().join(" ") + "\n").collect()
+}
+
+pub fn write(path: &Path, m: &Mat4) -> Result<()> {
+    std::fs::write(path, format(m)).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Reads a 4x4 affine text file (whitespace-separated, 16 numbers; the last row must be
+/// 0 0 0 1 and the 3x3 part invertible), naming the file in every error.
+pub fn read(path: &Path) -> Result<Mat4> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{shown}: cannot read ({e})"))?;
+    let nums: Vec<f64> = text
+        .split_whitespace()
+        .map(|w| w.parse::<f64>().map_err(|_| anyhow!("{shown}: '{w}' is not a number (a 4x4 matrix is expected)")))
+        .collect::<Result<_>>()?;
+    if nums.len() != 16 {
+        bail!("{shown}: holds {} numbers, a 4x4 matrix has 16", nums.len());
+    }
+    let m: Mat4 = std::array::from_fn(|r| std::array::from_fn(|c| nums[4 * r + c]));
+    if nums.iter().any(|v| !v.is_finite()) {
+        bail!("{shown}: the matrix holds non-finite values");
+    }
+    if (m[3][0].abs() + m[3][1].abs() + m[3][2].abs() + (m[3][3] - 1.0).abs()) > 1e-6 {
+        bail!("{shown}: the last row must be 0 0 0 1 (an affine), got {:?}", m[3]);
+    }
+    if det3(&m).abs() < 1e-9 {
+        bail!("{shown}: the matrix is singular");
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flipped(dims: [usize; 3], vs: [f32; 3]) -> Geometry {
+        let mut g = Geometry::synthetic(dims, vs);
+        g.affine[0][0] = -(vs[0] as f64);
+        g.affine[0][3] = 90.0;
+        g.affine[1][3] = -30.0;
+        g
+    }
+
+    #[test]
+    fn inverse_and_flirt_round_trip() {
+        let t: Mat4 = [[0.98, 0.1, -0.05, 3.0], [-0.09, 1.02, 0.02, -7.0], [0.04, 0.01, 0.95, 11.0], [0.0, 0.0, 0.0, 1.0]];
+        let i = mul(&t, &inverse(&t));
+        for r in 0..4 {
+            for c in 0..4 {
+                assert!((i[r][c] - IDENTITY[r][c]).abs() < 1e-12);
+            }
+        }
+        let f = Geometry::synthetic([40, 50, 30], [2.0, 2.0, 3.0]);
+        let m = flipped([30, 30, 30], [2.5, 2.5, 2.5]);
+        let back = from_flirt(&to_flirt(&t, &f, &m), &f, &m);
+        for r in 0..4 {
+            for c in 0..4 {
+                assert!((back[r][c] - t[r][c]).abs() < 1e-9);
+            }
+        }
+    }
+
+    /// The FLIRT matrix maps a moving point's FSL coordinates to the FSL coordinates of the
+    /// fixed point that T sends there, on a positive-determinant (x-reversed in FSL) grid.
+    #[test]
+    fn flirt_maps_moving_fsl_to_fixed_fsl() {
+        let f = Geometry::synthetic([40, 50, 30], [2.0, 2.0, 3.0]);
+        let m = flipped([30, 30, 30], [2.5, 2.5, 2.5]);
+        let t = translation([5.0, -3.0, 2.0]);
+        let fl = to_flirt(&t, &f, &m);
+        let fixed_vox = [10.0, 20.0, 5.0];
+        let moving_vox = m.world_to_voxel(apply(&t, f.voxel_to_world(fixed_vox)));
+        let got = apply(&fl, apply(&fsl_frame(&m), moving_vox));
+        let want = apply(&fsl_frame(&f), fixed_vox);
+        // f has det > 0: FSL x is (nx-1-i)*dx.
+        assert!((want[0] - (39.0 - 10.0) * 2.0).abs() < 1e-12);
+        for k in 0..3 {
+            assert!((got[k] - want[k]).abs() < 1e-9, "{got:?} vs {want:?}");
+        }
+    }
+
+    #[test]
+    fn reads_reject_bad_files() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("m.txt");
+        std::fs::write(&p, "1 0 0 0\n0 1 0 0\n0 0 1 0\n").unwrap();
+        assert!(read(&p).unwrap_err().to_string().contains("12 numbers"));
+        std::fs::write(&p, format(&translation([1.0, 2.0, 3.0]))).unwrap();
+        assert_eq!(read(&p).unwrap()[1][3], 2.0);
+        std::fs::write(&p, "0 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1").unwrap();
+        assert!(read(&p).unwrap_err().to_string().contains("singular"));
+    }
+}

@@ -1,0 +1,133 @@
+//! `neuroport check` rows for the registration cost kernel: every cost, in-kernel and texture
+//! sampling, against the CPU on random images and random affine maps.
+//!
+//! Tolerances, derived. In-kernel samples are bit-identical to the CPU's (register.h), so the
+//! overlap count and MI/NMI histograms must be equal, and the sums differ only by float32
+//! accumulation: each item adds about nvox / (groups x 256) terms, then two tree reductions of
+//! depth <= 10 each, so |device - cpu| <= (terms + 20) 2^-24 sum |x_i|, with sum |x_i| bounded
+//! by n max |x|. The error reported is |device - cpu| / (n max|x| 2^-24) against that depth.
+//! Texture samples carry the filter's weight rounding (8 bits on NVIDIA: at most 3 x 2^-9 of the
+//! spread of the 8 corners, the sum of the three axes' 2^-9 each), so texture rows report the
+//! cost's change divided by that bound on the mean sample change, tolerance 1 (+ float rounding).
+
+use super::cost::{CostKind, CostSpec, Stats};
+use super::gpu::{GpuCost, Sampling, GROUP};
+use super::{cpu, CostKernels};
+use crate::check::CheckRow;
+use crate::runtime::gpu::Gpu;
+use crate::runtime::Device;
+use crate::volume::{Geometry, Volume};
+use anyhow::Result;
+use rand::Rng;
+
+fn random_volume(dims: [usize; 3], r: &mut impl Rng) -> Volume {
+    let g = Geometry::synthetic(dims, [1.0; 3]);
+    let data = (0..g.nvox()).map(|_| r.random_range(0.0f32..1.0)).collect();
+    Volume::from_flat(g, 1, data)
+}
+
+fn random_map(r: &mut impl Rng) -> [f32; 12] {
+    let mut m = [0.0f32; 12];
+    for row in 0..3 {
+        for c in 0..3 {
+            m[4 * row + c] = if row == c { 1.0 } else { 0.0 } + r.random_range(-0.1..0.1);
+        }
+        m[4 * row + 3] = r.random_range(-3.0..3.0);
+    }
+    m
+}
+
+/// Spread (max - min) of the 8 corners around each inside sample, summed.
+fn corner_spread(moving: &Volume, fixed: &Geometry, m: &[f32; 12]) -> f64 {
+    let [nx, ny, nz] = fixed.dims;
+    let d = moving.geom.dims;
+    let mut s = 0.0;
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                let q = cpu::map_point(m, x as f32, y as f32, z as f32);
+                if cpu::sample(moving.as_flat(), d, q).is_none() {
+                    continue;
+                }
+                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                for c in 0..8 {
+                    let i: [usize; 3] = std::array::from_fn(|a| (q[a] as usize + ((c >> a) & 1)).min(d[a] - 1));
+                    let v = moving.as_flat()[moving.geom.index(i[0], i[1], i[2])];
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+                s += (hi - lo) as f64;
+            }
+        }
+    }
+    s
+}
+
+pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>> {
+    let Some(gpu) = Gpu::new(dev)? else { return Ok(Vec::new()) };
+    let _ = reference;
+    let mut r = crate::synth::rng(seed ^ 0x5e61);
+    let fixed = random_volume([48, 40, 36], &mut r);
+    let moving = random_volume([44, 46, 38], &mut r);
+    let m = random_map(&mut r);
+    let n_f = fixed.nvox();
+    let mut rows = Vec::new();
+    for sampling in [Sampling::InKernel, Sampling::Texture] {
+        let mut k = match GpuCost::new(gpu.clone(), sampling) {
+            Ok(k) => k,
+            Err(e) => {
+                rows.push(CheckRow::new(&format!("register {sampling:?}"), dev, f64::INFINITY, 0.0, format!("error: {e:#}")));
+                continue;
+            }
+        };
+        for kind in CostKind::ALL {
+            let spec = CostSpec::new(kind, fixed.as_flat(), moving.as_flat())?;
+            if let Err(e) = k.load(&fixed, &moving, &spec) {
+                rows.push(CheckRow::new(&format!("register {} {}", kind.name(), k.variant()), dev, f64::INFINITY, 0.0, format!("error: {e:#}")));
+                continue;
+            }
+            let got = k.evaluate(&m)?;
+            let want = cpu::evaluate(&fixed, &moving, &spec, &m);
+            let name = format!("register {} {}", kind.name(), k.variant());
+            rows.push(match sampling {
+                Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &want, n_f, k.groups(n_f)),
+                Sampling::Texture => {
+                    let bound = 3.0 / 512.0 * corner_spread(&moving, &fixed.geom, &m) / want.inside.max(1) as f64;
+                    texture_row(&name, dev, kind, &got, &want, bound)
+                }
+            });
+        }
+    }
+    Ok(rows)
+}
+
+fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, want: &Stats, nvox: usize, groups: usize) -> CheckRow {
+    if got.inside != want.inside || got.total != want.total {
+        return CheckRow::new(name, dev, f64::INFINITY, 0.0, format!("overlap {} of {} vs the CPU's {} of {}", got.inside, got.total, want.inside, want.total));
+    }
+    if kind.uses_histogram() {
+        let moved: u64 = got.hist.iter().zip(&want.hist).map(|(a, b)| (*a as i64 - *b as i64).unsigned_abs()).sum();
+        return CheckRow::new(name, dev, moved as f64, 0.0, "joint-histogram counts differing from the CPU's (must be 0)");
+    }
+    let terms = nvox.div_ceil(groups * GROUP) as f64 + 20.0;
+    let n = want.inside as f64;
+    let max_abs = 1.0f64; // values in [0, 1): |f - m|, (f - m)^2, |a|, |b|, |ab| all below 1
+    let worst = (0..5).map(|i| (got.sums[i] - want.sums[i]).abs() / (n * max_abs * 2f64.powi(-24))).fold(0.0, f64::max);
+    let bad = got.sums.iter().any(|v| !v.is_finite());
+    CheckRow::new(name, dev, if bad { f64::INFINITY } else { worst }, terms, "sum error in units of n max|x| 2^-24 vs accumulation depth")
+}
+
+fn texture_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, want: &Stats, bound: f64) -> CheckRow {
+    let (c, w) = (got.cost(kind), want.cost(kind));
+    // SAD and SSD move by at most the mean sample change (SSD: x 2 max|f - m| <= 2); NCC by
+    // about that over the images' standard deviation (~0.29 for uniform values); MI/NMI are
+    // not bounded by it, and are reported against a 2 % relative tolerance instead.
+    let (err, tol, note) = match kind {
+        CostKind::Sad => ((c - w).abs() / bound, 1.0, "cost change / bound on the mean sample change"),
+        CostKind::Ssd => ((c - w).abs() / (2.0 * bound), 1.0, "cost change / (2 x bound on the mean sample change)"),
+        CostKind::Ncc => ((c - w).abs() * 0.29 / (2.0 * bound), 1.0, "cost change x sd / (2 x bound on the mean sample change)"),
+        _ => ((c - w).abs() / w.abs().max(1e-12), 0.02, "relative cost change (filter rounding moves samples across bins)"),
+    };
+    let inside_ok = got.inside == want.inside;
+    CheckRow::new(name, dev, if c.is_finite() && inside_ok { err } else { f64::INFINITY }, tol, note)
+}

@@ -1,0 +1,160 @@
+//! The cost kernel on a GPU (OpenCL or CUDA through `runtime::gpu`): entry points in
+//! cl/register.cl, math in cl/common/register.h. The images of a level are uploaded once; an
+//! evaluation passes the 12-number voxel map by value, runs the cost kernel over a fixed number
+//! of work-groups and the one-group reduction, and reads back one 32-byte record (and for
+//! MI/NMI the joint histogram of integer counts).
+
+use super::cost::{CostSpec, Stats};
+use super::CostKernels;
+use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape, Texture3d};
+use crate::runtime::Timings;
+use crate::volume::Volume;
+use anyhow::{bail, Result};
+
+pub const SOURCE: &str = include_str!("../../cl/register.cl");
+/// Work-group size (NP_REG_GROUP in register.h).
+pub const GROUP: usize = 256;
+
+/// How the moving image is sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    /// Trilinear in the kernel from a plain buffer: bit-identical to the CPU.
+    InKernel,
+    /// The texture unit's filter (002's tex3D); NVIDIA's weights have 8 fractional bits.
+    Texture,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Map {
+    pub m: [f32; 12],
+}
+unsafe impl bytemuck::Zeroable for Map {}
+unsafe impl bytemuck::Pod for Map {}
+
+/// np_reg_partial: 5 sums, the overlap and the sample count.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct Partial {
+    s: [f32; 5],
+    inside: i32,
+    total: i32,
+    pad: i32,
+}
+unsafe impl bytemuck::Zeroable for Partial {}
+unsafe impl bytemuck::Pod for Partial {}
+const PARTIAL_WORDS: usize = 8;
+
+struct Loaded {
+    fixed: Buf<f32>,
+    moving: Buf<f32>,
+    tex: Option<Texture3d>,
+    fdims: [usize; 3],
+    mdims: [usize; 3],
+    spec: CostSpec,
+    groups: usize,
+    partial: Buf<u32>,
+    out: Buf<u32>,
+    hist: Buf<u32>,
+}
+
+pub struct GpuCost {
+    gpu: Gpu,
+    sampling: Sampling,
+    cost: Kernel,
+    cost_tex: Kernel,
+    reduce: Kernel,
+    loaded: Option<Loaded>,
+}
+
+impl GpuCost {
+    pub fn new(gpu: Gpu, sampling: Sampling) -> Result<GpuCost> {
+        let k = |name| gpu.kernel("register", SOURCE, name);
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, reduce: k("register_reduce")?, gpu, sampling, loaded: None })
+    }
+
+    /// Work-groups per evaluation: enough to fill a GPU (each item then strides over ~40 voxels
+    /// of a 240x256x176 image); on CPU OpenCL devices a few per core.
+    pub fn groups(&self, nvox: usize) -> usize {
+        let cap = if self.gpu.info().is_gpu || self.gpu.info().backend == "cuda" { 1024 } else { 8 * self.gpu.info().compute_units.max(1) as usize };
+        nvox.div_ceil(GROUP).clamp(1, cap)
+    }
+
+    /// The joint histogram of the last evaluation (for the conformance check).
+    pub fn last_histogram(&self) -> Result<Vec<u32>> {
+        match &self.loaded {
+            Some(l) => self.gpu.download(&l.hist),
+            None => bail!("register: no images loaded"),
+        }
+    }
+}
+
+impl CostKernels for GpuCost {
+    fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()> {
+        let g = &self.gpu;
+        let nf = fixed.nvox();
+        if nf > i32::MAX as usize || moving.nvox() > i32::MAX as usize {
+            bail!("register: images beyond 2^31 voxels are not supported on GPUs");
+        }
+        let tex = match self.sampling {
+            Sampling::Texture => {
+                // float4 texels with the image in .x: the layer's one texture format.
+                let mut f4 = vec![0.0f32; 4 * moving.nvox()];
+                for (t, &v) in f4.chunks_exact_mut(4).zip(moving.as_flat()) {
+                    t[0] = v;
+                }
+                let b = g.upload(&f4)?;
+                Some(g.texture3d(&b, 0, moving.geom.dims)?)
+            }
+            Sampling::InKernel => None,
+        };
+        let groups = self.groups(nf);
+        self.loaded = Some(Loaded {
+            fixed: g.upload(fixed.as_flat())?,
+            moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
+            tex,
+            fdims: fixed.geom.dims,
+            mdims: moving.geom.dims,
+            spec: *spec,
+            groups,
+            partial: g.alloc(PARTIAL_WORDS * groups)?,
+            out: g.alloc(PARTIAL_WORDS)?,
+            hist: g.zeros((spec.bins * spec.bins) as usize)?,
+        });
+        Ok(())
+    }
+
+    fn evaluate(&mut self, m: &[f32; 12]) -> Result<Stats> {
+        let Some(l) = &self.loaded else { bail!("register: evaluate before load") };
+        let g = &self.gpu;
+        let hist_used = l.spec.kind().uses_histogram();
+        if hist_used {
+            g.fill_bytes(&l.hist, 0)?;
+        }
+        let map = Map { m: *m };
+        let [fx, fy, fz] = l.fdims.map(|d| d as i32);
+        let [mx, my, mz] = l.mdims.map(|d| d as i32);
+        let shape = Shape::groups(l.groups, GROUP);
+        let (ng, mp, sp) = (l.groups as i32, Arg::structure(&map), Arg::structure(&l.spec));
+        match &l.tex {
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, ng, mp, sp, &l.partial, &l.hist])?,
+            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, ng, mp, sp, &l.partial, &l.hist])?,
+        }
+        g.launch(&self.reduce, Shape::groups(1, GROUP), args![&l.partial, l.groups as i32, &l.out])?;
+        let raw = g.download(&l.out)?;
+        let p: Partial = bytemuck::cast_slice::<u32, Partial>(&raw)[0];
+        let hist = if hist_used { g.download(&l.hist)? } else { Vec::new() };
+        Ok(Stats { inside: p.inside as u64, total: p.total as u64, sums: p.s.map(|v| v as f64), hist })
+    }
+
+    fn take_timings(&mut self) -> Timings {
+        self.gpu.take_timings().unwrap_or_default()
+    }
+
+    fn variant(&self) -> &'static str {
+        match self.sampling {
+            Sampling::InKernel => "in-kernel",
+            Sampling::Texture => "texture",
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! Affine registration (paper 002, AIRWC): a cost kernel over every fixed voxel with the moving
+//! image sampled trilinearly through the current transform, minimised by the Nelder-Mead
+//! simplex over 6, 9 or 12 parameters, coarse to fine over a pyramid, from the centres of mass.
+//!
+//! This driver talks only to [`CostKernels`]; `cpu.rs` and `gpu.rs` implement it. Geometry is
+//! in world millimetres through both images' NIfTI affines (sform, else qform), so images on
+//! different grids, voxel sizes and orientations register. The result `T` maps a fixed world
+//! point to the moving world point that corresponds (NiftyReg/ITK direction); see `affine.rs`
+//! for FLIRT's convention.
+
+pub mod affine;
+pub mod check;
+pub mod cost;
+pub mod cpu;
+pub mod gpu;
+pub mod params;
+pub mod pyramid;
+pub mod repro;
+pub mod simplex;
+
+use crate::runtime::{Device, Timings};
+use crate::volume::{Geometry, Volume};
+use affine::Mat4;
+use anyhow::{bail, Result};
+pub use cost::{CostKind, CostSpec, Stats};
+pub use params::Dof;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// What one device must do: hold a pyramid level's two images and evaluate the cost for a
+/// fixed-voxel -> moving-voxel map, reducing on the device.
+pub trait CostKernels {
+    /// Replaces the images held with one level's pair.
+    fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()>;
+    /// One evaluation; `m` is the voxel map's top 3 rows, row-major.
+    fn evaluate(&mut self, m: &[f32; 12]) -> Result<Stats>;
+    /// Time since the last call, split into kernel, transfer and host.
+    fn take_timings(&mut self) -> Timings;
+    /// How the moving image is sampled ("native", "texture", "in-kernel").
+    fn variant(&self) -> &'static str;
+}
+
+/// The cost kernels on `device`.
+/// In-kernel trilinear sampling on GPUs: exact (bit-identical to the CPU); the texture path is
+/// [`kernels_with`]`(.., Sampling::Texture)`.
+pub fn kernels(device: &Device) -> Result<Box<dyn CostKernels>> {
+    kernels_with(device, gpu::Sampling::InKernel)
+}
+
+pub fn kernels_with(device: &Device, sampling: gpu::Sampling) -> Result<Box<dyn CostKernels>> {
+    Ok(match device {
+        Device::Cpu(c) => Box::new(cpu::CpuCost::new(c.clone())),
+        _ => Box::new(gpu::GpuCost::new(crate::runtime::gpu::Gpu::require(device)?, sampling)?),
+    })
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub dof: Dof,
+    pub cost: CostKind,
+    /// Pyramid levels (1 = full resolution only).
+    pub levels: usize,
+    /// Start transform (fixed world -> moving world); None starts from the centres of mass
+    /// when `centre_of_mass`, else from the identity.
+    pub init: Option<Mat4>,
+    pub centre_of_mass: bool,
+    /// Evaluation budget per level, as a multiple of the parameter count.
+    pub evals_per_dof: usize,
+}
+
+impl Options {
+    pub fn new(dof: Dof, cost: CostKind, levels: usize) -> Options {
+        Options { dof, cost, levels, init: None, centre_of_mass: true, evals_per_dof: 200 }
+    }
+}
+
+pub const MAX_LEVELS: usize = 6;
+
+#[derive(Clone, Debug)]
+pub struct LevelReport {
+    pub level: usize,
+    pub levels: usize,
+    pub dims: [usize; 3],
+    pub voxel_mm: [f32; 3],
+    pub cost: f64,
+    pub evals: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct Registration {
+    /// Fixed world mm -> moving world mm.
+    pub transform: Mat4,
+    /// The start transform T0 and the parameters found: transform = T0 P(params).
+    pub start: Mat4,
+    pub params: Vec<f64>,
+    pub cost: f64,
+    pub evals: usize,
+    /// Wall time spent in cost evaluations (upload, kernels, read-back), ms.
+    pub eval_ms: f64,
+    pub levels: Vec<LevelReport>,
+    pub timings: Timings,
+}
+
+impl Registration {
+    pub fn ms_per_eval(&self) -> f64 {
+        self.eval_ms / self.evals.max(1) as f64
+    }
+}
+
+/// Refuses images registration cannot use, naming `what` (the file).
+pub fn check_image(v: &Volume, what: &str) -> Result<()> {
+    if v.nvol() != 1 {
+        bail!("{what}: a 3-D image is needed, this has {} volumes", v.nvol());
+    }
+    if v.geom.dims.iter().any(|&d| d < 2) {
+        bail!("{what}: every axis needs at least 2 voxels, the grid is {:?}", v.geom.dims);
+    }
+    let (lo, hi) = v.as_flat().iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    if hi <= lo {
+        bail!("{what}: the image is constant ({lo}); there is nothing to register");
+    }
+    Ok(())
+}
+
+/// The 12 float32 numbers the kernels apply: fixed voxel -> moving voxel for world transform t.
+pub fn voxel_map_f32(t: &Mat4, fixed: &Geometry, moving: &Geometry) -> [f32; 12] {
+    let m = affine::voxel_map(t, fixed, moving);
+    std::array::from_fn(|i| m[i / 4][i % 4] as f32)
+}
+
+/// The fixed image's centre in world mm: the pivot of rotations, scales and shears.
+pub fn pivot(fixed: &Geometry) -> [f64; 3] {
+    fixed.voxel_to_world(pyramid::centre_voxel(fixed))
+}
+
+/// Registers `moving` to `fixed`; `progress` is called after each level.
+pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Options, progress: &mut dyn FnMut(&LevelReport)) -> Result<Registration> {
+    if o.levels == 0 || o.levels > MAX_LEVELS {
+        bail!("--levels must be 1 to {MAX_LEVELS}, got {}", o.levels);
+    }
+    let spec = CostSpec::new(o.cost, fixed.as_flat(), moving.as_flat())?;
+    let start = match o.init {
+        Some(m) => m,
+        None if o.centre_of_mass => {
+            let (cf, cm) = (pyramid::centre_of_mass(fixed), pyramid::centre_of_mass(moving));
+            affine::translation([cm[0] - cf[0], cm[1] - cf[1], cm[2] - cf[2]])
+        }
+        None => affine::IDENTITY,
+    };
+    let centre = pivot(&fixed.geom);
+    let (fp, mp) = (pyramid::build(fixed, o.levels), pyramid::build(moving, o.levels));
+    let n = o.dof.count();
+    let mut p = vec![0.0; n];
+    let mut evals = 0;
+    let mut eval_ms = 0.0;
+    let mut reports = Vec::new();
+    let mut cost = f64::NAN;
+    let mut timings = Timings::default();
+    for (li, (f, m)) in fp.iter().zip(&mp).enumerate() {
+        k.load(f, m, &spec)?;
+        let vox = f.geom.voxel_size.iter().fold(0.0f32, |a, &b| a.max(b)) as f64;
+        let steps = params::steps(o.dof, vox);
+        let mut objective = |q: &[f64]| -> Result<f64> {
+            let t = affine::mul(&start, &params::matrix(q, centre));
+            let vm = voxel_map_f32(&t, &f.geom, &m.geom);
+            let t0 = Instant::now();
+            let s = k.evaluate(&vm)?;
+            eval_ms += t0.elapsed().as_secs_f64() * 1e3;
+            Ok(s.cost(o.cost))
+        };
+        let stop = simplex::Stop { ftol: 1e-7, xtol: 0.01, max_evals: o.evals_per_dof * n };
+        let found = simplex::minimise(&mut objective, &p, &steps, stop)?;
+        p = found.x;
+        cost = found.f;
+        evals += found.evals;
+        let r = LevelReport { level: li + 1, levels: o.levels, dims: f.geom.dims, voxel_mm: f.geom.voxel_size, cost, evals: found.evals };
+        progress(&r);
+        reports.push(r);
+        timings.add(&k.take_timings());
+    }
+    let transform = affine::mul(&start, &params::matrix(&p, centre));
+    Ok(Registration { transform, start, params: p, cost, evals, eval_ms, levels: reports, timings })
+}
+
+/// The moving image resampled onto the fixed grid through `t` (trilinear; 0 outside).
+pub fn warp(moving: &Volume, fixed: &Geometry, t: &Mat4) -> Vec<f32> {
+    let m = voxel_map_f32(t, fixed, &moving.geom);
+    let [nx, ny, nz] = fixed.dims;
+    let mut out = vec![0.0f32; nx * ny * nz];
+    out.par_chunks_mut(nx * ny).enumerate().for_each(|(z, slab)| {
+        for y in 0..ny {
+            for x in 0..nx {
+                let q = cpu::map_point(&m, x as f32, y as f32, z as f32);
+                slab[x + nx * y] = cpu::sample(moving.as_flat(), moving.geom.dims, q).unwrap_or(0.0);
+            }
+        }
+    });
+    out
+}
+
+/// Mean distance (mm) between where `a` and `b` send the world positions of the fixed voxels
+/// selected by `mask` (all when empty): the displacement error of a registration.
+pub fn mean_displacement(a: &Mat4, b: &Mat4, fixed: &Geometry, mask: &[u8]) -> f64 {
+    let [nx, ny, nz] = fixed.dims;
+    let (sum, n) = (0..nz)
+        .into_par_iter()
+        .map(|z| {
+            let (mut s, mut n) = (0.0, 0usize);
+            for y in 0..ny {
+                for x in 0..nx {
+                    if !mask.is_empty() && mask[fixed.index(x, y, z)] == 0 {
+                        continue;
+                    }
+                    let w = fixed.voxel_to_world([x as f64, y as f64, z as f64]);
+                    let (p, q) = (affine::apply(a, w), affine::apply(b, w));
+                    s += ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
+                    n += 1;
+                }
+            }
+            (s, n)
+        })
+        .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    sum / n.max(1) as f64
+}

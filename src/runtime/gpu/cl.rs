@@ -1,0 +1,258 @@
+//! The layer's primitives on OpenCL: one profiling command queue per `Gpu`, programs cached per
+//! device (`runtime::opencl::ClDevice`), page-locked memory as mapped ALLOC_HOST_PTR buffers.
+
+use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned};
+use super::args::Arg;
+use super::buffer::RawBuf;
+use super::texture::RawTexture;
+use crate::runtime::opencl::{event_ms, ClDevice};
+use crate::runtime::{DeviceInfo, Timings};
+use anyhow::{anyhow, bail, Context as _, Result};
+use opencl3::command_queue::{self as cq, CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::event::Event;
+use opencl3::kernel::{set_kernel_arg, Kernel};
+use opencl3::memory::{
+    cl_image_desc, cl_image_format, Buffer, Image, CL_FLOAT, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
+    CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_RGBA,
+};
+use opencl3::memory::ClMem as _;
+use opencl3::types::{cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::{Arc, Mutex};
+
+/// An OpenCL buffer; released on drop.
+pub struct ClMem(pub(crate) Buffer<u8>);
+
+impl ClMem {
+    fn mem(&self) -> cl_mem {
+        self.0.get()
+    }
+}
+
+/// What a queue's pinned buffers need to stay mapped: the queue they were mapped on.
+pub struct ClQueueShared {
+    pub(crate) queue: CommandQueue,
+}
+
+pub struct ClQueue {
+    dev: Arc<ClDevice>,
+    shared: Arc<ClQueueShared>,
+    /// Events of kernels (true) and transfers (false) not yet added to the timings.
+    pending: Mutex<Vec<(bool, Event)>>,
+    /// Figures of events already resolved, added on the next `take_timings`.
+    carry: Mutex<Timings>,
+}
+
+/// Events kept before the oldest are resolved, so a long run does not hold thousands.
+const MAX_PENDING: usize = 2048;
+
+fn cl_err(what: &str, code: i32) -> anyhow::Error {
+    anyhow!("{what}: OpenCL error {code} ({})", opencl3::error_codes::error_text(code))
+}
+
+impl ClQueue {
+    pub fn new(dev: Arc<ClDevice>) -> Result<ClQueue> {
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(&dev.context, CL_QUEUE_PROFILING_ENABLE)
+            .with_context(|| format!("cannot create an OpenCL queue on {}", dev.info.name))?;
+        Ok(ClQueue { dev, shared: Arc::new(ClQueueShared { queue }), pending: Mutex::new(Vec::new()), carry: Mutex::new(Timings::default()) })
+    }
+
+    fn q(&self) -> opencl3::types::cl_command_queue {
+        self.shared.queue.get()
+    }
+
+    fn track(&self, kernel: bool, ev: Event) -> Result<()> {
+        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        p.push((kernel, ev));
+        if p.len() > MAX_PENDING {
+            // Resolve the older half into the accumulated figures.
+            let old: Vec<_> = p.drain(..MAX_PENDING / 2).collect();
+            drop(p);
+            let t = resolve(old)?;
+            self.carry.lock().unwrap_or_else(|e| e.into_inner()).add(&t);
+        }
+        Ok(())
+    }
+}
+
+fn resolve(evs: Vec<(bool, Event)>) -> Result<Timings> {
+    let mut t = Timings::default();
+    for (k, e) in evs {
+        let ms = event_ms(&e)?;
+        if k {
+            t.kernel_ms += ms;
+        } else {
+            t.transfer_ms += ms;
+        }
+    }
+    Ok(t)
+}
+
+fn raw(b: &RawBuf) -> Result<&ClMem> {
+    match b {
+        RawBuf::Cl(m) => Ok(m),
+        RawBuf::Cu(_) => bail!("a CUDA buffer passed to an OpenCL device"),
+    }
+}
+
+impl Queue for ClQueue {
+    fn info(&self) -> &DeviceInfo {
+        &self.dev.info
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<RawBuf> {
+        let b = unsafe { Buffer::<u8>::create(&self.dev.context, CL_MEM_READ_WRITE, bytes, ptr::null_mut()) }
+            .map_err(|e| anyhow!("cannot allocate {bytes} bytes on {}: {e}", self.dev.info.name))?;
+        Ok(RawBuf::Cl(ClMem(b)))
+    }
+
+    fn fill(&self, buf: &RawBuf, byte: u8) -> Result<()> {
+        let m = raw(buf)?;
+        let pattern = [byte; 4];
+        let size = m.0.size()?;
+        // Fill in 4-byte words where the size allows (faster on most drivers), else bytewise.
+        let (pat, psize) = if size % 4 == 0 { (pattern.as_ptr(), 4) } else { (pattern.as_ptr(), 1) };
+        let ev = unsafe { cq::enqueue_fill_buffer(self.q(), m.mem(), pat as *const c_void, psize, 0, size, 0, ptr::null()) }
+            .map_err(|e| cl_err("cannot fill a buffer", e))?;
+        self.track(false, Event::new(ev))
+    }
+
+    unsafe fn write_async(&self, buf: &RawBuf, offset: usize, src: *const u8, len: usize) -> Result<RawEvent> {
+        let m = raw(buf)?;
+        let ev = cq::enqueue_write_buffer(self.q(), m.mem(), CL_NON_BLOCKING, offset, len, src as *const c_void, 0, ptr::null())
+            .map_err(|e| cl_err("host-to-device copy failed", e))?;
+        let ev = Event::new(ev);
+        let mark = self.record()?;
+        self.track(false, ev)?;
+        Ok(mark)
+    }
+
+    unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize) -> Result<RawEvent> {
+        let m = raw(buf)?;
+        let ev = cq::enqueue_read_buffer(self.q(), m.mem(), CL_NON_BLOCKING, offset, len, dst as *mut c_void, 0, ptr::null())
+            .map_err(|e| cl_err("device-to-host copy failed", e))?;
+        let ev = Event::new(ev);
+        let mark = self.record()?;
+        self.track(false, ev)?;
+        Ok(mark)
+    }
+
+    fn pinned(&self, bytes: usize) -> Result<RawPinned> {
+        let b = unsafe { Buffer::<u8>::create(&self.dev.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, ptr::null_mut()) }
+            .map_err(|e| anyhow!("cannot allocate {bytes} bytes of pinned memory on {}: {e}", self.dev.info.name))?;
+        let mut p: *mut c_void = ptr::null_mut();
+        let ev = unsafe { cq::enqueue_map_buffer(self.q(), b.get(), CL_BLOCKING, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &mut p, 0, ptr::null()) }
+            .map_err(|e| cl_err("cannot map pinned memory", e))?;
+        drop(Event::new(ev));
+        Ok(RawPinned { ptr: p as *mut u8, bytes, owner: PinnedOwner::Cl(b, self.shared.clone()) })
+    }
+
+    fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel> {
+        let p = self.dev.program(program, source)?;
+        let k = Kernel::create(&p, name).with_context(|| format!("OpenCL kernel {name} not found in {program}.cl"))?;
+        Ok(RawKernel::Cl(Mutex::new(k)))
+    }
+
+    fn launch(&self, k: &RawKernel, name: &str, dims: LaunchDims, args: &[Arg]) -> Result<()> {
+        let RawKernel::Cl(k) = k else { bail!("a CUDA kernel launched on an OpenCL device") };
+        // Arguments live in the kernel object, so setting them and enqueueing is one critical section.
+        let k = k.lock().unwrap_or_else(|e| e.into_inner());
+        let mems: Vec<cl_mem> = args
+            .iter()
+            .map(|a| match a {
+                Arg::Buf(b) => raw(b.raw()).map(|m| m.mem()),
+                Arg::Tex(t) => match &t.raw {
+                    RawTexture::Cl(img) => Ok(img.get()),
+                    RawTexture::Cu(_) => bail!("a CUDA texture passed to an OpenCL device"),
+                },
+                _ => Ok(ptr::null_mut()),
+            })
+            .collect::<Result<_>>()?;
+        for (i, a) in args.iter().enumerate() {
+            let (size, p): (usize, *const c_void) = match a {
+                Arg::Buf(_) | Arg::Tex(_) => (std::mem::size_of::<cl_mem>(), &mems[i] as *const cl_mem as *const c_void),
+                Arg::I32(v) => (4, v as *const i32 as *const c_void),
+                Arg::U32(v) => (4, v as *const u32 as *const c_void),
+                Arg::F32(v) => (4, v as *const f32 as *const c_void),
+                Arg::U64(v) => (8, v as *const u64 as *const c_void),
+                Arg::Struct(b) => (b.len(), b.as_ptr() as *const c_void),
+            };
+            unsafe { set_kernel_arg(k.get(), i as u32, size, p) }.map_err(|e| cl_err(&format!("kernel {name}: argument {i} rejected"), e))?;
+        }
+        let global = [dims.global];
+        let local = dims.local.map(|l| [l]);
+        let lp = local.as_ref().map_or(ptr::null(), |l| l.as_ptr());
+        let ev = unsafe { cq::enqueue_nd_range_kernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null()) }
+            .map_err(|e| cl_err(&format!("OpenCL kernel {name} launch failed"), e))?;
+        self.track(true, Event::new(ev))
+    }
+
+    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3]) -> Result<RawTexture> {
+        let dev = &self.dev;
+        if !dev.info.image_support {
+            bail!("{} has no image support", dev.info.name);
+        }
+        let max = [dev.device.image3d_max_width()?, dev.device.image3d_max_height()?, dev.device.image3d_max_depth()?];
+        if (0..3).any(|a| dims[a] > max[a]) {
+            bail!("grid {dims:?} exceeds the 3-D image limits {max:?} of {}", dev.info.name);
+        }
+        let format = cl_image_format { image_channel_order: CL_RGBA, image_channel_data_type: CL_FLOAT };
+        // SAFETY: a plain C struct; all-zero is its documented "unused" value for the other fields.
+        let mut desc: cl_image_desc = unsafe { std::mem::zeroed() };
+        desc.image_type = CL_MEM_OBJECT_IMAGE3D;
+        desc.image_width = dims[0];
+        desc.image_height = dims[1];
+        desc.image_depth = dims[2];
+        let img = unsafe { Image::create(&dev.context, CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut()) }
+            .with_context(|| format!("cannot create a {dims:?} RGBA float image on {}", dev.info.name))?;
+        let origin = [0usize; 3];
+        let ev = unsafe { cq::enqueue_copy_buffer_to_image(self.q(), raw(src)?.mem(), img.get(), byte_offset, origin.as_ptr(), dims.as_ptr(), 0, ptr::null()) }
+            .map_err(|e| cl_err("cannot fill a 3-D image", e))?;
+        self.track(false, Event::new(ev))?;
+        Ok(RawTexture::Cl(img))
+    }
+
+    fn record(&self) -> Result<RawEvent> {
+        let ev = unsafe { cq::enqueue_marker_with_wait_list(self.q(), 0, ptr::null()) }.map_err(|e| cl_err("cannot enqueue a marker", e))?;
+        Ok(RawEvent::Cl(Event::new(ev)))
+    }
+
+    fn wait_for(&self, e: &RawEvent) -> Result<()> {
+        let RawEvent::Cl(e) = e else { bail!("a CUDA event waited for on an OpenCL queue") };
+        let list = [e.get()];
+        let ev = unsafe { cq::enqueue_barrier_with_wait_list(self.q(), 1, list.as_ptr()) }.map_err(|e| cl_err("cannot enqueue a barrier", e))?;
+        drop(Event::new(ev));
+        Ok(())
+    }
+
+    fn finish(&self) -> Result<()> {
+        cq::finish(self.q()).map_err(|e| cl_err(&format!("OpenCL queue on {} failed", self.dev.info.name), e))
+    }
+
+    fn take_timings(&self) -> Result<Timings> {
+        let evs = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut t = resolve(evs)?;
+        t.add(&std::mem::take(&mut *self.carry.lock().unwrap_or_else(|e| e.into_inner())));
+        Ok(t)
+    }
+
+    fn mem_free(&self) -> u64 {
+        self.dev.info.global_mem_bytes / 2
+    }
+
+    fn max_alloc(&self) -> u64 {
+        self.dev.device.max_mem_alloc_size().unwrap_or(self.dev.info.global_mem_bytes / 4)
+    }
+
+    fn second_queue(&self) -> Result<std::sync::Arc<dyn Queue>> {
+        Ok(Arc::new(ClQueue::new(self.dev.clone())?))
+    }
+}
+
+impl Drop for ClQueueShared {
+    fn drop(&mut self) {
+        let _ = self.queue.finish();
+    }
+}

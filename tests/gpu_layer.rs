@@ -1,0 +1,49 @@
+//! The GPU host layer on the first OpenCL device (PoCL in CI): copies, poisoning, every argument
+//! kind, local memory and atomics, textures and two queues (the `gpu-layer` rows of `check`),
+//! and the launch check's messages. CUDA runs the same argument lists through the same check.
+
+use neuroport::runtime::gpu::{args, Gpu, Shape};
+use neuroport::runtime::{BackendSpec, Inventory};
+
+fn opencl_gpu() -> Option<(neuroport::runtime::Device, Gpu)> {
+    let inv = Inventory::discover(Some(2));
+    if inv.opencl.is_empty() {
+        assert!(std::env::var("NEUROPORT_REQUIRE_OPENCL").map_or(true, |v| v != "1"), "no OpenCL device but NEUROPORT_REQUIRE_OPENCL=1");
+        eprintln!("skipped: no OpenCL device");
+        return None;
+    }
+    let dev = inv.select_one(&BackendSpec::OpenCl(None)).unwrap();
+    let gpu = Gpu::new(&dev).unwrap().unwrap();
+    Some((dev, gpu))
+}
+
+#[test]
+fn layer_self_test_passes_on_opencl() {
+    let Some((dev, _)) = opencl_gpu() else { return };
+    let cpu = Inventory::discover(Some(2)).open_cpu().unwrap();
+    for seed in [1u64, 2] {
+        let rows = neuroport::runtime::gpu::selftest::run(&dev, &cpu, seed).unwrap();
+        assert!(rows.len() >= 8, "{rows:?}");
+        for r in &rows {
+            assert!(r.pass, "{r:?}");
+        }
+    }
+}
+
+#[test]
+fn launch_check_names_the_kernel_and_argument() {
+    let Some((_, gpu)) = opencl_gpu() else { return };
+    let k = gpu.kernel("layer", neuroport::runtime::gpu::selftest::SOURCE, "layer_fatomic").unwrap();
+    let x = gpu.upload(&[1.0f32, 2.0]).unwrap();
+    let t = gpu.zeros::<f32>(1).unwrap();
+    let wrong_type = gpu.upload(&[1i32]).unwrap();
+    let e = format!("{:#}", gpu.launch(&k, Shape::items(2), args![&x, 2i32, &wrong_type]).unwrap_err());
+    assert!(e.contains("layer_fatomic") && e.contains("argument 2") && e.contains("total"), "{e}");
+    let e = format!("{:#}", gpu.launch(&k, Shape::items(2), args![&x, 2u32, &t]).unwrap_err());
+    assert!(e.contains("argument 1") && e.contains("a uint"), "{e}");
+    let e = format!("{:#}", gpu.launch(&k, Shape::items(2), args![&x, &t]).unwrap_err());
+    assert!(e.contains("takes 3 arguments, 2 given"), "{e}");
+    assert!(gpu.kernel("layer", neuroport::runtime::gpu::selftest::SOURCE, "nope").is_err());
+    gpu.launch(&k, Shape::items(2), args![&x, 2i32, &t]).unwrap();
+    assert_eq!(gpu.download(&t).unwrap(), vec![3.0]);
+}

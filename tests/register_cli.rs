@@ -1,0 +1,94 @@
+//! `neuroport register` end to end on the T1 phantom (CPU, and OpenCL where present), and its
+//! bad-input errors: one `error:` line naming the file, non-zero exit, nothing left behind.
+
+mod common;
+use common::{run, s};
+use neuroport::register::affine;
+use neuroport::register::{mean_displacement, params};
+use neuroport::synth::t1::{centred_geometry, same_subject_pair, Head};
+use neuroport::volume::{write_nifti, Geometry};
+use std::path::Path;
+
+fn write_pair(dir: &Path) -> (affine::Mat4, Geometry, Vec<u8>) {
+    let g = centred_geometry([48, 56, 48], [4.0; 3]);
+    let truth = params::matrix(&[6.0, -9.0, 4.0, 5.0, -4.0, 6.0], [0.0; 3]);
+    let (f, m) = same_subject_pair(&Head::subject(0), &g, &g, &truth, 0.02, 2);
+    write_nifti(&dir.join("fixed.nii.gz"), &g, 1, f.volume.as_flat()).unwrap();
+    write_nifti(&dir.join("moving.nii.gz"), &g, 1, m.volume.as_flat()).unwrap();
+    (truth, g, f.brain)
+}
+
+fn register_on(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let (truth, g, brain) = write_pair(d.path());
+    let (fx, mv, out) = (d.path().join("fixed.nii.gz"), d.path().join("moving.nii.gz"), d.path().join("r"));
+    let (code, stdout, stderr) = run(&["register", "--backend", backend, "--fixed", s(&fx), "--moving", s(&mv), "--dof", "6", "--cost", "ncc", "--levels", "2", "--out", s(&out)], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr.matches("level ").count(), 2, "{stderr}");
+    assert!(stderr.contains("evaluations") && stderr.contains("ms per evaluation") && stderr.contains("final cost"), "{stderr}");
+    for f in ["r_warped.nii.gz", "r_affine.txt", "r.mat"] {
+        assert!(stdout.contains(f) && d.path().join(f).exists(), "{f} missing: {stdout}");
+    }
+    let t = affine::read(&d.path().join("r_affine.txt")).unwrap();
+    let e = mean_displacement(&t, &truth, &g, &brain);
+    assert!(e < 0.5, "{backend}: {e:.3} mm");
+    // The .mat is the same transform in FLIRT's convention.
+    let mat = affine::read(&d.path().join("r.mat")).unwrap();
+    let back = affine::from_flirt(&mat, &g, &g);
+    assert!(mean_displacement(&back, &t, &g, &brain) < 1e-6);
+    // --init from the result: starts at the answer.
+    let init = d.path().join("r_affine.txt");
+    let (code, _, stderr) = run(&["register", "--backend", backend, "--fixed", s(&fx), "--moving", s(&mv), "--dof", "6", "--levels", "1", "--init", s(&init), "--out", s(&d.path().join("again"))], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let t2 = affine::read(&d.path().join("again_affine.txt")).unwrap();
+    assert!(mean_displacement(&t2, &truth, &g, &brain) < 0.5);
+}
+
+#[test]
+fn registers_on_the_cpu() {
+    register_on("cpu");
+}
+
+#[test]
+fn registers_on_opencl_when_present() {
+    if neuroport::runtime::opencl::probe().map(|v| v.is_empty()).unwrap_or(true) {
+        assert!(std::env::var("NEUROPORT_REQUIRE_OPENCL").as_deref() != Ok("1"), "no OpenCL device");
+        return;
+    }
+    register_on("opencl");
+}
+
+#[test]
+fn bad_inputs_fail_with_one_line_naming_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    write_pair(d.path());
+    let (fx, mv) = (d.path().join("fixed.nii.gz"), d.path().join("moving.nii.gz"));
+    let g = centred_geometry([8, 8, 8], [2.0; 3]);
+    let flat = d.path().join("flat.nii.gz");
+    write_nifti(&flat, &g, 1, &vec![1.0; 512]).unwrap();
+    let four = d.path().join("four.nii.gz");
+    write_nifti(&four, &g, 2, &(0..1024).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
+    let bad_init = d.path().join("init.txt");
+    std::fs::write(&bad_init, "1 0 0\n").unwrap();
+    let missing = d.path().join("nope.nii.gz");
+    let out = d.path().join("o");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--fixed", s(&missing), "--moving", s(&mv)], "nope.nii.gz"),
+        (vec!["--fixed", s(&fx), "--moving", s(&flat)], "flat.nii.gz"),
+        (vec!["--fixed", s(&four), "--moving", s(&mv)], "four.nii.gz"),
+        (vec!["--fixed", s(&fx), "--moving", s(&mv), "--init", s(&bad_init)], "init.txt"),
+        (vec!["--fixed", s(&fx), "--moving", s(&mv), "--levels", "0"], "--levels"),
+        (vec!["--fixed", s(&fx), "--moving", s(&mv), "--dof", "7"], "--dof"),
+    ];
+    for (args, named) in cases {
+        let mut a = vec!["register", "--backend", "cpu"];
+        a.extend(args);
+        a.extend(["--out", s(&out)]);
+        let (code, _, stderr) = run(&a, &[]);
+        assert_ne!(code, 0, "{a:?}");
+        assert!(stderr.contains("error") && stderr.contains(named), "{a:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with('o') || n.starts_with(".")).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -1,0 +1,23 @@
+//! `reproduce airwc` at quick scale on the CPU: both experiments, both CPU baselines, report
+//! files, and the same-subject registration accurate against its known transform.
+
+mod common;
+use common::{run, s};
+
+#[test]
+fn airwc_quick_writes_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let (code, stdout, err) = run(&["reproduce", "airwc", "--scale", "quick", "--repeats", "1", "--backend", "cpu", "--out", s(&out)], &[]);
+    assert_eq!(code, 0, "{err}");
+    for ext in ["csv", "md", "png"] {
+        assert!(out.join(format!("airwc.{ext}")).exists(), "airwc.{ext} missing");
+    }
+    let rows = neuroport::repro::read_csv(&out.join("airwc.csv")).unwrap();
+    // per experiment: 1 thread (time per evaluation) + all cores (4 metrics)
+    assert_eq!(rows.len(), 10, "{rows:?}");
+    assert!(rows.iter().all(|r| r.ours.is_finite() && r.ours >= 0.0));
+    let same = rows.iter().find(|r| r.config.starts_with("same subject") && r.metric.starts_with("mean displacement")).unwrap();
+    assert!(same.ours < 0.5, "same-subject error {} mm", same.ours);
+    assert!(stdout.contains("FLIRT"), "{stdout}");
+}
