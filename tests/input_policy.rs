@@ -265,3 +265,18 @@ fn track_refuses_useless_seeds_and_steps_and_takes_negative_numbers_to_its_own_c
     let (code, _, err) = go(&["--seeds", s(&mask), "--step", "50"]);
     assert!(code != 0 && err.contains("longer than the volume"), "{err}");
 }
+
+#[test]
+fn images_without_a_mask_have_nan_voxels_zeroed_not_refused() {
+    // register's inputs: read_nifti keeps NaN (masks decide); read_finite zeroes them.
+    let tmp = tempfile::tempdir().unwrap();
+    let g = Geometry::synthetic([4, 4, 4], [1.0; 3]);
+    let mut d = vec![1.0f32; 64];
+    d[5] = f32::NAN;
+    d[9] = f32::NEG_INFINITY;
+    let p = tmp.path().join("img.nii.gz");
+    write_nifti(&p, &g, 1, &d).unwrap();
+    assert!(read_nifti(&p).unwrap().as_flat()[5].is_nan());
+    let v = neuroport::volume::read_finite(&p).unwrap();
+    assert_eq!((v.as_flat()[5], v.as_flat()[9], v.as_flat()[0]), (0.0, 0.0, 1.0));
+}

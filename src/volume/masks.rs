@@ -120,3 +120,27 @@ pub fn skip_nonfinite(data: &mut Volume, data_path: &Path, mask: &mut [u8]) -> R
 pub(super) fn unflat(i: usize, d: [usize; 4]) -> (usize, usize, usize, usize) {
     (i % d[0], (i / d[0]) % d[1], (i / (d[0] * d[1])) % d[2], i / (d[0] * d[1] * d[2]))
 }
+
+/// Reads an image used without a mask (a registration input, a tensor volume): NaN/Inf voxels
+/// are set to 0 with a warning that counts them, so no kernel sees them.
+pub fn read_finite(path: &Path) -> Result<Volume> {
+    let mut v = super::read_nifti(path)?;
+    let n = v.nvox();
+    let nvol = v.nvol();
+    let dims = [v.geom.dims[0], v.geom.dims[1], v.geom.dims[2], nvol];
+    let flat = v.as_flat_mut();
+    let bad: Vec<usize> = (0..n).filter(|&i| (0..nvol).any(|t| !flat[t * n + i].is_finite())).collect();
+    if let Some(&first) = bad.first() {
+        for x in flat.iter_mut().filter(|x| !x.is_finite()) {
+            *x = 0.0;
+        }
+        let (x, y, z, _) = unflat(first, dims);
+        eprintln!(
+            "warning: {}: {} voxel{} hold NaN or infinite values (first at x={x} y={y} z={z}); set to 0",
+            path.display(),
+            bad.len(),
+            if bad.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(v)
+}

@@ -10,10 +10,10 @@ mod outputs;
 mod temps;
 
 pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable};
-pub use masks::{mask_for, read_mask, read_mask_like, skip_nonfinite};
+pub use masks::{mask_for, read_finite, read_mask, read_mask_like, skip_nonfinite};
 pub use nifti_io::{geometry_of, plain_io, read_nifti};
 pub use nifti_write::{write_gz, write_nifti, write_nifti_to, OutputType};
-pub use outputs::{check_free, prefixed, set_overwrite, Outputs};
+pub use outputs::{check_free, prefixed, resolve_prefix, set_overwrite, Outputs};
 
 /// A 4-D DWI series and its FSL gradient table, checked against each other.
 pub fn read_dwi(dwi: &std::path::Path, bvals: &std::path::Path, bvecs: &std::path::Path) -> anyhow::Result<(Volume, GradientTable)> {

@@ -205,10 +205,16 @@ impl Drop for Outputs {
 /// names a folder, and the files inside it are `STEM_SUFFIX` (`--out results/` writes
 /// `results/dti_FA.nii.gz`, not `results/_FA.nii.gz`).
 pub fn prefixed(prefix: &Path, stem: &str, suffix: &str) -> PathBuf {
+    PathBuf::from(format!("{}_{suffix}", resolve_prefix(prefix, stem).display()))
+}
+
+/// An output prefix with a trailing `/` (a folder) completed by `stem`: `results/` and "dti"
+/// give `results/dti`; any other prefix is returned as is.
+pub fn resolve_prefix(prefix: &Path, stem: &str) -> PathBuf {
     let s = prefix.to_string_lossy();
     if s.ends_with('/') || s.ends_with(std::path::MAIN_SEPARATOR) || s.is_empty() {
-        prefix.join(format!("{stem}_{suffix}"))
+        prefix.join(stem)
     } else {
-        PathBuf::from(format!("{s}_{suffix}"))
+        prefix.to_path_buf()
     }
 }
