@@ -50,3 +50,16 @@ fi
 if [ -n "$NVRTC_DIR" ]; then
   export LD_LIBRARY_PATH="$NVRTC_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+
+# nibabel (with numpy), to check in tests that what neuroport writes (multi-member .nii.gz) is
+# read by the Python ecosystem: pip-installed into a private folder named by NEUROPORT_NIBABEL.
+NIBABEL_HOME=${NEUROPORT_NIBABEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/neuroport/nibabel}
+if ! PYTHONPATH="$NIBABEL_HOME" "$PY" -c 'import nibabel' >/dev/null 2>&1; then
+  command -v "$PY" >/dev/null 2>&1 || apt_install python3 || true
+  "$PY" -m pip --version >/dev/null 2>&1 || apt_install python3-pip || true
+  "$PY" -m pip install -q --target "$NIBABEL_HOME" nibabel >/dev/null 2>&1 \
+    || echo "setup: could not install nibabel (pip install nibabel); the nibabel read-back test will be skipped" >&2
+fi
+if PYTHONPATH="$NIBABEL_HOME" "$PY" -c 'import nibabel' >/dev/null 2>&1; then
+  export NEUROPORT_NIBABEL="$NIBABEL_HOME"
+fi

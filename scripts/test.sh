@@ -10,5 +10,5 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 . scripts/setup.sh
-export NEUROPORT_REQUIRE_OPENCL=1 NEUROPORT_REQUIRE_NVRTC=1
+export NEUROPORT_REQUIRE_OPENCL=1 NEUROPORT_REQUIRE_NVRTC=1 NEUROPORT_REQUIRE_NIBABEL=1
 cargo test --release --locked "$@"

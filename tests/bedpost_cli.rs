@@ -8,10 +8,11 @@ use neuroport::synth::sticks::angle_deg;
 use neuroport::volume::read_nifti;
 use std::path::Path;
 
-const OUTPUTS: [&str; 15] = [
+const OUTPUTS: [&str; 21] = [
     "merged_th1samples", "merged_ph1samples", "merged_f1samples", "merged_th2samples", "merged_ph2samples", "merged_f2samples",
     "mean_f1samples", "mean_f2samples", "mean_dsamples", "mean_S0samples", "dyads1", "dyads2", "dyads1_dispersion",
-    "dyads2_dispersion", "acceptance",
+    "dyads2_dispersion", "acceptance", "mean_th1samples", "mean_th2samples", "mean_ph1samples", "mean_ph2samples",
+    "mean_fsumsamples", "nodif_brain_mask",
 ];
 
 fn bedpost(data: &Path, out: &Path, backend: &str, seed: &str) -> (i32, String, String) {

@@ -14,7 +14,7 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda-13.0/lib64 /usr/lib/x86_64-linux-
   [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 done
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | head -3
-for s in ${SCRIPTS:-foundation dti geodesic bedpost}; do
+for s in ${SCRIPTS:-foundation dti geodesic bedpost io}; do
   f=scripts/device/$s.sh
   [ -f "$f" ] || continue
   echo "=== $s ($(date +%T))"

@@ -76,6 +76,20 @@ pub fn summarise(samples: &[f32], nsamp: usize, nvox: usize) -> Vec<VoxelSummary
         .collect()
 }
 
+/// The names (without .nii.gz) of the files [`write`] writes.
+pub fn file_names() -> Vec<String> {
+    let mut v = Vec::new();
+    for s in 1..=2 {
+        for k in ["mean_th", "mean_ph", "merged_th", "merged_ph", "merged_f"] {
+            v.push(format!("{k}{s}samples"));
+        }
+    }
+    for k in ["mean_f1samples", "mean_f2samples", "mean_fsumsamples", "mean_dsamples", "mean_S0samples", "dyads1", "dyads1_dispersion", "dyads2", "dyads2_dispersion", "acceptance", "nodif_brain_mask"] {
+        v.push(k.to_string());
+    }
+    v
+}
+
 /// Writes bedpostx's files into `dir` (all or nothing) and returns their paths.
 pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathBuf>> {
     let nv = geom.nvox();
@@ -99,6 +113,16 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
                 vf[s * nv + v] = at(f, s, j);
             }
         }
+        // bedpostx's mean_th/mean_ph: the mean of the merged (canonical) samples.
+        let mean = |m: &[f32]| {
+            let mut o = vec![0.0f32; nv];
+            for &v in &r.voxels {
+                o[v] = ((0..ns).map(|s| m[s * nv + v] as f64).sum::<f64>() / ns.max(1) as f64) as f32;
+            }
+            o
+        };
+        out.nifti(&p(&format!("mean_th{stick}samples")), geom, 1, &mean(&vth))?;
+        out.nifti(&p(&format!("mean_ph{stick}samples")), geom, 1, &mean(&vph))?;
         out.nifti(&p(&format!("merged_th{stick}samples")), geom, ns, &vth)?;
         out.nifti(&p(&format!("merged_ph{stick}samples")), geom, ns, &vph)?;
         out.nifti(&p(&format!("merged_f{stick}samples")), geom, ns, &vf)?;
@@ -113,6 +137,7 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
     };
     out.nifti(&p("mean_f1samples"), geom, 1, &map(&|s| s.mean[F1]))?;
     out.nifti(&p("mean_f2samples"), geom, 1, &map(&|s| s.mean[F2]))?;
+    out.nifti(&p("mean_fsumsamples"), geom, 1, &map(&|s| s.mean[F1] + s.mean[F2]))?;
     out.nifti(&p("mean_dsamples"), geom, 1, &map(&|s| s.mean[D]))?;
     out.nifti(&p("mean_S0samples"), geom, 1, &map(&|s| s.mean[S0]))?;
     for j in 0..2 {
@@ -128,6 +153,12 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
         acc[v] = r.acceptance[j];
     }
     out.nifti(&p("acceptance"), geom, 1, &acc)?;
+    // probtrackx reads the mask of the sampled voxels from here.
+    let mut mask = vec![0.0f32; nv];
+    for &v in &r.voxels {
+        mask[v] = 1.0;
+    }
+    out.nifti(&p("nodif_brain_mask"), geom, 1, &mask)?;
     out.commit()
 }
 

@@ -2,7 +2,7 @@ use super::Ctx;
 use anyhow::{Context, Result};
 use neuroport::bedpost::{self, post, Config, Variant};
 use neuroport::dti;
-use neuroport::volume::read_mask;
+use neuroport::volume::{check_free, mask_for, Outputs};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(flatten)]
     input: super::dwi_args::DwiArgs,
-    /// Mask of the voxels to sample (non-zero = inside)
+    /// Mask of the voxels to sample (non-zero = inside), on the DWI's grid (same size and affine)
     #[arg(long)]
     mask: PathBuf,
     /// Samples kept per voxel
@@ -28,15 +28,18 @@ pub struct Args {
     /// Kernel layout on OpenCL/CUDA: naive, cached, moments, cached_moments or warp (default: the device's fastest measured)
     #[arg(long)]
     variant: Option<Variant>,
-    /// Output folder: FSL bedpostx's merged_*samples, mean_*samples, dyads*, plus acceptance
+    /// Output folder (created if missing): FSL bedpostx's merged_*samples, mean_*samples,
+    /// dyads*, nodif_brain_mask, plus acceptance (.nii.gz, or .nii with FSLOUTPUTTYPE=NIFTI)
     #[arg(long)]
     out: PathBuf,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    let names = Outputs::new();
+    check_free(post::file_names().iter().map(|n| names.nifti_name(&a.out.join(format!("{n}.nii.gz")))))?;
     let device = ctx.inventory.select_one(&ctx.backend)?;
-    let (dwi, grads) = a.input.load()?;
-    let mask = read_mask(&a.mask, Some(dwi.geom.dims))?;
+    let (mut dwi, grads) = a.input.load()?;
+    let mask = mask_for(&mut dwi, &a.input.dwi, Some(&a.mask))?;
     let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: std::io::stderr().is_terminal(), ..Config::default() };
     let mut dk = dti::kernels(&device)?;
     let mut bk = bedpost::kernels(&device, a.variant)?;

@@ -1,42 +1,50 @@
 use super::Ctx;
 use anyhow::{Context, Result};
 use neuroport::dti;
-use neuroport::volume::{read_mask, Outputs};
+use neuroport::volume::{check_free, mask_for, prefixed, Outputs};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
     input: super::dwi_args::DwiArgs,
-    /// Brain mask (default: every voxel)
+    /// Brain mask (default: every voxel); must be on the DWI's grid (same size and affine)
     #[arg(long)]
     mask: Option<PathBuf>,
-    /// Output prefix: writes PREFIX_tensor, _FA, _MD, _V1, _RGB, _S0 (.nii.gz)
+    /// Output prefix, as dtifit's -o: writes PREFIX_tensor, _FA, _MD, _MO, _V1.._V3, _L1.._L3,
+    /// _RGB and _S0 (.nii.gz, or .nii with FSLOUTPUTTYPE=NIFTI). A prefix ending in / is a
+    /// folder: --out results/ writes results/dti_FA.nii.gz
     #[arg(long)]
     out: PathBuf,
 }
 
+const MAPS: [&str; 12] = ["tensor", "FA", "MD", "MO", "V1", "V2", "V3", "L1", "L2", "L3", "RGB", "S0"];
+
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    let mut out = Outputs::new();
+    let p = |s: &str| out.nifti_name(&prefixed(&a.out, "dti", &format!("{s}.nii.gz")));
+    check_free(MAPS.iter().map(|s| p(s)))?;
     let device = ctx.inventory.select_one(&ctx.backend)?;
-    let (dwi, grads) = a.input.load()?;
+    let (mut dwi, grads) = a.input.load()?;
     // A table that cannot determine a tensor is the gradient files' problem: say so by name.
-    dti::Design::new(&grads).with_context(|| format!("{} + {}", a.input.bvals.display(), a.input.bvecs.display()))?;
-    let mask = match &a.mask {
-        Some(m) => read_mask(m, Some(dwi.geom.dims))?,
-        None => vec![1u8; dwi.nvox()],
-    };
+    dti::Design::new(&grads).with_context(|| a.input.grad_files().describe())?;
+    let mask = mask_for(&mut dwi, &a.input.dwi, a.mask.as_deref())?;
     let mut k = dti::kernels(&device)?;
     let r = dti::run(k.as_mut(), &dwi, &grads, &mask).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
     let nvox = dwi.nvox();
     let g = &dwi.geom;
-    let prefix = a.out.to_string_lossy().to_string();
-    let p = |s: &str| PathBuf::from(format!("{prefix}_{s}.nii.gz"));
-    let mut out = Outputs::new();
+    let x = dti::fsl_maps::extra_maps(&r.fit.tensor, nvox);
+    let p = |s: &str| prefixed(&a.out, "dti", &format!("{s}.nii.gz"));
     out.nifti(&p("tensor"), g, 6, &r.fit.tensor)?;
     out.nifti(&p("FA"), g, 1, &r.scalars[..nvox])?;
     out.nifti(&p("MD"), g, 1, &r.scalars[nvox..2 * nvox])?;
+    out.nifti(&p("MO"), g, 1, &x.mo)?;
     out.nifti(&p("V1"), g, 3, &r.scalars[2 * nvox..5 * nvox])?;
+    out.nifti(&p("V2"), g, 3, &x.v2)?;
+    out.nifti(&p("V3"), g, 3, &x.v3)?;
     out.nifti(&p("L1"), g, 1, &r.scalars[5 * nvox..6 * nvox])?;
+    out.nifti(&p("L2"), g, 1, &x.l2)?;
+    out.nifti(&p("L3"), g, 1, &x.l3)?;
     out.nifti(&p("RGB"), g, 3, &dti::rgb(&r.scalars, nvox))?;
     out.nifti(&p("S0"), g, 1, &r.fit.s0)?;
     let written = out.commit()?;

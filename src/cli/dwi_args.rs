@@ -1,7 +1,8 @@
-//! The DWI input shared by the commands that fit or sample: `--dwi`, `--bvals`, `--bvecs`.
+//! The DWI input shared by the commands that fit or sample: `--dwi` with `--bvals`/`--bvecs`
+//! (FSL) or `--grad` (MRtrix).
 
 use anyhow::{bail, Context, Result};
-use neuroport::volume::{read_dwi, read_mask, read_nifti, Geometry, GradientTable, Volume};
+use neuroport::volume::{mask_for, read_dwi_with, read_nifti, skip_nonfinite, Geometry, GradFiles, GradientTable, Volume};
 use neuroport::{dti, Device};
 use std::path::{Path, PathBuf};
 
@@ -10,39 +11,50 @@ pub struct DwiArgs {
     /// 4-D diffusion-weighted volume (.nii or .nii.gz)
     #[arg(long)]
     pub dwi: PathBuf,
-    /// FSL bvals file
-    #[arg(long)]
-    pub bvals: PathBuf,
-    /// FSL bvecs file
-    #[arg(long)]
-    pub bvecs: PathBuf,
+    /// FSL bvals file (s/mm^2; one row)
+    #[arg(long, required_unless_present = "grad", requires = "bvecs")]
+    pub bvals: Option<PathBuf>,
+    /// FSL bvecs file (3 rows of N, or N rows of 3; image axes; NaN allowed on b=0 volumes)
+    #[arg(long, required_unless_present = "grad", requires = "bvals")]
+    pub bvecs: Option<PathBuf>,
+    /// MRtrix gradient table instead of --bvals/--bvecs (.b: one row "x y z b" per volume,
+    /// scanner axes)
+    #[arg(long, conflicts_with_all = ["bvals", "bvecs"])]
+    pub grad: Option<PathBuf>,
 }
 
 impl DwiArgs {
+    pub fn grad_files(&self) -> GradFiles<'_> {
+        match (&self.grad, &self.bvals, &self.bvecs) {
+            (Some(g), _, _) => GradFiles::Mrtrix(g),
+            (None, Some(bvals), Some(bvecs)) => GradFiles::Fsl { bvals, bvecs },
+            _ => unreachable!("clap requires --grad or both --bvals and --bvecs"),
+        }
+    }
     pub fn load(&self) -> Result<(Volume, GradientTable)> {
-        read_dwi(&self.dwi, &self.bvals, &self.bvecs)
+        read_dwi_with(&self.dwi, self.grad_files())
     }
 }
 
 /// A tensor volume (6 volumes, FSL order, mm^2/s) read from `tensor`, or fitted on `device` from
-/// `dwi` with its `bvals`/`bvecs` inside `mask` (every voxel without one): the input of the
-/// commands that take `--tensor` or `--dwi/--bvals/--bvecs`.
-pub fn tensor_or_fit(device: &Device, tensor: Option<&Path>, dwi: Option<&Path>, bvals: Option<&Path>, bvecs: Option<&Path>, mask: Option<&Path>) -> Result<(Vec<f32>, Geometry)> {
+/// `dwi` with its `bvals`/`bvecs` inside `mask` (every voxel without one), and the file it came
+/// from: the input of the commands that take `--tensor` or `--dwi/--bvals/--bvecs`. Voxels
+/// holding NaN/Inf are zeroed (outside every mask) with a warning.
+pub fn tensor_or_fit(device: &Device, tensor: Option<&Path>, dwi: Option<&Path>, bvals: Option<&Path>, bvecs: Option<&Path>, mask: Option<&Path>) -> Result<(Vec<f32>, Geometry, PathBuf)> {
     if let Some(t) = tensor {
-        let v = read_nifti(t)?;
+        let mut v = read_nifti(t)?;
         if v.nvol() != 6 {
             bail!("{}: a tensor volume has 6 volumes (FSL order xx,xy,xz,yy,yz,zz), this has {}", t.display(), v.nvol());
         }
+        let mut all = vec![1u8; v.nvox()];
+        skip_nonfinite(&mut v, t, &mut all)?;
         let g = v.geom.clone();
-        return Ok((v.into_flat(), g));
+        return Ok((v.into_flat(), g, t.to_path_buf()));
     }
     let (Some(dwi), Some(bvals), Some(bvecs)) = (dwi, bvals, bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
-    let (v, grads) = read_dwi(dwi, bvals, bvecs)?;
-    let mask = match mask {
-        Some(m) => read_mask(m, Some(v.geom.dims))?,
-        None => vec![1u8; v.nvox()],
-    };
+    let (mut v, grads) = read_dwi_with(dwi, GradFiles::Fsl { bvals, bvecs })?;
+    let mask = mask_for(&mut v, dwi, mask)?;
     let mut k = dti::kernels(device)?;
     let r = dti::run(k.as_mut(), &v, &grads, &mask).with_context(|| format!("tensor fit of {}", dwi.display()))?;
-    Ok((r.fit.tensor, v.geom))
+    Ok((r.fit.tensor, v.geom, dwi.to_path_buf()))
 }

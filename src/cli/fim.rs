@@ -4,7 +4,7 @@
 use super::Ctx;
 use anyhow::{bail, Result};
 use neuroport::fim::{self, connectivity, metric::Metric, Params, Problem, Solver, Validity};
-use neuroport::volume::{read_mask, Outputs};
+use neuroport::volume::{read_mask_like, Outputs};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -69,16 +69,16 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     }
     // The sweeping baselines are CPU methods: they ignore a GPU --backend.
     let device = if a.solver == Solver::Fim { ctx.inventory.select_one(&ctx.backend)? } else { ctx.inventory.open_cpu()? };
-    let (tensor, geom) = super::dwi_args::tensor_or_fit(&device, a.tensor.as_deref(), a.dwi.as_deref(), a.bvals.as_deref(), a.bvecs.as_deref(), Some(&a.mask))?;
-    let shown = a.tensor.as_deref().or(a.dwi.as_deref()).unwrap_or(Path::new("tensor")).display().to_string();
+    let (tensor, geom, from) = super::dwi_args::tensor_or_fit(&device, a.tensor.as_deref(), a.dwi.as_deref(), a.bvals.as_deref(), a.bvecs.as_deref(), Some(&a.mask))?;
+    let shown = from.display().to_string();
     let dims = geom.dims;
-    let mask = read_mask(&a.mask, Some(dims))?;
+    let mask = read_mask_like(&a.mask, &geom, &from, "mask")?;
     let n = geom.nvox();
     if let Some(v) = (0..n).find(|&v| mask[v] != 0 && !(0..6).all(|c| tensor[c * n + v].is_finite())) {
         bail!("{shown}: voxel {v} inside the mask holds a non-finite tensor");
     }
     let region = |p: &Path| -> Result<Vec<u8>> {
-        let r = read_mask(p, Some(dims))?;
+        let r = read_mask_like(p, &geom, &from, "region")?;
         if !(0..n).any(|v| r[v] != 0 && mask[v] != 0) {
             bail!("{}: the region has no voxel inside the mask {}", p.display(), a.mask.display());
         }

@@ -14,11 +14,16 @@ mod reproduce;
 mod synth;
 mod track;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use neuroport::{BackendSpec, Inventory};
 
 #[derive(Parser)]
-#[command(name = "neuroport", version, about = "GPU methods for diffusion MRI and registration on CPU, OpenCL and CUDA, chosen at run time")]
+#[command(
+    name = "neuroport",
+    version,
+    about = "GPU methods for diffusion MRI and registration on CPU, OpenCL and CUDA, chosen at run time",
+    after_help = "Output files: NIfTI outputs are .nii.gz, or .nii when FSLOUTPUTTYPE=NIFTI (NEUROPORT_OUTPUT_TYPE, same values, takes precedence). Existing files are never replaced without --force. A failed or interrupted run leaves no file behind."
+)]
 pub struct Cli {
     /// Device to run on: cpu, opencl, opencl:P:D, cuda, cuda:N, auto (CUDA > OpenCL GPU > CPU), or all (where a command runs several)
     #[arg(long, global = true, default_value = "auto")]
@@ -26,6 +31,9 @@ pub struct Cli {
     /// CPU threads for the cpu backend (default: all cores)
     #[arg(long, global = true)]
     pub threads: Option<usize>,
+    /// Overwrite existing output files (default: refuse, naming the first that exists)
+    #[arg(long, global = true)]
+    pub force: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -77,14 +85,26 @@ impl Ctx {
     }
 }
 
+/// Every (sub)command takes negative numbers as values (`--step -0.1` reaches the command's own
+/// check instead of clap's "unexpected argument '-0'").
+fn negative_numbers(c: clap::Command) -> clap::Command {
+    c.allow_negative_numbers(true).mut_subcommands(negative_numbers)
+}
+
+fn parse() -> Result<Cli, clap::Error> {
+    let m = negative_numbers(Cli::command()).try_get_matches()?;
+    Cli::from_arg_matches(&m)
+}
+
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    neuroport::volume::set_overwrite(cli.force);
     let ctx = Ctx::new(&cli);
     let r = match cli.command {
         Command::Devices(a) => devices::run(&ctx, a),

@@ -1,7 +1,7 @@
 use super::Ctx;
 use anyhow::Result;
 use neuroport::register::{self, affine, CostKind, Dof, Options};
-use neuroport::volume::{read_nifti, Outputs};
+use neuroport::volume::{check_free, read_finite, resolve_prefix, Outputs};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -25,15 +25,23 @@ pub struct Args {
     /// instead of aligning the centres of mass
     #[arg(long)]
     init: Option<PathBuf>,
-    /// Output prefix: writes PREFIX_warped.nii.gz, PREFIX_affine.txt and PREFIX.mat
+    /// Output prefix: writes PREFIX_warped.nii.gz, PREFIX_affine.txt and PREFIX.mat; a prefix
+    /// ending in / is a folder (--out reg/ writes reg/register_warped.nii.gz ...)
     #[arg(long)]
     out: PathBuf,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    let fixed = read_nifti(&a.fixed)?;
+    let prefix = resolve_prefix(&a.out, "register").to_string_lossy().to_string();
+    let names = Outputs::new();
+    check_free([
+        names.nifti_name(&PathBuf::from(format!("{prefix}_warped.nii.gz"))),
+        PathBuf::from(format!("{prefix}_affine.txt")),
+        PathBuf::from(format!("{prefix}.mat")),
+    ])?;
+    let fixed = read_finite(&a.fixed)?;
     register::check_image(&fixed, &a.fixed.display().to_string())?;
-    let moving = read_nifti(&a.moving)?;
+    let moving = read_finite(&a.moving)?;
     register::check_image(&moving, &a.moving.display().to_string())?;
     let mut o = Options::new(a.dof, a.cost, a.levels);
     if let Some(p) = &a.init {
@@ -49,7 +57,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         )
     })?;
     let wall = t0.elapsed().as_secs_f64();
-    let prefix = a.out.to_string_lossy().to_string();
     let mut out = Outputs::new();
     out.nifti(&PathBuf::from(format!("{prefix}_warped.nii.gz")), &fixed.geom, 1, &register::warp(&moving, &fixed.geom, &r.transform))?;
     out.file(&PathBuf::from(format!("{prefix}_affine.txt")), |p| affine::write(p, &r.transform))?;

@@ -3,7 +3,8 @@
 use super::Ctx;
 use anyhow::{bail, Context, Result};
 use neuroport::geodesic::{self, output, seeding, Interp, Method, TraceParams};
-use neuroport::volume::{read_mask, Geometry, Outputs};
+use neuroport::volume::{check_free, read_mask_like, Geometry, Outputs};
+use std::path::Path;
 use neuroport::{dti, Device};
 use std::path::PathBuf;
 
@@ -25,7 +26,8 @@ pub struct GeodesicArgs {
     bvals: Option<PathBuf>,
     #[arg(long)]
     bvecs: Option<PathBuf>,
-    /// Tracking mask: fibres stop where they leave it (default: voxels with a fitted tensor)
+    /// Tracking mask: fibres stop where they leave it (default: voxels with a fitted tensor); on
+    /// the input's grid (same size and affine), as every ROI below
     #[arg(long)]
     mask: Option<PathBuf>,
     /// Seed ROI: seed points at its voxel centres (or --seed-count random points inside it)
@@ -66,7 +68,8 @@ pub struct GeodesicArgs {
     /// Optional stop beyond the paper: largest turn per step, degrees
     #[arg(long)]
     max_angle: Option<f32>,
-    /// Output tractogram, .tck (MRtrix) or .trk (TrackVis); a CSV of fibres is written beside it
+    /// Output file: a tractogram, .tck (MRtrix) or .trk (TrackVis); a CSV of the fibres is
+    /// written beside it (same name, .csv)
     #[arg(long)]
     out: PathBuf,
 }
@@ -77,8 +80,8 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
     }
 }
 
-/// The tensor volume and its geometry, read or fitted.
-fn tensor_of(device: &Device, a: &GeodesicArgs) -> Result<(Vec<f32>, Geometry)> {
+/// The tensor volume, its geometry and the file it came from, read or fitted.
+fn tensor_of(device: &Device, a: &GeodesicArgs) -> Result<(Vec<f32>, Geometry, PathBuf)> {
     super::dwi_args::tensor_or_fit(device, a.tensor.as_deref(), a.dwi.as_deref(), a.bvals.as_deref(), a.bvecs.as_deref(), a.mask.as_deref())
 }
 
@@ -93,25 +96,34 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     if let Some(c) = a.cone.filter(|c| !(*c > 0.0 && *c <= 180.0)) {
         bail!("--cone must be a half-angle in (0, 180] degrees, not {c}");
     }
+    check_free([a.out.as_path(), output::csv_path(&a.out).as_path()])?;
     let device = ctx.inventory.select_one(&ctx.backend)?;
-    let (tensor, geom) = tensor_of(&device, &a)?;
+    let (tensor, geom, source) = tensor_of(&device, &a)?;
     let dims = geom.dims;
     let nvox = geom.nvox();
+    let longest = dims.iter().map(|&d| d as f32).fold(0.0, f32::max);
+    if a.step > longest {
+        bail!("--step {} voxels is longer than the volume ({}x{}x{} voxels): every fibre would end after one step", a.step, dims[0], dims[1], dims[2]);
+    }
+    let like = |p: &Path, what: &str| read_mask_like(p, &geom, &source, what);
     let mut mask = match &a.mask {
-        Some(m) => read_mask(m, Some(dims))?,
+        Some(m) => like(m, "tracking mask")?,
         None => (0..nvox).map(|v| (tensor[v] + tensor[3 * nvox + v] + tensor[5 * nvox + v] > 0.0) as u8).collect(),
     };
+    if !mask.contains(&1) {
+        bail!("{}: no voxel has a fitted tensor, so there is nothing to track in", source.display());
+    }
     if let Some(fa_min) = a.min_fa {
         let sc = dti::kernels(&device)?.scalars(&tensor)?;
         for v in 0..nvox {
             mask[v] &= (sc[v] >= fa_min) as u8;
         }
     }
-    let target = a.target.as_ref().map(|t| read_mask(t, Some(dims))).transpose()?;
+    let target = a.target.as_ref().map(|t| like(t, "target ROI")).transpose()?;
     let mut r = neuroport::synth::rng(a.seed);
     let seeds = match (&a.seeds, &a.seed_file) {
         (Some(roi), _) => {
-            let roi_mask = read_mask(roi, Some(dims))?;
+            let roi_mask = like(roi, "seed ROI")?;
             let pts = seeding::roi_points(&roi_mask, dims, a.seed_count, &mut r).with_context(|| roi.display().to_string())?;
             let dirs = a.cone.map_or(seeding::Directions::Sphere, seeding::Directions::Cone);
             seeding::seeds_at(&pts, a.dirs, dirs, &geom, &tensor, &mut r)
@@ -119,6 +131,8 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         (None, Some(f)) => seeding::read_seed_file(f, &geom)?,
         (None, None) => bail!("give --seeds ROI or --seed-file CSV"),
     };
+    let seed_source = a.seeds.as_ref().or(a.seed_file.as_ref()).expect("one of the two, checked above");
+    seeding::check_seeds(&seeds, &geom, &mask, seed_source)?;
     let (fields, _) = geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref())?;
     // OpenCL CPU devices (PoCL) emulate image sampling in software: in-kernel is faster there.
     let i = device.info();

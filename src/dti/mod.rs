@@ -7,6 +7,7 @@ pub mod check;
 pub mod cpu;
 pub mod gpu;
 pub mod design;
+pub mod fsl_maps;
 pub(crate) mod fastmath;
 pub mod sym3;
 

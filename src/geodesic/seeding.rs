@@ -148,3 +148,27 @@ pub fn read_seed_file(path: &Path, geom: &Geometry) -> Result<Vec<Seed>> {
     }
     Ok(out)
 }
+
+/// Seeds that cannot start a fibre: outside the volume, or outside the tracking mask. A warning
+/// counts them (they give single-point fibres); when every seed is outside the volume it is an
+/// error (a mask that excludes every seed may be meant, e.g. a strict --min-fa: warned only).
+pub fn check_seeds(seeds: &[Seed], geom: &Geometry, mask: &[u8], source: &Path) -> Result<()> {
+    let d = geom.dims;
+    let voxel = |p: [f32; 3]| -> Option<usize> {
+        let i: [f32; 3] = std::array::from_fn(|c| p[c].round());
+        (0..3).all(|c| i[c] >= 0.0 && (i[c] as usize) < d[c]).then(|| geom.index(i[0] as usize, i[1] as usize, i[2] as usize))
+    };
+    let outside = seeds.iter().filter(|s| voxel(s.pos).is_none()).count();
+    let unmasked = seeds.iter().filter(|s| voxel(s.pos).is_some_and(|v| mask[v] == 0)).count();
+    let shown = source.display();
+    if outside == seeds.len() {
+        bail!("{shown}: none of the {} seeds can start a fibre: all lie outside the {}x{}x{} volume", seeds.len(), d[0], d[1], d[2]);
+    }
+    if outside > 0 {
+        eprintln!("warning: {shown}: {outside} of {} seeds lie outside the volume; they give no fibre", seeds.len());
+    }
+    if unmasked > 0 {
+        eprintln!("warning: {shown}: {unmasked} of {} seeds lie outside the tracking mask; they stop at once", seeds.len());
+    }
+    Ok(())
+}

@@ -20,24 +20,29 @@ pub fn write_tck<S: AsRef<[[f32; 3]]>>(path: &Path, streamlines: impl ExactSizeI
         offset = total;
     }
     let f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut w = BufWriter::new(f);
+    // Large writes: a streamline's points are packed into one buffer and the file is written
+    // in 8 MiB pieces (a 100 MB tractogram is a dozen system calls, not millions).
+    let mut w = BufWriter::with_capacity(WRITE_BUFFER, f);
     w.write_all(format!("{head}file: . {offset}\nEND\n").as_bytes())?;
-    let put = |p: [f32; 3], w: &mut BufWriter<std::fs::File>| -> std::io::Result<()> {
-        for c in p {
-            w.write_all(&c.to_le_bytes())?;
-        }
-        Ok(())
-    };
+    let mut buf: Vec<u8> = Vec::new();
     for s in streamlines {
-        for &p in s.as_ref() {
-            put(p, &mut w)?;
+        buf.clear();
+        for p in s.as_ref().iter().chain(std::iter::once(&[f32::NAN; 3])) {
+            for c in p {
+                buf.extend_from_slice(&c.to_le_bytes());
+            }
         }
-        put([f32::NAN; 3], &mut w)?;
+        w.write_all(&buf)?;
     }
-    put([f32::INFINITY; 3], &mut w)?;
+    for _ in 0..3 {
+        w.write_all(&f32::INFINITY.to_le_bytes())?;
+    }
     w.flush()?;
     Ok(())
 }
+
+/// Buffer of the tractogram writers.
+pub const WRITE_BUFFER: usize = 8 << 20;
 
 /// Reads a `.tck` file (Float32LE or Float32BE) into streamlines (world mm).
 pub fn read_tck(path: &Path) -> Result<Vec<Vec<[f32; 3]>>> {

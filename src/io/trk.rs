@@ -73,16 +73,19 @@ fn header(space: &TrkSpace, count: usize) -> Vec<u8> {
 /// Writes streamlines given in world millimetres.
 pub fn write_trk<S: AsRef<[[f32; 3]]>>(path: &Path, space: &TrkSpace, streamlines: impl ExactSizeIterator<Item = S>) -> Result<()> {
     let f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut w = BufWriter::new(f);
+    let mut w = BufWriter::with_capacity(super::tck::WRITE_BUFFER, f);
     w.write_all(&header(space, streamlines.len()))?;
+    let mut buf: Vec<u8> = Vec::new();
     for s in streamlines {
         let s = s.as_ref();
-        w.write_all(&(s.len() as i32).to_le_bytes())?;
+        buf.clear();
+        buf.extend_from_slice(&(s.len() as i32).to_le_bytes());
         for &p in s {
             for c in space.world_to_voxmm(p) {
-                w.write_all(&c.to_le_bytes())?;
+                buf.extend_from_slice(&c.to_le_bytes());
             }
         }
+        w.write_all(&buf)?;
     }
     w.flush()?;
     Ok(())

@@ -2,20 +2,31 @@
 //! masks, and all-or-nothing output writing.
 
 mod gradients;
+pub mod masks;
+mod nifti_decode;
 mod nifti_io;
+mod nifti_write;
 mod outputs;
+mod temps;
 
-pub use gradients::{read_bvals_bvecs, GradientTable};
-pub use nifti_io::{geometry_of, read_mask, read_nifti, write_nifti};
-pub use outputs::Outputs;
+pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable};
+pub use masks::{mask_for, read_finite, read_mask, read_mask_like, skip_nonfinite};
+pub use nifti_io::{geometry_of, plain_io, read_nifti};
+pub use nifti_write::{write_gz, write_nifti, write_nifti_to, OutputType};
+pub use outputs::{check_free, prefixed, resolve_prefix, set_overwrite, Outputs};
 
 /// A 4-D DWI series and its FSL gradient table, checked against each other.
 pub fn read_dwi(dwi: &std::path::Path, bvals: &std::path::Path, bvecs: &std::path::Path) -> anyhow::Result<(Volume, GradientTable)> {
+    read_dwi_with(dwi, GradFiles::Fsl { bvals, bvecs })
+}
+
+/// A 4-D DWI series and its gradient table from FSL or MRtrix files.
+pub fn read_dwi_with(dwi: &std::path::Path, grad: GradFiles<'_>) -> anyhow::Result<(Volume, GradientTable)> {
     let v = read_nifti(dwi)?;
     if v.nvol() < 2 {
         anyhow::bail!("{}: a 4-D DWI series is needed, this is 3-D", dwi.display());
     }
-    let g = read_bvals_bvecs(bvals, bvecs, v.nvol())?;
+    let g = grad.read(v.nvol(), &v.geom)?;
     Ok((v, g))
 }
 
@@ -60,6 +71,19 @@ impl Geometry {
         let w: [f64; 3] = std::array::from_fn(|r| (0..3).map(|c| a[r][c] / len[c] * p[c]).sum());
         let n = (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]).sqrt();
         if n > 0.0 { w.map(|x| x / n) } else { w }
+    }
+    /// The inverse of [`Geometry::bvecs_to_world`]: a world (scanner) direction, as MRtrix's
+    /// gradient tables hold them, in the FSL bvecs frame, unit length.
+    pub fn world_to_bvecs(&self, w: [f64; 3]) -> [f64; 3] {
+        let a = &self.affine;
+        let len: [f64; 3] = std::array::from_fn(|c| (a[0][c] * a[0][c] + a[1][c] * a[1][c] + a[2][c] * a[2][c]).sqrt());
+        let m: [[f64; 3]; 3] = std::array::from_fn(|r| std::array::from_fn(|c| a[r][c] / len[c]));
+        let inv = invert3(&m);
+        let p: [f64; 3] = std::array::from_fn(|r| (0..3).map(|c| inv[r][c] * w[c]).sum());
+        let n = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
+        let p = if n > 0.0 { p.map(|x| x / n) } else { p };
+        // bvecs_to_voxel is its own inverse (it negates x or nothing).
+        self.bvecs_to_voxel(p)
     }
     /// Voxel coordinates (continuous, voxel centres at integers) to world millimetres.
     pub fn voxel_to_world(&self, p: [f64; 3]) -> [f64; 3] {
@@ -141,6 +165,10 @@ impl Volume {
     pub fn frame(&self, t: usize) -> &[f32] {
         let n = self.nvox();
         &self.as_flat()[t * n..(t + 1) * n]
+    }
+    /// The data, flat, for in-place repair (see [`masks::skip_nonfinite`]).
+    pub fn as_flat_mut(&mut self) -> &mut [f32] {
+        self.data.as_slice_memory_order_mut().expect("volumes are built contiguous")
     }
     pub fn into_flat(self) -> Vec<f32> {
         let (v, _) = self.data.into_raw_vec_and_offset();

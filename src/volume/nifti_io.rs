@@ -1,58 +1,121 @@
-//! NIfTI-1 reading and writing (.nii and .nii.gz) through the nifti crate, with every failure
-//! turned into an error that names the file and the problem.
+//! NIfTI-1 reading (.nii, .nii.gz, NIfTI pairs): the nifti crate parses the header, the voxels
+//! are decoded here in one pass into the final array, and every failure is turned into an error
+//! that names the file and the problem.
 
 use super::{Geometry, Volume};
 use crate::guard::quiet_catch;
 use anyhow::{anyhow, bail, Context, Result};
-use ndarray::{ArrayView4, ShapeBuilder};
-use nifti::{IntoNdArray, NiftiObject, ReaderOptions};
+use std::io::{BufRead, Read};
 use std::path::Path;
 
-/// Reads a 3-D or 4-D volume as float32 (scaling by scl_slope/scl_inter applied). Rejects files
-/// that are missing, truncated, of an unsupported type or dimensionality, or hold NaN/Inf, with
-/// an error naming the file and the problem.
+/// Reads a 3-D or 4-D volume as float32 (scaling by scl_slope/scl_inter applied), decoding
+/// straight from the file into the final array: peak memory is the volume plus one read
+/// buffer. Rejects files that are missing, truncated, or of an unsupported type or
+/// dimensionality, with an error naming the file and the problem. NaN/Inf voxels are kept:
+/// whether they matter depends on the mask (see [`super::masks`]).
 pub fn read_nifti(path: &Path) -> Result<Volume> {
+    let (geom, dims, mut data) = read_into(path, |x| x as f32)?;
+    data.shrink_to_fit();
+    Ok(Volume::from_flat(geom, dims[3], data))
+}
+
+/// Reads a volume decoded through `conv` (applied to each scaled voxel value), one pass.
+pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64) -> O + Sync) -> Result<(Geometry, [usize; 4], Vec<O>)> {
     let shown = path.display();
-    if !path.exists() {
-        bail!("{shown}: no such file");
-    }
-    if path.is_dir() {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{shown}: no such file"),
+        Err(e) => bail!("{shown}: cannot read ({})", plain_io(&e)),
+    };
+    if meta.is_dir() {
         bail!("{shown}: is a folder, not a NIfTI file");
     }
-    let gz = path.to_string_lossy().ends_with(".gz");
+    let mut input = open_maybe_gz(path)?;
+    let gz = input.1;
     // The header first, on its own: its problems get precise messages before any data is read.
-    let header = quiet_catch(|| nifti::NiftiHeader::from_file(path))
+    let mut head = [0u8; 348];
+    read_full(&mut input.0, &mut head).map_err(|e| anyhow!("{shown}: {}", describe_io(e, gz, "header")))?;
+    let size = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    if size == 540 || size.swap_bytes() == 540 {
+        bail!("{shown}: NIfTI-2 files are not supported (convert to NIfTI-1, e.g. with fslchfiletype NIFTI_GZ)");
+    }
+    let header = quiet_catch(|| nifti::NiftiHeader::from_reader(&head[..]))
         .ok_or_else(|| anyhow!("{shown}: not a readable NIfTI-1 header"))?
         .map_err(|e| anyhow!("{shown}: {}", describe(e, gz, "header")))?;
     let (dims, elem) = check_header(&header).map_err(|e| anyhow!("{shown}: {e}"))?;
-    let obj = quiet_catch(|| ReaderOptions::new().read_file(path))
-        .ok_or_else(|| anyhow!("{shown}: the data section is inconsistent with the header (truncated?)"))?
-        .map_err(|e| anyhow!("{shown}: {}", describe(e, gz, "data")))?;
-    // The crate reads the voxels right after the extensions, whatever vox_offset says; a file
-    // whose data start elsewhere would be read shifted, so it is refused instead.
-    let data_at = 352 + obj.extensions().bytes_on_disk();
-    if &header.magic == b"n+1\0" && header.vox_offset as usize != data_at && header.vox_offset as usize > 352 {
-        bail!("{shown}: unsupported layout: vox_offset {} but the header and extensions end at byte {data_at}", header.vox_offset);
-    }
-    let volume = obj.into_volume();
-    let arr = quiet_catch(|| volume.into_ndarray::<f32>())
-        .ok_or_else(|| anyhow!("{shown}: the data section is inconsistent with the header (truncated?)"))?
-        .map_err(|e| anyhow!("{shown}: cannot convert the {elem} voxels to float ({e})"))?;
-    let n: usize = dims.iter().product();
-    if arr.len() != n {
-        bail!("{shown}: holds {} values, the header promises {n}", arr.len());
-    }
-    // Reversing the axes and walking in logical order yields x fastest, whatever the layout.
-    let data: Vec<f32> = arr.t().iter().copied().collect();
-    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
-        let bad = data.iter().filter(|v| !v.is_finite()).count();
-        let (x, y, z, t) = unflat(i, dims);
-        let what = if bad == 1 { "1 voxel value is" } else { "voxel values are" };
-        let count = if bad == 1 { String::new() } else { format!("{bad} ") };
-        bail!("{shown}: {count}{what} NaN or infinite (first at x={x} y={y} z={z} volume {t})");
-    }
     let geom = geometry_of(&header, [dims[0], dims[1], dims[2]]).with_context(|| format!("{shown}: bad spatial header"))?;
-    Ok(Volume::from_flat(geom, dims[3], data))
+    // A single file (n+1) holds the data at vox_offset; a pair (ni1) in the .img beside the .hdr.
+    let (mut data_in, data_path, skip) = if &header.magic == b"ni1\0" {
+        let img = pair_image(path).ok_or_else(|| anyhow!("{shown}: a NIfTI pair header, but no .img file beside it"))?;
+        let r = open_maybe_gz(&img)?;
+        (r, img, header.vox_offset.max(0.0) as u64)
+    } else {
+        if header.vox_offset < 352.0 || !header.vox_offset.is_finite() {
+            bail!("{shown}: invalid vox_offset {} (at least 352 in a single-file NIfTI)", header.vox_offset);
+        }
+        (input, path.to_path_buf(), header.vox_offset as u64 - 348)
+    };
+    let dshown = data_path.display().to_string();
+    let skipped = std::io::copy(&mut (&mut data_in.0).take(skip), &mut std::io::sink())
+        .map_err(|e| anyhow!("{dshown}: {}", describe_io(e, data_in.1, "extensions")))?;
+    if skipped < skip {
+        bail!("{dshown}: truncated: the file ends before the data (vox_offset {})", header.vox_offset);
+    }
+    let n: usize = dims.iter().product();
+    let mut out = vec![O::default(); n];
+    let decode = super::nifti_decode::Decode::of(&header, elem)?;
+    decode.read(&mut data_in.0, &mut out, &conv).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => {
+            anyhow!("{dshown}: truncated: the data section ends before the {} bytes the header promises", n * decode.bytes)
+        }
+        _ => anyhow!("{dshown}: {}", describe_io(e, data_in.1, "data")),
+    })?;
+    Ok((geom, dims, out))
+}
+
+/// The OS's message without Rust's "(os error N)" suffix.
+pub fn plain_io(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// A buffered reader of the file, through gzip when it starts with gzip's magic bytes (every
+/// member of a multi-member file, as written by parallel compressors).
+fn open_maybe_gz(path: &Path) -> Result<(Box<dyn Read>, bool)> {
+    let f = std::fs::File::open(path).map_err(|e| anyhow!("{}: cannot open ({})", path.display(), plain_io(&e)))?;
+    let mut r = std::io::BufReader::with_capacity(1 << 20, f);
+    let magic = r.fill_buf().map_err(|e| anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)))?;
+    let gz = magic.len() >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    if gz {
+        Ok((Box::new(flate2::bufread::MultiGzDecoder::new(r)), true))
+    } else if path.to_string_lossy().ends_with(".gz") && !magic.is_empty() {
+        bail!("{}: not gzip data (the name ends in .gz)", path.display())
+    } else {
+        Ok((Box::new(r), false))
+    }
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<()> {
+    r.read_exact(buf)
+}
+
+/// The .img (or .img.gz) beside a .hdr (or .hdr.gz).
+fn pair_image(path: &Path) -> Option<std::path::PathBuf> {
+    let s = path.to_string_lossy();
+    let img = if let Some(b) = s.strip_suffix(".hdr.gz") { format!("{b}.img.gz") } else { format!("{}.img", s.strip_suffix(".hdr")?) };
+    Some(std::path::PathBuf::from(img)).filter(|p| p.exists())
+}
+
+fn describe_io(e: std::io::Error, gz: bool, part: &str) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::UnexpectedEof => format!("truncated: the file ends inside the {part}"),
+        ErrorKind::InvalidInput | ErrorKind::InvalidData if gz => format!("corrupt or truncated gzip data ({e})"),
+        _ => format!("cannot read the {part} ({})", plain_io(&e)),
+    }
 }
 
 /// The grid (x, y, z, volumes) and the voxel type's name, or why neuroport cannot read the file.
@@ -117,23 +180,6 @@ fn describe(e: nifti::NiftiError, gz: bool, part: &str) -> String {
     }
 }
 
-fn unflat(i: usize, d: [usize; 4]) -> (usize, usize, usize, usize) {
-    (i % d[0], (i / d[0]) % d[1], (i / (d[0] * d[1])) % d[2], i / (d[0] * d[1] * d[2]))
-}
-
-/// Reads a mask: any non-zero voxel is inside. Must be 3-D and match `dims` when given.
-pub fn read_mask(path: &Path, dims: Option<[usize; 3]>) -> Result<Vec<u8>> {
-    let v = read_nifti(path)?;
-    if v.nvol() != 1 {
-        bail!("{}: a mask must be 3-D, this has {} volumes", path.display(), v.nvol());
-    }
-    if let Some(d) = dims {
-        if v.geom.dims != d {
-            bail!("{}: mask grid {:?} does not match the data grid {:?}", path.display(), v.geom.dims, d);
-        }
-    }
-    Ok(v.as_flat().iter().map(|&x| (x != 0.0) as u8).collect())
-}
 
 /// Voxel-to-world from sform (preferred), qform, or pixdim alone, as the NIfTI standard orders them.
 pub fn geometry_of(h: &nifti::NiftiHeader, dims: [usize; 3]) -> Result<Geometry> {
@@ -180,27 +226,3 @@ pub fn geometry_of(h: &nifti::NiftiHeader, dims: [usize; 3]) -> Result<Geometry>
     Ok(g)
 }
 
-/// Writes `nvol` volumes of flat x-fastest data with `geom`'s header (sform/qform, units) as
-/// float32. Compressed when `path` ends in .gz. Callers wanting all-or-nothing output go
-/// through [`super::Outputs`].
-pub fn write_nifti(path: &Path, geom: &Geometry, nvol: usize, data: &[f32]) -> Result<()> {
-    let [nx, ny, nz] = geom.dims;
-    let view = ArrayView4::from_shape((nx, ny, nz, nvol).f(), data)
-        .map_err(|e| anyhow!("{}: data do not fit the grid ({e})", path.display()))?;
-    let mut header = geom.header.clone();
-    header.cal_min = 0.0;
-    header.cal_max = 0.0;
-    header.intent_code = 0;
-    header.pixdim[4] = if nvol > 1 { header.pixdim[4].max(0.0) } else { 0.0 };
-    let _ = header.set_description_str("neuroport");
-    let write = |h: &nifti::NiftiHeader| -> Result<()> {
-        if nvol == 1 {
-            let v3 = view.index_axis(ndarray::Axis(3), 0);
-            nifti::writer::WriterOptions::new(path).reference_header(h).write_nifti(&v3)?;
-        } else {
-            nifti::writer::WriterOptions::new(path).reference_header(h).write_nifti(&view)?;
-        }
-        Ok(())
-    };
-    write(&header).with_context(|| format!("cannot write {}", path.display()))
-}

@@ -1,59 +1,220 @@
-//! All-or-nothing output: every file of a command is written under a temporary name beside its
-//! final one, and all are renamed only when the command succeeds. Dropping an uncommitted set
-//! removes the temporaries, so a failed run leaves no partial file.
+//! All-or-nothing output: every file of a command is written to a temporary in its final folder
+//! (see [`super::temps`]), and all are moved into place only when the command succeeds. A
+//! failure while moving puts back what was already moved (and any file it replaced); dropping an
+//! uncommitted set removes the temporaries; a signal removes them too. Existing files are not
+//! overwritten unless [`set_overwrite`] (the CLI's `--force`) allows it.
 
-use super::{write_nifti, Geometry};
-use anyhow::{Context, Result};
+use super::temps::{self, Temp};
+use super::{plain_io, write_nifti_to, Geometry, OutputType};
+use anyhow::{anyhow, bail, Result};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-#[derive(Default)]
+static OVERWRITE: AtomicBool = AtomicBool::new(false);
+
+/// Whether output sets may replace existing files (`--force`); off by default.
+pub fn set_overwrite(on: bool) {
+    OVERWRITE.store(on, Ordering::Relaxed);
+}
+
+/// Refuses paths that exist (unless overwriting is allowed), naming the first; commands call it
+/// with their output names before any work so a user learns it at once.
+pub fn check_free<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<()> {
+    if OVERWRITE.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    for p in paths {
+        let p = p.as_ref();
+        if p.symlink_metadata().is_ok() {
+            bail!("{} already exists (use --force to overwrite)", p.display());
+        }
+    }
+    Ok(())
+}
+
+struct Pending {
+    temp: Option<Temp>,
+    fin: PathBuf,
+}
+
 pub struct Outputs {
-    pending: Vec<(PathBuf, PathBuf)>,
+    pending: Vec<Pending>,
+    kind: OutputType,
+}
+
+impl Default for Outputs {
+    fn default() -> Outputs {
+        Outputs::new()
+    }
 }
 
 impl Outputs {
+    /// A set writing NIfTI files of the type `FSLOUTPUTTYPE` asks for.
     pub fn new() -> Outputs {
-        Outputs::default()
+        Outputs { pending: Vec::new(), kind: OutputType::from_env() }
     }
 
-    /// The temporary path for `path`; it keeps the extension so writers that choose compression
-    /// or format by extension (.nii.gz, .tck, .trk) behave as for the final name.
-    pub fn temp_for(&mut self, path: &Path) -> Result<PathBuf> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create the folder {}", dir.display()))?;
+    /// The name a NIfTI output given as `NAME.nii.gz` gets under the output type in force.
+    pub fn nifti_name(&self, path: &Path) -> PathBuf {
+        self.kind.apply(path)
+    }
+
+    /// A temporary for the final file `path`, in its folder (created if missing).
+    fn temp(&mut self, fin: &Path) -> Result<&Temp> {
+        check_free([fin])?;
+        if self.pending.iter().any(|p| p.fin == fin) {
+            bail!("{} is written twice by this command", fin.display());
         }
-        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let tmp = path.with_file_name(format!(".{}.part-{}-{}", std::process::id(), self.pending.len(), name));
-        self.pending.push((tmp.clone(), path.to_path_buf()));
-        Ok(tmp)
+        if let Some(dir) = fin.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create the folder {}: {}", dir.display(), plain_io(&e)))?;
+        }
+        let t = temps::create(fin, self.pending.len()).map_err(|e| anyhow!("cannot write {}: {}", fin.display(), plain_io(&e)))?;
+        self.pending.push(Pending { temp: Some(t), fin: fin.to_path_buf() });
+        Ok(self.pending.last().and_then(|p| p.temp.as_ref()).expect("just pushed"))
     }
 
+    /// A path to write the final file `path` through: an unnamed temporary's `/proc/self/fd/N`
+    /// on Linux (no extension: writers must not choose the format by this name), else a hidden
+    /// name beside `path`.
+    pub fn temp_for(&mut self, path: &Path) -> Result<PathBuf> {
+        Ok(self.temp(path)?.write_path())
+    }
+
+    /// A float32 NIfTI volume; `path` ends in `.nii.gz` and is renamed to `.nii` when
+    /// `FSLOUTPUTTYPE=NIFTI`.
     pub fn nifti(&mut self, path: &Path, geom: &Geometry, nvol: usize, data: &[f32]) -> Result<()> {
-        let tmp = self.temp_for(path)?;
-        write_nifti(&tmp, geom, nvol, data).with_context(|| format!("cannot write {}", path.display()))
+        let fin = self.kind.apply(path);
+        let gz = self.kind == OutputType::NiftiGz || fin.to_string_lossy().ends_with(".gz");
+        let t = self.temp(&fin)?;
+        let f = match t {
+            Temp::Anon(f) => f.try_clone(),
+            Temp::Named(p) => std::fs::File::create(p),
+        };
+        f.and_then(|f| write_nifti_to(f, gz, geom, nvol, data)).map_err(|e| anyhow!("cannot write {}: {}", fin.display(), plain_io(&e)))
     }
 
-    /// Any other file, written by `write` to the temporary path it is given.
+    /// Any other file, written by `write` to the path it is given (see [`Outputs::temp_for`]).
     pub fn file(&mut self, path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let tmp = self.temp_for(path)?;
-        write(&tmp).with_context(|| format!("cannot write {}", path.display()))
+        write(&tmp).map_err(|e| anyhow!("cannot write {}: {}", path.display(), cause(&e, &tmp, path)))
     }
 
-    /// Renames every temporary to its final name.
+    /// Moves every temporary to its final name; on a failure, puts back what was moved and
+    /// removes every temporary.
     pub fn commit(mut self) -> Result<Vec<PathBuf>> {
-        let mut done = Vec::new();
-        for (tmp, fin) in std::mem::take(&mut self.pending) {
-            std::fs::rename(&tmp, &fin).with_context(|| format!("cannot move {} into place", fin.display()))?;
-            done.push(fin);
+        temps::ensure_handler();
+        let mut live = temps::lock();
+        let pending = std::mem::take(&mut self.pending);
+        // Unnamed temporaries get hidden names first (a link is fast and cannot half-fail).
+        let mut named: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut fail: Option<anyhow::Error> = None;
+        for (n, p) in pending.into_iter().enumerate() {
+            match p.temp {
+                Some(Temp::Named(t)) => named.push((t, p.fin)),
+                Some(Temp::Anon(f)) if fail.is_none() => {
+                    let h = temps::hidden(&p.fin, "part", n);
+                    live.push(h.clone());
+                    match temps::link(&f, &h) {
+                        Ok(()) => named.push((h, p.fin)),
+                        Err(e) => fail = Some(anyhow!("cannot write {}: {}", p.fin.display(), plain_io(&e))),
+                    }
+                }
+                _ => {}
+            }
         }
-        Ok(done)
+        // Then into place, keeping any file replaced (--force) until all have moved.
+        let mut moved: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+        if fail.is_none() {
+            for (n, (t, fin)) in named.iter().enumerate() {
+                let backup = if fin.is_file() && OVERWRITE.load(Ordering::Relaxed) {
+                    let b = temps::hidden(fin, "old", n);
+                    live.push(b.clone());
+                    if let Err(e) = std::fs::rename(fin, &b) {
+                        fail = Some(anyhow!("cannot replace {}: {}", fin.display(), plain_io(&e)));
+                        break;
+                    }
+                    Some(b)
+                } else {
+                    None
+                };
+                if let Err(e) = std::fs::rename(t, fin) {
+                    if let Some(b) = &backup {
+                        let _ = std::fs::rename(b, fin);
+                    }
+                    let why = if fin.is_dir() { "a folder stands there".to_string() } else { plain_io(&e) };
+                    fail = Some(anyhow!("cannot write {}: {}", fin.display(), why));
+                    break;
+                }
+                moved.push((fin.clone(), backup));
+            }
+        }
+        if let Some(e) = fail {
+            for (fin, backup) in moved.iter().rev() {
+                match backup {
+                    Some(b) => {
+                        let _ = std::fs::rename(b, fin);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(fin);
+                    }
+                }
+            }
+            for (t, _) in &named {
+                let _ = std::fs::remove_file(t);
+            }
+            let mine: Vec<PathBuf> = named.iter().map(|(t, _)| t.clone()).collect();
+            live.retain(|p| !mine.contains(p) && !moved.iter().any(|(_, b)| b.as_ref() == Some(p)) && !is_ours_old(p));
+            return Err(e);
+        }
+        for (_, b) in &moved {
+            if let Some(b) = b {
+                let _ = std::fs::remove_file(b);
+            }
+        }
+        let mine: Vec<PathBuf> = named.iter().map(|(t, _)| t.clone()).collect();
+        live.retain(|p| !mine.contains(p) && !is_ours_old(p));
+        Ok(moved.into_iter().map(|(f, _)| f).collect())
     }
+}
+
+/// Backups of this process that no longer exist (moved back or removed).
+fn is_ours_old(p: &Path) -> bool {
+    !p.exists() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&format!(".neuroport-{}.old-", std::process::id())))
+}
+
+/// A writer's error for people: the OS's message, with the temporary's name replaced by the
+/// final one.
+fn cause(e: &anyhow::Error, tmp: &Path, fin: &Path) -> String {
+    if let Some(io) = e.chain().find_map(|c| c.downcast_ref::<std::io::Error>()) {
+        return plain_io(io);
+    }
+    format!("{e:#}").replace(&tmp.display().to_string(), &fin.display().to_string())
 }
 
 impl Drop for Outputs {
     fn drop(&mut self) {
-        for (tmp, _) in &self.pending {
-            let _ = std::fs::remove_file(tmp);
+        for p in self.pending.drain(..) {
+            if let Some(t) = p.temp {
+                t.discard();
+            }
         }
+    }
+}
+
+/// The file `SUFFIX` of an output prefix, FSL style: `PREFIX_SUFFIX`. A prefix ending in `/`
+/// names a folder, and the files inside it are `STEM_SUFFIX` (`--out results/` writes
+/// `results/dti_FA.nii.gz`, not `results/_FA.nii.gz`).
+pub fn prefixed(prefix: &Path, stem: &str, suffix: &str) -> PathBuf {
+    PathBuf::from(format!("{}_{suffix}", resolve_prefix(prefix, stem).display()))
+}
+
+/// An output prefix with a trailing `/` (a folder) completed by `stem`: `results/` and "dti"
+/// give `results/dti`; any other prefix is returned as is.
+pub fn resolve_prefix(prefix: &Path, stem: &str) -> PathBuf {
+    let s = prefix.to_string_lossy();
+    if s.ends_with('/') || s.ends_with(std::path::MAIN_SEPARATOR) || s.is_empty() {
+        prefix.join(stem)
+    } else {
+        prefix.to_path_buf()
     }
 }

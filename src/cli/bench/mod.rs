@@ -5,6 +5,7 @@ mod bedpost;
 mod dti;
 mod geodesic;
 mod layer;
+mod nifti;
 
 use super::Ctx;
 use anyhow::Result;
@@ -22,6 +23,8 @@ pub enum Command {
     /// The GPU host layer itself: empty-kernel launches/s (queued, and each waited for) and
     /// copy rates through pinned staging
     Layer(layer::Args),
+    /// NIfTI I/O: read, and .nii.gz write on 1 core and on all cores (MB/s of voxel data)
+    Nifti(nifti::NiftiArgs),
 }
 
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
@@ -30,5 +33,6 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
         Command::Geodesic(a) => geodesic::geodesic(ctx, a),
         Command::Bedpost(a) => bedpost::run(ctx, a),
         Command::Layer(a) => layer::run(ctx, a),
+        Command::Nifti(a) => nifti::run(ctx, a),
     }
 }

@@ -1,0 +1,82 @@
+//! `neuroport bench nifti`: NIfTI read and write throughput (MB/s of raw voxel data) on this
+//! machine's disk and cores: read, .nii.gz write on 1 core and on N cores, and .nii write.
+
+use super::super::Ctx;
+use anyhow::{anyhow, Result};
+use neuroport::volume::{read_nifti, write_nifti};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct NiftiArgs {
+    /// Volume to read (and write back to a scratch folder)
+    #[arg(long)]
+    input: PathBuf,
+    /// Scratch folder for the written copies (default: the system temp folder)
+    #[arg(long)]
+    scratch: Option<PathBuf>,
+    /// Core counts to compress with, comma-separated (default: 1 and all cores)
+    #[arg(long, value_delimiter = ',')]
+    cores: Option<Vec<usize>>,
+    /// Only read (for peak-memory measurements with /usr/bin/time -v)
+    #[arg(long)]
+    read_only: bool,
+    /// Repeats of each measurement (the best is reported)
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+}
+
+fn best<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<f64> {
+    let mut b = f64::INFINITY;
+    for _ in 0..repeats.max(1) {
+        let t = Instant::now();
+        f()?;
+        b = b.min(t.elapsed().as_secs_f64());
+    }
+    Ok(b)
+}
+
+pub fn run(_ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
+    if a.read_only {
+        // One read and nothing else held: the process's peak memory is the read's.
+        let t = Instant::now();
+        let v = read_nifti(&a.input)?;
+        let s = t.elapsed().as_secs_f64();
+        let mb = (v.as_flat().len() * 4) as f64 / 1e6;
+        println!("read                 {s:7.3} s  {:7.0} MB/s  ({mb:.0} MB float32)", mb / s);
+        return Ok(0);
+    }
+    let v = read_nifti(&a.input)?;
+    let mb = (v.as_flat().len() * 4) as f64 / 1e6;
+    let on_disk = std::fs::metadata(&a.input).map(|m| m.len() as f64 / 1e6).unwrap_or(0.0);
+    println!("{}: {:?} x {} volumes, {mb:.0} MB float32 ({on_disk:.0} MB on disk)", a.input.display(), v.geom.dims, v.nvol());
+    let s = best(a.repeats, || read_nifti(&a.input))?;
+    println!("read                 {s:7.3} s  {:7.0} MB/s", mb / s);
+    let dir = tempfile_dir(a.scratch.as_deref())?;
+    let all = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = a.cores.clone().unwrap_or(if all > 1 { vec![1, all] } else { vec![1] });
+    let gz = dir.join("copy.nii.gz");
+    let mut one = None;
+    for &c in &cores {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(c.max(1)).build().map_err(|e| anyhow!("thread pool: {e}"))?;
+        let s = pool.install(|| best(a.repeats, || write_nifti(&gz, &v.geom, v.nvol(), v.as_flat())))?;
+        let size = std::fs::metadata(&gz).map(|m| m.len() as f64 / 1e6).unwrap_or(0.0);
+        let speedup = one.map(|o: f64| format!("  {:.2}x one core", o / s)).unwrap_or_default();
+        one.get_or_insert(s);
+        println!("write .nii.gz {c:>3} cores {s:7.3} s  {:7.0} MB/s  ({size:.0} MB){speedup}", mb / s);
+    }
+    let nii = dir.join("copy.nii");
+    let s = best(a.repeats, || write_nifti(&nii, &v.geom, v.nvol(), v.as_flat()))?;
+    println!("write .nii           {s:7.3} s  {:7.0} MB/s", mb / s);
+    let s = best(a.repeats, || read_nifti(&gz))?;
+    println!("read our .nii.gz     {s:7.3} s  {:7.0} MB/s", mb / s);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(0)
+}
+
+fn tempfile_dir(base: Option<&std::path::Path>) -> Result<PathBuf> {
+    let base = base.map(|b| b.to_path_buf()).unwrap_or_else(std::env::temp_dir);
+    let d = base.join(format!("neuroport-bench-nifti-{}", std::process::id()));
+    std::fs::create_dir_all(&d).map_err(|e| anyhow!("cannot create {}: {e}", d.display()))?;
+    Ok(d)
+}

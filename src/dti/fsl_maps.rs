@@ -1,0 +1,70 @@
+//! The maps dtifit writes beyond FA/MD/V1/L1: the second and third eigenvectors and eigenvalues
+//! and the mode of anisotropy, from the fitted tensors on the host (f64 Jacobi, as the CPU
+//! reference decomposes), so FSL users' next steps find every file they expect.
+
+use super::sym3;
+use rayon::prelude::*;
+
+/// V2 (3 volumes), V3 (3), L2, L3 and MO of `tensor` (6 volumes, FSL order), each `nvox` long.
+pub struct ExtraMaps {
+    pub v2: Vec<f32>,
+    pub v3: Vec<f32>,
+    pub l2: Vec<f32>,
+    pub l3: Vec<f32>,
+    pub mo: Vec<f32>,
+}
+
+/// Mode of anisotropy (Ennis & Kindlmann 2006, as dtifit): 3 sqrt(6) det(A / |A|) with A the
+/// deviatoric part; -1 planar, +1 linear; 0 where the tensor is isotropic or zero.
+pub fn mode(t: &[f64; 6]) -> f64 {
+    let m = (t[0] + t[3] + t[5]) / 3.0;
+    let a = [t[0] - m, t[1], t[2], t[3] - m, t[4], t[5] - m];
+    let norm = (a[0] * a[0] + a[3] * a[3] + a[5] * a[5] + 2.0 * (a[1] * a[1] + a[2] * a[2] + a[4] * a[4])).sqrt();
+    if !(norm > 1e-30) {
+        return 0.0;
+    }
+    let a = a.map(|x| x / norm);
+    let det = a[0] * (a[3] * a[5] - a[4] * a[4]) - a[1] * (a[1] * a[5] - a[4] * a[2]) + a[2] * (a[1] * a[4] - a[3] * a[2]);
+    (3.0 * 6f64.sqrt() * det).clamp(-1.0, 1.0)
+}
+
+pub fn extra_maps(tensor: &[f32], nvox: usize) -> ExtraMaps {
+    let per: Vec<[f32; 9]> = (0..nvox)
+        .into_par_iter()
+        .with_min_len(4096)
+        .map(|v| {
+            let t: [f64; 6] = std::array::from_fn(|k| tensor[k * nvox + v] as f64);
+            if t.iter().all(|&x| x == 0.0) {
+                return [0.0; 9];
+            }
+            let (lam, vec) = sym3::eigen(&t);
+            [vec[1], vec[4], vec[7], vec[2], vec[5], vec[8], lam[1], lam[2], mode(&t)].map(|x| x as f32)
+        })
+        .collect();
+    let col = |c: usize| per.iter().map(|p| p[c]).collect::<Vec<f32>>();
+    let stack = |cs: [usize; 3]| cs.iter().flat_map(|&c| col(c)).collect::<Vec<f32>>();
+    ExtraMaps { v2: stack([0, 1, 2]), v3: stack([3, 4, 5]), l2: col(6), l3: col(7), mo: col(8) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_is_one_for_a_line_and_minus_one_for_a_plane() {
+        // Linear: eigenvalues (3,1,1); planar: (3,3,1); isotropic: 0.
+        assert!((mode(&[3.0, 0.0, 0.0, 1.0, 0.0, 1.0]) - 1.0).abs() < 1e-12);
+        assert!((mode(&[3.0, 0.0, 0.0, 3.0, 0.0, 1.0]) + 1.0).abs() < 1e-12);
+        assert_eq!(mode(&[2.0, 0.0, 0.0, 2.0, 0.0, 2.0]), 0.0);
+    }
+
+    #[test]
+    fn second_and_third_eigenpairs_of_a_diagonal_tensor() {
+        // One voxel, eigenvalues 3 (x), 2 (z), 1 (y): V2 = ±z, V3 = ±y.
+        let t = [3.0f32, 0.0, 0.0, 1.0, 0.0, 2.0];
+        let m = extra_maps(&t, 1);
+        assert_eq!((m.l2[0], m.l3[0]), (2.0, 1.0));
+        assert_eq!(m.v2.iter().map(|x| x.abs()).collect::<Vec<_>>(), vec![0.0, 0.0, 1.0]);
+        assert_eq!(m.v3.iter().map(|x| x.abs()).collect::<Vec<_>>(), vec![0.0, 1.0, 0.0]);
+    }
+}

@@ -1,0 +1,146 @@
+//! Masks and ROIs, and the input policy every command shares: a mask must be 3-D, on the data's
+//! grid (same dimensions and, within [`AFFINE_TOL`], the same voxel-to-world affine) and not
+//! empty; NaN/Inf voxels outside the mask are ignored, inside it they are reported and skipped.
+
+use super::nifti_io::read_into;
+use super::{Geometry, Volume};
+use anyhow::{bail, Result};
+use std::path::Path;
+
+/// Largest difference between two affines (3x4 part) still taken as the same grid, as a fraction
+/// of the smallest voxel size: NIfTI stores the affine in float32 and qform/sform round-trips
+/// move it by ~1e-6 mm; a real shift, scale or flip moves it by a voxel or more.
+pub const AFFINE_TOL: f64 = 1e-3;
+
+/// Reads a mask: any non-zero voxel is inside. 3-D, of `dims` when given, not empty; the
+/// affine is not compared (see [`read_mask_like`], which commands use).
+pub fn read_mask(path: &Path, dims: Option<[usize; 3]>) -> Result<Vec<u8>> {
+    let (geom, m) = read_mask_raw(path, "mask")?;
+    if let Some(d) = dims {
+        if geom.dims != d {
+            bail!("{}: mask grid {:?} does not match the data grid {:?}", path.display(), geom.dims, d);
+        }
+    }
+    Ok(m)
+}
+
+/// Reads a mask or ROI (`what`: "mask", "seed ROI", ...) that must lie on the grid of the
+/// volume read from `reference_path`: same dimensions and affine, else an error naming both
+/// files. An all-zero one is an error too.
+pub fn read_mask_like(path: &Path, reference: &Geometry, reference_path: &Path, what: &str) -> Result<Vec<u8>> {
+    let (geom, m) = read_mask_raw(path, what)?;
+    let (p, r) = (path.display(), reference_path.display());
+    if geom.dims != reference.dims {
+        bail!("{p}: the {what} grid {:?} does not match the data grid {:?} of {r}", geom.dims, reference.dims);
+    }
+    let d = affine_difference(&geom, reference);
+    let vs = reference.voxel_size.iter().fold(f32::INFINITY, |a, &b| a.min(b)) as f64;
+    if d > AFFINE_TOL * vs {
+        bail!(
+            "{p}: the {what} does not match the grid of {r}: same size, but its voxel-to-world affine differs by up to {d:.3} mm (shifted, scaled or flipped); resample it onto {r} first"
+        );
+    }
+    Ok(m)
+}
+
+/// Largest absolute difference between the 3x4 parts of two affines, in mm.
+pub fn affine_difference(a: &Geometry, b: &Geometry) -> f64 {
+    (0..3).flat_map(|r| (0..4).map(move |c| (r, c))).map(|(r, c)| (a.affine[r][c] - b.affine[r][c]).abs()).fold(0.0, f64::max)
+}
+
+fn read_mask_raw(path: &Path, what: &str) -> Result<(Geometry, Vec<u8>)> {
+    // 2 marks a non-finite voxel: a mask holding NaN is broken, not "inside".
+    let (geom, dims, m) = read_into(path, |x| if x.is_finite() { (x != 0.0) as u8 } else { 2 })?;
+    let shown = path.display();
+    if dims[3] != 1 {
+        bail!("{shown}: a {what} must be 3-D, this has {} volumes", dims[3]);
+    }
+    if let Some(i) = m.iter().position(|&x| x == 2) {
+        let (x, y, z, _) = unflat(i, dims);
+        bail!("{shown}: the {what} holds NaN or infinite values (first at x={x} y={y} z={z})");
+    }
+    if !m.contains(&1) {
+        bail!("{shown}: the {what} is empty (every voxel is zero)");
+    }
+    Ok((geom, m))
+}
+
+/// The mask for `data` (read from `data_path`): `mask_path` read on its grid, or every voxel.
+/// Voxels where any volume of `data` is NaN or infinite are taken out of the mask with a
+/// warning that counts them; non-finite values anywhere are set to 0 so no kernel sees them.
+pub fn mask_for(data: &mut Volume, data_path: &Path, mask_path: Option<&Path>) -> Result<Vec<u8>> {
+    let mut mask = match mask_path {
+        Some(m) => read_mask_like(m, &data.geom, data_path, "mask")?,
+        None => vec![1u8; data.nvox()],
+    };
+    skip_nonfinite(data, data_path, &mut mask)?;
+    Ok(mask)
+}
+
+/// Takes voxels holding NaN/Inf out of `mask` (warning with their count and the first one) and
+/// zeroes every non-finite value; an error when no voxel of the mask is left.
+pub fn skip_nonfinite(data: &mut Volume, data_path: &Path, mask: &mut [u8]) -> Result<usize> {
+    let n = data.nvox();
+    let nvol = data.nvol();
+    let dims = [data.geom.dims[0], data.geom.dims[1], data.geom.dims[2], nvol];
+    let flat = data.as_flat_mut();
+    let mut skipped = 0usize;
+    let mut first = None;
+    for v in 0..n {
+        let bad = (0..nvol).find(|&t| !flat[t * n + v].is_finite());
+        if let Some(t) = bad {
+            if mask[v] != 0 {
+                mask[v] = 0;
+                skipped += 1;
+                first.get_or_insert((v, t));
+            }
+            for t in 0..nvol {
+                if !flat[t * n + v].is_finite() {
+                    flat[t * n + v] = 0.0;
+                }
+            }
+        }
+    }
+    if let Some((v, t)) = first {
+        let (x, y, z, _) = unflat(v, dims);
+        let inside = mask.iter().filter(|&&m| m != 0).count();
+        if inside == 0 {
+            bail!("{}: every voxel of the mask holds NaN or infinite values (first at x={x} y={y} z={z} volume {t})", data_path.display());
+        }
+        eprintln!(
+            "warning: {}: {skipped} voxel{} in the mask hold{} NaN or infinite values (first at x={x} y={y} z={z} volume {t}); skipped",
+            data_path.display(),
+            if skipped == 1 { "" } else { "s" },
+            if skipped == 1 { "s" } else { "" }
+        );
+    }
+    Ok(skipped)
+}
+
+pub(super) fn unflat(i: usize, d: [usize; 4]) -> (usize, usize, usize, usize) {
+    (i % d[0], (i / d[0]) % d[1], (i / (d[0] * d[1])) % d[2], i / (d[0] * d[1] * d[2]))
+}
+
+/// Reads an image used without a mask (a registration input, a tensor volume): NaN/Inf voxels
+/// are set to 0 with a warning that counts them, so no kernel sees them.
+pub fn read_finite(path: &Path) -> Result<Volume> {
+    let mut v = super::read_nifti(path)?;
+    let n = v.nvox();
+    let nvol = v.nvol();
+    let dims = [v.geom.dims[0], v.geom.dims[1], v.geom.dims[2], nvol];
+    let flat = v.as_flat_mut();
+    let bad: Vec<usize> = (0..n).filter(|&i| (0..nvol).any(|t| !flat[t * n + i].is_finite())).collect();
+    if let Some(&first) = bad.first() {
+        for x in flat.iter_mut().filter(|x| !x.is_finite()) {
+            *x = 0.0;
+        }
+        let (x, y, z, _) = unflat(first, dims);
+        eprintln!(
+            "warning: {}: {} voxel{} hold NaN or infinite values (first at x={x} y={y} z={z}); set to 0",
+            path.display(),
+            bad.len(),
+            if bad.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(v)
+}

@@ -1,0 +1,282 @@
+//! Issue 11, "Inputs the ecosystem writes": every accepted layout reads, every suspicious one is
+//! warned about by name, and every unusable one is refused with one line naming the file(s).
+
+mod common;
+use common::*;
+use neuroport::volume::{read_bvals_bvecs, read_mask_like, read_mrtrix_grad, read_nifti, write_nifti, Geometry, GradFiles};
+use std::path::{Path, PathBuf};
+
+fn dataset(dir: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    small_dataset(dir, [8, 8, 5], 30.0, 3);
+    (dir.join("dwi.nii.gz"), dir.join("bvals"), dir.join("bvecs"), dir.join("mask.nii.gz"))
+}
+
+fn dti(dwi: &Path, bvals: &Path, bvecs: &Path, mask: Option<&Path>, out: &Path) -> (i32, String, String) {
+    let mut a = vec!["dti", "--backend", "cpu", "--dwi", s(dwi), "--bvals", s(bvals), "--bvecs", s(bvecs), "--out", s(out)];
+    if let Some(m) = mask {
+        a.extend(["--mask", s(m)]);
+    }
+    run(&a, &[("RUST_BACKTRACE", "1")])
+}
+
+fn rows(p: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(p).unwrap().lines().map(|l| l.split_whitespace().map(String::from).collect()).collect()
+}
+
+fn write_rows(p: &Path, r: &[Vec<String>]) {
+    std::fs::write(p, r.iter().map(|x| x.join(" ")).collect::<Vec<_>>().join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn bvecs_in_either_layout_and_nan_on_b0_volumes_read_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, _) = dataset(tmp.path());
+    let nvol = read_nifti(&dwi).unwrap().nvol();
+    let fsl = read_bvals_bvecs(&bvals, &bvecs, nvol).unwrap();
+    let r = rows(&bvecs);
+    // N x 3, one row per volume, as DIPY writes
+    let t: Vec<Vec<String>> = (0..nvol).map(|i| (0..3).map(|c| r[c][i].clone()).collect()).collect();
+    let nx3 = tmp.path().join("bvecs_nx3");
+    write_rows(&nx3, &t);
+    assert_eq!(read_bvals_bvecs(&bvals, &nx3, nvol).unwrap(), fsl);
+    // nan directions on the b = 0 volumes, as DIPY's sample data hold
+    let b: Vec<f64> = rows(&bvals)[0].iter().map(|x| x.parse().unwrap()).collect();
+    assert!(b[0] == 0.0);
+    let mut n = r.clone();
+    for c in 0..3 {
+        for i in (0..nvol).filter(|&i| b[i] == 0.0) {
+            n[c][i] = "nan".into();
+        }
+    }
+    let nan = tmp.path().join("bvecs_nan_b0");
+    write_rows(&nan, &n);
+    assert_eq!(read_bvals_bvecs(&bvals, &nan, nvol).unwrap(), fsl);
+    let (code, _, err) = dti(&dwi, &bvals, &nan, None, &tmp.path().join("o").join("dti"));
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn mrtrix_grad_table_in_scanner_axes_gives_the_fsl_table() {
+    // An x-flipped, rotated geometry (det < 0 and det > 0 both exercised).
+    for flip in [1.0f64, -1.0] {
+        let mut g = Geometry::synthetic([4, 4, 4], [2.0, 2.0, 2.0]);
+        let (c, s_) = (0.8f64, 0.6f64);
+        g.affine = [[2.0 * c * flip, -2.0 * s_, 0.0, 10.0], [2.0 * s_ * flip, 2.0 * c, 0.0, -5.0], [0.0, 0.0, 2.0, 3.0], [0.0, 0.0, 0.0, 1.0]];
+        let bvals = vec![0.0, 1000.0, 1000.0, 2000.0];
+        let dirs = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.6, 0.8], [0.48, 0.6, 0.64]];
+        let tmp = tempfile::tempdir().unwrap();
+        let b = tmp.path().join("grad.b");
+        let text: String = dirs
+            .iter()
+            .zip(&bvals)
+            .map(|(d, b)| {
+                let w = if *b > 0.0 { g.bvecs_to_world(*d) } else { *d };
+                format!("{} {} {} {}\n", w[0], w[1], w[2], b)
+            })
+            .collect();
+        std::fs::write(&b, text).unwrap();
+        let t = read_mrtrix_grad(&b, 4, &g).unwrap();
+        assert_eq!(t.bvals, bvals);
+        for (got, want) in t.bvecs.iter().zip(dirs) {
+            for k in 0..3 {
+                assert!((got[k] - want[k]).abs() < 1e-12, "flip {flip}: {got:?} vs {want:?}");
+            }
+        }
+        assert!(GradFiles::Mrtrix(&b).read(5, &g).unwrap_err().to_string().contains("expected 5 rows of 4"));
+    }
+}
+
+#[test]
+fn the_cli_takes_an_mrtrix_grad_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, mask) = dataset(tmp.path());
+    let v = read_nifti(&dwi).unwrap();
+    let t = read_bvals_bvecs(&bvals, &bvecs, v.nvol()).unwrap();
+    let b = tmp.path().join("grad.b");
+    let text: String = t.bvecs.iter().zip(&t.bvals).map(|(d, b)| {
+        let w = v.geom.bvecs_to_world(*d);
+        format!("{} {} {} {}\n", w[0], w[1], w[2], b)
+    }).collect();
+    std::fs::write(&b, text).unwrap();
+    let fsl = tmp.path().join("fsl");
+    let mrt = tmp.path().join("mrt");
+    assert_eq!(dti(&dwi, &bvals, &bvecs, Some(&mask), &fsl).0, 0);
+    let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&dwi), "--grad", s(&b), "--mask", s(&mask), "--out", s(&mrt)], &[]);
+    assert_eq!(code, 0, "{err}");
+    let a = read_nifti(&PathBuf::from(format!("{}_FA.nii.gz", fsl.display()))).unwrap();
+    let c = read_nifti(&PathBuf::from(format!("{}_FA.nii.gz", mrt.display()))).unwrap();
+    // same table up to the float text round trip: FA equal to float32 rounding of the fit
+    let worst = a.as_flat().iter().zip(c.as_flat()).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    assert!(worst < 1e-4, "FA differs by {worst}");
+}
+
+#[test]
+fn non_unit_gradients_and_small_b_values_are_warned_about_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, mask) = dataset(tmp.path());
+    let mut r = rows(&bvecs);
+    for c in 0..3 {
+        for v in r[c].iter_mut() {
+            *v = format!("{}", v.parse::<f64>().unwrap() * 0.7);
+        }
+    }
+    let short = tmp.path().join("bvecs_short");
+    write_rows(&short, &r);
+    let (code, _, err) = dti(&dwi, &bvals, &short, Some(&mask), &tmp.path().join("a").join("dti"));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning:") && err.contains(s(&short)) && err.contains("0.70") && err.contains("normalises"), "{err}");
+    let ms: Vec<String> = rows(&bvals)[0].iter().map(|x| format!("{}", x.parse::<f64>().unwrap() / 1000.0)).collect();
+    let bms = tmp.path().join("bvals_ms");
+    write_rows(&bms, &[ms]);
+    let (code, _, err) = dti(&dwi, &bms, &bvecs, Some(&mask), &tmp.path().join("b").join("dti"));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning:") && err.contains(s(&bms)) && err.contains("ms/um^2"), "{err}");
+    // unit vectors and s/mm^2: no warning
+    let (_, _, err) = dti(&dwi, &bvals, &bvecs, Some(&mask), &tmp.path().join("c").join("dti"));
+    assert!(!err.contains("warning"), "{err}");
+}
+
+#[test]
+fn nan_voxels_outside_the_mask_are_ignored_inside_skipped_with_a_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, mask) = dataset(tmp.path());
+    let v = read_nifti(&dwi).unwrap();
+    let m = read_nifti(&mask).unwrap();
+    let outside = (0..v.nvox()).find(|&i| m.as_flat()[i] == 0.0).expect("a voxel outside the mask");
+    let inside: Vec<usize> = (0..v.nvox()).filter(|&i| m.as_flat()[i] != 0.0).take(2).collect();
+    let mut d = v.as_flat().to_vec();
+    d[outside] = f32::NAN;
+    let only_out = tmp.path().join("nan_out.nii.gz");
+    write_nifti(&only_out, &v.geom, v.nvol(), &d).unwrap();
+    let (code, _, err) = dti(&only_out, &bvals, &bvecs, Some(&mask), &tmp.path().join("a").join("dti"));
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    d[2 * v.nvox() + inside[0]] = f32::INFINITY;
+    d[4 * v.nvox() + inside[1]] = f32::NAN;
+    let with_in = tmp.path().join("nan_in.nii.gz");
+    write_nifti(&with_in, &v.geom, v.nvol(), &d).unwrap();
+    let out = tmp.path().join("b").join("dti");
+    let (code, _, err) = dti(&with_in, &bvals, &bvecs, Some(&mask), &out);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning:") && err.contains(s(&with_in)) && err.contains("2 voxels in the mask") && err.contains("skipped"), "{err}");
+    let fa = read_nifti(&PathBuf::from(format!("{}_FA.nii.gz", out.display()))).unwrap();
+    assert!(fa.as_flat().iter().all(|x| x.is_finite()));
+    assert_eq!(fa.as_flat()[inside[0]], 0.0);
+    assert_eq!(fa.as_flat()[inside[1]], 0.0);
+    assert!(fa.as_flat()[inside[2.min(inside.len() - 1)]] >= 0.0);
+}
+
+#[test]
+fn masks_on_another_grid_are_refused_naming_both_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, mask) = dataset(tmp.path());
+    let v = read_nifti(&dwi).unwrap();
+    let m = read_nifti(&mask).unwrap();
+    let variants: [(&str, fn(&mut Geometry)); 3] = [
+        ("shifted", |g| g.header.srow_x[3] += 30.0),
+        ("scaled", |g| g.header.srow_y[1] *= 1.5),
+        ("flipped", |g| {
+            g.header.srow_x[0] = -g.header.srow_x[0];
+            g.header.srow_x[3] += 14.0;
+        }),
+    ];
+    for (name, change) in variants {
+        let mut g = m.geom.clone();
+        change(&mut g);
+        let p = tmp.path().join(format!("mask_{name}.nii.gz"));
+        write_nifti(&p, &g, 1, m.as_flat()).unwrap();
+        let e = read_mask_like(&p, &v.geom, &dwi, "mask").unwrap_err().to_string();
+        assert!(e.contains(s(&p)) && e.contains(s(&dwi)) && e.contains("affine"), "{name}: {e}");
+        let out = tmp.path().join(name);
+        let (code, _, err) = dti(&dwi, &bvals, &bvecs, Some(&p), &out.join("dti"));
+        assert_ne!(code, 0, "{name}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(s(&p)) && err.contains(s(&dwi)), "{err}");
+        assert!(!out.exists());
+    }
+    // a float32 round trip of the same affine is the same grid
+    let same = tmp.path().join("mask_same.nii.gz");
+    write_nifti(&same, &m.geom, 1, m.as_flat()).unwrap();
+    assert!(read_mask_like(&same, &v.geom, &dwi, "mask").is_ok());
+}
+
+#[test]
+fn all_zero_masks_and_rois_are_errors_in_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("d");
+    std::fs::create_dir_all(&d).unwrap();
+    let (dwi, bvals, bvecs, mask) = dataset(&d);
+    let m = read_nifti(&mask).unwrap();
+    let zero = d.join("zero.nii.gz");
+    write_nifti(&zero, &m.geom, 1, &vec![0.0; m.nvox()]).unwrap();
+    let o = |n: &str| tmp.path().join(n);
+    let (code, _, err) = dti(&dwi, &bvals, &bvecs, Some(&zero), &o("dti").join("x"));
+    assert!(code != 0 && err.contains("empty") && err.contains(s(&zero)), "dti: {err}");
+    let (code, _, err) = run(&["bedpost", "--backend", "cpu", "--dwi", s(&dwi), "--bvals", s(&bvals), "--bvecs", s(&bvecs), "--mask", s(&zero), "--out", s(&o("bp"))], &[]);
+    assert!(code != 0 && err.contains("empty") && err.contains(s(&zero)), "bedpost: {err}");
+    assert_eq!(dti(&dwi, &bvals, &bvecs, Some(&mask), &d.join("dti")).0, 0);
+    let tensor = d.join("dti_tensor.nii.gz");
+    let track = |extra: &[&str]| {
+        let mut a = vec!["track", "geodesic", "--backend", "cpu", "--tensor", s(&tensor), "--out"];
+        let out = o("t.tck");
+        let out = out.to_str().unwrap().to_string();
+        let mut args: Vec<String> = a.drain(..).map(String::from).collect();
+        args.push(out);
+        args.extend(extra.iter().map(|x| x.to_string()));
+        let refs: Vec<&str> = args.iter().map(|x| x.as_str()).collect();
+        run(&refs, &[])
+    };
+    for (what, args) in [("seed ROI", vec!["--seeds", s(&zero)]), ("target ROI", vec!["--seeds", s(&mask), "--target", s(&zero)]), ("tracking mask", vec!["--seeds", s(&mask), "--mask", s(&zero)])] {
+        let (code, _, err) = track(&args);
+        assert!(code != 0 && err.contains("empty") && err.contains(what) && err.contains(s(&zero)), "{what}: {err}");
+        assert!(!o("t.tck").exists());
+    }
+}
+
+#[test]
+fn track_refuses_useless_seeds_and_steps_and_takes_negative_numbers_to_its_own_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (dwi, bvals, bvecs, mask) = dataset(d);
+    assert_eq!(dti(&dwi, &bvals, &bvecs, Some(&mask), &d.join("dti")).0, 0);
+    let tensor = d.join("dti_tensor.nii.gz");
+    let out = d.join("t.tck");
+    let go = |extra: &[&str]| {
+        let mut a = vec!["track", "geodesic", "--backend", "cpu", "--tensor", s(&tensor), "--out", s(&out), "--force"];
+        a.extend_from_slice(extra);
+        run(&a, &[])
+    };
+    let far = d.join("far.csv");
+    std::fs::write(&far, "-500,-500,-500,1,0,0\n-500,-500,-500,0,1,0\n").unwrap();
+    let (code, _, err) = go(&["--seed-file", s(&far)]);
+    assert!(code != 0 && err.contains("none of the 2 seeds") && err.contains("outside the 8x8x5 volume"), "{err}");
+    // one of three inside: a warning with the count, and the run goes on
+    let g = read_nifti(&mask).unwrap().geom;
+    let m = read_nifti(&mask).unwrap();
+    let v = (0..m.nvox()).find(|&i| m.as_flat()[i] != 0.0).unwrap();
+    let w = g.voxel_to_world([(v % 8) as f64, ((v / 8) % 8) as f64, (v / 64) as f64]);
+    let some = d.join("some.csv");
+    std::fs::write(&some, format!("{},{},{},1,0,0\n-500,-500,-500,1,0,0\n900,0,0,1,0,0\n", w[0], w[1], w[2])).unwrap();
+    let (code, _, err) = go(&["--seed-file", s(&some)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning:") && err.contains("2 of 3 seeds lie outside the volume"), "{err}");
+    let (code, _, err) = go(&["--seeds", s(&mask), "--step", "-0.1"]);
+    assert!(code != 0 && err.contains("--step must be a positive number"), "{err}");
+    let (code, _, err) = go(&["--seeds", s(&mask), "--step", "50"]);
+    assert!(code != 0 && err.contains("longer than the volume"), "{err}");
+}
+
+#[test]
+fn images_without_a_mask_have_nan_voxels_zeroed_not_refused() {
+    // register's inputs: read_nifti keeps NaN (masks decide); read_finite zeroes them.
+    let tmp = tempfile::tempdir().unwrap();
+    let g = Geometry::synthetic([4, 4, 4], [1.0; 3]);
+    let mut d = vec![1.0f32; 64];
+    d[5] = f32::NAN;
+    d[9] = f32::NEG_INFINITY;
+    let p = tmp.path().join("img.nii.gz");
+    write_nifti(&p, &g, 1, &d).unwrap();
+    assert!(read_nifti(&p).unwrap().as_flat()[5].is_nan());
+    let v = neuroport::volume::read_finite(&p).unwrap();
+    assert_eq!((v.as_flat()[5], v.as_flat()[9], v.as_flat()[0]), (0.0, 0.0, 1.0));
+}

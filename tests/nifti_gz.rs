@@ -1,0 +1,187 @@
+//! NIfTI at disk speed, checked for correctness: the parallel writer's multi-member .nii.gz is
+//! read back exactly by our reader, by `gzip -d` and by nibabel; the one-pass reader decodes
+//! every integer type, byte order and scl_slope/scl_inter like the nifti crate did; the output
+//! type follows FSLOUTPUTTYPE.
+
+mod common;
+use common::*;
+use neuroport::volume::{read_nifti, write_gz, write_nifti, Geometry, OutputType, Outputs};
+use std::path::Path;
+
+/// A volume larger than two compression blocks, with values that do not compress to nothing.
+fn big_volume() -> (Geometry, usize, Vec<f32>) {
+    let g = Geometry::synthetic([64, 64, 40], [1.5, 1.5, 2.0]);
+    let nvol = 10; // 6.5 MB of float32: 2 data members of 4 MiB
+    let data: Vec<f32> = (0..g.nvox() * nvol).map(|i| ((i as f32) * 0.618).sin() * 100.0).collect();
+    (g, nvol, data)
+}
+
+/// Number of gzip members: walk the stream by decoding member after member.
+fn members(bytes: &[u8]) -> usize {
+    use std::io::Read;
+    let mut n = 0;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let mut d = flate2::bufread::GzDecoder::new(rest);
+        let mut sink = Vec::new();
+        d.read_to_end(&mut sink).expect("a valid member");
+        rest = d.into_inner();
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn parallel_gzip_is_multi_member_and_reads_back_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (g, nvol, data) = big_volume();
+    let p = tmp.path().join("v.nii.gz");
+    write_nifti(&p, &g, nvol, &data).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    // header member + ceil(6.55 MB / 4 MiB) = 2 data members: the reader must follow them all
+    assert_eq!(members(&bytes), 3);
+    let v = read_nifti(&p).unwrap();
+    assert_eq!(v.nvol(), nvol);
+    assert_eq!(v.as_flat(), &data[..]);
+    // gzip itself reads it as one stream, byte for byte the .nii
+    let nii = tmp.path().join("v.nii");
+    write_nifti(&nii, &g, nvol, &data).unwrap();
+    let out = std::process::Command::new("gzip").arg("-dc").arg(&p).output();
+    if let Ok(o) = out {
+        assert!(o.status.success());
+        assert_eq!(o.stdout, std::fs::read(&nii).unwrap());
+    }
+}
+
+#[test]
+fn write_gz_output_does_not_depend_on_the_thread_count() {
+    let raw: Vec<u8> = (0..9_000_000u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
+    let with = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut out = Vec::new();
+        pool.install(|| write_gz(&mut out, &[&raw[..100], &raw[100..]])).unwrap();
+        out
+    };
+    let one = with(1);
+    assert_eq!(one, with(2));
+    assert_eq!(one, with(5));
+}
+
+#[test]
+fn nibabel_reads_what_we_write() {
+    let Some(path) = std::env::var_os("NEUROPORT_NIBABEL") else {
+        if std::env::var_os("NEUROPORT_REQUIRE_NIBABEL").is_some() {
+            panic!("NEUROPORT_REQUIRE_NIBABEL is set but nibabel is not installed (. scripts/setup.sh installs it)");
+        }
+        eprintln!("SKIPPED: nibabel not installed (. scripts/setup.sh installs it and sets NEUROPORT_NIBABEL)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut g, nvol, data) = big_volume();
+    // an oblique, x-flipped affine, so a reader mixing up sform or the axis order shows it
+    g.header.srow_x = [-1.5, 0.1, 0.0, 90.0];
+    g.header.srow_y = [0.0, 1.5, 0.2, -126.0];
+    g.header.srow_z = [0.05, 0.0, 2.0, -72.0];
+    g.header.qform_code = 0;
+    let p = tmp.path().join("v.nii.gz");
+    write_nifti(&p, &g, nvol, &data).unwrap();
+    let raw = tmp.path().join("v.f32");
+    std::fs::write(&raw, bytemuck::cast_slice::<f32, u8>(&data)).unwrap();
+    let script = r#"
+import sys, nibabel as nib, numpy as np
+img = nib.load(sys.argv[1])
+a = np.asanyarray(img.dataobj)
+want = np.fromfile(sys.argv[2], dtype='<f4').reshape(a.shape, order='F')
+assert a.dtype == np.float32, a.dtype
+assert np.array_equal(a, want), 'voxels differ'
+s = img.header.get_sform()
+assert np.allclose(s[0], [-1.5, 0.1, 0.0, 90.0]) and np.allclose(s[2], [0.05, 0.0, 2.0, -72.0]), s
+print('nibabel', nib.__version__, a.shape)
+"#;
+    let o = std::process::Command::new(std::env::var("PYTHON").unwrap_or("python3".into()))
+        .env("PYTHONPATH", &path)
+        .args(["-c", script, s(&p), s(&raw)])
+        .output()
+        .expect("python runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "nibabel could not read our .nii.gz: {err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("(64, 64, 40, 10)"), "{out}");
+}
+
+/// A hand-made NIfTI of `datatype` with scaling, optionally big-endian.
+fn typed(dir: &Path, name: &str, datatype: i16, bitpix: i16, bytes: &[u8], slope: f32, inter: f32, big: bool) -> std::path::PathBuf {
+    let mut h = raw_nifti(&[2, 2, 1], datatype, bitpix, bytes);
+    h[112..116].copy_from_slice(&slope.to_le_bytes());
+    h[116..120].copy_from_slice(&inter.to_le_bytes());
+    if big {
+        // swap every header field to big-endian: the 2- and 4-byte fields we set
+        let mut b = h.clone();
+        b[0..4].copy_from_slice(&348i32.to_be_bytes());
+        for off in (40..56).step_by(2).chain([70, 72, 254]) {
+            let v = i16::from_le_bytes([h[off], h[off + 1]]);
+            b[off..off + 2].copy_from_slice(&v.to_be_bytes());
+        }
+        for off in (76..120).step_by(4).chain((280..328).step_by(4)) {
+            let v = f32::from_le_bytes(h[off..off + 4].try_into().unwrap());
+            b[off..off + 4].copy_from_slice(&v.to_be_bytes());
+        }
+        h = b;
+    }
+    let p = dir.join(name);
+    std::fs::write(&p, h).unwrap();
+    p
+}
+
+#[test]
+fn every_integer_type_byte_order_and_scaling_decodes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let vals = [-3i64, 0, 7, 100];
+    let cases: Vec<(&str, i16, i16, Vec<u8>, Vec<u8>)> = vec![
+        ("i16", 4, 16, vals.iter().flat_map(|&v| (v as i16).to_le_bytes()).collect(), vals.iter().flat_map(|&v| (v as i16).to_be_bytes()).collect()),
+        ("i32", 8, 32, vals.iter().flat_map(|&v| (v as i32).to_le_bytes()).collect(), vals.iter().flat_map(|&v| (v as i32).to_be_bytes()).collect()),
+        ("i8", 256, 8, vals.iter().map(|&v| v as i8 as u8).collect(), vals.iter().map(|&v| v as i8 as u8).collect()),
+        ("f64", 64, 64, vals.iter().flat_map(|&v| (v as f64).to_le_bytes()).collect(), vals.iter().flat_map(|&v| (v as f64).to_be_bytes()).collect()),
+        ("i64", 1024, 64, vals.iter().flat_map(|&v| v.to_le_bytes()).collect(), vals.iter().flat_map(|&v| v.to_be_bytes()).collect()),
+    ];
+    for (name, dt, bp, le, be) in cases {
+        for (big, bytes) in [(false, &le), (true, &be)] {
+            let p = typed(d, &format!("{name}-{big}.nii"), dt, bp, bytes, 0.5, 10.0, big);
+            let v = read_nifti(&p).unwrap_or_else(|e| panic!("{name} big={big}: {e:#}"));
+            let want: Vec<f32> = vals.iter().map(|&x| x as f32 * 0.5 + 10.0).collect();
+            assert_eq!(v.as_flat(), &want[..], "{name} big-endian={big}");
+        }
+    }
+    // uint8 with slope 0: no scaling (the NIfTI rule)
+    let p = typed(d, "u8.nii", 2, 8, &[1, 2, 3, 255], 0.0, 5.0, false);
+    assert_eq!(read_nifti(&p).unwrap().as_flat(), &[1.0, 2.0, 3.0, 255.0]);
+}
+
+#[test]
+fn output_type_follows_fsloutputtype() {
+    // The env is read per Outputs set; this test owns the variables in its own process.
+    let tmp = tempfile::tempdir().unwrap();
+    let g = Geometry::synthetic([3, 3, 3], [1.0; 3]);
+    std::env::set_var("FSLOUTPUTTYPE", "NIFTI");
+    let mut o = Outputs::new();
+    o.nifti(&tmp.path().join("a.nii.gz"), &g, 1, &[2.0; 27]).unwrap();
+    assert_eq!(o.commit().unwrap(), vec![tmp.path().join("a.nii")]);
+    std::env::set_var("NEUROPORT_OUTPUT_TYPE", "NIFTI_GZ");
+    let mut o = Outputs::new();
+    o.nifti(&tmp.path().join("b.nii.gz"), &g, 1, &[2.0; 27]).unwrap();
+    assert_eq!(o.commit().unwrap(), vec![tmp.path().join("b.nii.gz")]);
+    std::env::remove_var("NEUROPORT_OUTPUT_TYPE");
+    std::env::remove_var("FSLOUTPUTTYPE");
+    assert_eq!(std::fs::metadata(tmp.path().join("a.nii")).unwrap().len(), 352 + 27 * 4);
+    assert_eq!(read_nifti(&tmp.path().join("b.nii.gz")).unwrap().as_flat(), &[2.0; 27]);
+    assert_eq!(OutputType::Nifti.apply(Path::new("x/y_FA.nii.gz")), Path::new("x/y_FA.nii"));
+}
+
+#[test]
+fn cli_writes_uncompressed_with_fsloutputtype_nifti() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(&["synth", "--out", s(&tmp.path().join("d")), "--dims", "8,8,4"], &[("FSLOUTPUTTYPE", "NIFTI")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("dwi.nii\n") && !out.contains(".nii.gz"), "{out}");
+}

@@ -1,0 +1,209 @@
+//! Issue 11, "Outputs a user can trust": a failed, interrupted or killed run leaves nothing
+//! behind; existing files are kept unless --force; messages name the final file in plain words;
+//! the FSL files the next step expects are written.
+
+mod common;
+use common::*;
+use neuroport::volume::read_nifti;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn data(dir: &Path) -> [String; 4] {
+    small_dataset(dir, [8, 8, 5], 30.0, 3);
+    ["dwi.nii.gz", "bvals", "bvecs", "mask.nii.gz"].map(|n| dir.join(n).to_str().unwrap().to_string())
+}
+
+fn dti(d: &[String; 4], out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut a = vec!["dti", "--backend", "cpu", "--dwi", &d[0], "--bvals", &d[1], "--bvecs", &d[2], "--mask", &d[3], "--out", s(out)];
+    a.extend_from_slice(extra);
+    run(&a, &[("RUST_BACKTRACE", "1")])
+}
+
+const DTI_FILES: [&str; 12] = ["FA", "L1", "L2", "L3", "MD", "MO", "RGB", "S0", "V1", "V2", "V3", "tensor"];
+
+#[test]
+fn existing_outputs_are_kept_unless_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("d"));
+    let out = tmp.path().join("o");
+    assert_eq!(dti(&d, &out.join("x"), &[]).0, 0);
+    let md = out.join("x_MD.nii.gz");
+    std::fs::write(&md, b"old").unwrap();
+    let before = std::fs::read(out.join("x_FA.nii.gz")).unwrap();
+    let (code, _, err) = dti(&d, &out.join("x"), &[]);
+    assert_ne!(code, 0);
+    // the first of the command's files that exists, in its order (tensor first)
+    assert!(err.trim() == format!("error: {} already exists (use --force to overwrite)", out.join("x_tensor.nii.gz").display()), "{err}");
+    assert_eq!(std::fs::read(&md).unwrap(), b"old");
+    let (code, _, err) = dti(&d, &out.join("x"), &["--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(read_nifti(&md).is_ok(), "--force replaced the file");
+    assert_eq!(std::fs::read(out.join("x_FA.nii.gz")).unwrap(), before, "same inputs, same bytes");
+    assert_eq!(entries(&out).len(), 12, "{:?}", entries(&out));
+}
+
+#[test]
+fn a_failed_move_rolls_back_and_says_so_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("d"));
+    let out = tmp.path().join("o");
+    std::fs::create_dir_all(&out).unwrap();
+    // An old FA (replaced with --force before MD fails) and a folder where MD goes.
+    std::fs::write(out.join("dti_FA.nii.gz"), b"old FA").unwrap();
+    std::fs::create_dir_all(out.join("dti_MD.nii.gz").join("inside")).unwrap();
+    let (code, stdout, err) = dti(&d, &out.join("dti"), &["--force"]);
+    assert_ne!(code, 0);
+    assert!(stdout.is_empty());
+    let want = format!("error: cannot write {}: a folder stands there", out.join("dti_MD.nii.gz").display());
+    assert_eq!(err.trim(), want);
+    for bad in [".part", "Os {", "os error", "Io("] {
+        assert!(!err.contains(bad), "{err}");
+    }
+    // FA is the old one again, nothing else was left: no new file, no temporary, no backup
+    assert_eq!(std::fs::read(out.join("dti_FA.nii.gz")).unwrap(), b"old FA");
+    assert_eq!(entries(&out), vec!["dti_FA.nii.gz".to_string(), "dti_MD.nii.gz".to_string()]);
+}
+
+#[test]
+fn out_documents_its_meaning_and_a_trailing_slash_is_a_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("d"));
+    let out = tmp.path().join("res");
+    let (code, _, err) = dti(&d, Path::new(&format!("{}/", out.display())), &[]);
+    assert_eq!(code, 0, "{err}");
+    let mut want: Vec<String> = DTI_FILES.iter().map(|f| format!("dti_{f}.nii.gz")).collect();
+    want.sort();
+    assert_eq!(entries(&out), want);
+    for (cmd, words) in [
+        (&["dti", "--help"][..], "prefix"),
+        (&["bedpost", "--help"][..], "folder"),
+        (&["synth", "--help"][..], "folder"),
+        (&["track", "geodesic", "--help"][..], "file"),
+    ] {
+        let (_, help, _) = run(cmd, &[]);
+        let line = help.lines().skip_while(|l| !l.trim_start().starts_with("--out")).take(3).collect::<Vec<_>>().join(" ").to_lowercase();
+        assert!(line.contains(words), "{cmd:?}: {line}");
+    }
+    let (_, help, _) = run(&["--help"], &[]);
+    assert!(help.contains("FSLOUTPUTTYPE") && help.contains("--force"), "{help}");
+}
+
+#[test]
+fn dti_writes_every_map_dtifit_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("d"));
+    let p = tmp.path().join("o").join("dti");
+    assert_eq!(dti(&d, &p, &[]).0, 0);
+    let map = |f: &str| read_nifti(&PathBuf::from(format!("{}_{f}.nii.gz", p.display()))).unwrap();
+    let (l1, l2, l3, mo) = (map("L1"), map("L2"), map("L3"), map("MO"));
+    let (v1, v2, v3) = (map("V1"), map("V2"), map("V3"));
+    let mask = read_nifti(Path::new(&d[3])).unwrap();
+    let n = mask.nvox();
+    let mut checked = 0;
+    for v in (0..n).filter(|&v| mask.as_flat()[v] != 0.0) {
+        let (a, b, c) = (l1.as_flat()[v], l2.as_flat()[v], l3.as_flat()[v]);
+        // float32 eigenvalues of one tensor: ordered up to rounding (1e-9 mm^2/s at ~1e-3)
+        assert!(a >= b - 1e-9 && b >= c - 1e-9, "voxel {v}: {a} {b} {c}");
+        let m = mo.as_flat()[v];
+        assert!((-1.0..=1.0).contains(&m), "mode {m}");
+        let vec = |x: &neuroport::volume::Volume| [0, 1, 2].map(|k| x.as_flat()[k * n + v] as f64);
+        let (e1, e2, e3) = (vec(&v1), vec(&v2), vec(&v3));
+        let dot = |p: [f64; 3], q: [f64; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2];
+        // unit and orthogonal to float32 precision (Jacobi in f64, stored in f32: ~1e-6),
+        // except where two eigenvalues coincide and the pair's vectors are arbitrary
+        if (a - b).abs() > 1e-5 * a.abs() && (b - c).abs() > 1e-5 * a.abs() {
+            assert!(dot(e1, e2).abs() < 1e-3 && dot(e2, e3).abs() < 1e-5, "voxel {v}: {e1:?} {e2:?} {e3:?}");
+            assert!((dot(e2, e2) - 1.0).abs() < 1e-5);
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked} voxels checked");
+}
+
+#[test]
+fn bedpost_writes_the_files_probtrackx_expects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("d"));
+    let out = tmp.path().join("bp");
+    let (code, _, err) = run(
+        &["bedpost", "--backend", "cpu", "--dwi", &d[0], "--bvals", &d[1], "--bvecs", &d[2], "--mask", &d[3], "--out", s(&out), "--burnin", "20", "--samples", "4", "--thin", "1"],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let files = entries(&out);
+    for f in ["mean_th1samples", "mean_th2samples", "mean_ph1samples", "mean_ph2samples", "mean_fsumsamples", "nodif_brain_mask"] {
+        assert!(files.contains(&format!("{f}.nii.gz")), "{f} missing: {files:?}");
+    }
+    let mask = read_nifti(Path::new(&d[3])).unwrap();
+    assert_eq!(read_nifti(&out.join("nodif_brain_mask.nii.gz")).unwrap().as_flat(), mask.as_flat());
+    let f1 = read_nifti(&out.join("mean_f1samples.nii.gz")).unwrap();
+    let f2 = read_nifti(&out.join("mean_f2samples.nii.gz")).unwrap();
+    let fs = read_nifti(&out.join("mean_fsumsamples.nii.gz")).unwrap();
+    for v in 0..mask.nvox() {
+        assert!((f1.as_flat()[v] + f2.as_flat()[v] - fs.as_flat()[v]).abs() < 1e-6);
+    }
+    let th = read_nifti(&out.join("mean_th1samples.nii.gz")).unwrap();
+    assert!(th.as_flat().iter().all(|&t| (0.0..=std::f32::consts::PI).contains(&t)));
+}
+
+/// Starts `synth` writing a volume big enough to take a while, and returns the child.
+fn slow_synth(out: &Path, extra_env: &[(&str, &str)]) -> std::process::Child {
+    let mut c = bin();
+    c.args(["synth", "--out", s(out), "--dims", "96,96,60", "--dirs", "60"]);
+    for (k, v) in extra_env {
+        c.env(k, v);
+    }
+    c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap()
+}
+
+fn wait_for(cond: impl Fn() -> bool, secs: u64) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(secs) {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    false
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_removes_its_temporaries() {
+    // Hidden-name temporaries (as on filesystems without O_TMPFILE): SIGTERM removes them.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s");
+    let mut child = slow_synth(&out, &[("NEUROPORT_NO_TMPFILE", "1")]);
+    let seen = wait_for(|| entries(&out).iter().any(|e| e.starts_with(".neuroport-")), 60);
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(seen, "no temporary was ever seen");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.code().or(status.signal().map(|s| 128 + s)), Some(128 + libc::SIGTERM));
+    assert_eq!(entries(&out), Vec::<String>::new(), "left behind after SIGTERM");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_run_leaves_no_file_and_stale_temporaries_are_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s");
+    std::fs::create_dir_all(&out).unwrap();
+    // SIGKILL cannot be caught: unnamed temporaries die with the process.
+    let mut child = slow_synth(&out, &[]);
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = child.kill();
+    let _ = child.wait();
+    let left: Vec<String> = entries(&out).into_iter().filter(|e| e.starts_with('.')).collect();
+    assert_eq!(left, Vec::<String>::new());
+    // Temporaries of dead processes (ours, and the older .PID.part- names) go on the next run.
+    let dead = 4_194_000; // above any PID in use on a test machine
+    for n in [format!(".neuroport-{dead}.part-0-dwi.nii.gz"), format!(".{dead}.part-3-mask.nii.gz")] {
+        std::fs::write(out.join(n), b"stale").unwrap();
+    }
+    std::fs::write(out.join(".keep-me"), b"not ours").unwrap();
+    let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "8,8,4", "--force"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let hidden: Vec<String> = entries(&out).into_iter().filter(|e| e.starts_with('.')).collect();
+    assert_eq!(hidden, vec![".keep-me".to_string()]);
+}
