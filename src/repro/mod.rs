@@ -187,6 +187,7 @@ pub fn registry() -> Vec<Box<dyn Target>> {
         Box::new(crate::bedpost::repro::BedpostT3),
         Box::new(pipeline::Pipeline),
         Box::new(crate::register::repro::Airwc),
+        Box::new(crate::fim::repro::FimT1),
     ]
 }
 
