@@ -41,7 +41,15 @@ pub type CheckFn = fn(dev: &Device, reference: &Device, seed: u64) -> Result<Vec
 
 /// Every method's checks; later methods add theirs here.
 pub fn registry() -> Vec<(&'static str, CheckFn)> {
-    vec![("gpu-layer", crate::runtime::gpu::selftest::run), ("dti", crate::dti::check::run), ("geodesic", crate::geodesic::check::run), ("bedpost", crate::bedpost::check::run), ("probtrack", crate::probtrack::check::run), ("register", crate::register::check::run)]
+    vec![
+        ("gpu-layer", crate::runtime::gpu::selftest::run),
+        ("dti", crate::dti::check::run),
+        ("geodesic", crate::geodesic::check::run),
+        ("bedpost", crate::bedpost::check::run),
+        ("probtrack", crate::probtrack::check::run),
+        ("register", crate::register::check::run),
+        ("fim", crate::fim::check::run),
+    ]
 }
 
 /// Largest relative error as documented above; NaN/Inf anywhere (either side) gives infinity,

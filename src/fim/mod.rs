@@ -10,12 +10,14 @@
 //! baselines, fast sweeping with the Godunov and the Lax-Friedrichs Hamiltonian. The driver
 //! here talks only to [`FimKernels`].
 
+pub mod check;
 pub mod connectivity;
 pub mod cpu;
 pub mod godunov;
 pub mod gpu;
 pub mod lf;
 pub mod metric;
+pub mod repro;
 
 use crate::runtime::{Device, Timings};
 use anyhow::{bail, Result};

@@ -189,6 +189,7 @@ pub fn registry() -> Vec<Box<dyn Target>> {
         Box::new(crate::probtrack::repro::ProbtrackT4),
         Box::new(pipeline::Pipeline),
         Box::new(crate::register::repro::Airwc),
+        Box::new(crate::fim::repro::FimT1),
     ]
 }
 
