@@ -52,7 +52,7 @@ fn problem(seed: u64) -> Problem {
 }
 
 #[test]
-#[ignore = "open: on PoCL the block FIM stops up to 0.34 % away from node FIM at ~110 of 2926 voxels even without mask walls"]
+#[ignore = "open: node FIM (CPU) keeps a stale u < g(u) at a node where only the causal fallback applies (non-monotone g, see diag_residual); the block FIM ends at u = g(u) there, 0.34 % apart downstream"]
 fn block_fim_matches_node_fim_for_every_schedule() {
     let Some(dev) = opencl() else { return };
   for walls in [false, true] {
@@ -88,4 +88,56 @@ fn block_fim_matches_node_fim_for_every_schedule() {
         }
     }
   }
+}
+
+/// Diagnosis of the open mismatch (prints only). Measured on PoCL: every GPU schedule ends at
+/// u <= g(u) within 1e-6 (mostly), and within 2e-6 of the state plain Jacobi u = g(u) reaches
+/// from node FIM's result (that iteration then cycles at ~480 nodes in the last ulps); node FIM's
+/// own result differs from it by 0.34 % downstream of voxel (10,13,8), where no Godunov
+/// combination passes the validity test, the causal fallback gives g = 14.187 but node FIM
+/// holds 14.139 from an earlier neighbour state: the fallback makes g non-monotone, so the
+/// min-only update keeps an order-dependent value there.
+#[test]
+#[ignore = "diagnostic printout, not an assertion"]
+fn diag_residual() {
+    let Some(dev) = opencl() else { return };
+    let mut p = problem(3);
+    p.mask.iter_mut().for_each(|m| *m = 1);
+    let f32ref = cpu::node_fim::<f32>(&p, &Params::default()).u;
+    let f64ref = cpu::node_fim::<f64>(&p, &Params { tol: 0.0, ..Params::default() }).u;
+    let ih = cpu::inv_h::<f32>(&p);
+    let resid = |u: &[f32]| {
+        let uu: Vec<f32> = u.iter().map(|&x| if x.is_nan() { f32::INFINITY } else { x }).collect();
+        let (mut n, mut w) = (0, 0f32);
+        for v in 0..p.nvox() {
+            if p.source[v] != 0 || p.mask[v] == 0 { continue; }
+            let g = cpu::local(&p, &ih, &uu, v, fim::Validity::Index);
+            if g < uu[v] { let r = (uu[v] - g) / uu[v]; if r > 1e-6 { n += 1; } w = w.max(r); }
+        }
+        (n, w)
+    };
+    let cmp = |a: &[f32], b: &[f32]| { let mut n = 0; let mut w = 0f32; for v in 0..a.len() { if a[v].is_nan() {continue;} let r = (a[v]-b[v]).abs()/b[v].abs().max(1e-9); if r > 4e-6 { n += 1; } w = w.max(r);} (n, w) };
+    eprintln!("f32 node fim resid {:?}, f64 resid {:?}, f32 vs f64 {:?}", resid(&f32ref), resid(&f64ref), cmp(&f32ref, &f64ref));
+    {
+        let inf = |u: &[f32]| -> Vec<f32> { u.iter().map(|&x| if x.is_nan() { f32::INFINITY } else { x }).collect() };
+        let mut u = inf(&f32ref);
+        // Plain Jacobi u = g(u) (increases allowed) from the CPU state.
+        for it in 0..2000 {
+            let new: Vec<f32> = (0..u.len()).map(|v| if p.source[v] != 0 || p.mask[v] == 0 { u[v] } else { cpu::local(&p, &ih, &u, v, fim::Validity::Index) }).collect();
+            let ch = (0..u.len()).filter(|&v| new[v] != u[v]).count();
+            u = new;
+            if ch == 0 || it % 100 == 0 { eprintln!("jacobi it {it}: {ch} changed"); }
+            if ch == 0 { break; }
+        }
+        let mut gpu = None;
+        for inner in [1, 4] { let g = fim::solve(&dev, &p, &Params { inner, ..Params::default() }).unwrap(); eprintln!("fixed point vs gpu inner {inner} {:?}", cmp(&g.u, &u)); gpu = Some(g); }
+        let _ = gpu;
+        eprintln!("fixed point vs cpu {:?}", cmp(&f32ref, &u));
+    }
+    for host_list in [false, true] {
+        for inner in [1, 2, 4, 8] {
+            let got = fim::solve(&dev, &p, &Params { inner, host_list, ..Params::default() }).unwrap();
+            eprintln!("inner {inner} host {host_list}: it {} resid {:?} vs f32 {:?} vs f64 {:?}", got.iterations, resid(&got.u), cmp(&got.u, &f32ref), cmp(&got.u, &f64ref));
+        }
+    }
 }
