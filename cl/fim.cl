@@ -68,7 +68,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
     }
 }
 
-/* Step 2's candidates: the 6 neighbour blocks of every converged listed block. */
+/* Step 2's candidates: the inactive 6-neighbour blocks of every converged listed block. */
 NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                               NP_GLOBAL const int *NP_RESTRICT conv, np_fim_params p, NP_GLOBAL int *cand)
 {
@@ -77,12 +77,15 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
         int b = list[i];
         if (!conv[b]) continue;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
-        if (bx > 0) cand[b - 1] = 1;
-        if (bx < p.bx - 1) cand[b + 1] = 1;
-        if (by > 0) cand[b - p.bx] = 1;
-        if (by < p.by - 1) cand[b + p.bx] = 1;
-        if (bz > 0) cand[b - p.bx * p.by] = 1;
-        if (bz < p.bz - 1) cand[b + p.bx * p.by] = 1;
+        /* Only neighbours not still active (C_b false): one update of an active block must not
+         * mark it converged, or it leaves the list without its own neighbours being checked
+         * (node FIM likewise re-evaluates only neighbours outside the list). */
+        if (bx > 0 && conv[b - 1]) cand[b - 1] = 1;
+        if (bx < p.bx - 1 && conv[b + 1]) cand[b + 1] = 1;
+        if (by > 0 && conv[b - p.bx]) cand[b - p.bx] = 1;
+        if (by < p.by - 1 && conv[b + p.bx]) cand[b + p.bx] = 1;
+        if (bz > 0 && conv[b - p.bx * p.by]) cand[b - p.bx * p.by] = 1;
+        if (bz < p.bz - 1 && conv[b + p.bx * p.by]) cand[b + p.bx * p.by] = 1;
     }
 }
 
