@@ -3,7 +3,8 @@
 # release binary at ./dist/neuroport:
 #   PART=a: every check on every device, the layer's own costs, NIfTI I/O, the whole user
 #           pipeline at paper scale on both GPU APIs, probtrack-t2/-t4 (issues 7, 8, 11)
-#   PART=b: fim-t1 and airwc at paper scale (issues 9, 10)
+#   PART=b: fim-t1 and airwc at paper scale (issues 9, 10), probtrack-t2 on CUDA, and the layer's
+#           copies and the pipeline again after parallel staging copies
 # Each step has its own time limit, so one slow step cannot take the others' time.
 set -u
 cd "$(dirname "$0")/../.."
@@ -34,12 +35,16 @@ a)
   for b in cuda opencl:1:0; do step 60 $B reproduce probtrack-t4 --backend $b --scale paper --repeats 1 --out "$OUT/repro/t4-$b" 2>&1 | grep -vE "^  " | tail -30; done
   ;;
 b)
+  stamp "bench layer (staging copies on every core)"
+  step 30 $B bench layer --backend cuda | tee "$OUT/bench-layer-b.txt"
   stamp "fim-t1 at paper scale"
-  step 240 $B reproduce fim-t1 --backend all --scale paper --repeats 3 --out "$OUT/repro" 2>&1 | grep -vE "^  " | tail -45
+  step 170 $B reproduce fim-t1 --backend all --scale paper --repeats 3 --out "$OUT/repro" 2>&1 | grep -vE "^  " | tail -45
   stamp "airwc at paper scale"
-  step 240 $B reproduce airwc --backend all --scale paper --repeats 3 --out "$OUT/repro" 2>&1 | grep -vE "^  " | tail -45
-  stamp "fim and register check rows"
-  step 60 $B check --backend all --seed 9 2>&1 | grep -E "fim|register|device" | tee "$OUT/check-b.txt"
+  step 170 $B reproduce airwc --backend all --scale paper --repeats 3 --out "$OUT/repro" 2>&1 | grep -vE "^  " | tail -45
+  stamp "probtrack-t2 at paper scale (CUDA)"
+  step 110 $B reproduce probtrack-t2 --backend cuda --scale paper --repeats 1 --out "$OUT/repro" 2>&1 | grep -vE "^  " | tail -30
+  stamp "pipeline at paper scale (CUDA)"
+  step 60 $B reproduce pipeline --backend cuda --scale paper --repeats 1 --out "$OUT/repro" 2>&1 | grep -E "^\| |total"
   ;;
 esac
 stamp "done"
