@@ -91,7 +91,7 @@ fn bad_input_is_one_error_line_and_no_output() {
     let small = Geometry::synthetic([4, 4, 4], [1.0; 3]);
     write_nifti(&d.join("small.nii.gz"), &small, 1, &[1.0; 64]).unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("empty.nii.gz")], "no voxel inside the mask"),
+        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("empty.nii.gz")], "the region is empty"),
         (vec!["--tensor".into(), j("wm.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz")], "6 volumes"),
         (vec!["--tensor".into(), j("missing.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz")], "missing.nii.gz"),
         (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("small.nii.gz"), "--source".into(), j("r1.nii.gz")], "does not match"),
