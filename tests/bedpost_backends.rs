@@ -9,18 +9,8 @@ use neuroport::runtime::{BackendSpec, Device, Inventory};
 use neuroport::synth::gradient_table;
 use neuroport::bedpost::sim;
 
-fn opencl() -> Option<Device> {
-    let inv = Inventory::discover(None);
-    match inv.select_one(&BackendSpec::OpenCl(None)) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let required = std::env::var("NEUROPORT_REQUIRE_OPENCL").map(|v| v == "1").unwrap_or(false);
-            assert!(!required, "no OpenCL device but NEUROPORT_REQUIRE_OPENCL=1: {e:#}");
-            eprintln!("skipped: {e:#}");
-            None
-        }
-    }
-}
+mod common;
+use common::opencl;
 
 fn cpu(threads: Option<usize>) -> Device {
     Inventory::discover(threads).select_one(&BackendSpec::Cpu).unwrap()

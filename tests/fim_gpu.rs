@@ -1,19 +1,9 @@
 //! Block FIM on an OpenCL device (PoCL in CI) against the CPU node FIM.
 
 use neuroport::fim::{self, cpu, Params, Problem};
-use neuroport::{BackendSpec, Device, Inventory};
 
-fn opencl() -> Option<Device> {
-    match Inventory::discover(Some(2)).select_one(&BackendSpec::OpenCl(None)) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let required = std::env::var("NEUROPORT_REQUIRE_OPENCL").map(|v| v == "1").unwrap_or(false);
-            assert!(!required, "no OpenCL device but NEUROPORT_REQUIRE_OPENCL=1: {e:#}");
-            eprintln!("skipped: {e:#}");
-            None
-        }
-    }
-}
+mod common;
+use common::opencl;
 
 /// A smoothly varying anisotropic field on a grid that is not a multiple of 4 (padding), two
 /// sources, anisotropic voxels, a mask with a slab cut out (an unreachable pocket).

@@ -5,6 +5,7 @@ use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned}
 use super::args::Arg;
 use super::buffer::RawBuf;
 use super::texture::RawTexture;
+use super::timeline::{Interval, Timeline};
 use crate::runtime::opencl::{event_ms, ClDevice};
 use crate::runtime::{DeviceInfo, Timings};
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -38,14 +39,14 @@ pub struct ClQueueShared {
 pub struct ClQueue {
     dev: Arc<ClDevice>,
     shared: Arc<ClQueueShared>,
-    /// Events of kernels (true) and transfers (false) not yet added to the timings.
-    pending: Mutex<Vec<(bool, Event)>>,
-    /// Figures of events already resolved, added on the next `take_timings`.
-    carry: Mutex<Timings>,
+    timeline: Timeline<Event>,
 }
 
-/// Events kept before the oldest are resolved, so a long run does not hold thousands.
-const MAX_PENDING: usize = 2048;
+impl Interval for Event {
+    fn ms(&self) -> Result<f64> {
+        event_ms(self)
+    }
+}
 
 fn cl_err(what: &str, code: i32) -> anyhow::Error {
     anyhow!("{what}: OpenCL error {code} ({})", opencl3::error_codes::error_text(code))
@@ -56,7 +57,7 @@ impl ClQueue {
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&dev.context, CL_QUEUE_PROFILING_ENABLE)
             .with_context(|| format!("cannot create an OpenCL queue on {}", dev.info.name))?;
-        Ok(ClQueue { dev, shared: Arc::new(ClQueueShared { queue }), pending: Mutex::new(Vec::new()), carry: Mutex::new(Timings::default()) })
+        Ok(ClQueue { dev, shared: Arc::new(ClQueueShared { queue }), timeline: Timeline::new() })
     }
 
     fn q(&self) -> opencl3::types::cl_command_queue {
@@ -64,30 +65,8 @@ impl ClQueue {
     }
 
     fn track(&self, kernel: bool, ev: Event) -> Result<()> {
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        p.push((kernel, ev));
-        if p.len() > MAX_PENDING {
-            // Resolve the older half into the accumulated figures.
-            let old: Vec<_> = p.drain(..MAX_PENDING / 2).collect();
-            drop(p);
-            let t = resolve(old)?;
-            self.carry.lock().unwrap_or_else(|e| e.into_inner()).add(&t);
-        }
-        Ok(())
+        self.timeline.push(kernel, ev)
     }
-}
-
-fn resolve(evs: Vec<(bool, Event)>) -> Result<Timings> {
-    let mut t = Timings::default();
-    for (k, e) in evs {
-        let ms = event_ms(&e)?;
-        if k {
-            t.kernel_ms += ms;
-        } else {
-            t.transfer_ms += ms;
-        }
-    }
-    Ok(t)
 }
 
 fn raw(b: &RawBuf) -> Result<&ClMem> {
@@ -232,10 +211,7 @@ impl Queue for ClQueue {
     }
 
     fn take_timings(&self) -> Result<Timings> {
-        let evs = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut t = resolve(evs)?;
-        t.add(&std::mem::take(&mut *self.carry.lock().unwrap_or_else(|e| e.into_inner())));
-        Ok(t)
+        self.timeline.take()
     }
 
     fn mem_free(&self) -> u64 {

@@ -6,6 +6,7 @@ use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned}
 use super::args::Arg;
 use super::buffer::RawBuf;
 use super::texture::RawTexture;
+use super::timeline::{Interval, Timeline};
 use crate::runtime::cuda::CudaDevice;
 use crate::runtime::{DeviceInfo, Timings};
 use anyhow::{anyhow, bail, Result};
@@ -13,7 +14,7 @@ use cudarc::driver::result as cu;
 use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, DriverError};
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 fn err(what: &str, e: DriverError) -> anyhow::Error {
     anyhow!("{what}: {e:?}")
@@ -82,15 +83,12 @@ impl Drop for CuTexture {
 pub struct CuQueue {
     dev: Arc<CudaDevice>,
     stream: sys::CUstream,
-    /// (kernel?, start, end) of operations not yet added to the timings.
-    pending: Mutex<Vec<(bool, CuEvent, CuEvent)>>,
-    carry: Mutex<Timings>,
+    timeline: Timeline<(CuEvent, CuEvent)>,
 }
 // SAFETY: the stream is a driver handle, used with the owning context bound.
 unsafe impl Send for CuQueue {}
 unsafe impl Sync for CuQueue {}
 
-const MAX_PENDING: usize = 2048;
 
 fn raw(b: &RawBuf) -> Result<&CuMem> {
     match b {
@@ -99,25 +97,19 @@ fn raw(b: &RawBuf) -> Result<&CuMem> {
     }
 }
 
-fn resolve(evs: Vec<(bool, CuEvent, CuEvent)>) -> Result<Timings> {
-    let mut t = Timings::default();
-    for (k, s, e) in evs {
-        e.wait()?;
-        let ms = unsafe { cu::event::elapsed(s.ev, e.ev) }.map_err(|e| err("CUDA event timing failed", e))? as f64;
-        if k {
-            t.kernel_ms += ms;
-        } else {
-            t.transfer_ms += ms;
-        }
+/// A start/end event pair around one operation on the stream.
+impl Interval for (CuEvent, CuEvent) {
+    fn ms(&self) -> Result<f64> {
+        self.1.wait()?;
+        Ok(unsafe { cu::event::elapsed(self.0.ev, self.1.ev) }.map_err(|e| err("CUDA event timing failed", e))? as f64)
     }
-    Ok(t)
 }
 
 impl CuQueue {
     pub fn new(dev: Arc<CudaDevice>) -> Result<CuQueue> {
         dev.ctx.bind_to_thread().map_err(|e| err("cannot bind the CUDA context", e))?;
         let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking).map_err(|e| err("cannot create a CUDA stream", e))?;
-        Ok(CuQueue { dev, stream, pending: Mutex::new(Vec::new()), carry: Mutex::new(Timings::default()) })
+        Ok(CuQueue { dev, stream, timeline: Timeline::new() })
     }
 
     fn bind(&self) -> Result<()> {
@@ -132,15 +124,7 @@ impl CuQueue {
         unsafe { cu::event::record(s.ev, self.stream) }.map_err(|e| err("cannot record a CUDA event", e))?;
         f()?;
         unsafe { cu::event::record(e.ev, self.stream) }.map_err(|e| err("cannot record a CUDA event", e))?;
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        p.push((kernel, s, e));
-        if p.len() > MAX_PENDING {
-            let old: Vec<_> = p.drain(..MAX_PENDING / 2).collect();
-            drop(p);
-            let t = resolve(old)?;
-            self.carry.lock().unwrap_or_else(|e| e.into_inner()).add(&t);
-        }
-        Ok(())
+        self.timeline.push(kernel, (s, e))
     }
 }
 
@@ -308,10 +292,7 @@ impl Queue for CuQueue {
     }
 
     fn take_timings(&self) -> Result<Timings> {
-        let evs = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut t = resolve(evs)?;
-        t.add(&std::mem::take(&mut *self.carry.lock().unwrap_or_else(|e| e.into_inner())));
-        Ok(t)
+        self.timeline.take()
     }
 
     fn mem_free(&self) -> u64 {

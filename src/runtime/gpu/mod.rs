@@ -13,6 +13,7 @@ pub mod selftest;
 mod signature;
 mod staging;
 mod texture;
+mod timeline;
 
 pub use api::RawEvent as Event;
 pub use args::{args, Arg, Elem};
