@@ -32,6 +32,11 @@ fn devices_without_opencl_or_cuda_lists_the_cpu() {
     assert_eq!(devs[0]["spec"], "cpu");
     assert!(v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("CUDA unavailable: ")));
 
+    // `check --backend all` says which backends it could not try instead of passing silently
+    let (code, out, err) = run(&["check", "--backend", "all", "--seed", "1"], &bare_env());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("OpenCL unavailable: ") && out.contains("CUDA unavailable: "), "{out}");
+
     // asking for a backend that is not there: one clean line
     for (args, says) in [
         (vec!["check", "--backend", "cuda"], "no CUDA device cuda:0"),

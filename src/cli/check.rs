@@ -14,15 +14,21 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
+    let spec = ctx.backend_or_all();
+    let devices = ctx.inventory.select(&spec, true)?;
+    // "all" that silently checked the CPU alone would read as a pass for devices never tried.
+    let unavailable: Vec<&String> = if spec == neuroport::BackendSpec::All { ctx.inventory.notes.iter().collect() } else { Vec::new() };
     let reference = ctx.inventory.open_cpu()?;
     let seed = a.seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     let rows = run_all(&devices, &reference, seed);
     let failed = rows.iter().filter(|r| !r.pass).count();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "seed": seed, "rows": rows }))?);
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "seed": seed, "unavailable": unavailable, "rows": rows }))?);
     } else {
         println!("seed {seed}");
+        for n in &unavailable {
+            println!("{n}");
+        }
         let table: Vec<Vec<String>> = rows
             .iter()
             .map(|r| {

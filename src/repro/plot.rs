@@ -62,7 +62,7 @@ pub fn draw(r: &Report, path: &Path) -> Result<()> {
             let i = x.round();
             if (x - i).abs() < 1e-6 && i >= 0.0 { configs.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
         } else {
-            format!("{x}")
+            tick(x)
         }
     };
     if r.plot.log_y {
@@ -85,6 +85,7 @@ pub fn draw(r: &Report, path: &Path) -> Result<()> {
                 .x_desc(&r.plot.x_label)
                 .x_labels(if categorical { configs.len() * 2 + 1 } else { 10 })
                 .x_label_formatter(&label_x)
+                .y_label_formatter(&tick)
                 .y_desc(&r.plot.y_label)
                 .label_style(("sans-serif", 14))
                 .draw()
@@ -129,4 +130,37 @@ pub fn draw(r: &Report, path: &Path) -> Result<()> {
     }
     root.present().map_err(|e| anyhow!("cannot write {}: {e:?}", path.display()))?;
     Ok(())
+}
+
+/// A tick label of at most four significant digits, so float noise never shows
+/// (0.15000000000000002 -> 0.15, 0.010000000001 -> 0.01); scientific outside 1e-3..1e5.
+fn tick(v: &f64) -> String {
+    let a = v.abs();
+    if *v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    if !(1e-3..1e5).contains(&a) {
+        return format!("{v:.2e}");
+    }
+    let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ticks_are_rounded() {
+        assert_eq!(super::tick(&0.15000000000000002), "0.15");
+        assert_eq!(super::tick(&0.39999999999999997), "0.4");
+        assert_eq!(super::tick(&0.010000000001), "0.01");
+        assert_eq!(super::tick(&768.0), "768");
+        assert_eq!(super::tick(&12345.678), "12346");
+        assert_eq!(super::tick(&2.5e-5), "2.50e-5");
+        assert_eq!(super::tick(&0.0), "0");
+    }
 }
