@@ -36,25 +36,41 @@ impl DwiArgs {
     }
 }
 
-/// A tensor volume (6 volumes, FSL order, mm^2/s) read from `tensor`, or fitted on `device` from
-/// `dwi` with its `bvals`/`bvecs` inside `mask` (every voxel without one), and the file it came
-/// from: the input of the commands that take `--tensor` or `--dwi/--bvals/--bvecs`. Voxels
-/// holding NaN/Inf are zeroed (outside every mask) with a warning.
-pub fn tensor_or_fit(device: &Device, tensor: Option<&Path>, dwi: Option<&Path>, bvals: Option<&Path>, bvecs: Option<&Path>, mask: Option<&Path>) -> Result<(Vec<f32>, Geometry, PathBuf)> {
-    if let Some(t) = tensor {
-        let mut v = read_nifti(t)?;
-        if v.nvol() != 6 {
-            bail!("{}: a tensor volume has 6 volumes (FSL order xx,xy,xz,yy,yz,zz), this has {}", t.display(), v.nvol());
+/// The tensor input of the commands that take `--tensor` or `--dwi/--bvals/--bvecs` (track, fim).
+#[derive(clap::Args)]
+pub struct TensorInput {
+    /// Tensor volume from `neuroport dti` (PREFIX_tensor.nii.gz: 6 volumes, FSL order, mm^2/s)
+    #[arg(long, required_unless_present = "dwi", conflicts_with_all = ["dwi", "bvals", "bvecs"])]
+    pub tensor: Option<PathBuf>,
+    /// 4-D DWI volume, fitted first (with --bvals and --bvecs) instead of --tensor
+    #[arg(long, requires_all = ["bvals", "bvecs"])]
+    pub dwi: Option<PathBuf>,
+    #[arg(long)]
+    pub bvals: Option<PathBuf>,
+    #[arg(long)]
+    pub bvecs: Option<PathBuf>,
+}
+
+impl TensorInput {
+    /// The tensor volume (6 volumes, FSL order, mm^2/s), read or fitted on `device` inside `mask`
+    /// (every voxel without one), and the file it came from. Voxels holding NaN/Inf are zeroed
+    /// (outside every mask) with a warning.
+    pub fn load(&self, device: &Device, mask: Option<&Path>) -> Result<(Vec<f32>, Geometry, PathBuf)> {
+        if let Some(t) = &self.tensor {
+            let mut v = read_nifti(t)?;
+            if v.nvol() != 6 {
+                bail!("{}: a tensor volume has 6 volumes (FSL order xx,xy,xz,yy,yz,zz), this has {}", t.display(), v.nvol());
+            }
+            let mut all = vec![1u8; v.nvox()];
+            skip_nonfinite(&mut v, t, &mut all)?;
+            let g = v.geom.clone();
+            return Ok((v.into_flat(), g, t.clone()));
         }
-        let mut all = vec![1u8; v.nvox()];
-        skip_nonfinite(&mut v, t, &mut all)?;
-        let g = v.geom.clone();
-        return Ok((v.into_flat(), g, t.to_path_buf()));
+        let (Some(dwi), Some(bvals), Some(bvecs)) = (&self.dwi, &self.bvals, &self.bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
+        let (mut v, grads) = read_dwi_with(dwi, GradFiles::Fsl { bvals, bvecs })?;
+        let mask = mask_for(&mut v, dwi, mask)?;
+        let mut k = dti::kernels(device)?;
+        let r = dti::run(k.as_mut(), &v, &grads, &mask).with_context(|| format!("tensor fit of {}", dwi.display()))?;
+        Ok((r.fit.tensor, v.geom, dwi.clone()))
     }
-    let (Some(dwi), Some(bvals), Some(bvecs)) = (dwi, bvals, bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
-    let (mut v, grads) = read_dwi_with(dwi, GradFiles::Fsl { bvals, bvecs })?;
-    let mask = mask_for(&mut v, dwi, mask)?;
-    let mut k = dti::kernels(device)?;
-    let r = dti::run(k.as_mut(), &v, &grads, &mask).with_context(|| format!("tensor fit of {}", dwi.display()))?;
-    Ok((r.fit.tensor, v.geom, dwi.to_path_buf()))
 }

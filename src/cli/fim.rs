@@ -9,16 +9,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Tensor volume from `neuroport dti` (PREFIX_tensor.nii.gz: 6 volumes, FSL order, mm^2/s)
-    #[arg(long, required_unless_present = "dwi", conflicts_with_all = ["dwi", "bvals", "bvecs"])]
-    tensor: Option<PathBuf>,
-    /// 4-D DWI volume, fitted first (with --bvals and --bvecs) instead of --tensor
-    #[arg(long, requires_all = ["bvals", "bvecs"])]
-    dwi: Option<PathBuf>,
-    #[arg(long)]
-    bvals: Option<PathBuf>,
-    #[arg(long)]
-    bvecs: Option<PathBuf>,
+    #[command(flatten)]
+    input: super::dwi_args::TensorInput,
     /// White-matter mask: the front moves only inside it
     #[arg(long)]
     mask: PathBuf,
@@ -69,7 +61,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     }
     // The sweeping baselines are CPU methods: they ignore a GPU --backend.
     let device = if a.solver == Solver::Fim { ctx.inventory.select_one(&ctx.backend)? } else { ctx.inventory.open_cpu()? };
-    let (tensor, geom, from) = super::dwi_args::tensor_or_fit(&device, a.tensor.as_deref(), a.dwi.as_deref(), a.bvals.as_deref(), a.bvecs.as_deref(), Some(&a.mask))?;
+    let (tensor, geom, from) = a.input.load(&device, Some(&a.mask))?;
     let shown = from.display().to_string();
     let dims = geom.dims;
     let mask = read_mask_like(&a.mask, &geom, &from, "mask")?;

@@ -16,16 +16,8 @@ pub enum Command {
 
 #[derive(clap::Args)]
 pub struct GeodesicArgs {
-    /// Tensor volume from `neuroport dti` (PREFIX_tensor.nii.gz: 6 volumes, FSL order, mm^2/s)
-    #[arg(long, required_unless_present = "dwi", conflicts_with_all = ["dwi", "bvals", "bvecs"])]
-    tensor: Option<PathBuf>,
-    /// 4-D DWI volume, fitted first (with --bvals and --bvecs) instead of --tensor
-    #[arg(long, requires_all = ["bvals", "bvecs"])]
-    dwi: Option<PathBuf>,
-    #[arg(long)]
-    bvals: Option<PathBuf>,
-    #[arg(long)]
-    bvecs: Option<PathBuf>,
+    #[command(flatten)]
+    input: super::dwi_args::TensorInput,
     /// Tracking mask: fibres stop where they leave it (default: voxels with a fitted tensor); on
     /// the input's grid (same size and affine), as every ROI below
     #[arg(long)]
@@ -82,7 +74,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
 
 /// The tensor volume, its geometry and the file it came from, read or fitted.
 fn tensor_of(device: &Device, a: &GeodesicArgs) -> Result<(Vec<f32>, Geometry, PathBuf)> {
-    super::dwi_args::tensor_or_fit(device, a.tensor.as_deref(), a.dwi.as_deref(), a.bvals.as_deref(), a.bvecs.as_deref(), a.mask.as_deref())
+    a.input.load(device, a.mask.as_deref())
 }
 
 fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
