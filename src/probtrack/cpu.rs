@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 pub struct CpuProbtrack {
     cpu: Arc<Cpu>,
-    samples: Vec<f32>,
+    samples: Arc<Vec<f32>>,
     roi: Vec<u32>,
     seeds: Vec<u32>,
     visits: Vec<AtomicU32>,
@@ -28,7 +28,7 @@ impl CpuProbtrack {
     pub fn new(cpu: Arc<Cpu>) -> CpuProbtrack {
         CpuProbtrack {
             cpu,
-            samples: Vec::new(),
+            samples: Arc::new(Vec::new()),
             roi: Vec::new(),
             seeds: Vec::new(),
             visits: Vec::new(),

@@ -6,6 +6,7 @@
 //! holds the host logic, once for every device: batches, segments, compaction, aggregation. It
 //! talks only to [`ProbtrackKernels`]; `cpu.rs` and `gpu.rs` implement it.
 
+pub mod bench;
 pub mod check;
 pub mod cpu;
 pub mod field;

@@ -25,9 +25,9 @@ pub struct ProbtrackT4;
 
 /// (dataset, step in voxels, angular threshold) of Table II's rows.
 const T2: [(u32, f32, f32); 6] = [(1, 0.1, 0.9), (1, 0.2, 0.8), (1, 0.3, 0.85), (2, 0.1, 0.9), (2, 0.2, 0.85), (2, 0.3, 0.8)];
-const NSAMP: usize = 50;
+pub const NSAMP: usize = 50;
 const SPREAD_DEG: f64 = 4.0;
-const MAX_STEPS: usize = 1888;
+pub const MAX_STEPS: usize = 1888;
 /// At paper scale a CPU-like device (native CPU, PoCL) tracks 1 seed in this many and its time
 /// is scaled up (labelled).
 const CPU_SUBSET: usize = 16;
@@ -42,7 +42,7 @@ fn sets(scale: Scale) -> [Dataset; 2] {
 }
 
 /// The stand-in's field and seeds (every mask voxel).
-fn data(ds: &Dataset, seed: u64) -> (Field, Vec<u32>) {
+pub fn data(ds: &Dataset, seed: u64) -> (Field, Vec<u32>) {
     let g = synth::gradient_table(1, 6, 1000.0);
     let (vol, mask, truths) = sim::phantom(ds.dims, [ds.voxel_mm; 3], ds.nmask, &g, f64::INFINITY, seed ^ ds.id as u64);
     let geom = vol.geom.clone();
