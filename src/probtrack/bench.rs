@@ -77,10 +77,13 @@ fn of(t: &Tracks) -> Measured {
     }
 }
 
-/// `repeats` runs after a warm-up on a few seeds; the one of median wall time.
-pub fn measure(dev: &Device, field: &Field, seeds: &[u32], cfg: &Config, repeats: usize) -> Result<Measured> {
+/// `repeats` runs after a warm-up on a few seeds (unless `warmup` is off: for a profiler that
+/// must see the measured run's first launches); the one of median wall time.
+pub fn measure(dev: &Device, field: &Field, seeds: &[u32], cfg: &Config, repeats: usize, warmup: bool) -> Result<Measured> {
     let mut k = kernels(dev)?;
-    super::run(k.as_mut(), field, &seeds[..seeds.len().min(64)], cfg)?;
+    if warmup {
+        super::run(k.as_mut(), field, &seeds[..seeds.len().min(64)], cfg)?;
+    }
     let mut runs: Vec<Measured> = Vec::new();
     for _ in 0..repeats.max(1) {
         runs.push(of(&super::run(k.as_mut(), field, seeds, cfg)?));

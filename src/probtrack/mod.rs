@@ -357,8 +357,8 @@ pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Con
     k.upload(field, seeds)?;
     k.reset_visits()?;
     stats.trace.add(&k.take_timings());
-    let mut twin = if cfg.overlap { k.twin()? } else { None };
-    let per = batch_size(k, cfg, total, twin.is_some());
+    let per = batch_size(k, cfg, total, cfg.overlap);
+    let mut twin = if cfg.overlap && total > per { k.twin()? } else { None };
     let bar = progress_bar((total * if filtering { 2 } else { 1 }) as u64, cfg.progress);
     let rules = Rules::new(field, nseeds, cfg.max_steps);
     let p1 = cfg.params(field, nseeds, !filtering);

@@ -40,6 +40,9 @@ pub struct Args {
     bandwidth: f64,
     #[arg(long, default_value_t = 3)]
     repeats: usize,
+    /// No warm-up run (so a profiler's first launches are the measured run's)
+    #[arg(long)]
+    no_warmup: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long)]
@@ -73,7 +76,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
                     overlap,
                     ..Config::default()
                 };
-                let m = measure(dev, &field, &sub, &cfg, a.repeats)?;
+                let m = measure(dev, &field, &sub, &cfg, a.repeats, !a.no_warmup)?;
                 let floor = m.floor_ms(a.bandwidth);
                 let variant = format!("{}{}", if dev.is_cpu() { "cpu".to_string() } else { how.name().to_string() }, if overlap { "+overlap" } else { "" });
                 rows.push(vec![
