@@ -13,6 +13,16 @@ fn track(dev: &Device, f: &probtrack::Field, seeds: &[u32], c: &Config) -> Track
     probtrack::run(k.as_mut(), f, seeds, c).unwrap()
 }
 
+/// Every output of two runs equal.
+fn same(r: &Tracks, want: &Tracks, what: &str) {
+    assert_eq!(r.finished, want.finished, "{what}: paths lost or duplicated");
+    assert_eq!(r.total_steps, want.total_steps, "{what}");
+    assert_eq!(r.kept, want.kept, "{what}");
+    assert_eq!(r.lengths, want.lengths, "{what}");
+    assert_eq!(r.seed_targets, want.seed_targets, "{what}");
+    assert_eq!(r.visits, want.visits, "{what}");
+}
+
 #[test]
 fn opencl_traces_the_very_streamlines_of_the_cpu_reference() {
     let Some(dev) = opencl() else { return };
@@ -38,12 +48,7 @@ fn opencl_traces_the_very_streamlines_of_the_cpu_reference() {
             let r = track(&dev, &f, &seeds, &c);
             let want = if jitter { reference.clone() } else { track(&cpu, &f, &seeds, &c) };
             let what = format!("{s} {how:?} batch {batch:?} jitter {jitter}");
-            assert_eq!(r.finished, want.finished, "{what}: paths lost or duplicated");
-            assert_eq!(r.total_steps, want.total_steps, "{what}");
-            assert_eq!(r.kept, want.kept, "{what}");
-            assert_eq!(r.lengths, want.lengths, "{what}");
-            assert_eq!(r.seed_targets, want.seed_targets, "{what}");
-            assert_eq!(r.visits, want.visits, "{what}");
+            same(&r, &want, &what);
         }
     }
 }
@@ -114,11 +119,6 @@ fn two_batches_in_flight_give_the_serial_result() {
         let what = format!("{how:?}");
         assert!(serial.waytotal > 0 && both.stats.batches > 4, "{what}: {} batches", both.stats.batches);
         assert_eq!(both.stats.batches, serial.stats.batches, "{what}");
-        assert_eq!(both.finished, serial.finished, "{what}");
-        assert_eq!(both.kept, serial.kept, "{what}");
-        assert_eq!(both.lengths, serial.lengths, "{what}");
-        assert_eq!(both.seed_targets, serial.seed_targets, "{what}");
-        assert_eq!(both.visits, serial.visits, "{what}");
-        assert_eq!(both.total_steps, serial.total_steps, "{what}");
+        same(&both, &serial, &what);
     }
 }

@@ -284,6 +284,7 @@ fn batch_tally(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, rules: &R
 /// queue), two batches are in flight, one per thread: the host work of one (its compaction
 /// round trips on the host path, its results and tally) overlaps the kernels of the other
 /// (003 Fig. 8). Tallies are added in batch order, so the result is the serial run's.
+#[allow(clippy::too_many_arguments)]
 fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels>>, p: &Params, cfg: &Config, rules: &Rules, batches: &[Batch], bar: &ProgressBar, stats: &mut Stats) -> Result<Tally> {
     let mut out = rules.empty();
     let Some(twin) = twin.filter(|_| batches.len() > 1) else {
