@@ -15,6 +15,7 @@ pub mod connectivity;
 pub mod cpu;
 pub mod godunov;
 pub mod gpu;
+pub mod hg;
 pub mod lf;
 pub mod metric;
 pub mod repro;
@@ -140,14 +141,6 @@ pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> 
     p.validate()?;
     if params.block == 0 || params.inner == 0 || !(params.tol >= 0.0) {
         bail!("block size and iterations per block must be at least 1, tol non-negative");
-    }
-    // Where no Godunov combination passes a validity test the update falls back to a rule that is
-    // not monotone, and the block solver's result there depends on update order; Tsai's stricter
-    // test leaves more such nodes, and on GPUs it was measured 3e-4..5e-4 (relative) from the CPU
-    // node FIM with the same test (docs/fim.md). Until the local solver is monotone, it runs on
-    // the CPU only.
-    if params.validity == Validity::Tsai && params.solver == Solver::Fim && !device.is_cpu() {
-        bail!("Tsai's validity test runs on the CPU only (--backend cpu); GPUs use the paper's index test (docs/fim.md)");
     }
     kernels(device, params)?.solve(p, params)
 }
