@@ -42,6 +42,14 @@ NP_FN int np_fim_side(float pm, float pp, float ps)
     return -1;
 }
 
+/* src/fim/godunov.rs: tsai_tol (4 roundings of the differences, FLT_EPSILON = 2^-23). */
+NP_FN float np_fim_tsai_tol(const float *m, const float *ih, float u)
+{
+    float a = 0.0f;
+    for (int k = 0; k < 3; ++k) a = np_fmax(a, ih[k] * np_sqrt(np_fim_s(m, k, k)));
+    return 4.0f * 1.1920929e-7f * (1.0f + np_fabs(u) * a);
+}
+
 NP_FN float np_fim_tsai_select(float pm, float pp, float ps)
 {
     float a = pm - ps > 0.0f ? pm - ps : 0.0f;
@@ -107,8 +115,7 @@ NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, const
         if (tsai) {
             float gk[3] = {g[0], g[1], g[2]};
             gk[k] = np_fim_tsai_select(pm, pp, ps);
-            /* 1e-3: see Real::TSAI_TOL in src/fim/godunov.rs */
-            if (!(np_fabs(np_sqrt(np_fim_quad(m, gk, gk)) - 1.0f) < 1e-3f)) ok = 0;
+            if (!(np_fabs(np_sqrt(np_fim_quad(m, gk, gk)) - 1.0f) < np_fim_tsai_tol(m, ih, u))) ok = 0;
         } else if (np_fim_side(pm, pp, ps) != side[k]) {
             ok = 0;
         }
@@ -195,18 +202,18 @@ NP_FN float np_fim_hg2(const float *m, const float *iv)
     return best;
 }
 
-NP_FN int np_fim_above(const float *m, const float *ih, const float *nb, float u)
+NP_FN float np_fim_f(const float *m, const float *ih, const float *nb, float u)
 {
     float iv[6];
     for (int k = 0; k < 3; ++k) {
         iv[2 * k] = (u - nb[2 * k]) * ih[k];
         iv[2 * k + 1] = (nb[2 * k + 1] - u) * ih[k];
     }
-    return !(np_fim_hg2(m, iv) < 1.0f);
+    return np_fim_hg2(m, iv) - 1.0f;
 }
 
-/* g as the smallest U with H_G(U) >= 1, by bisection (src/fim/hg.rs: root). */
-NP_FN float np_fim_root(const float *m, const float *ih, const float *nb)
+/* g: H_G(U) = 1 to within 4 eps |U| by Illinois regula falsi (src/fim/hg.rs: root). */
+NP_FN float np_fim_root(const float *m, const float *ih, const float *nb, float guess)
 {
     float lo = NP_FIM_INF, step = 0.0f;
     for (int k = 0; k < 3; ++k) {
@@ -215,18 +222,42 @@ NP_FN float np_fim_root(const float *m, const float *ih, const float *nb)
         step = d > step ? d : step;
     }
     if (!(lo < NP_FIM_INF)) return NP_FIM_INF;
-    float hi = lo + step;
-    for (int i = 0; i < 64; ++i) {
-        if (np_fim_above(m, ih, nb, hi)) break;
-        lo = hi;
-        step += step;
-        hi = lo + step;
+    const float w4 = 4.0f * 1.1920929e-7f;
+    float fl = -1.0f, hi = NP_FIM_INF, fh = 0.0f;
+    if (guess < NP_FIM_INF && guess > lo) {
+        float fg = np_fim_f(m, ih, nb, guess);
+        if (fg >= 0.0f) {
+            float below = guess - w4 * np_fabs(guess);
+            float fb = np_fim_f(m, ih, nb, below);
+            if (fb < 0.0f) return guess;
+            hi = below; fh = fb;
+        } else {
+            lo = guess; fl = fg;
+        }
     }
-    for (;;) {
-        float mid = lo + (hi - lo) * 0.5f;
-        if (!(mid > lo && mid < hi)) return hi;
-        if (np_fim_above(m, ih, nb, mid)) hi = mid; else lo = mid;
+    for (int i = 0; i < 64 && !(hi < NP_FIM_INF); ++i) {
+        float x = lo + step, fx = np_fim_f(m, ih, nb, x);
+        if (fx >= 0.0f) { hi = x; fh = fx; }
+        else { lo = x; fl = fx; step += step; }
     }
+    if (!(hi < NP_FIM_INF)) return NP_FIM_INF;
+    int last = 0;
+    for (int i = 0; i < 200; ++i) {
+        if (hi - lo <= w4 * np_fabs(hi)) break;
+        float x = hi - fh * (hi - lo) / (fh - fl);
+        if (!(x > lo && x < hi)) x = lo + (hi - lo) * 0.5f;
+        float fx = np_fim_f(m, ih, nb, x);
+        if (fx >= 0.0f) {
+            hi = x; fh = fx;
+            if (last > 0) fl *= 0.5f;
+            last = 1;
+        } else {
+            lo = x; fl = fx;
+            if (last < 0) fh *= 0.5f;
+            last = -1;
+        }
+    }
+    return hi;
 }
 
 /* g(U_x): the smallest valid candidate where every extremum of eq. 6 is a minimum there, else
@@ -243,7 +274,7 @@ NP_FN float np_fim_solve(const float *m, const float *ih, const float *nb, int t
     }
     int all_min = 1;
     for (int k = 0; k < 3; ++k) if (best + best > nb[2 * k] + nb[2 * k + 1]) all_min = 0;
-    return best < NP_FIM_INF && all_min ? best : np_fim_root(m, ih, nb);
+    return best < NP_FIM_INF && all_min ? best : np_fim_root(m, ih, nb, best);
 }
 
 /* Solver settings shared with the host (#[repr(C)] FimParams in src/fim/gpu.rs). */

@@ -92,12 +92,15 @@ pub struct Params {
     pub inner: usize,
     /// GPU: keep the active list on the host (004 Sec. 5.2) instead of on the device.
     pub host_list: bool,
+    /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
+    /// solution then says `capped`.
+    pub max_sweeps: usize,
 }
 
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, tol: 1e-6, block: 4, inner: 4, host_list: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, tol: 1e-6, block: 4, inner: 4, host_list: false, max_sweeps: 0 }
     }
 }
 
@@ -112,6 +115,10 @@ pub struct Solution {
     pub updates: u64,
     /// Active nodes (CPU FIM) or blocks (GPU FIM) per iteration.
     pub active: Vec<u32>,
+    /// Fast sweeping stopped at `Params::max_sweeps` before converging.
+    pub capped: bool,
+    /// GPU: times the host waited on the queue inside the iteration loop.
+    pub host_syncs: usize,
     pub timings: Timings,
 }
 
