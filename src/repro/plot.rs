@@ -6,7 +6,6 @@ use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Once;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
@@ -78,7 +77,8 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// One line per series (device x variant) of `ours` against x (or the configuration's position),
 /// and the published figures as dashed lines with hollow markers. The legend goes below the
 /// plot area, so it never covers data.
-pub fn draw(r: &Report, path: &Path) -> Result<()> {
+/// Returns the PNG file's bytes (the caller writes it through its output set).
+pub fn draw(r: &Report) -> Result<Vec<u8>> {
     ensure_font();
     let configs: Vec<String> = {
         let mut v: Vec<String> = Vec::new();
@@ -155,62 +155,98 @@ pub fn draw(r: &Report, path: &Path) -> Result<()> {
     // Legend: two columns of entries below the chart.
     let legend_rows = lines.len().div_ceil(2) as u32;
     let legend_h = 20 * legend_rows + 20;
-    let root = BitMapBackend::new(path, (1100, 700 + legend_h)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
-    let (plot_area, legend_area) = root.split_vertically(700);
-    let mut b = ChartBuilder::on(&plot_area);
-    b.caption(&r.title, ("sans-serif", 22)).margin(15).x_label_area_size(45).y_label_area_size(80);
-    macro_rules! body {
-        ($chart:expr) => {{
-            let mut chart = $chart;
-            chart
-                .configure_mesh()
-                .x_desc(&r.plot.x_label)
-                .x_labels(if categorical { configs.len() * 2 + 1 } else { 10 })
-                .x_label_formatter(&label_x)
-                .y_label_formatter(&tick)
-                .y_desc(&r.plot.y_label)
-                .label_style(("sans-serif", 14))
-                .draw()
-                .map_err(|e| anyhow!("{e:?}"))?;
-            for l in &lines {
-                let line: Vec<(f64, f64)> = if categorical { Vec::new() } else { l.pts.clone() };
-                let c = l.color;
-                if l.published {
-                    chart.draw_series(DashedLineSeries::new(line, 6, 4, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
-                    chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 9, c.stroke_width(2)))).map_err(|e| anyhow!("{e:?}"))?;
-                } else {
-                    chart.draw_series(LineSeries::new(line, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
-                    chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(|e| anyhow!("{e:?}"))?;
+    let (w, h) = (1100u32, 700 + legend_h);
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    // The drawing areas borrow `rgb` until the end of this block.
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+        let (plot_area, legend_area) = root.split_vertically(700);
+        let mut b = ChartBuilder::on(&plot_area);
+        b.caption(&r.title, ("sans-serif", 22)).margin(15).x_label_area_size(45).y_label_area_size(80);
+        macro_rules! body {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_desc(&r.plot.x_label)
+                    .x_labels(if categorical { configs.len() * 2 + 1 } else { 10 })
+                    .x_label_formatter(&label_x)
+                    .y_label_formatter(&tick)
+                    .y_desc(&r.plot.y_label)
+                    .label_style(("sans-serif", 14))
+                    .draw()
+                    .map_err(|e| anyhow!("{e:?}"))?;
+                for l in &lines {
+                    let line: Vec<(f64, f64)> = if categorical { Vec::new() } else { l.pts.clone() };
+                    let c = l.color;
+                    if l.published {
+                        chart.draw_series(DashedLineSeries::new(line, 6, 4, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
+                        chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 9, c.stroke_width(2)))).map_err(|e| anyhow!("{e:?}"))?;
+                    } else {
+                        chart.draw_series(LineSeries::new(line, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
+                        chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(|e| anyhow!("{e:?}"))?;
+                    }
                 }
-            }
-        }};
-    }
-    let xr = x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0);
-    let (lx0, lx1) = (x0 * 0.8, x1 * 1.25);
-    let ylog = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
-    let xlog = || (lx0..lx1).log_scale().with_key_points(log_ticks(lx0, lx1));
-    match (r.plot.log_x && x0 > 0.0 && !categorical, r.plot.log_y) {
-        (true, true) => body!(b.build_cartesian_2d(xlog(), ylog()).map_err(|e| anyhow!("{e:?}"))?),
-        (true, false) => body!(b.build_cartesian_2d(xlog(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
-        (false, true) => body!(b.build_cartesian_2d(xr, ylog()).map_err(|e| anyhow!("{e:?}"))?),
-        (false, false) => body!(b.build_cartesian_2d(xr, y0..y1).map_err(|e| anyhow!("{e:?}"))?),
-    }
-    let font = ("sans-serif", 13).into_font();
-    for (i, l) in lines.iter().enumerate() {
-        let (x, y) = (95 + 500 * (i as i32 % 2), 10 + 20 * (i as i32 / 2));
-        let style = l.color.stroke_width(2);
-        if l.published {
-            legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 10, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
-            legend_area.draw(&Circle::new((x + 15, y + 7), 5, style)).map_err(|e| anyhow!("{e:?}"))?;
-        } else {
-            legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 25, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
-            legend_area.draw(&Circle::new((x + 12, y + 7), 4, l.color.filled())).map_err(|e| anyhow!("{e:?}"))?;
+            }};
         }
-        legend_area.draw(&Text::new(l.name.clone(), (x + 32, y), font.clone())).map_err(|e| anyhow!("{e:?}"))?;
+        let xr = x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0);
+        let (lx0, lx1) = (x0 * 0.8, x1 * 1.25);
+        let ylog = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
+        let xlog = || (lx0..lx1).log_scale().with_key_points(log_ticks(lx0, lx1));
+        match (r.plot.log_x && x0 > 0.0 && !categorical, r.plot.log_y) {
+            (true, true) => body!(b.build_cartesian_2d(xlog(), ylog()).map_err(|e| anyhow!("{e:?}"))?),
+            (true, false) => body!(b.build_cartesian_2d(xlog(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
+            (false, true) => body!(b.build_cartesian_2d(xr, ylog()).map_err(|e| anyhow!("{e:?}"))?),
+            (false, false) => body!(b.build_cartesian_2d(xr, y0..y1).map_err(|e| anyhow!("{e:?}"))?),
+        }
+        let font = ("sans-serif", 13).into_font();
+        for (i, l) in lines.iter().enumerate() {
+            let (x, y) = (95 + 500 * (i as i32 % 2), 10 + 20 * (i as i32 / 2));
+            let style = l.color.stroke_width(2);
+            if l.published {
+                legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 10, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+                legend_area.draw(&Circle::new((x + 15, y + 7), 5, style)).map_err(|e| anyhow!("{e:?}"))?;
+            } else {
+                legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 25, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+                legend_area.draw(&Circle::new((x + 12, y + 7), 4, l.color.filled())).map_err(|e| anyhow!("{e:?}"))?;
+            }
+            legend_area.draw(&Text::new(l.name.clone(), (x + 32, y), font.clone())).map_err(|e| anyhow!("{e:?}"))?;
+        }
+        root.present().map_err(|e| anyhow!("{e:?}"))?;
     }
-    root.present().map_err(|e| anyhow!("cannot write {}: {e:?}", path.display()))?;
-    Ok(())
+    Ok(png(w, h, &rgb))
+}
+
+/// An 8-bit RGB PNG of `rgb` (rows top to bottom, no filter, zlib-compressed).
+fn png(w: u32, h: u32, rgb: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut raw = Vec::with_capacity(rgb.len() + h as usize);
+    for row in rgb.chunks(w as usize * 3) {
+        raw.push(0);
+        raw.extend_from_slice(row);
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&raw).expect("writing to memory");
+    let idat = z.finish().expect("writing to memory");
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc.sum().to_be_bytes());
+    };
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    chunk(b"IHDR", &ihdr);
+    chunk(b"IDAT", &idat);
+    chunk(b"IEND", &[]);
+    out
 }
 
 /// A tick label of at most four significant digits, so float noise never shows
