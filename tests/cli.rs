@@ -215,3 +215,13 @@ fn bench_dti_reports_rates_per_stage() {
         assert!((r["ms_per_mvox"].as_f64().unwrap() - 1e9 / vps).abs() < 1e-6 * 1e9 / vps, "{r}");
     }
 }
+
+#[test]
+fn bench_geodesic_says_what_it_is_doing() {
+    // A full run takes minutes on CPUs: each device and interpolation is announced on stderr
+    // before it runs and its rate after, while stdout keeps the table only.
+    let (code, out, err) = run(&["bench", "geodesic", "--fibres", "64", "--steps", "20", "--dims", "64,16,16", "--repeats", "1", "--backend", "cpu"], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("bench geodesic on cpu") && err.contains("64 fibres x 20 steps") && err.contains("steps/s ("), "{err}");
+    assert!(out.starts_with("geodesic rk2 steps/s") && !out.contains("bench geodesic on"), "{out}");
+}
