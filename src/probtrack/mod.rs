@@ -6,6 +6,7 @@
 //! holds the host logic, once for every device: batches, segments, compaction, aggregation. It
 //! talks only to [`ProbtrackKernels`]; `cpu.rs` and `gpu.rs` implement it.
 
+pub mod bench;
 pub mod check;
 pub mod cpu;
 pub mod field;
@@ -15,11 +16,15 @@ pub mod phantom;
 pub mod repro;
 pub mod schedule;
 pub mod step;
+pub mod tally;
 
 use crate::runtime::{timing::wall_ms, Device, Timings};
 use anyhow::{bail, Result};
 pub use field::Field;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use tally::{Rules, Tally};
 pub use schedule::Schedule;
 pub use step::{Params, Path};
 
@@ -58,6 +63,9 @@ pub struct Config {
     pub compaction: Compaction,
     /// Most streamlines per batch (default: what fits the device).
     pub max_batch: Option<usize>,
+    /// Two batches in flight on two queues, the host work of one overlapping the kernels of the
+    /// other (003 Fig. 8); same result as the serial run. No effect on the CPU backend.
+    pub overlap: bool,
     pub progress: bool,
 }
 
@@ -74,6 +82,7 @@ impl Default for Config {
             seed: 0,
             compaction: Compaction::Device,
             max_batch: None,
+            overlap: false,
             progress: false,
         }
     }
@@ -151,7 +160,7 @@ impl Batch<'_> {
 
 /// The device operations of the tracker. The samples, ROI words and seeds live on the device
 /// from `upload` on; a batch of paths from `start` to `results`.
-pub trait ProbtrackKernels {
+pub trait ProbtrackKernels: Send {
     fn name(&self) -> String;
     fn upload(&mut self, field: &Field, seeds: &[u32]) -> Result<()>;
     /// Most streamlines one batch may hold on this device.
@@ -169,6 +178,12 @@ pub trait ProbtrackKernels {
     /// Voxel entries counted so far (one per voxel).
     fn visits(&mut self) -> Result<Vec<u32>>;
     fn take_timings(&mut self) -> Timings;
+    /// A second tracker on the same device and uploaded data with its own queue, for a second
+    /// batch in flight; None where that gains nothing (the CPU: the same cores).
+    fn twin(&mut self) -> Result<Option<Box<dyn ProbtrackKernels>>>;
+    /// Test hook: the ids of the live paths in their array order, and every path's result slot
+    /// (steps; negative while the path has none).
+    fn progress(&mut self) -> Result<(Vec<u32>, Vec<i32>)>;
 }
 
 /// The tracker on `device`.
@@ -212,39 +227,122 @@ pub struct Stats {
     /// Tracing launches, start-up and results; compaction (003's "reduction") apart.
     pub trace: Timings,
     pub compact: Timings,
+    /// Host time turning the batches' results into the outputs (`tally`), outside `trace`.
+    pub tally_ms: f64,
+    /// Wall time of the whole run, upload to visitation map (overlapped work counts once).
+    pub wall_ms: f64,
+    /// Batches, and how many were traced on the second queue (`Config::overlap`).
+    pub batches: usize,
+    pub overlapped: usize,
 }
 
-/// Runs every batch through the schedule; returns the live path count after each segment via
-/// `on_segment` and the per-path results via `on_batch`.
-fn pass(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, batches: &[Batch], bar: &ProgressBar, t: &mut Stats, mut on_batch: impl FnMut(&Batch, &[i32], &[u32])) -> Result<()> {
-    let segs = cfg.schedule.segments(cfg.max_steps);
-    for b in batches {
-        let mut live = k.start(p, *b)?;
-        t.paths += 2 * b.len() as u64;
-        for &n in &segs {
-            if live == 0 {
-                break;
-            }
-            k.segment(p, n)?;
-            t.trace.add(&k.take_timings());
-            live = k.compact(cfg.compaction)?;
-            t.compact.add(&k.take_timings());
-            t.launches += 1;
-        }
-        if live != 0 {
-            bail!("{live} paths still live after the last segment");
-        }
-        let (steps, flags) = k.results()?;
-        t.trace.add(&k.take_timings());
-        let ((), ms) = wall_ms(|| on_batch(b, &steps, &flags));
-        t.trace.host_ms += ms;
-        bar.inc(b.len() as u64);
+impl Stats {
+    fn add(&mut self, o: &Stats) {
+        self.paths += o.paths;
+        self.launches += o.launches;
+        self.trace.add(&o.trace);
+        self.compact.add(&o.compact);
+        self.tally_ms += o.tally_ms;
+        self.batches += o.batches;
+        self.overlapped += o.overlapped;
     }
-    Ok(())
+}
+
+/// Runs one batch through the schedule on one kernel object: start, then per segment a launch
+/// and a compaction of the unfinished paths; returns every path's (steps, ROI flags).
+pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: Compaction, b: Batch, t: &mut Stats) -> Result<(Vec<i32>, Vec<u32>)> {
+    let mut live = k.start(p, b)?;
+    t.paths += 2 * b.len() as u64;
+    t.batches += 1;
+    for &n in segs {
+        if live == 0 {
+            break;
+        }
+        k.segment(p, n)?;
+        t.trace.add(&k.take_timings());
+        live = k.compact(how)?;
+        t.compact.add(&k.take_timings());
+        t.launches += 1;
+    }
+    if live != 0 {
+        bail!("{live} paths still live after the last segment");
+    }
+    let r = k.results()?;
+    t.trace.add(&k.take_timings());
+    Ok(r)
+}
+
+/// One batch traced and tallied on `k`.
+fn batch_tally(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, rules: &Rules, b: Batch, t: &mut Stats) -> Result<Tally> {
+    let (steps, flags) = run_batch(k, p, &cfg.schedule.segments(cfg.max_steps), cfg.compaction, b, t)?;
+    let (tally, ms) = wall_ms(|| rules.tally(&b, &steps, &flags));
+    t.tally_ms += ms;
+    tally
+}
+
+/// Every batch through the schedule, tallied. With a twin (a second kernel object on its own
+/// queue), two batches are in flight, one per thread: the host work of one (its compaction
+/// round trips on the host path, its results and tally) overlaps the kernels of the other
+/// (003 Fig. 8). Tallies are added in batch order, so the result is the serial run's.
+#[allow(clippy::too_many_arguments)]
+fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels>>, p: &Params, cfg: &Config, rules: &Rules, batches: &[Batch], bar: &ProgressBar, stats: &mut Stats) -> Result<Tally> {
+    let mut out = rules.empty();
+    let Some(twin) = twin.filter(|_| batches.len() > 1) else {
+        for b in batches {
+            let t = batch_tally(k, p, cfg, rules, *b, stats)?;
+            out.add(t);
+            bar.inc(b.len() as u64);
+        }
+        return Ok(out);
+    };
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let slots: Vec<Mutex<Option<Tally>>> = batches.iter().map(|_| Mutex::new(None)).collect();
+    let worker = |k: &mut dyn ProbtrackKernels| -> Result<Stats> {
+        let mut st = Stats::default();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= batches.len() || failed.load(Ordering::Relaxed) {
+                return Ok(st);
+            }
+            match batch_tally(k, p, cfg, rules, batches[i], &mut st) {
+                Ok(t) => *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(t),
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            bar.inc(batches[i].len() as u64);
+        }
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let h = s.spawn(|| worker(twin.as_mut()));
+        let a = worker(k);
+        (a, h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the second tracking thread panicked"))))
+    });
+    let (a, mut b) = (a?, b?);
+    b.overlapped = b.batches;
+    stats.add(&a);
+    stats.add(&b);
+    for s in slots {
+        let t = s.into_inner().unwrap_or_else(|e| e.into_inner()).ok_or_else(|| anyhow::anyhow!("a batch was never traced"))?;
+        out.add(t);
+    }
+    Ok(out)
 }
 
 fn batches(n: usize, per: usize) -> Vec<Batch<'static>> {
     (0..n).step_by(per.max(1)).map(|t0| Batch::Range(t0 as u32, per.min(n - t0))).collect()
+}
+
+/// Streamlines per batch: what fits the device (and `max_batch`); with overlap at least four
+/// batches (two in flight, alternating) of no fewer than 2^16 streamlines each.
+fn batch_size(k: &dyn ProbtrackKernels, cfg: &Config, total: usize, overlap: bool) -> usize {
+    let mut per = k.max_batch().min(cfg.max_batch.unwrap_or(usize::MAX)).max(1);
+    if overlap && cfg.max_batch.is_none() {
+        per = per.min(total.div_ceil(4).max(1 << 16));
+    }
+    per
 }
 
 /// Tracks `cfg.nsamples` streamlines from every seed voxel (flat indices) on `k`. With
@@ -252,59 +350,49 @@ fn batches(n: usize, per: usize) -> Vec<Batch<'static>> {
 /// counted in a second pass over the kept streamlines alone (they are traced again, identically).
 pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Config) -> Result<Tracks> {
     cfg.validate(seeds.len())?;
+    let t0 = std::time::Instant::now();
     let nseeds = seeds.len();
     let total = nseeds * cfg.nsamples;
     let filtering = field.nwaypoints > 0 || field.roi.iter().any(|&w| w & field::EXCLUDE != 0);
-    let ntarg = field.targets.len();
-    let mut t = Tracks { nseeds, nsamples: cfg.nsamples, seed_targets: vec![0; nseeds * ntarg], lengths: vec![0; 2 * cfg.max_steps + 1], ..Tracks::default() };
     let mut stats = Stats::default();
     k.upload(field, seeds)?;
     k.reset_visits()?;
     stats.trace.add(&k.take_timings());
-    let per = k.max_batch().min(cfg.max_batch.unwrap_or(usize::MAX)).max(1);
+    let per = batch_size(k, cfg, total, cfg.overlap);
+    let mut twin = if cfg.overlap && total > per { k.twin()? } else { None };
     let bar = progress_bar((total * if filtering { 2 } else { 1 }) as u64, cfg.progress);
+    let rules = Rules::new(field, nseeds, cfg.max_steps);
     let p1 = cfg.params(field, nseeds, !filtering);
-    let need = field.waypoint_bits();
-    let tbits: Vec<u32> = (0..ntarg).map(|j| field.target_bit(j)).collect();
-    pass(k, &p1, cfg, &batches(total, per), &bar, &mut stats, |b, steps, flags| {
-        let n = b.len();
-        for j in 0..n {
-            let (s0, s1) = (steps[j], steps[n + j]);
-            let f = flags[j] | flags[n + j];
-            t.total_steps += (s0 + s1) as u64;
-            t.longest = t.longest.max(s0.max(s1) as u32);
-            t.finished += 2;
-            if f & field::EXCLUDE != 0 || f & need != need {
-                continue;
-            }
-            let st = b.streamline(j);
-            t.kept.push(st);
-            t.lengths[(s0 + s1) as usize] += 1;
-            let seed = st as usize % nseeds;
-            for (c, &bit) in tbits.iter().enumerate() {
-                if f & bit != 0 {
-                    t.seed_targets[seed * ntarg + c] += 1;
-                }
-            }
-        }
-    })?;
-    t.waytotal = t.kept.len() as u64;
+    let tally = pass(k, twin.as_mut(), &p1, cfg, &rules, &batches(total, per), &bar, &mut stats)?;
     if filtering {
         let p2 = cfg.params(field, nseeds, true);
-        let kept = std::mem::take(&mut t.kept);
-        let lists: Vec<Batch> = kept.chunks(per).map(Batch::List).collect();
-        pass(k, &p2, cfg, &lists, &bar, &mut stats, |_, _, _| {})?;
-        t.kept = kept;
+        let lists: Vec<Batch> = tally.kept.chunks(per).map(Batch::List).collect();
+        pass(k, twin.as_mut(), &p2, cfg, &rules, &lists, &bar, &mut stats)?;
     }
     bar.finish_and_clear();
-    t.visits = k.visits()?;
+    let mut visits = k.visits()?;
     stats.trace.add(&k.take_timings());
-    t.stats = stats;
     // The seed voxel is where every half starts; the kernels count entries only.
-    for &st in &t.kept {
-        t.visits[seeds[st as usize % nseeds] as usize] += 1;
-    }
-    Ok(t)
+    let ((), ms) = wall_ms(|| {
+        for &st in &tally.kept {
+            visits[seeds[st as usize % nseeds] as usize] += 1;
+        }
+    });
+    stats.tally_ms += ms;
+    stats.wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(Tracks {
+        nseeds,
+        nsamples: cfg.nsamples,
+        waytotal: tally.kept.len() as u64,
+        kept: tally.kept,
+        seed_targets: tally.seed_targets,
+        visits,
+        lengths: tally.lengths,
+        total_steps: tally.total_steps,
+        longest: tally.longest,
+        finished: tally.finished,
+        stats,
+    })
 }
 
 fn progress_bar(len: u64, show: bool) -> ProgressBar {

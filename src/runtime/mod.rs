@@ -106,19 +106,40 @@ pub struct Inventory {
 
 impl Inventory {
     pub fn discover(threads: Option<usize>) -> Inventory {
+        Self::discover_for(threads, None)
+    }
+
+    /// Probes only the APIs that `spec` can pick from (every API when None): initialising an
+    /// OpenCL platform or a CUDA context costs tenths of a second, a large part of a short
+    /// command's wall time. `auto` looks at OpenCL only when CUDA has no device.
+    pub fn discover_for(threads: Option<usize>, spec: Option<&BackendSpec>) -> Inventory {
         let mut notes = Vec::new();
         let mut cpu = cpu::host_info();
         if let Some(t) = threads {
             cpu.compute_units = t as u32;
         }
-        let opencl = opencl::probe().unwrap_or_else(|e| {
-            notes.push(format!("OpenCL unavailable: {e}"));
+        let (want_cuda, want_opencl) = match spec {
+            Some(BackendSpec::Cpu) => (false, false),
+            Some(BackendSpec::Cuda(_)) | Some(BackendSpec::Auto) => (true, false),
+            Some(BackendSpec::OpenCl(_)) => (false, true),
+            _ => (true, true),
+        };
+        let cuda = if want_cuda {
+            cuda::probe().unwrap_or_else(|e| {
+                notes.push(format!("CUDA unavailable: {e}"));
+                Vec::new()
+            })
+        } else {
             Vec::new()
-        });
-        let cuda = cuda::probe().unwrap_or_else(|e| {
-            notes.push(format!("CUDA unavailable: {e}"));
+        };
+        let opencl = if want_opencl || (spec == Some(&BackendSpec::Auto) && cuda.is_empty()) {
+            opencl::probe().unwrap_or_else(|e| {
+                notes.push(format!("OpenCL unavailable: {e}"));
+                Vec::new()
+            })
+        } else {
             Vec::new()
-        });
+        };
         Inventory { cpu, opencl, cuda, notes, threads }
     }
 
