@@ -58,7 +58,7 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
             let p = TraceParams { step: a.step, max_steps: a.steps, method: a.method, interp, record: a.points, ..Default::default() };
             let n = if dev.info().is_gpu { a.fibres } else { a.cpu_fibres.min(a.fibres) };
             // Progress on stderr: a full run takes minutes on CPUs.
-            eprintln!("  bench geodesic on {} [{}]: {n} fibres x {} steps, {} timed runs after a warm-up", dev.label(), interp.label(), a.steps, a.repeats);
+            eprintln!("  bench geodesic on {} [{}]: {n} fibres x {} steps, {} timed runs after a warm-up", dev.label(), if dev.is_cpu() { "float64 reference" } else { interp.label() }, a.steps, a.repeats);
             let m = steps_per_second(dev, &fields, n, &p, a.repeats, a.seed)?;
             eprintln!("    {:.3e} steps/s ({:.1} ms kernel)", m.steps_per_s(), m.timings.kernel_ms);
             let bps = bytes_per_step(&p);
