@@ -90,7 +90,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     }
     check_free([a.out.as_path(), output::csv_path(&a.out).as_path()])?;
     let device = ctx.inventory.select_one(&ctx.backend)?;
-    let (tensor, geom, source) = tensor_of(&device, &a)?;
+    let (mut tensor, geom, source) = tensor_of(&device, &a)?;
+    // A fitted tensor is already repaired; a read one may not be positive definite.
+    let repaired = if a.input.tensor.is_some() { dti::repair_tensors(&mut tensor) } else { 0 };
     let dims = geom.dims;
     let nvox = geom.nvox();
     let longest = dims.iter().map(|&d| d as f32).fold(0.0, f32::max);
@@ -148,7 +150,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let written = out.commit()?;
     let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64;
     eprintln!(
-        "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms",
+        "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms{}",
         device.label(),
         if device.is_cpu() { "float64 reference" } else { interp.label() },
         a.method.name(),
@@ -158,7 +160,8 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         if target.is_some() { " (reached the target, ranked by connectivity)" } else { "" },
         mean_len,
         t.kernel_ms,
-        t.transfer_ms
+        t.transfer_ms,
+        dti::repaired_note(repaired)
     );
     for w in written {
         println!("{}", w.display());
