@@ -14,11 +14,28 @@
     NP_GLOBAL int *nacc, NP_GLOBAL float *samples, NP_GLOBAL float *ec
 #define NP_BP_PASS y, gtab, nvox, ndir, l0, l1, burnin, thin, nsamp, every, ard, par, prop, acc, rng, nacc, samples
 
-NP_KERNEL void bedpost_naive(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 0); }
-NP_KERNEL void bedpost_cached(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 0); }
-NP_KERNEL void bedpost_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 1); }
-NP_KERNEL void bedpost_cached_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 1); }
+/* NP_BP_ONLY = k builds only variant k (0 naive .. 4 warp) beside the energy and RNG kernels: each
+ * variant inlines the whole sampler, and a run uses one, so compiling all five quintuples the
+ * first run's compile time. Without it (the source tests) every variant is built. */
+#ifndef NP_BP_ONLY
+#define NP_BP_ONLY (-1)
+#endif
+#define NP_BP_WANT(k) (NP_BP_ONLY < 0 || NP_BP_ONLY == (k))
 
+#if NP_BP_WANT(0)
+NP_KERNEL void bedpost_naive(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 0); }
+#endif
+#if NP_BP_WANT(1)
+NP_KERNEL void bedpost_cached(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 0); }
+#endif
+#if NP_BP_WANT(2)
+NP_KERNEL void bedpost_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 1); }
+#endif
+#if NP_BP_WANT(3)
+NP_KERNEL void bedpost_cached_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 1); }
+#endif
+
+#if NP_BP_WANT(4)
 NP_KERNEL void bedpost_warp(NP_BP_ARGS)
 {
     int slot = NP_LID() / NP_BP_LANES;
@@ -30,6 +47,7 @@ NP_KERNEL void bedpost_warp(NP_BP_ARGS)
     np_bp_warp(v, NP_LID() % NP_BP_LANES, sh + slot * (NP_BP_LANES + 2 * NP_BP_NPARAM), NP_BP_PASS);
 #endif
 }
+#endif
 
 NP_KERNEL void bedpost_energy(NP_GLOBAL const float *NP_RESTRICT y, NP_GLOBAL const float *NP_RESTRICT gtab, int nvox, int ndir,
                               float ard, NP_GLOBAL const float *NP_RESTRICT par, NP_GLOBAL float *out)

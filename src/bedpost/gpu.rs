@@ -7,6 +7,23 @@ use crate::runtime::Timings;
 use anyhow::{anyhow, Result};
 
 pub const SOURCE: &str = include_str!("../../cl/bedpost.cl");
+
+/// The entry file built for one variant only (`NP_BP_ONLY`, see `cl/bedpost.cl`), as its own
+/// program: the first run compiles one sampler, not five.
+fn program(v: Variant) -> (&'static str, &'static str) {
+    macro_rules! only {
+        ($k:literal) => {
+            concat!("#define NP_BP_ONLY ", $k, "\n", include_str!("../../cl/bedpost.cl"))
+        };
+    }
+    match v {
+        Variant::Naive => ("bedpost_naive", only!(0)),
+        Variant::Cached => ("bedpost_cached", only!(1)),
+        Variant::Moments => ("bedpost_moments", only!(2)),
+        Variant::CachedMoments => ("bedpost_cached_moments", only!(3)),
+        Variant::Warp => ("bedpost_warp", only!(4)),
+    }
+}
 /// Voxels per work-group in the warp layout (`NP_BP_WARP_VOXELS` in the entry file).
 const WARP_VOXELS: usize = 4;
 
@@ -36,7 +53,8 @@ pub struct GpuBedpost {
 
 impl GpuBedpost {
     pub fn new(gpu: Gpu, variant: Variant) -> Result<GpuBedpost> {
-        let k = |name| gpu.kernel("bedpost", SOURCE, name);
+        let (prog, source) = program(variant);
+        let k = |name| gpu.kernel(prog, source, name);
         Ok(GpuBedpost { chain: k(variant.kernel())?, energy: k("bedpost_energy")?, rng: k("bedpost_rng")?, gpu, variant, loaded: None })
     }
 
