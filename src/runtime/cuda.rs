@@ -54,6 +54,7 @@ fn info_of(ctx: &Arc<CudaContext>, i: usize) -> DeviceInfo {
         global_mem_bytes: ctx.total_mem().unwrap_or(0) as u64,
         image_support: true,
         is_gpu: true,
+        pci: Some((attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) as u32, attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) as u32)),
     }
 }
 
