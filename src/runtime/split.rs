@@ -55,21 +55,6 @@ impl Shares {
         }
         t
     }
-    /// Adds another split phase of the same devices (a method that splits twice).
-    pub fn add(&mut self, o: &Shares) {
-        if self.0.is_empty() {
-            self.0 = o.0.clone();
-            return;
-        }
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
-            a.chunks += b.chunks;
-            a.busy_s += b.busy_s;
-            a.timings.add(&b.timings);
-            if a.failed.is_none() {
-                a.failed = b.failed.clone();
-            }
-        }
-    }
 }
 
 impl fmt::Display for Shares {
@@ -278,7 +263,7 @@ fn worker<K, R>(
         };
         let Some(c) = chunk else { break };
         let r = if fail.is_some_and(|k| share.chunks >= k) {
-            Err(anyhow!("{} failed on purpose after {} chunks (NEUROPORT_SPLIT_FAIL test hook)", dev.label(), share.chunks))
+            Err(anyhow!("stopped on purpose after {} chunks (NEUROPORT_SPLIT_FAIL test hook)", share.chunks))
         } else {
             let (r, ms) = wall_ms(|| work(&mut k, c));
             share.busy_s += ms * 1e-3;
