@@ -16,6 +16,7 @@ pub mod repro;
 pub mod schedule;
 pub mod step;
 
+use crate::runtime::split::{Shares, Split};
 use crate::runtime::{timing::wall_ms, Device, Timings};
 use anyhow::{bail, Result};
 pub use field::Field;
@@ -243,30 +244,37 @@ fn pass(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, batches: &[Batch
     Ok(())
 }
 
-fn batches(n: usize, per: usize) -> Vec<Batch<'static>> {
-    (0..n).step_by(per.max(1)).map(|t0| Batch::Range(t0 as u32, per.min(n - t0))).collect()
+fn batches(r: std::ops::Range<usize>, per: usize) -> Vec<Batch<'static>> {
+    r.clone().step_by(per.max(1)).map(|t0| Batch::Range(t0 as u32, per.min(r.end - t0))).collect()
 }
 
-/// Tracks `cfg.nsamples` streamlines from every seed voxel (flat indices) on `k`. With
+/// What one range of streamlines adds to a run: every field of [`Tracks`] that sums.
+struct Part {
+    kept: Vec<u32>,
+    seed_targets: Vec<u32>,
+    visits: Vec<u32>,
+    lengths: Vec<u64>,
+    total_steps: u64,
+    longest: u32,
+    finished: u64,
+    stats: Stats,
+}
+
+/// Tracks streamlines `range` on `k` (field and seeds uploaded) in batches the device holds. With
 /// waypoints or an exclusion mask a streamline is kept only at its end, so the visitation map is
-/// counted in a second pass over the kept streamlines alone (they are traced again, identically).
-pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Config) -> Result<Tracks> {
-    cfg.validate(seeds.len())?;
-    let nseeds = seeds.len();
-    let total = nseeds * cfg.nsamples;
-    let filtering = field.nwaypoints > 0 || field.roi.iter().any(|&w| w & field::EXCLUDE != 0);
+/// counted in a second pass over the range's kept streamlines alone (traced again, identically).
+fn track_range(k: &mut dyn ProbtrackKernels, field: &Field, nseeds: usize, cfg: &Config, range: std::ops::Range<usize>, bar: &ProgressBar) -> Result<Part> {
+    let filtering = filtering(field);
     let ntarg = field.targets.len();
-    let mut t = Tracks { nseeds, nsamples: cfg.nsamples, seed_targets: vec![0; nseeds * ntarg], lengths: vec![0; 2 * cfg.max_steps + 1], ..Tracks::default() };
+    let mut t = Part { kept: Vec::new(), seed_targets: vec![0; nseeds * ntarg], visits: Vec::new(), lengths: vec![0; 2 * cfg.max_steps + 1], total_steps: 0, longest: 0, finished: 0, stats: Stats::default() };
     let mut stats = Stats::default();
-    k.upload(field, seeds)?;
     k.reset_visits()?;
     stats.trace.add(&k.take_timings());
     let per = k.max_batch().min(cfg.max_batch.unwrap_or(usize::MAX)).max(1);
-    let bar = progress_bar((total * if filtering { 2 } else { 1 }) as u64, cfg.progress);
     let p1 = cfg.params(field, nseeds, !filtering);
     let need = field.waypoint_bits();
     let tbits: Vec<u32> = (0..ntarg).map(|j| field.target_bit(j)).collect();
-    pass(k, &p1, cfg, &batches(total, per), &bar, &mut stats, |b, steps, flags| {
+    pass(k, &p1, cfg, &batches(range, per), bar, &mut stats, |b, steps, flags| {
         let n = b.len();
         for j in 0..n {
             let (s0, s1) = (steps[j], steps[n + j]);
@@ -288,23 +296,107 @@ pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Con
             }
         }
     })?;
-    t.waytotal = t.kept.len() as u64;
     if filtering {
         let p2 = cfg.params(field, nseeds, true);
-        let kept = std::mem::take(&mut t.kept);
-        let lists: Vec<Batch> = kept.chunks(per).map(Batch::List).collect();
-        pass(k, &p2, cfg, &lists, &bar, &mut stats, |_, _, _| {})?;
-        t.kept = kept;
+        let lists: Vec<Batch> = t.kept.chunks(per).map(Batch::List).collect();
+        pass(k, &p2, cfg, &lists, bar, &mut stats, |_, _, _| {})?;
     }
-    bar.finish_and_clear();
     t.visits = k.visits()?;
     stats.trace.add(&k.take_timings());
     t.stats = stats;
-    // The seed voxel is where every half starts; the kernels count entries only.
-    for &st in &t.kept {
-        t.visits[seeds[st as usize % nseeds] as usize] += 1;
-    }
     Ok(t)
+}
+
+impl Tracks {
+    fn new(field: &Field, nseeds: usize, cfg: &Config) -> Tracks {
+        let lengths = vec![0; 2 * cfg.max_steps + 1];
+        Tracks { nseeds, nsamples: cfg.nsamples, seed_targets: vec![0; nseeds * field.targets.len()], visits: vec![0; field.nvox()], lengths, ..Tracks::default() }
+    }
+
+    /// Adds a range's counts (integer sums: the same totals in any order).
+    fn add(&mut self, p: Part) {
+        self.kept.extend(p.kept);
+        add_all(&mut self.seed_targets, &p.seed_targets);
+        add_all(&mut self.visits, &p.visits);
+        for (a, b) in self.lengths.iter_mut().zip(&p.lengths) {
+            *a += b;
+        }
+        self.total_steps += p.total_steps;
+        self.longest = self.longest.max(p.longest);
+        self.finished += p.finished;
+        self.stats.paths += p.stats.paths;
+        self.stats.launches += p.stats.launches;
+        self.stats.trace.add(&p.stats.trace);
+        self.stats.compact.add(&p.stats.compact);
+    }
+
+    /// Kept streamlines in ascending order, the waytotal, and the seed voxels in the map.
+    fn finish(&mut self, seeds: &[u32]) {
+        self.kept.sort_unstable();
+        self.waytotal = self.kept.len() as u64;
+        // The seed voxel is where every half starts; the kernels count entries only.
+        for &st in &self.kept {
+            self.visits[seeds[st as usize % seeds.len()] as usize] += 1;
+        }
+    }
+}
+
+fn add_all(a: &mut [u32], b: &[u32]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+/// Tracks `cfg.nsamples` streamlines from every seed voxel (flat indices) on `k`.
+pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Config) -> Result<Tracks> {
+    cfg.validate(seeds.len())?;
+    let total = seeds.len() * cfg.nsamples;
+    let mut t = Tracks::new(field, seeds.len(), cfg);
+    k.upload(field, seeds)?;
+    t.stats.trace.add(&k.take_timings());
+    let bar = progress_bar((total * if filtering(field) { 2 } else { 1 }) as u64, cfg.progress);
+    let part = track_range(k, field, seeds.len(), cfg, 0..total, &bar);
+    bar.finish_and_clear();
+    t.add(part?);
+    t.finish(seeds);
+    Ok(t)
+}
+
+/// Smallest range of streamlines a split hands a device.
+pub const SPLIT_MIN_STREAMLINES: usize = 1 << 18;
+
+/// [`run`] split across `split`'s devices in ranges of streamlines (seed batches of one sample
+/// volume after another). A streamline's random choices are keyed by its number, so several
+/// devices of one kind give the bytes one gives.
+pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> Result<(Tracks, Shares)> {
+    cfg.validate(seeds.len())?;
+    let total = seeds.len() * cfg.nsamples;
+    let plan = split.plan(total, SPLIT_MIN_STREAMLINES);
+    let mut t = Tracks::new(field, seeds.len(), cfg);
+    let bar = progress_bar((total * if filtering(field) { 2 } else { 1 }) as u64, cfg.progress);
+    let shares = split.run(
+        plan.len(),
+        |dev| {
+            let mut k = kernels(dev)?;
+            k.upload(field, seeds)?;
+            Ok(k)
+        },
+        |k, c| {
+            let p = track_range(k.as_mut(), field, seeds.len(), cfg, plan[c].clone(), &bar)?;
+            let mut tm = p.stats.trace;
+            tm.add(&p.stats.compact);
+            Ok((p, tm))
+        },
+        |_, p| t.add(p),
+    );
+    bar.finish_and_clear();
+    let shares = shares?;
+    t.finish(seeds);
+    Ok((t, shares))
+}
+
+fn filtering(field: &Field) -> bool {
+    field.nwaypoints > 0 || field.roi.iter().any(|&w| w & field::EXCLUDE != 0)
 }
 
 fn progress_bar(len: u64, show: bool) -> ProgressBar {
