@@ -30,7 +30,7 @@ impl Inventory {
         let items = match spec {
             BackendSpec::List(v) => v.clone(),
             BackendSpec::Gpus => vec![BackendSpec::Gpus],
-            BackendSpec::All => bail!("--backend all runs each device in turn and is for check, bench and reproduce; to split this command's work give a list (cuda:0,cuda:1 or gpus,cpu) or gpus"),
+            BackendSpec::All => bail!("--backend all is for check, bench and reproduce (each device in turn); to split this command's work across devices give a list (cuda:0,cuda:1 or gpus,cpu) or gpus"),
             single => return Ok(vec![self.select_one(single)?]),
         };
         let mut picks = Vec::new();
