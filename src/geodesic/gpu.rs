@@ -49,17 +49,17 @@ impl GpuGeodesic {
         let r = self.resident.as_mut().ok_or_else(|| anyhow!("geodesic fields not uploaded"))?;
         if r.textures.is_none() {
             let nvox: usize = r.dims.iter().product();
-            let tex = (0..GROUPS)
-                .map(|k| self.gpu.texture3d(&r.f4, k * nvox, r.dims))
-                .collect::<Result<Vec<_>>>()
-                .map_err(|e| anyhow!("{e:#}: use --interp kernel"))?;
+            let tex = (0..GROUPS).map(|k| self.gpu.texture3d(&r.f4, k * nvox, r.dims)).collect::<Result<Vec<_>>>().map_err(|e| anyhow!("{e:#}: use --interp kernel"))?;
             r.textures = Some(tex);
         }
         Ok(())
     }
 
-    /// Traces the seeds in the order given.
-    fn trace_as_given(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
+    /// Traces `seeds` in the spatial order of [`super::order`] and returns them in the caller's:
+    /// the summaries are put back on the host (a few bytes a fibre) and the packing kernel writes
+    /// each fibre's points straight to its place in the caller's order, so the points (12 bytes a
+    /// step, gigabytes on a whole-brain run) are never permuted on the host.
+    fn trace_ordered(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
         if p.interp == Interp::Texture {
             self.ensure_textures()?;
         }
@@ -67,35 +67,53 @@ impl GpuGeodesic {
         if n == 0 {
             return Ok(FibreBatch::default());
         }
+        let mut host = Timings::default();
+        let order = super::order::spatial_order(seeds, &mut host);
+        let traced: std::borrow::Cow<[Seed]> = match &order {
+            Some(o) => o.iter().map(|&i| seeds[i]).collect::<Vec<_>>().into(),
+            None => seeds.into(),
+        };
         let shape = self.shape(n);
         let g = &self.gpu;
         let r = self.resident.as_ref().ok_or_else(|| anyhow!("geodesic fields not uploaded"))?;
         let gp = geo_params(r.dims, r.voxel_size, p, n);
-        let b_seeds = g.upload(&seeds_component_major(seeds))?;
+        let b_seeds = g.upload(&seeds_component_major(&traced))?;
         let npts = if p.record { (p.max_steps as usize + 1) * 3 * n } else { 1 };
         let (b_points, b_si, b_sf) = (g.alloc::<f32>(npts)?, g.alloc::<i32>(3 * n)?, g.alloc::<f32>(4 * n)?);
         match (&r.textures, p.interp) {
-            (Some(t), Interp::Texture) => g.launch(
-                &self.trace_texture,
-                shape,
-                args![&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &r.labels, &b_seeds, Arg::structure(&gp), &b_points, &b_si, &b_sf],
-            )?,
+            (Some(t), Interp::Texture) => g.launch(&self.trace_texture, shape, args![&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &r.labels, &b_seeds, Arg::structure(&gp), &b_points, &b_si, &b_sf])?,
             _ => g.launch(&self.trace_kernel, shape, args![&r.f4, &r.labels, &b_seeds, Arg::structure(&gp), &b_points, &b_si, &b_sf])?,
         }
-        let mut batch = FibreBatch::from_summaries(&g.download(&b_si)?, &g.download(&b_sf)?, n);
+        let traced_batch = FibreBatch::from_summaries(&g.download(&b_si)?, &g.download(&b_sf)?, n);
+        let mut batch = match &order {
+            Some(o) => {
+                let mut ends = traced_batch.ends.clone();
+                for (j, &i) in o.iter().enumerate() {
+                    ends[i] = traced_batch.ends[j];
+                }
+                FibreBatch { ends, ..Default::default() }
+            }
+            None => traced_batch,
+        };
+        self.carry.host_ms += host.host_ms;
         if !p.record {
             return Ok(batch);
         }
-        let (offsets, total) = batch.pack_plan();
+        let (caller_offsets, total) = batch.pack_plan();
+        let offsets: Vec<u64> = match &order {
+            Some(o) => o.iter().map(|&i| caller_offsets[i]).collect(),
+            None => caller_offsets,
+        };
         let b_packed = g.alloc::<f32>(3 * total)?;
         // The trace's time so far is the kernel's; the packing that follows counts as transfer.
         let traced = g.take_timings()?;
         g.launch(&self.pack, shape, args![n as i32, &b_points, &b_si, &g.upload(&offsets)?, &b_packed])?;
-        let packed = g.download(&b_packed)?;
+        let mut points = vec![[0.0f32; 3]; total];
+        g.read(&b_packed, 0, bytemuck::cast_slice_mut(&mut points))?;
         let packing = g.take_timings()?;
         self.carry.add(&traced);
         self.carry.transfer_ms += packing.kernel_ms + packing.transfer_ms;
-        batch.set_packed(packed);
+        batch.set_points(points);
         Ok(batch)
     }
 }
@@ -118,10 +136,7 @@ impl GeodesicKernels for GpuGeodesic {
     }
 
     fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
-        let mut t = Timings::default();
-        let r = super::order::traced_in_spatial_order(seeds, &mut t, |s| self.trace_as_given(s, p));
-        self.carry.add(&t);
-        r
+        self.trace_ordered(seeds, p)
     }
 
     fn take_timings(&mut self) -> Timings {

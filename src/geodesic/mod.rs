@@ -324,21 +324,45 @@ impl FibreBatch {
         let total = o[self.ends.len()];
         (o[..self.ends.len()].iter().map(|&x| x as u64).collect(), total)
     }
-    /// Sets the points from a packed xyz list holding every fibre's `steps + 1` points in order.
-    pub fn set_packed(&mut self, packed: Vec<f32>) {
+    /// Sets the points: every fibre's `steps + 1` points, fibre after fibre.
+    pub fn set_points(&mut self, points: Vec<[f32; 3]>) {
         self.offsets = offsets_of(&self.ends);
-        self.points = packed.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+        self.points = points;
     }
-    pub fn append(&mut self, mut other: FibreBatch) {
-        if !other.offsets.is_empty() {
+    /// Appends `other`'s fibres. The points are copied on every core: a whole-brain batch holds
+    /// gigabytes of them, and one core copies (and faults in) only a few GB/s.
+    pub fn append(&mut self, other: FibreBatch) {
+        if self.ends.is_empty() && self.offsets.is_empty() {
+            *self = other;
+            return;
+        }
+        let FibreBatch {
+            points,
+            offsets,
+            mut ends,
+        } = other;
+        if !offsets.is_empty() {
             let base = self.points.len();
             if self.offsets.is_empty() {
                 self.offsets.push(0);
             }
-            self.offsets.extend(other.offsets.iter().skip(1).map(|o| o + base));
-            self.points.append(&mut other.points);
+            self.offsets
+                .extend(offsets.iter().skip(1).map(|o| o + base));
+            self.points.reserve_exact(points.len());
+            let spare = &mut self.points.spare_capacity_mut()[..points.len()];
+            use rayon::prelude::*;
+            spare
+                .par_chunks_mut(1 << 16)
+                .zip(points.par_chunks(1 << 16))
+                .for_each(|(d, s)| {
+                    for (d, s) in d.iter_mut().zip(s) {
+                        d.write(*s);
+                    }
+                });
+            // Safety: the `points.len()` elements after the old length were written just above.
+            unsafe { self.points.set_len(base + points.len()) };
         }
-        self.ends.append(&mut other.ends);
+        self.ends.append(&mut ends);
     }
 }
 

@@ -3,9 +3,10 @@
 //! warp's texel fetches land on unrelated cache lines and the resident fibres' cells outgrow L1 and
 //! L2. Tracing in Morton (Z-order) of the seed voxels keeps a warp's fibres in neighbouring cells
 //! and the resident fibres in one compact part of the volume. Results come back in the caller's
-//! order; a fibre's path does not depend on the order.
+//! order (the packing kernel writes each fibre's points to its caller-order place); a fibre's
+//! path does not depend on the order.
 
-use super::{FibreBatch, Seed};
+use super::Seed;
 use crate::runtime::{timing::wall_ms, Timings};
 
 /// Spreads the low 21 bits of `v` to every third bit.
@@ -40,40 +41,6 @@ pub fn spatial_order(seeds: &[Seed], t: &mut Timings) -> Option<Vec<usize>> {
     Some(order)
 }
 
-/// Traces `seeds` in spatial order with `trace` and returns the fibres in the caller's order.
-pub fn traced_in_spatial_order<F>(seeds: &[Seed], t: &mut Timings, trace: F) -> anyhow::Result<FibreBatch>
-where
-    F: FnOnce(&[Seed]) -> anyhow::Result<FibreBatch>,
-{
-    let Some(order) = spatial_order(seeds, t) else { return trace(seeds) };
-    let sorted: Vec<Seed> = order.iter().map(|&i| seeds[i]).collect();
-    let batch = trace(&sorted)?;
-    let (out, ms) = wall_ms(|| unpermute(batch, &order));
-    t.host_ms += ms;
-    Ok(out)
-}
-
-/// Puts fibre j of `batch` at position `order[j]`.
-fn unpermute(batch: FibreBatch, order: &[usize]) -> FibreBatch {
-    let n = order.len();
-    let mut inv = vec![0usize; n];
-    for (j, &i) in order.iter().enumerate() {
-        inv[i] = j;
-    }
-    let ends = inv.iter().map(|&j| batch.ends[j]).collect();
-    if batch.offsets.is_empty() {
-        return FibreBatch { ends, ..Default::default() };
-    }
-    let mut points = Vec::with_capacity(batch.points.len());
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0);
-    for &j in &inv {
-        points.extend_from_slice(batch.fibre(j));
-        offsets.push(points.len());
-    }
-    FibreBatch { points, offsets, ends }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,21 +63,5 @@ mod tests {
         assert_eq!(crate::geodesic::block_size(16896, 132), 32);
         assert_eq!(crate::geodesic::block_size(65536, 132), 64);
         assert_eq!(crate::geodesic::block_size(1_000_000, 132), 256);
-    }
-
-    #[test]
-    fn unpermute_restores_the_callers_order() {
-        let ends: Vec<_> = (0..3u32).map(|k| crate::geodesic::FibreEnd { steps: k, stop: crate::geodesic::Stop::MaxSteps, length_mm: 0.0, riemann: 0.0, target_step: None, target_length_mm: 0.0, target_riemann: 0.0 }).collect();
-        // traced order [2, 0, 1]: fibre j of the batch has j + 1 points
-        let pts = |k: usize| vec![[k as f32; 3]; k + 1];
-        let mut points = pts(0);
-        points.extend(pts(1));
-        points.extend(pts(2));
-        let batch = FibreBatch { points, offsets: vec![0, 1, 3, 6], ends };
-        let out = unpermute(batch, &[2, 0, 1]);
-        assert_eq!(out.ends.iter().map(|e| e.steps).collect::<Vec<_>>(), vec![1, 2, 0]);
-        assert_eq!(out.fibre(0), &pts(1)[..]);
-        assert_eq!(out.fibre(1), &pts(2)[..]);
-        assert_eq!(out.fibre(2), &pts(0)[..]);
     }
 }

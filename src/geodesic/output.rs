@@ -7,6 +7,7 @@ use crate::io::table::write_csv;
 use crate::io::{tck, trk};
 use crate::volume::{Geometry, Outputs};
 use anyhow::{bail, Result};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,22 +31,17 @@ pub fn csv_path(tractogram: &Path) -> PathBuf {
     tractogram.with_extension("csv")
 }
 
-pub const CSV_HEADER: [&str; 14] = [
-    "fibre", "seed", "seed_x", "seed_y", "seed_z", "dir_x", "dir_y", "dir_z", "length_mm", "steps", "stop", "connectivity", "reached_target", "target_length_mm",
-];
+pub const CSV_HEADER: [&str; 14] = ["fibre", "seed", "seed_x", "seed_y", "seed_z", "dir_x", "dir_y", "dir_z", "length_mm", "steps", "stop", "connectivity", "reached_target", "target_length_mm"];
 
 /// Adds the tractogram of the fibres `order` names (in that order) and its CSV to `out`.
 pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch, seeds: &[Seed], order: &[usize]) -> Result<()> {
-    let world = |i: usize| -> Vec<[f32; 3]> {
-        batch.fibre(i).iter().map(|p| geom.voxel_to_world(p.map(|c| c as f64)).map(|c| c as f32)).collect()
-    };
-    let lines = order.iter().map(|&i| world(i));
+    let world = |i: usize| -> Vec<[f32; 3]> { batch.fibre(i).iter().map(|p| geom.voxel_to_world(p.map(|c| c as f64)).map(|c| c as f32)).collect() };
     match Format::of(path)? {
-        Format::Tck => out.file(path, |tmp| tck::write_tck(tmp, lines))?,
-        Format::Trk => out.file(path, |tmp| trk::write_trk(tmp, &trk::TrkSpace::of(geom), lines))?,
+        Format::Tck => out.file(path, |tmp| tck::write_tck_par(tmp, order.len(), |k| world(order[k]).into()))?,
+        Format::Trk => out.file(path, |tmp| trk::write_trk(tmp, &trk::TrkSpace::of(geom), order.iter().map(|&i| world(i))))?,
     }
     let rows: Vec<Vec<String>> = order
-        .iter()
+        .par_iter()
         .enumerate()
         .map(|(k, &i)| {
             let s = &seeds[i];

@@ -3,12 +3,20 @@
 //! streamline closed by (NaN, NaN, NaN) and the file by (Inf, Inf, Inf).
 
 use anyhow::{anyhow, bail, Context, Result};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 /// Writes streamlines (world mm) to `path`.
-pub fn write_tck<S: AsRef<[[f32; 3]]>>(path: &Path, streamlines: impl ExactSizeIterator<Item = S>) -> Result<()> {
-    let count = streamlines.len();
+pub fn write_tck<S: AsRef<[[f32; 3]]> + Sync>(path: &Path, streamlines: impl ExactSizeIterator<Item = S>) -> Result<()> {
+    let all: Vec<S> = streamlines.collect();
+    write_tck_par(path, all.len(), |i| std::borrow::Cow::Borrowed(all[i].as_ref()))
+}
+
+/// Writes `count` streamlines (world mm), streamline i from `fibre(i)`. Whole-brain tractograms
+/// run to gigabytes: streamlines are encoded on every core, a window at a time, while one thread
+/// writes the previous window in large writes.
+pub fn write_tck_par<'a>(path: &Path, count: usize, fibre: impl Fn(usize) -> std::borrow::Cow<'a, [[f32; 3]]> + Sync) -> Result<()> {
+    use rayon::prelude::*;
     let head = format!("mrtrix tracks\ndatatype: Float32LE\ncount: {count}\ntotal_count: {count}\n");
     // The offset counts the header including its own line: grow it until the digits settle.
     let mut offset = head.len() + "file: . \nEND\n".len();
@@ -19,26 +27,47 @@ pub fn write_tck<S: AsRef<[[f32; 3]]>>(path: &Path, streamlines: impl ExactSizeI
         }
         offset = total;
     }
-    let f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    // Large writes: a streamline's points are packed into one buffer and the file is written
-    // in 8 MiB pieces (a 100 MB tractogram is a dozen system calls, not millions).
-    let mut w = BufWriter::with_capacity(WRITE_BUFFER, f);
-    w.write_all(format!("{head}file: . {offset}\nEND\n").as_bytes())?;
-    let mut buf: Vec<u8> = Vec::new();
-    for s in streamlines {
-        buf.clear();
-        for p in s.as_ref().iter().chain(std::iter::once(&[f32::NAN; 3])) {
-            for c in p {
-                buf.extend_from_slice(&c.to_le_bytes());
+    let mut f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    f.write_all(format!("{head}file: . {offset}\nEND\n").as_bytes())?;
+    const PIECE: usize = 512;
+    let encode = |range: std::ops::Range<usize>| -> Vec<u8> {
+        let mut buf = Vec::new();
+        for i in range {
+            let s = fibre(i);
+            buf.reserve((s.len() + 1) * 12);
+            for p in s.iter().chain(std::iter::once(&[f32::NAN; 3])) {
+                for c in p {
+                    buf.extend_from_slice(&c.to_le_bytes());
+                }
             }
         }
-        w.write_all(&buf)?;
-    }
-    for _ in 0..3 {
-        w.write_all(&f32::INFINITY.to_le_bytes())?;
-    }
-    w.flush()?;
-    Ok(())
+        buf
+    };
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
+    std::thread::scope(|sc| -> Result<()> {
+        let writer = sc.spawn(move || -> std::io::Result<std::fs::File> {
+            for window in rx {
+                for piece in window {
+                    f.write_all(&piece)?;
+                }
+            }
+            Ok(f)
+        });
+        for start in (0..count).step_by(PIECE * 64) {
+            let end = (start + PIECE * 64).min(count);
+            let window: Vec<Vec<u8>> = (start..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().map(|a| encode(a..(a + PIECE).min(end))).collect();
+            if tx.send(window).is_err() {
+                break;
+            }
+        }
+        drop(tx);
+        let mut f = writer.join().map_err(|_| anyhow!("tractogram writer thread panicked"))??;
+        for _ in 0..3 {
+            f.write_all(&f32::INFINITY.to_le_bytes())?;
+        }
+        f.flush()?;
+        Ok(())
+    })
 }
 
 /// Buffer of the tractogram writers.
@@ -79,7 +108,11 @@ pub fn read_tck(path: &Path) -> Result<Vec<Vec<[f32; 3]>>> {
     for c in bytes[offset..].chunks_exact(12) {
         let f = |i: usize| {
             let b = [c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]];
-            if be { f32::from_be_bytes(b) } else { f32::from_le_bytes(b) }
+            if be {
+                f32::from_be_bytes(b)
+            } else {
+                f32::from_le_bytes(b)
+            }
         };
         let p = [f(0), f(1), f(2)];
         if p.iter().all(|x| x.is_infinite()) {

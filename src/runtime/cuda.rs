@@ -87,14 +87,61 @@ pub fn compile_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
     }
     let src = assemble(Dialect::Cuda, entry)?;
     let opts = CompileOptions { arch: Some(arch), name: Some(format!("{name}.cu")), ..Default::default() };
-    let r = crate::guard::quiet_catch(|| cudarc::nvrtc::compile_ptx_with_opts(src, opts))
-        .ok_or_else(|| anyhow!("NVRTC compile of {name}.cu failed: libnvrtc lacks a function neuroport needs"))?;
+    let r = crate::guard::quiet_catch(|| cudarc::nvrtc::compile_ptx_with_opts(src, opts)).ok_or_else(|| anyhow!("NVRTC compile of {name}.cu failed: libnvrtc lacks a function neuroport needs"))?;
     r.map_err(|e| match e {
         cudarc::nvrtc::CompileError::CompileError { log, .. } => {
             anyhow!("NVRTC compile of {name}.cu failed:\n{}", log.to_string_lossy())
         }
         other => anyhow!("NVRTC compile of {name}.cu failed: {other:?}"),
     })
+}
+
+/// [`compile_ptx`] through a disk cache: NVRTC takes about a second per program, on every run of
+/// a command that lasts only a few. The key is the assembled source, the architecture and this
+/// build's version, so an edited kernel or a new release never loads stale PTX. Where no cache
+/// folder can be written the PTX is compiled as before. `NEUROPORT_PTX_CACHE=0` turns it off.
+pub fn cached_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
+    cached_ptx_in(ptx_cache_dir(), name, entry, arch)
+}
+
+fn cached_ptx_in(dir: Option<std::path::PathBuf>, name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
+    let src = assemble(Dialect::Cuda, entry)?;
+    let key = fnv1a(&[src.as_bytes(), arch.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes()]);
+    let file = dir.as_ref().map(|d| d.join(format!("{name}-{arch}-{key:016x}.ptx")));
+    if let Some(Ok(text)) = file.as_ref().map(std::fs::read_to_string) {
+        if text.contains(".entry") {
+            return Ok(Ptx::from_src(text));
+        }
+    }
+    let ptx = compile_ptx(name, entry, arch)?;
+    if let (Some(d), Some(f)) = (dir, file) {
+        // Written under a temporary name and renamed: a concurrent run never reads half a file.
+        let tmp = d.join(format!(".{}.{}", std::process::id(), f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
+        if std::fs::create_dir_all(&d).is_ok() && std::fs::write(&tmp, ptx.to_src()).is_ok() && std::fs::rename(&tmp, &f).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    Ok(ptx)
+}
+
+/// `$NEUROPORT_PTX_CACHE`, else `$XDG_CACHE_HOME/neuroport/ptx`, else `~/.cache/neuroport/ptx`.
+fn ptx_cache_dir() -> Option<std::path::PathBuf> {
+    match std::env::var_os("NEUROPORT_PTX_CACHE") {
+        Some(v) if v == "0" || v.is_empty() => return None,
+        Some(v) => return Some(v.into()),
+        None => {}
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME").map(std::path::PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache")))?;
+    Some(base.join("neuroport").join("ptx"))
+}
+
+/// 64-bit FNV-1a over the parts (stable across builds and platforms, unlike std's hasher).
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for b in parts.iter().flat_map(|p| p.iter().chain(std::iter::once(&0xffu8))) {
+        h = (h ^ *b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    h
 }
 
 pub struct CudaDevice {
@@ -125,7 +172,7 @@ impl CudaDevice {
         if let Some(m) = cache.get(name) {
             return Ok(m.clone());
         }
-        let ptx = compile_ptx(name, entry, self.arch)?;
+        let ptx = cached_ptx(name, entry, self.arch)?;
         let m = self.ctx.load_module(ptx).map_err(|e| anyhow!("cannot load {name} on {}: {e:?}", self.info.name))?;
         cache.insert(name, m.clone());
         Ok(m)
@@ -143,14 +190,12 @@ impl CudaDevice {
 
     /// `n` elements poisoned with all-ones bytes (NaN as a float, -1 as an integer).
     pub fn alloc<T: DeviceRepr + ValidAsZeroBits>(&self, n: usize) -> Result<CudaSlice<T>> {
-        let mut s = unsafe { self.stream.alloc::<T>(n.max(1)) }
-            .map_err(|e| anyhow!("cannot allocate {} bytes on {}: {e:?}", n * std::mem::size_of::<T>(), self.info.name))?;
+        let mut s = unsafe { self.stream.alloc::<T>(n.max(1)) }.map_err(|e| anyhow!("cannot allocate {} bytes on {}: {e:?}", n * std::mem::size_of::<T>(), self.info.name))?;
         let bytes = n.max(1) * std::mem::size_of::<T>();
         {
             use cudarc::driver::DevicePtrMut;
             let (ptr, _sync) = s.device_ptr_mut(&self.stream);
-            unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, self.stream.cu_stream()) }
-                .map_err(|e| anyhow!("memset failed: {e:?}"))?;
+            unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, self.stream.cu_stream()) }.map_err(|e| anyhow!("memset failed: {e:?}"))?;
         }
         Ok(s)
     }
@@ -193,4 +238,31 @@ pub type Slice<T> = CudaSlice<T>;
 /// A 1-D launch over `n` threads in blocks of `block`.
 pub fn grid(n: usize, block: u32) -> LaunchConfig {
     LaunchConfig { grid_dim: ((n as u32).div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
+#[cfg(test)]
+mod ptx_cache_tests {
+    use super::*;
+
+    #[test]
+    fn cached_ptx_is_written_once_and_read_back() {
+        if !nvrtc_present() {
+            assert!(std::env::var("NEUROPORT_REQUIRE_NVRTC").map_or(true, |v| v != "1"), "libnvrtc.so.13 not found but NEUROPORT_REQUIRE_NVRTC=1");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("neuroport-ptx-{}", std::process::id()));
+        let at = || Some(dir.clone());
+        let entry = "#include \"common/portable.h\"\nNP_KERNEL void ptx_cache_probe(NP_GLOBAL float *x) { x[NP_GID()] = 1.0f; }\n";
+        let a = cached_ptx_in(at(), "probe", entry, "compute_75").unwrap().to_src();
+        let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        // A changed cache file is what the next call loads: proof that it read the cache.
+        std::fs::write(&files[0], a.replace("ptx_cache_probe", "ptx_cache_probe_from_disk")).unwrap();
+        let b = cached_ptx_in(at(), "probe", entry, "compute_75").unwrap().to_src();
+        assert!(b.contains("ptx_cache_probe_from_disk"));
+        // Another source is another key.
+        let c = cached_ptx_in(at(), "probe", &entry.replace("1.0f", "2.0f"), "compute_75").unwrap().to_src();
+        assert!(!c.contains("from_disk") && c.contains(".entry"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -2,6 +2,7 @@
 //! masks, and all-or-nothing output writing.
 
 mod gradients;
+mod gz_members;
 pub mod masks;
 mod nifti_decode;
 mod nifti_io;

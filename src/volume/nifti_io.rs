@@ -89,7 +89,9 @@ fn open_maybe_gz(path: &Path) -> Result<(Box<dyn Read>, bool)> {
     let mut r = std::io::BufReader::with_capacity(1 << 20, f);
     let magic = r.fill_buf().map_err(|e| anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)))?;
     let gz = magic.len() >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-    if gz {
+    if gz && super::gz_members::sizes(magic).is_some() {
+        Ok((Box::new(super::gz_members::ParallelMembers::new(r)), true))
+    } else if gz {
         Ok((Box::new(flate2::bufread::MultiGzDecoder::new(r)), true))
     } else if path.to_string_lossy().ends_with(".gz") && !magic.is_empty() {
         bail!("{}: not gzip data (the name ends in .gz)", path.display())

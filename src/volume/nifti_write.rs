@@ -105,7 +105,12 @@ fn le_bytes(data: &[f32]) -> std::borrow::Cow<'_, [u8]> {
 /// never spans two parts, so the header is a member of its own), a wave of members per core
 /// count at a time, writing one wave while the next compresses.
 pub fn write_gz(w: &mut (dyn Write + Send), parts: &[&[u8]]) -> std::io::Result<()> {
-    let blocks: Vec<&[u8]> = parts.iter().flat_map(|p| p.chunks(BLOCK)).collect();
+    write_gz_blocks(w, parts, BLOCK)
+}
+
+/// [`write_gz`] with members of at most `block` raw bytes.
+pub fn write_gz_blocks(w: &mut (dyn Write + Send), parts: &[&[u8]], block: usize) -> std::io::Result<()> {
+    let blocks: Vec<&[u8]> = parts.iter().flat_map(|p| p.chunks(block.max(1))).collect();
     let wave = 2 * rayon::current_num_threads().max(1);
     let compress = |bs: &[&[u8]]| -> std::io::Result<Vec<Vec<u8>>> { bs.par_iter().map(|b| member(b)).collect() };
     let mut waves = blocks.chunks(wave);
@@ -122,14 +127,14 @@ pub fn write_gz(w: &mut (dyn Write + Send), parts: &[&[u8]]) -> std::io::Result<
     w.flush()
 }
 
-/// One complete gzip member (RFC 1952): header, raw deflate, CRC-32, length mod 2^32.
+/// One complete gzip member (RFC 1952): header with the member's lengths (see
+/// [`super::gz_members`]), raw deflate, CRC-32, length mod 2^32.
 fn member(b: &[u8]) -> std::io::Result<Vec<u8>> {
     let deflated = miniz_oxide::deflate::compress_to_vec(b, LEVEL);
     let mut crc = flate2::Crc::new();
     crc.update(b);
-    let mut m = Vec::with_capacity(deflated.len() + 18);
-    // magic, deflate, no flags, no mtime, no extra flags, OS unknown
-    m.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255]);
+    let mut m = Vec::with_capacity(deflated.len() + super::gz_members::HEADER + 8);
+    m.extend_from_slice(&super::gz_members::header(deflated.len(), b.len()));
     m.extend_from_slice(&deflated);
     m.extend_from_slice(&crc.sum().to_le_bytes());
     m.extend_from_slice(&(b.len() as u32).to_le_bytes());

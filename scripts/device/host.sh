@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Issue 7's wall-time targets, as a user runs the commands, on the GPU machine (16 cores), from
+# the repo root with a release binary at ./dist/neuroport (or $NEUROPORT):
+#   read of the 171 MB volume: our multi-member file (parallel inflate) vs the same data as one
+#   gzip member (as other tools write it) vs gzip -dc; dti cold (empty PTX cache) and warm;
+#   bedpost (600 loops) and track geodesic --dirs 8 from the white matter to .tck, on CUDA and
+#   NVIDIA OpenCL, each command's wall time and its own summary line. ~5 minutes.
+set -u
+cd "$(dirname "$0")/../.."
+B=${NEUROPORT:-$PWD/dist/neuroport}
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+for d in /usr/local/cuda/lib64 /usr/local/cuda-13.0/lib64; do
+  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+export NEUROPORT_PTX_CACHE="$W/ptx"
+t0=$SECONDS
+stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
+# wall LABEL LIMIT CMD...: the command's wall time and the last line it printed to stderr
+wall() {
+  local label=$1 lim=$2; shift 2
+  local s=$(date +%s.%N)
+  timeout "$lim" "$@" > "$W/stdout" 2> "$W/stderr"; local rc=$?
+  printf '%-34s exit %d  %6.2f s wall  | %s\n' "$label" "$rc" "$(awk "BEGIN { print $(date +%s.%N) - $s }")" "$(grep -v '^\s*$' "$W/stderr" | tail -1)"
+}
+D="$W/d"
+stamp "synth the issue-7 volume"
+$B synth --model sticks --dims 96,112,72 --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$D" > /dev/null
+gzip -dc "$D/dwi.nii.gz" | gzip -6 > "$W/one-member.nii.gz"
+ls -l "$D/dwi.nii.gz" "$W/one-member.nii.gz"
+stamp "read"
+start=$(date +%s.%N); gzip -dc "$D/dwi.nii.gz" > /dev/null
+echo "gzip -dc: $(awk "BEGIN { printf \"%.3f\", $(date +%s.%N) - $start }") s"
+$B bench nifti --input "$D/dwi.nii.gz" --read-only --repeats 3 2>&1 | grep -E "^read"
+$B bench nifti --input "$W/one-member.nii.gz" --read-only --repeats 3 2>&1 | grep -E "^read" | sed 's/^/one gzip member: /'
+if [ -x /usr/bin/time ]; then /usr/bin/time -v $B bench nifti --input "$D/dwi.nii.gz" --read-only --repeats 1 2>&1 | grep -E "Maximum resident"; fi
+for b in cuda opencl:1:0; do
+  stamp "$b"
+  rm -rf "$NEUROPORT_PTX_CACHE"
+  dti=(dti --backend $b --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  wall "dti $b (cold: no PTX cache)" 60 $B "${dti[@]}" --out "$W/$b-cold/dti" --force
+  wall "dti $b (warm)" 60 $B "${dti[@]}" --out "$W/$b/dti" --force
+  wall "bedpost $b (600 loops)" 90 $B bedpost --backend $b --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/$b/bp" --force
+  wall "track geodesic $b --dirs 8" 90 $B track geodesic --backend $b --tensor "$W/$b/dti_tensor.nii.gz" --seeds "$D/wm.nii.gz" --dirs 8 --out "$W/$b/fibres.tck" --force
+  ls -l "$W/$b/fibres.tck" 2>/dev/null
+  rm -rf "$W/$b" "$W/$b-cold"
+done
+stamp "pipeline at paper scale (CUDA)"
+timeout 120 $B reproduce pipeline --backend cuda --scale paper --repeats 1 --out "$OUT/repro-pipeline" 2>&1 | grep -E "^\| |total"
+stamp "done"
