@@ -76,7 +76,7 @@ fn cpu_and_opencl_split_takes_each_voxel_and_fibre_from_one_of_them() {
     };
     let pairs = [pair(&cpu, &cpu), pair(&cpu, &cl), pair(&cl, &cpu), pair(&cl, &cl)];
     let (m, shares) = bedpost::run_split(&mixed, None, &vol, &g, &mask, &cfg).unwrap();
-    assert_eq!(shares.0.iter().map(|s| s.chunks).sum::<usize>(), n.div_ceil(7));
+    assert_eq!(shares.devices.iter().map(|s| s.chunks).sum::<usize>(), n.div_ceil(7));
     eprintln!("bedpost split: {shares}");
     each_from_one(&m.samples, &pairs.iter().map(|p| p.as_slice()).collect::<Vec<_>>(), bedpost::NPARAM * cfg.samples, "bedpost samples");
     assert_eq!(bedpost::run_split(&Split::one(cpu.clone()), None, &vol, &g, &mask, &cfg).unwrap().0.samples, pairs[0], "split of one = run");
@@ -119,7 +119,7 @@ fn two_opencl_workers_give_the_bytes_of_one() {
     let cfg = BpConfig { samples: 3, burnin: 20, thin: 2, seed: 1, ..BpConfig::default() };
     let one = bedpost::run_split(&Split::one(cl), None, &vol, &g, &mask, &cfg).unwrap().0;
     let (r, shares) = bedpost::run_split(&two, None, &vol, &g, &mask, &cfg).unwrap();
-    assert_eq!(shares.0.len(), 2);
+    assert_eq!(shares.devices.len(), 2);
     assert_eq!((r.samples, r.state), (one.samples, one.state));
 }
 
@@ -173,7 +173,7 @@ fn two_cpu_pools_write_the_bytes_of_one_cpu_and_survive_a_failing_pool() {
         assert!(a == b, "{} differs between cpu and cpu,cpu", a.0);
     }
     // Each command's summary names both pools with their chunks and busy time.
-    assert_eq!(err.matches("split: #0 cpu (1 threads").count(), 4, "{err}");
+    assert_eq!(err.lines().filter(|l| l.starts_with("split: ") && l.contains(" s; #0 cpu (1 threads")).count(), 4, "{err}");
     assert!(err.lines().filter(|l| l.starts_with("split:")).all(|l| l.contains("#1 cpu (1 threads") && l.contains("chunks, busy")), "{err}");
 
     // Pool 1 fails after one chunk: its chunk and the rest go to pool 0, same bytes, a warning.
@@ -240,4 +240,17 @@ fn bad_device_lists_are_one_line_errors() {
     let (code, _, err) = run(&["--backend", "cpu,cpu", "register", "--moving", &img, "--fixed", &img, "--out", &x], &[]);
     assert_eq!(code, 1, "{err}");
     assert!(err.starts_with("error: this command runs on one device") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn bench_split_reports_each_device_count() {
+    // The scaling benchmark on two CPU pools, its cheapest workload at quick scale.
+    let (code, out, err) = run(&["--backend", "cpu,cpu", "--threads", "2", "bench", "split", "--scale", "quick", "--workloads", "probtrack", "--repeats", "1"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("probtrack")).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(rows[0].contains(" 1 ") && rows[0].contains("100 %") && rows[1].contains(" 2 "), "{out}");
+    let (code, _, err) = run(&["--backend", "cpu", "bench", "split", "--workloads", "nope"], &[]);
+    assert_eq!(code, 1);
+    assert!(err.starts_with("error: unknown workload 'nope'") && err.lines().count() == 1, "{err}");
 }

@@ -267,29 +267,11 @@ pub fn chunk_from_memory(budget: u64, max_alloc: u64, ndir: usize, nsamp: usize,
 }
 
 /// Runs every chain from `init` through `loops` loops, in chunks that fit the device and
-/// launches of [`SEGMENT`] loops. `y` is ndir x nvox. Returns the samples (8 x nsamp x nvox)
-/// and the final state; the driver's own (host) milliseconds go into `host_ms`.
+/// launches of [`SEGMENT`] loops, advancing `bar` (shared with other chunks and devices). `y` is
+/// ndir x nvox. Returns the samples (8 x nsamp x nvox) and the final state; the driver's own
+/// (host) milliseconds go into `host_ms`.
 #[allow(clippy::too_many_arguments)]
 pub fn sample(
-    k: &mut dyn BedpostKernels,
-    table: &Table,
-    y: &[f32],
-    init: &ChainState,
-    sched: &Schedule,
-    loops: usize,
-    max_chunk: Option<usize>,
-    progress: bool,
-    host_ms_out: &mut f64,
-) -> Result<(Vec<f32>, ChainState)> {
-    let bar = progress_bar(init.nvox() as u64, progress);
-    let r = sample_with(k, table, y, init, sched, loops, max_chunk, &bar, host_ms_out);
-    bar.finish_and_clear();
-    r
-}
-
-/// [`sample`], advancing a progress bar shared with other chunks and devices.
-#[allow(clippy::too_many_arguments)]
-fn sample_with(
     k: &mut dyn BedpostKernels,
     table: &Table,
     y: &[f32],
@@ -413,7 +395,10 @@ pub fn run(dti: &mut dyn DtiKernels, k: &mut dyn BedpostKernels, dwi: &Volume, g
     let table = inputs(dwi, grads, mask, cfg)?;
     let fit = crate::dti::run(dti, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
     let (voxels, y, init, mut host_ms) = start(&fit.fit, dwi, &table, mask, cfg.seed)?;
-    let (samples, state) = sample(k, &table, &y, &init, &cfg.schedule(), cfg.loops(), cfg.max_chunk, cfg.progress, &mut host_ms)?;
+    let bar = progress_bar(voxels.len() as u64, cfg.progress);
+    let sampled = sample(k, &table, &y, &init, &cfg.schedule(), cfg.loops(), cfg.max_chunk, &bar, &mut host_ms);
+    bar.finish_and_clear();
+    let (samples, state) = sampled?;
     let mut timings = k.take_timings();
     timings.host_ms += host_ms;
     Ok(result(voxels, samples, state, cfg, k.variant(), timings, fit.timings))
@@ -435,10 +420,8 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     let whole = plan.len() == 1;
     let sched = cfg.schedule();
     let bar = progress_bar(nvox as u64, cfg.progress);
-    let (mut samples, mut state) = (Vec::new(), init.clone());
-    if !whole {
-        samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
-    }
+    // Chunks are pasted into whole arrays; one chunk (one device) hands its arrays through.
+    let (mut samples, mut state) = if whole { (Vec::new(), ChainState::default()) } else { (vec![0.0f32; NPARAM * sched.nsamp * nvox], init.clone()) };
     let sampled = split.run(
         plan.len(),
         |dev| kernels(dev, variant),
@@ -446,11 +429,11 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
             let r = plan[c].clone();
             let mut host = 0.0;
             let (s, st) = if whole {
-                sample_with(k.as_mut(), &table, &y, &init, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
+                sample(k.as_mut(), &table, &y, &init, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
             } else {
                 let ((ych, ich), ms) = wall_ms(|| (cut(&y, table.ndir, nvox, r.clone()), init.cut(r.clone())));
                 host += ms;
-                sample_with(k.as_mut(), &table, &ych, &ich, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
+                sample(k.as_mut(), &table, &ych, &ich, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
             };
             let mut t = k.take_timings();
             t.host_ms += host;

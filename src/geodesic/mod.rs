@@ -500,7 +500,8 @@ pub fn trace_split(split: &Split, fields: &Fields, seeds: &[Seed], p: &TracePara
     );
     bar.finish_and_clear();
     let shares = shares?;
-    let mut all = FibreBatch::default();
+    let mut parts = parts.into_iter();
+    let mut all = parts.next().unwrap_or_default();
     for b in parts {
         all.append(b);
     }

@@ -42,7 +42,7 @@ fn sets(scale: Scale) -> [Dataset; 2] {
 }
 
 /// The stand-in's field and seeds (every mask voxel).
-fn data(ds: &Dataset, seed: u64) -> (Field, Vec<u32>) {
+pub(crate) fn data(ds: &Dataset, seed: u64) -> (Field, Vec<u32>) {
     let g = synth::gradient_table(1, 6, 1000.0);
     let (vol, mask, truths) = sim::phantom(ds.dims, [ds.voxel_mm; 3], ds.nmask, &g, f64::INFINITY, seed ^ ds.id as u64);
     let geom = vol.geom.clone();
@@ -56,7 +56,7 @@ fn data(ds: &Dataset, seed: u64) -> (Field, Vec<u32>) {
     (f, voxels.iter().map(|&v| v as u32).collect())
 }
 
-fn config(ds: &Dataset, step_vox: f32, min_cos: f32, schedule: Schedule, compaction: Compaction) -> Config {
+pub(crate) fn config(ds: &Dataset, step_vox: f32, min_cos: f32, schedule: Schedule, compaction: Compaction) -> Config {
     Config { nsamples: NSAMP, step_mm: step_vox * ds.voxel_mm, min_cos, max_steps: MAX_STEPS, schedule, jitter: false, compaction, ..Config::default() }
 }
 

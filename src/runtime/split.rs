@@ -43,14 +43,18 @@ pub struct Share {
     pub failed: Option<String>,
 }
 
-/// Every device's share, in the order the devices were listed.
+/// Every device's share, in the order the devices were listed, and the split's wall time.
 #[derive(Clone, Debug, Default)]
-pub struct Shares(pub Vec<Share>);
+pub struct Shares {
+    pub devices: Vec<Share>,
+    /// Wall seconds from the workers' start to the last result.
+    pub wall_s: f64,
+}
 
 impl Shares {
     pub fn timings(&self) -> Timings {
         let mut t = Timings::default();
-        for s in &self.0 {
+        for s in &self.devices {
             t.add(&s.timings);
         }
         t
@@ -58,12 +62,11 @@ impl Shares {
 }
 
 impl fmt::Display for Shares {
-    /// `cuda:0 (NVIDIA H200): 7 chunks, busy 1.92 s; cuda:1 (NVIDIA H200): 6 chunks, busy 1.90 s`
+    /// `1.95 s; #0 cuda:0 (NVIDIA H200): 1 chunk, busy 1.92 s; #1 cuda:1 (NVIDIA H200): ...`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, s) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
+        write!(f, "{:.2} s", self.wall_s)?;
+        for s in &self.devices {
+            f.write_str("; ")?;
             write!(f, "{}: {} chunk{}, busy {:.2} s", s.device, s.chunks, if s.chunks == 1 { "" } else { "s" }, s.busy_s)?;
             if s.failed.is_some() {
                 f.write_str(" (failed, its work re-run on the others)")?;
@@ -129,11 +132,20 @@ impl Split {
     }
 
     /// Item ranges of `total` items. One device: one chunk (the method batches within it by
-    /// the device's memory, as without a split). Several: guided self-scheduling, each chunk
+    /// the device's memory, as without a split). Several alike (same backend, name and compute
+    /// units): one equal chunk each. A GPU kernel whose threads each run a long chain (bedpost)
+    /// takes about as long for a small chunk as for a full one, so each extra chunk a GPU runs
+    /// costs nearly a whole launch's time; equal devices finish together anyway, and a failed
+    /// one's chunk still goes to the others. Unlike devices: guided self-scheduling, each chunk
     /// 1/(2 x devices) of what is left but at least `min_len`, so the first chunks are large
-    /// (full devices) and the last small (an even finish). A fixed chunk length overrides both.
+    /// and the last small (an even finish whatever the speeds). A fixed chunk length overrides
+    /// all of these.
     pub fn plan(&self, total: usize, min_len: usize) -> Vec<Range<usize>> {
         let n = self.devices.len().max(1);
+        let alike = self.devices.iter().all(|d| {
+            let (a, b) = (d.info(), self.devices[0].info());
+            a.backend == b.backend && a.name == b.name && a.compute_units == b.compute_units
+        });
         let mut v = Vec::new();
         let mut start = 0;
         while start < total {
@@ -141,6 +153,7 @@ impl Split {
             let len = match self.chunk {
                 Some(c) => c,
                 None if n == 1 => left,
+                None if alike => total.div_ceil(n),
                 None => left.div_ceil(2 * n).max(min_len.max(1)),
             }
             .min(left);
@@ -161,9 +174,13 @@ impl Split {
         work: impl Fn(&mut K, usize) -> Result<(R, Timings)> + Sync,
         mut take: impl FnMut(usize, R),
     ) -> Result<Shares> {
+        if nchunks == 0 {
+            return Ok(Shares { devices: self.devices.iter().map(|d| Share { device: d.label(), ..Share::default() }).collect(), wall_s: 0.0 });
+        }
         let q = Mutex::new(Queue { next: 0, back: VecDeque::new(), done: 0, alive: self.devices.len(), last_error: None });
         let cv = Condvar::new();
         let (tx, rx) = mpsc::channel::<(usize, R)>();
+        let t0 = std::time::Instant::now();
         let shares = std::thread::scope(|s| {
             let handles: Vec<_> = self
                 .devices
@@ -187,7 +204,7 @@ impl Split {
         if q.done < nchunks {
             return Err(q.last_error.unwrap_or_else(|| anyhow!("{} of {nchunks} chunks were not run", nchunks - q.done)));
         }
-        Ok(Shares(shares))
+        Ok(Shares { devices: shares, wall_s: t0.elapsed().as_secs_f64() })
     }
 
     /// [`Split::run`] with the results collected in chunk order.
@@ -319,13 +336,21 @@ mod tests {
 
     #[test]
     fn plans_cover_every_item_once() {
-        for (split, total, min) in [(cpus(1), 1000, 10), (cpus(2), 1000, 10), (cpus(8), 358_600, 4096), (cpus(3), 5, 100), (cpus(2).with_chunk(7), 50, 1000)] {
+        // Alike devices: one equal chunk each.
+        assert_eq!(cpus(3).plan(10, 1), vec![0..4, 4..8, 8..10]);
+        assert_eq!(cpus(8).plan(358_600, 4096).len(), 8);
+        let mut mixed = cpus(2);
+        mixed.devices.push(Device::Cpu(Arc::new(Cpu::new(Some(2)).unwrap())));
+        for (split, total, min) in [(cpus(1), 1000, 10), (cpus(2), 1000, 10), (mixed.clone(), 358_600, 4096), (mixed, 5, 100), (cpus(2).with_chunk(7), 50, 1000)] {
             let p = split.plan(total, min);
             assert_eq!(p.first().map(|r| r.start), Some(0));
             assert!(p.windows(2).all(|w| w[0].end == w[1].start && w[0].len() >= w[1].len() || split.chunk.is_some()));
             assert_eq!(p.last().unwrap().end, total);
             if split.len() == 1 && split.chunk.is_none() {
                 assert_eq!(p.len(), 1);
+            }
+            if split.len() == 3 && total > 100_000 {
+                assert!(p.len() > 6 && p[0].len() == total.div_ceil(6) && p.last().unwrap().len() <= min, "{p:?}");
             }
             if let Some(c) = split.chunk {
                 assert!(p.iter().all(|r| r.len() <= c));
@@ -356,11 +381,11 @@ mod tests {
                 })
                 .unwrap();
             assert_eq!(v, (0..40).map(|c| c * c).collect::<Vec<_>>());
-            assert_eq!(shares.0.iter().map(|s| s.chunks).sum::<usize>(), 40);
+            assert_eq!(shares.devices.iter().map(|s| s.chunks).sum::<usize>(), 40);
             assert_eq!(shares.timings().kernel_ms, 40.0);
             if let Some((i, k)) = fail {
-                assert_eq!(shares.0[i].chunks, k);
-                assert!(shares.0[i].failed.is_some() && shares.to_string().contains("failed"));
+                assert_eq!(shares.devices[i].chunks, k);
+                assert!(shares.devices[i].failed.is_some() && shares.to_string().contains("failed"));
             }
         }
     }
@@ -376,8 +401,8 @@ mod tests {
         let make = |_: &Device| if made.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 { Err(anyhow!("no context")) } else { Ok(()) };
         let (v, sh) = cpus(2).map(6, make, |_, c| Ok((c, Timings::default()))).unwrap();
         assert_eq!(v, (0..6).collect::<Vec<_>>());
-        assert_eq!(sh.0.iter().map(|s| s.chunks).sum::<usize>(), 6);
-        assert_eq!(sh.0.iter().filter(|s| s.failed.is_some()).count(), 1);
+        assert_eq!(sh.devices.iter().map(|s| s.chunks).sum::<usize>(), 6);
+        assert_eq!(sh.devices.iter().filter(|s| s.failed.is_some()).count(), 1);
     }
 
     #[test]

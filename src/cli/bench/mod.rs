@@ -6,6 +6,7 @@ mod dti;
 mod geodesic;
 mod layer;
 mod nifti;
+mod split;
 
 use super::Ctx;
 use anyhow::Result;
@@ -25,6 +26,9 @@ pub enum Command {
     Layer(layer::Args),
     /// NIfTI I/O: read, and .nii.gz write on 1 core and on all cores (MB/s of voxel data)
     Nifti(nifti::NiftiArgs),
+    /// Multi-device scaling: bedpost, geodesic and probtrack split over the first 1, 2, 4 ...
+    /// devices of --backend (a list or gpus): wall time, speed-up, efficiency
+    Split(split::Args),
 }
 
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
@@ -34,5 +38,6 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
         Command::Bedpost(a) => bedpost::run(ctx, a),
         Command::Layer(a) => layer::run(ctx, a),
         Command::Nifti(a) => nifti::run(ctx, a),
+        Command::Split(a) => split::run(ctx, a),
     }
 }
