@@ -60,6 +60,9 @@ pub fn counts(n: usize) -> Vec<usize> {
 /// Runs `workloads` (names of [`WORKLOADS`]) on the first 1, 2, 4 ... of `devices`; `say`
 /// reports progress.
 pub fn run(devices: &[Device], workloads: &[String], scale: Scale, repeats: usize, seed: u64, say: &dyn Fn(&str)) -> Result<Vec<Point>> {
+    if let Some(bad) = workloads.iter().find(|w| !WORKLOADS.contains(&w.as_str())) {
+        anyhow::bail!("unknown workload '{bad}': use {}", WORKLOADS.join(", "));
+    }
     let paper = scale == Scale::Paper;
     let mut out = Vec::new();
     for w in workloads {
@@ -97,7 +100,7 @@ pub fn run(devices: &[Device], workloads: &[String], scale: Scale, repeats: usiz
                 let f = &field;
                 Box::new(move |s| Ok(probtrack::run_split(s, f, &seeds, &cfg)?.1))
             }
-            other => anyhow::bail!("unknown workload '{other}': use {}", WORKLOADS.join(", ")),
+            other => unreachable!("workload {other} checked above"),
         };
         say(&format!("{w}: warm-up on all {} devices", devices.len()));
         job(&Split::new(devices.to_vec()))?;
