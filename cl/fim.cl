@@ -20,13 +20,15 @@ NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, 
  * listed block in local memory, then the block's convergence by tree reduction (Sec. 5.2.3). */
 NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const np_uchar *NP_RESTRICT mask,
                           NP_GLOBAL float *u, NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
-                          np_fim_params p, int inner, NP_GLOBAL int *conv)
+                          np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
     NP_LOCAL_MEM int sc[NP_FIM_BV];
     int l = NP_LID();
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
+    /* The list length of this launch, kept on the device for the run's statistics. */
+    if (NP_GROUP() == 0 && l == 0 && slot >= 0) hist[slot] = n;
     int nvox = p.bx * p.by * p.bz * NP_FIM_BV;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += p.groups) {

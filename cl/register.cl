@@ -1,8 +1,10 @@
 /* Affine-registration cost entry points for both dialects (paper 002 appendix, with the
  * reduction on the device): register_cost samples the moving image in-kernel (exact, as the
  * CPU), register_cost_texture through the hardware filter (002's tex3D; 8-bit weights on
- * NVIDIA), register_reduce sums the work-groups' partials. Work-groups of NP_REG_GROUP items
- * stride over the fixed voxels, x fastest, so neighbouring items read neighbouring voxels. */
+ * NVIDIA). One launch per evaluation: work-groups of NP_REG_GROUP items stride over the fixed
+ * voxels, x fastest, so neighbouring items read neighbouring voxels; the last work-group to
+ * finish reduces the groups' partials (and, for MI/NMI, the joint histogram to entropies) into
+ * one record (register.h np_reg_finish). */
 #include "common/portable.h"
 #include "common/register.h"
 
@@ -10,9 +12,11 @@
     NP_LOCAL_MEM float red[5 * NP_REG_GROUP];                                                            \
     NP_LOCAL_MEM int cnt[2 * NP_REG_GROUP];                                                              \
     NP_LOCAL_MEM np_uint lh[NP_REG_MAXBINS * NP_REG_MAXBINS];                                            \
+    NP_LOCAL_MEM int last;                                                                               \
     np_reg_hist_begin(&spec, lh);                                                                        \
     float acc[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};                                                       \
-    int inside = 0, total = 0;                                                                           \
+    int inside = 0, total = 0, bin = -1;                                                                 \
+    np_uint run = 0u;                                                                                    \
     int n = fnx * fny * fnz, stride = NP_LSIZE() * ngroups;                                              \
     for (int i = NP_GID(); i < n; i += stride) {                                                         \
         int x = i % fnx, y = (i / fnx) % fny, z = i / (fnx * fny);                                       \
@@ -22,40 +26,24 @@
         if (!np_reg_inside(q, mnx, mny, mnz))                                                            \
             continue;                                                                                    \
         inside++;                                                                                        \
-        np_reg_add(&spec, fixed[i], (SAMPLE), acc, lh);                                                  \
+        np_reg_add(&spec, fixed[i], (SAMPLE), acc, lh, &bin, &run);                                      \
     }                                                                                                    \
-    np_reg_group_end(&spec, acc, inside, total, red, cnt, lh, partial, hist);
+    if (run != 0u)                                                                                       \
+        np_atomic_add_local_u32(lh + bin, run);                                                          \
+    np_reg_finish(&spec, acc, inside, total, ngroups, red, cnt, lh, partial, hist, done, out, hist_out, &last);
 
 NP_KERNEL void register_cost(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving,
                              int fnx, int fny, int fnz, int mnx, int mny, int mnz, int ngroups,
-                             np_reg_map map, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist)
+                             np_reg_map map, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
+                             NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {
     NP_REG_LOOP(np_reg_trilinear(moving, q, mnx, mny, mnz))
 }
 
 NP_KERNEL void register_cost_texture(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving,
                                      int fnx, int fny, int fnz, int mnx, int mny, int mnz, int ngroups,
-                                     np_reg_map map, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist)
+                                     np_reg_map map, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
+                                     NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {
     NP_REG_LOOP(np_tex3d_f4(moving, q[0], q[1], q[2]).x)
-}
-
-/* One work-group of NP_REG_GROUP items sums `ngroups` partials into out[0] (fixed order, so
- * the same inputs give the same bits). */
-NP_KERNEL void register_reduce(NP_GLOBAL const np_reg_partial *NP_RESTRICT partial, int ngroups, NP_GLOBAL np_reg_partial *out)
-{
-    NP_LOCAL_MEM float red[5 * NP_REG_GROUP];
-    NP_LOCAL_MEM int cnt[2 * NP_REG_GROUP];
-    int l = NP_LID();
-    float acc[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    int inside = 0, total = 0;
-    for (int g = l; g < ngroups; g += NP_LSIZE()) {
-        for (int k = 0; k < 5; k++)
-            acc[k] += partial[g].s[k];
-        inside += partial[g].inside;
-        total += partial[g].total;
-    }
-    np_reg_spec none;
-    none.cost = NP_REG_SAD;
-    np_reg_group_end(&none, acc, inside, total, red, cnt, (NP_LOCAL_PTR np_uint *)cnt, out, (NP_GLOBAL np_uint *)0);
 }

@@ -24,53 +24,101 @@ fn sample(dev: &Device, variant: Option<Variant>, n: usize, cfg: &Config) -> Bed
     bedpost::run(dk.as_mut(), bk.as_mut(), &vol, &g, &mask, cfg).unwrap()
 }
 
-/// Per voxel: posterior mean and variance of f1 + f2, d and S0.
+/// Effective sample size of one chain by Geyer's initial positive sequence: the autocorrelation
+/// time tau = -1 + 2 sum of the pair sums rho(2m) + rho(2m+1) while they stay positive; n / tau,
+/// between 1 and n.
+fn ess(x: &[f64]) -> f64 {
+    let n = x.len();
+    let m = x.iter().sum::<f64>() / n as f64;
+    let c0 = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / n as f64;
+    if c0 == 0.0 {
+        return n as f64;
+    }
+    let rho = |k: usize| (0..n - k).map(|i| (x[i] - m) * (x[i + k] - m)).sum::<f64>() / n as f64 / c0;
+    let mut tau = -1.0;
+    let mut k = 0;
+    while k + 1 < n {
+        let pair = rho(k) + rho(k + 1);
+        if pair <= 0.0 {
+            break;
+        }
+        tau += 2.0 * pair;
+        k += 2;
+    }
+    (n as f64 / tau.max(1.0)).clamp(1.0, n as f64)
+}
+
+/// Per voxel and quantity (f1 + f2, d, S0): posterior mean and its squared Monte-Carlo standard
+/// error (variance / effective sample size of that chain).
 fn moments(r: &BedpostResult) -> Vec<[(f64, f64); 3]> {
     let (n, ns) = (r.voxels.len(), r.nsamp);
     let at = |k: usize, s: usize, v: usize| r.samples[(k * ns + s) * n + v] as f64;
     (0..n)
         .map(|v| {
             let q = |f: &dyn Fn(usize) -> f64| {
-                let m = (0..ns).map(f).sum::<f64>() / ns as f64;
-                (m, (0..ns).map(|s| (f(s) - m).powi(2)).sum::<f64>() / (ns - 1) as f64)
+                let x: Vec<f64> = (0..ns).map(f).collect();
+                let m = x.iter().sum::<f64>() / ns as f64;
+                let var = x.iter().map(|s| (s - m).powi(2)).sum::<f64>() / (ns - 1) as f64;
+                (m, var / ess(&x))
             };
             [q(&|s| at(F1, s, v) + at(F2, s, v)), q(&|s| at(D, s, v)), q(&|s| at(S0, s, v))]
         })
         .collect()
 }
 
-/// Share of voxels whose posterior means differ by more than 4 Monte-Carlo standard errors,
-/// per quantity. The effective sample size is taken as a tenth of the 50 thinned samples:
-/// chains are strongly autocorrelated, and two chains of the CPU itself from different seeds
-/// are the yardstick (printed beside).
-fn outliers(a: &BedpostResult, b: &BedpostResult) -> [f64; 3] {
-    let (ma, mb) = (moments(a), moments(b));
-    let ess = a.nsamp as f64 / 10.0;
-    let mut out = [0.0; 3];
-    for q in 0..3 {
-        let bad = ma.iter().zip(&mb).filter(|(x, y)| (x[q].0 - y[q].0).abs() > 4.0 * ((x[q].1 + y[q].1) / ess).sqrt() + 1e-9).count();
-        out[q] = bad as f64 / ma.len() as f64;
-    }
-    out
+/// Two-sided z beyond which a voxel counts as an outlier: P(|Z| > 3.29) = 0.1 % for two
+/// independent chains of one posterior, so nearly every outlier is a real disagreement.
+const Z: f64 = 3.29;
+/// Share of outlier voxels allowed per quantity. Estimating the effective sample size from 50
+/// autocorrelated samples is itself noisy (its relative error is ~1/sqrt(ess) ~ 30 %, which
+/// turns a 3.29 threshold into ~2.5 for some voxels: ~1 % tail each); 4 % of 128 voxels is 5,
+/// against the ~1.3 such noise predicts, and the CPU-vs-CPU yardstick is held to it too.
+const MAX_SHARE: f64 = 0.04;
+
+/// Share of voxels whose posterior means differ by more than Z combined standard errors, per
+/// quantity.
+fn outliers(a: &[[(f64, f64); 3]], b: &[[(f64, f64); 3]]) -> [f64; 3] {
+    std::array::from_fn(|q| a.iter().zip(b).filter(|(x, y)| (x[q].0 - y[q].0).abs() > Z * (x[q].1 + y[q].1).sqrt() + 1e-12).count() as f64 / a.len() as f64)
+}
+
+/// Mean over voxels of b - a per quantity, in units of its standard error (the voxels' chains
+/// are independent: the squared errors add).
+fn shifts(a: &[[(f64, f64); 3]], b: &[[(f64, f64); 3]]) -> [f64; 3] {
+    std::array::from_fn(|q| {
+        let d: f64 = a.iter().zip(b).map(|(x, y)| y[q].0 - x[q].0).sum();
+        let se: f64 = a.iter().zip(b).map(|(x, y)| x[q].1 + y[q].1).sum::<f64>().sqrt();
+        d / se
+    })
+}
+
+/// Chains long enough for their autocorrelation to be estimated: 200 samples 5 loops apart
+/// (bedpost's default 50 x 2 are too few for Geyer's estimate: it truncates early on noise and
+/// overstates the effective sample size).
+fn long() -> Config {
+    Config { samples: 200, thin: 5, ..Config::default() }
 }
 
 #[test]
 fn opencl_posterior_means_agree_with_the_cpu_within_monte_carlo_error() {
     let Some(cl) = opencl() else { return };
     let n = 128;
-    let a = sample(&cpu(None), None, n, &Config { seed: 1, ..Config::default() });
-    let control = sample(&cpu(None), None, n, &Config { seed: 3, ..Config::default() });
+    let a = moments(&sample(&cpu(None), None, n, &Config { seed: 1, ..long() }));
+    let control = moments(&sample(&cpu(None), None, n, &Config { seed: 3, ..long() }));
+    // The yardstick: two CPU chains from different seeds must pass the same statistic, or the
+    // statistic (not the device) is wrong.
+    let (c, cs) = (outliers(&a, &control), shifts(&a, &control));
+    eprintln!("CPU seed vs CPU seed: outlier shares (f1+f2, d, S0) {c:?}, mean shifts in standard errors {cs:?}");
+    assert!(c.iter().all(|&x| x <= MAX_SHARE) && cs.iter().all(|s| s.abs() < 4.0), "CPU vs CPU: {c:?} {cs:?}");
     for v in [Variant::default_for(cl.info()), Variant::Warp] {
-        let b = sample(&cl, Some(v), n, &Config { seed: 2, ..Config::default() });
-        assert!(b.samples.iter().all(|x| x.is_finite()), "{}: non-finite samples", v.name());
-        let o = outliers(&a, &b);
-        let c = outliers(&a, &control);
-        eprintln!("{}: outlier shares (f1+f2, d, S0) {o:?}; CPU seed vs CPU seed {c:?}", v.name());
-        assert!(o.iter().all(|&x| x <= 0.08), "{}: posterior means disagree beyond Monte-Carlo error in {o:?} of voxels (CPU vs CPU: {c:?})", v.name());
-        // no systematic shift: the mean difference of f1 + f2 over voxels is small
-        let (ma, mb) = (moments(&a), moments(&b));
-        let shift = ma.iter().zip(&mb).map(|(x, y)| y[0].0 - x[0].0).sum::<f64>() / n as f64;
-        assert!(shift.abs() < 0.01, "{}: mean shift of f1 + f2 {shift:.4}", v.name());
+        let raw = sample(&cl, Some(v), n, &Config { seed: 2, ..long() });
+        assert!(raw.samples.iter().all(|x| x.is_finite()), "{}: non-finite samples", v.name());
+        let b = moments(&raw);
+        let (o, s) = (outliers(&a, &b), shifts(&a, &b));
+        eprintln!("{}: outlier shares (f1+f2, d, S0) {o:?}, mean shifts in standard errors {s:?}", v.name());
+        assert!(o.iter().all(|&x| x <= MAX_SHARE), "{}: posterior means disagree beyond Monte-Carlo error in {o:?} of voxels (CPU vs CPU: {c:?})", v.name());
+        // no systematic shift of f1 + f2, d or S0: the mean over 128 voxels within 4 standard
+        // errors (P = 6e-5 by chance)
+        assert!(s.iter().all(|x| x.abs() < 4.0), "{}: mean shifts of (f1+f2, d, S0) {s:?} standard errors", v.name());
     }
 }
 

@@ -147,7 +147,53 @@ fn dwi_route_fits_first() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let f = tck::read_tck(&o).unwrap();
     assert_eq!(f.len(), 1);
-    assert!(f[0].len() > 10);
+    // The noise-free DWI fits back to the phantom's tensors (float32 signal: relative error
+    // ~1e-6), so the fibre traced from the fit follows the one traced from the true tensors: same
+    // number of points within one (a stop test may flip at the last step), every point within
+    // 0.01 mm (300 steps of 0.1 voxel; a 1e-6 metric error moves a 2 mm-voxel geodesic by far
+    // less).
+    let t = d.path().join("true_tensor.nii.gz");
+    write_nifti(&t, &ph.geom, 6, &ph.tensor).unwrap();
+    let o2 = d.path().join("t.tck");
+    let r = neuroport(&["--backend", "cpu", "track", "geodesic", "--tensor", s(&t), "--seed-file", s(&sf), "--out", s(&o2)]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let g = tck::read_tck(&o2).unwrap();
+    assert!(g[0].len() > 10 && (f[0].len() as i64 - g[0].len() as i64).abs() <= 1, "{} vs {} points", f[0].len(), g[0].len());
+    for (p, q) in f[0].iter().zip(&g[0]) {
+        assert!((0..3).all(|c| (p[c] - q[c]).abs() < 0.01), "{p:?} vs {q:?}");
+    }
+}
+
+#[test]
+fn tensor_input_not_positive_definite_is_repaired_and_counted() {
+    let d = tempfile::tempdir().unwrap();
+    let (t, roi, _) = phantom(d.path());
+    let v = neuroport::volume::read_nifti(&t).unwrap();
+    let r = neuroport::volume::read_nifti(&roi).unwrap();
+    let n = v.nvox();
+    let seeds: Vec<usize> = (0..n).filter(|&i| r.as_flat()[i] > 0.0).collect();
+    // the seed voxels' zz component made negative: smallest eigenvalue < 0
+    let mut data = v.as_flat().to_vec();
+    for &i in &seeds {
+        data[5 * n + i] = -2e-3;
+    }
+    let bad = d.path().join("bad_tensor.nii.gz");
+    write_nifti(&bad, &v.geom, 6, &data).unwrap();
+    let mut fixed = data.clone();
+    assert_eq!(neuroport::dti::repair_tensors(&mut fixed), seeds.len());
+    let good = d.path().join("fixed_tensor.nii.gz");
+    write_nifti(&good, &v.geom, 6, &fixed).unwrap();
+    let run = |t: &Path, name: &str| {
+        let o = d.path().join(name);
+        let r = neuroport(&["--backend", "cpu", "track", "geodesic", "--tensor", s(t), "--seeds", s(&roi), "--dirs", "2", "--step", "0.2", "--max-steps", "200", "--out", s(&o)]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        (std::fs::read(&o).unwrap(), String::from_utf8_lossy(&r.stderr).to_string())
+    };
+    let (a, err) = run(&bad, "bad.tck");
+    assert!(err.contains(&format!("{} tensors not positive definite were repaired", seeds.len())), "{err}");
+    let (b, err2) = run(&good, "good.tck");
+    assert!(!err2.contains("repaired"), "{err2}");
+    assert_eq!(a, b, "a read tensor is traced as its repaired form");
 }
 
 #[test]

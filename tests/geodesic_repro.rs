@@ -18,6 +18,8 @@ fn geodesic_tables_quick() {
     let err = String::from_utf8_lossy(&o.stderr);
     // Without an OpenCL device, Fig. 6 (GPU devices only) has nothing to run on.
     let no_opencl = !err.contains("opencl:");
+    let required = std::env::var("NEUROPORT_REQUIRE_OPENCL").map(|v| v == "1").unwrap_or(false);
+    assert!(!(required && no_opencl), "NEUROPORT_REQUIRE_OPENCL=1 but no OpenCL device ran: {err}");
     assert!(o.status.success() || (no_opencl && err.contains("geodesic-f6")), "{err}");
     for id in ids {
         if id == "geodesic-f6" && no_opencl {

@@ -35,16 +35,58 @@ fn geodesic_prep_quick_writes_report_and_compare_merges() {
     let md = std::fs::read_to_string(out.join("geodesic-prep.md")).unwrap();
     assert!(md.contains("GeForce GTX 260") && md.contains("brain-like phantom"));
 
-    // compare: two result files (the same one twice stands in for two machines)
+    // Rows carry the machine that ran them and the scale.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    assert!(rows.iter().all(|r| r.machine == host && r.scale == "quick"), "{rows:?}");
+
+    // compare: two result files of one machine are told apart by file name as well
     let b = dir.path().join("other.csv");
     std::fs::copy(out.join("geodesic-prep.csv"), &b).unwrap();
     let cmp = dir.path().join("cmp");
     let o = neuroport().arg("compare").arg(out.join("geodesic-prep.csv")).arg(&b).arg("--out").arg(&cmp).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "{}", String::from_utf8_lossy(&o.stderr));
     let merged = neuroport::repro::read_csv(&cmp.join("compare.csv")).unwrap();
     assert_eq!(merged.len(), 12);
-    assert!(merged.iter().any(|r| r.source == "other") && merged.iter().any(|r| r.source == "geodesic-prep"));
+    assert!(merged.iter().any(|r| r.source == format!("{host} (other)")) && merged.iter().any(|r| r.source == format!("{host} (geodesic-prep)")), "{merged:?}");
     assert!(cmp.join("compare.png").exists());
+
+    // compare writes through the output set: an existing result is not replaced without --force
+    let o = neuroport().arg("compare").arg(&b).arg("--out").arg(&cmp).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("compare.csv already exists") && err.contains("--force"), "{err}");
+    let o = neuroport().arg("compare").arg(&b).arg("--out").arg(&cmp).arg("--force").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(neuroport::repro::read_csv(&cmp.join("compare.csv")).unwrap().len(), 6);
+
+    // a paper-scale file merged with a quick one: a warning naming both; an older file without
+    // machine and scale columns is still read, labelled by its name
+    let text = std::fs::read_to_string(&b).unwrap();
+    let paper = dir.path().join("paper.csv");
+    std::fs::write(&paper, text.replace(",quick,", ",paper,")).unwrap();
+    let old = dir.path().join("old.csv");
+    let old_text: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.rsplitn(4, ',').collect();
+            format!("{},{}", f[3], f[0])
+        })
+        .collect();
+    std::fs::write(&old, old_text.join("\n")).unwrap();
+    let cmp2 = dir.path().join("cmp2");
+    let o = neuroport().arg("compare").arg(&b).arg(&paper).arg(&old).arg("--out").arg(&cmp2).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: merging runs at different problem sizes") && err.contains("quick scale") && err.contains("paper scale") && err.contains("paper.csv"), "{err}");
+    let merged = neuroport::repro::read_csv(&cmp2.join("compare.csv")).unwrap();
+    assert!(merged.iter().any(|r| r.source == "old" && r.machine.is_empty()), "{merged:?}");
+    let md = std::fs::read_to_string(cmp2.join("compare.md")).unwrap();
+    assert!(md.contains("different problem sizes"), "{md}");
+
+    // reproduce refuses to replace its earlier results without --force, before any work
+    let o = neuroport().args(["reproduce", "geodesic-prep", "--repeats", "1", "--backend", "cpu", "--out"]).arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("geodesic-prep.csv already exists"), "{err}");
 }
 
 #[test]

@@ -42,6 +42,14 @@ NP_FN int np_fim_side(float pm, float pp, float ps)
     return -1;
 }
 
+/* src/fim/godunov.rs: tsai_tol (4 roundings of the differences, FLT_EPSILON = 2^-23). */
+NP_FN float np_fim_tsai_tol(const float *m, const float *ih, float u)
+{
+    float a = 0.0f;
+    for (int k = 0; k < 3; ++k) a = np_fmax(a, ih[k] * np_sqrt(np_fim_s(m, k, k)));
+    return 4.0f * 1.1920929e-7f * (1.0f + np_fabs(u) * a);
+}
+
 NP_FN float np_fim_tsai_select(float pm, float pp, float ps)
 {
     float a = pm - ps > 0.0f ? pm - ps : 0.0f;
@@ -49,8 +57,8 @@ NP_FN float np_fim_tsai_select(float pm, float pp, float ps)
     return a >= -b ? ps + a : ps + b;
 }
 
-/* One combination side[k] in {-1 backward, 0 critical, +1 forward}: its solution (INF if none
- * or not causal), *valid set by the validity test. nb[2k] / nb[2k+1]: backward / forward
+/* One combination side[k] in {-1 backward, 0 critical, +1 forward}: its solution (INF if none),
+ * *valid set by the validity test. nb[2k] / nb[2k+1]: backward / forward
  * neighbour on axis k (INF if unusable). */
 NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, const int *side, int tsai, int *valid)
 {
@@ -107,35 +115,166 @@ NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, const
         if (tsai) {
             float gk[3] = {g[0], g[1], g[2]};
             gk[k] = np_fim_tsai_select(pm, pp, ps);
-            /* 1e-3: see Real::TSAI_TOL in src/fim/godunov.rs */
-            if (!(np_fabs(np_sqrt(np_fim_quad(m, gk, gk)) - 1.0f) < 1e-3f)) ok = 0;
+            if (!(np_fabs(np_sqrt(np_fim_quad(m, gk, gk)) - 1.0f) < np_fim_tsai_tol(m, ih, u))) ok = 0;
         } else if (np_fim_side(pm, pp, ps) != side[k]) {
             ok = 0;
         }
     }
-    if (ok) { *valid = 1; return u; }
-    /* Causal fallback (src/fim/godunov.rs: solve): used neighbours upwind along S grad u. */
-    for (int k = 0; k < 3; ++k) {
-        if (side[k] == 0) continue;
-        float sg = np_fim_s(m, k, 0) * g[0] + np_fim_s(m, k, 1) * g[1] + np_fim_s(m, k, 2) * g[2];
-        if (!((float)side[k] * sg <= 0.0f && t >= nb[2 * k + (side[k] > 0)] - n0)) return NP_FIM_INF;
-    }
+    *valid = ok;
     return u;
 }
 
-/* g(U_x): the smallest valid solution over the 26 combinations. */
+/* The exact Godunov H_G^2 of eq. 6 at intervals iv[2k] = p-, iv[2k+1] = p+ (src/fim/hg.rs). */
+NP_FN float np_fim_clamp(float x, float a, float b) { return x < a ? a : (x > b ? b : x); }
+
+NP_FN float np_fim_ext_r(const float *m, const float *iv, float p, float q)
+{
+    float a = iv[4], b = iv[5];
+    float rs = -(np_fim_s(m, 2, 0) * p + np_fim_s(m, 2, 1) * q) / np_fim_s(m, 2, 2);
+    float r = a <= b ? np_fim_clamp(rs, a, b) : (np_fabs(a - rs) >= np_fabs(b - rs) ? a : b);
+    float g[3] = {p, q, r};
+    return np_fim_quad(m, g, g);
+}
+
+NP_FN float np_fim_ext_qr(const float *m, const float *iv, float p)
+{
+    float a = iv[2], b = iv[3];
+    if (a > b) {
+        float fa = np_fim_ext_r(m, iv, p, a), fb = np_fim_ext_r(m, iv, p, b);
+        return fa > fb ? fa : fb;
+    }
+    float c = iv[4], d = iv[5];
+    float cand[5];
+    cand[0] = a;
+    cand[1] = b;
+    cand[2] = -(np_fim_s(m, 1, 0) * p + np_fim_s(m, 1, 2) * c) / np_fim_s(m, 1, 1);
+    cand[3] = -(np_fim_s(m, 1, 0) * p + np_fim_s(m, 1, 2) * d) / np_fim_s(m, 1, 1);
+    cand[4] = NP_FIM_INF;
+    if (c <= d) {
+        float det = np_fim_s(m, 1, 1) * np_fim_s(m, 2, 2) - np_fim_s(m, 1, 2) * np_fim_s(m, 1, 2);
+        cand[4] = -p * (np_fim_s(m, 2, 2) * np_fim_s(m, 1, 0) - np_fim_s(m, 1, 2) * np_fim_s(m, 2, 0)) / det;
+    } else if (np_fim_s(m, 2, 1) != 0.0f) {
+        cand[4] = (-np_fim_s(m, 2, 2) * (c + d) * 0.5f - np_fim_s(m, 2, 0) * p) / np_fim_s(m, 2, 1);
+    }
+    float best = NP_FIM_INF;
+    for (int i = 0; i < 5; ++i) {
+        if (np_isfinite(cand[i])) {
+            float f = np_fim_ext_r(m, iv, p, np_fim_clamp(cand[i], a, b));
+            if (f < best) best = f;
+        }
+    }
+    return best;
+}
+
+#define NP_FIM_GOLDEN 36 /* Real::GOLDEN for f32 */
+
+NP_FN float np_fim_hg2(const float *m, const float *iv)
+{
+    float a = iv[0], b = iv[1];
+    if (a > b) {
+        float fa = np_fim_ext_qr(m, iv, a), fb = np_fim_ext_qr(m, iv, b);
+        return fa > fb ? fa : fb;
+    }
+    float p0 = np_fim_clamp(0.0f, a, b);
+    float f0 = np_fim_ext_qr(m, iv, p0);
+    float cof = np_fim_s(m, 1, 1) * np_fim_s(m, 2, 2) - np_fim_s(m, 1, 2) * np_fim_s(m, 1, 2);
+    float det = np_fim_s(m, 0, 0) * cof - np_fim_s(m, 0, 1) * (np_fim_s(m, 0, 1) * np_fim_s(m, 2, 2) - np_fim_s(m, 1, 2) * np_fim_s(m, 0, 2))
+              + np_fim_s(m, 0, 2) * (np_fim_s(m, 0, 1) * np_fim_s(m, 1, 2) - np_fim_s(m, 1, 1) * np_fim_s(m, 0, 2));
+    float reach = np_sqrt(f0 * cof / det);
+    float lo = a > -reach ? a : -reach, hi = b < reach ? b : reach;
+    float best = f0;
+    const float k = 0.381966011250105f;
+    float x1 = lo + k * (hi - lo), x2 = hi - k * (hi - lo);
+    float f1 = np_fim_ext_qr(m, iv, x1), f2 = np_fim_ext_qr(m, iv, x2);
+    for (int i = 0; i < NP_FIM_GOLDEN; ++i) {
+        if (f1 < f2) {
+            hi = x2; x2 = x1; f2 = f1;
+            x1 = lo + k * (hi - lo);
+            f1 = np_fim_ext_qr(m, iv, x1);
+        } else {
+            lo = x1; x1 = x2; f1 = f2;
+            x2 = hi - k * (hi - lo);
+            f2 = np_fim_ext_qr(m, iv, x2);
+        }
+    }
+    float tail[4] = {f1, f2, np_fim_ext_qr(m, iv, lo), np_fim_ext_qr(m, iv, hi)};
+    for (int i = 0; i < 4; ++i) if (tail[i] < best) best = tail[i];
+    return best;
+}
+
+NP_FN float np_fim_f(const float *m, const float *ih, const float *nb, float u)
+{
+    float iv[6];
+    for (int k = 0; k < 3; ++k) {
+        iv[2 * k] = (u - nb[2 * k]) * ih[k];
+        iv[2 * k + 1] = (nb[2 * k + 1] - u) * ih[k];
+    }
+    return np_fim_hg2(m, iv) - 1.0f;
+}
+
+/* g: H_G(U) = 1 to within 4 eps |U| by Illinois regula falsi (src/fim/hg.rs: root). */
+NP_FN float np_fim_root(const float *m, const float *ih, const float *nb, float guess)
+{
+    float lo = NP_FIM_INF, step = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        lo = np_fmin(lo, np_fmin(nb[2 * k], nb[2 * k + 1]));
+        float d = 1.0f / (ih[k] * np_sqrt(np_fim_s(m, k, k)));
+        step = d > step ? d : step;
+    }
+    if (!(lo < NP_FIM_INF)) return NP_FIM_INF;
+    const float w4 = 4.0f * 1.1920929e-7f;
+    float fl = -1.0f, hi = NP_FIM_INF, fh = 0.0f;
+    if (guess < NP_FIM_INF && guess > lo) {
+        float fg = np_fim_f(m, ih, nb, guess);
+        if (fg >= 0.0f) {
+            float below = guess - w4 * np_fabs(guess);
+            float fb = np_fim_f(m, ih, nb, below);
+            if (fb < 0.0f) return guess;
+            hi = below; fh = fb;
+        } else {
+            lo = guess; fl = fg;
+        }
+    }
+    for (int i = 0; i < 64 && !(hi < NP_FIM_INF); ++i) {
+        float x = lo + step, fx = np_fim_f(m, ih, nb, x);
+        if (fx >= 0.0f) { hi = x; fh = fx; }
+        else { lo = x; fl = fx; step += step; }
+    }
+    if (!(hi < NP_FIM_INF)) return NP_FIM_INF;
+    int last = 0;
+    for (int i = 0; i < 200; ++i) {
+        if (hi - lo <= w4 * np_fabs(hi)) break;
+        float x = hi - fh * (hi - lo) / (fh - fl);
+        if (!(x > lo && x < hi)) x = lo + (hi - lo) * 0.5f;
+        float fx = np_fim_f(m, ih, nb, x);
+        if (fx >= 0.0f) {
+            hi = x; fh = fx;
+            if (last > 0) fl *= 0.5f;
+            last = 1;
+        } else {
+            lo = x; fl = fx;
+            if (last < 0) fh *= 0.5f;
+            last = -1;
+        }
+    }
+    return hi;
+}
+
+/* g(U_x): the smallest valid candidate where every extremum of eq. 6 is a minimum there, else
+ * the root of the exact H_G (src/fim/godunov.rs: solve). */
 NP_FN float np_fim_solve(const float *m, const float *ih, const float *nb, int tsai)
 {
-    float best = NP_FIM_INF, causal = NP_FIM_INF;
+    float best = NP_FIM_INF;
     for (int combo = 0; combo < 27; ++combo) {
         if (combo == 13) continue;
         int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
         int valid;
         float u = np_fim_combo(m, ih, nb, side, tsai, &valid);
-        if (valid) { if (u < best) best = u; }
-        else if (u < causal) causal = u;
+        if (valid && u < best) best = u;
     }
-    return best < NP_FIM_INF ? best : causal;
+    int all_min = 1;
+    for (int k = 0; k < 3; ++k) if (best + best > nb[2 * k] + nb[2 * k + 1]) all_min = 0;
+    return best < NP_FIM_INF && all_min ? best : np_fim_root(m, ih, nb, best);
 }
 
 /* Solver settings shared with the host (#[repr(C)] FimParams in src/fim/gpu.rs). */

@@ -37,6 +37,10 @@
   #define NP_TEX3D unsigned long long
   #define NP_LOCAL_PTR
   #define np_atomic_inc_local_u32(p) atomicAdd((unsigned int *)(p), 1u)
+  #define np_atomic_add_local_u32(p, v) atomicAdd((unsigned int *)(p), (unsigned int)(v))
+  #define np_atomic_xchg_u32(p, v) atomicExch((unsigned int *)(p), (unsigned int)(v))
+  /* Orders this item's global writes before its later ones as every other item sees them. */
+  #define NP_GLOBAL_FENCE() __threadfence()
   typedef float4 np_float4;
   typedef unsigned char np_uchar;
   typedef long long np_long;
@@ -80,6 +84,9 @@
   #define NP_TEX3D __read_only image3d_t
   #define NP_LOCAL_PTR __local
   #define np_atomic_inc_local_u32(p) atomic_inc((volatile __local uint *)(p))
+  #define np_atomic_add_local_u32(p, v) atomic_add((volatile __local uint *)(p), (uint)(v))
+  #define np_atomic_xchg_u32(p, v) atomic_xchg((volatile __global uint *)(p), (uint)(v))
+  #define NP_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
   typedef float4 np_float4;
   typedef uchar np_uchar;
   typedef long np_long;

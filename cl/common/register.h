@@ -2,8 +2,9 @@
  * once for both dialects. For every fixed voxel: map its centre through the fixed-voxel ->
  * moving-voxel affine, drop it (and count it out) when it falls outside the box of moving voxel
  * centres, sample the moving image trilinearly, and add its cost contribution. Sums are reduced
- * in each work-group and then by register_reduce, so one small record comes back per
- * evaluation; MI/NMI count a joint histogram with integer atomics (local, then global).
+ * in each work-group and then by the last work-group to finish, so one small record comes back per
+ * evaluation; MI/NMI count a joint histogram with integer atomics (local, then global) and the
+ * last work-group turns it into entropies.
  *
  * Arithmetic is done without fused multiply-adds, in the order of src/register/cpu.rs, so the
  * in-kernel samples (and their histogram bins) are bit-identical to the CPU's. */
@@ -77,8 +78,10 @@ NP_FN int np_reg_bin(float v, float lo, float inv_width, int bins)
     return b < 0 ? 0 : (b > bins - 1 ? bins - 1 : b);
 }
 
-/* One inside sample's contribution. */
-NP_FN void np_reg_add(const np_reg_spec *sp, float f, float m, float *acc, NP_LOCAL_PTR np_uint *lh)
+/* One inside sample's contribution. MI/NMI: `run` counts consecutive samples of this item in
+ * the same joint bin `*last` and is added to the local histogram when the bin changes (most of
+ * a head image is background, and 256 items incrementing one local counter serialise). */
+NP_FN void np_reg_add(const np_reg_spec *sp, float f, float m, float *acc, NP_LOCAL_PTR np_uint *lh, int *last, np_uint *run)
 {
     if (sp->cost == NP_REG_SAD) {
         acc[0] += np_fabs(NP_REG_SUB(f, m));
@@ -95,7 +98,14 @@ NP_FN void np_reg_add(const np_reg_spec *sp, float f, float m, float *acc, NP_LO
     } else {
         int i = np_reg_bin(f, sp->fixed_lo, sp->fixed_inv_width, sp->bins);
         int j = np_reg_bin(m, sp->moving_lo, sp->moving_inv_width, sp->bins);
-        np_atomic_inc_local_u32(lh + i * sp->bins + j);
+        int b = i * sp->bins + j;
+        if (b != *last) {
+            if (*run != 0u)
+                np_atomic_add_local_u32(lh + *last, *run);
+            *last = b;
+            *run = 0u;
+        }
+        (*run)++;
     }
 }
 
@@ -108,13 +118,13 @@ NP_FN void np_reg_hist_begin(const np_reg_spec *sp, NP_LOCAL_PTR np_uint *lh)
     NP_BARRIER();
 }
 
-/* Tree-reduces the items' sums and counts into partial[group]; adds the local histogram to the
- * global one. `red` holds 5 * NP_REG_GROUP floats, `cnt` 2 * NP_REG_GROUP ints. */
-NP_FN void np_reg_group_end(const np_reg_spec *sp, float *acc, int inside, int total, NP_LOCAL_PTR float *red,
-                            NP_LOCAL_PTR int *cnt, NP_LOCAL_PTR np_uint *lh, NP_GLOBAL np_reg_partial *partial,
-                            NP_GLOBAL np_uint *hist)
+/* Tree-reduces the items' 5 sums and 2 counts in place: the totals end in red[k * NP_REG_GROUP]
+ * and cnt[0], cnt[NP_REG_GROUP]. `red` holds 5 * NP_REG_GROUP floats, `cnt` 2 * NP_REG_GROUP
+ * ints; fixed order, so the same inputs give the same bits. */
+NP_FN void np_reg_block_sum(const float *acc, int inside, int total, NP_LOCAL_PTR float *red, NP_LOCAL_PTR int *cnt)
 {
     int l = NP_LID(), n = NP_LSIZE();
+    NP_BARRIER();
     for (int k = 0; k < 5; k++)
         red[k * NP_REG_GROUP + l] = acc[k];
     cnt[l] = inside;
@@ -129,6 +139,23 @@ NP_FN void np_reg_group_end(const np_reg_spec *sp, float *acc, int inside, int t
         }
         NP_BARRIER();
     }
+}
+
+/* The end of one evaluation, after the voxel loop, in one launch: each work-group reduces its
+ * sums into partial[group] and adds its histogram to the global one; the last work-group to
+ * finish (a global counter, `done`, kept at 0 between launches) sums the partials in group
+ * order into *out and, for MI/NMI, takes the global histogram (reading and zeroing it with
+ * atomic exchanges, so the next launch starts from zeros), copies it to hist_out and puts the
+ * entropies H(F), H(M), H(F,M) (nats) in out->s[0..2]. One 32-byte record is then all the host
+ * reads. */
+NP_FN void np_reg_finish(const np_reg_spec *sp, float *acc, int inside, int total, int ngroups, NP_LOCAL_PTR float *red,
+                         NP_LOCAL_PTR int *cnt, NP_LOCAL_PTR np_uint *lh, NP_GLOBAL np_reg_partial *partial,
+                         NP_GLOBAL np_uint *hist, NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out,
+                         NP_GLOBAL np_uint *hist_out, NP_LOCAL_PTR int *last)
+{
+    int l = NP_LID(), n = NP_LSIZE(), nb = sp->bins * sp->bins;
+    int histo = sp->cost > NP_REG_NCC;
+    np_reg_block_sum(acc, inside, total, red, cnt);
     if (l == 0) {
         NP_GLOBAL np_reg_partial *p = partial + NP_GROUP();
         for (int k = 0; k < 5; k++)
@@ -137,10 +164,70 @@ NP_FN void np_reg_group_end(const np_reg_spec *sp, float *acc, int inside, int t
         p->total = cnt[NP_REG_GROUP];
         p->pad = 0;
     }
-    if (sp->cost > NP_REG_NCC)
-        for (int i = l; i < sp->bins * sp->bins; i += n)
+    if (histo)
+        for (int i = l; i < nb; i += n)
             if (lh[i] != 0u)
                 np_atomic_add_u32(hist + i, lh[i]);
+    NP_GLOBAL_FENCE();
+    NP_BARRIER();
+    if (l == 0)
+        *last = np_atomic_add_u32(done, 1u) == (np_uint)(ngroups - 1);
+    NP_BARRIER();
+    if (!*last)
+        return;
+    NP_GLOBAL_FENCE();
+    /* Other groups' partials: volatile loads, so no stale cached copy is used. */
+    NP_GLOBAL volatile float *pw = (NP_GLOBAL volatile float *)partial;
+    NP_GLOBAL volatile int *pi = (NP_GLOBAL volatile int *)partial;
+    float s[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    int in = 0, tot = 0;
+    for (int g = l; g < ngroups; g += n) {
+        for (int k = 0; k < 5; k++)
+            s[k] += pw[8 * g + k];
+        in += pi[8 * g + 5];
+        tot += pi[8 * g + 6];
+    }
+    np_reg_block_sum(s, in, tot, red, cnt);
+    float sums[5];
+    for (int k = 0; k < 5; k++)
+        sums[k] = red[k * NP_REG_GROUP];
+    int all_in = cnt[0], all_tot = cnt[NP_REG_GROUP];
+    if (histo) {
+        for (int i = l; i < nb; i += n) {
+            np_uint c = np_atomic_xchg_u32(hist + i, 0u);
+            lh[i] = c;
+            hist_out[i] = c;
+        }
+        NP_BARRIER();
+        /* -p ln p per joint bin, per marginal row (items < bins) and column (bins <= item < 2 bins). */
+        float inv = all_in > 0 ? 1.0f / (float)all_in : 0.0f;
+        float e[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        for (int i = l; i < nb; i += n)
+            if (lh[i] != 0u) {
+                float p = (float)lh[i] * inv;
+                e[2] -= p * np_log(p);
+            }
+        if (l < 2 * sp->bins) {
+            int r = l % sp->bins;
+            np_uint c = 0u;
+            for (int j = 0; j < sp->bins; j++)
+                c += l < sp->bins ? lh[r * sp->bins + j] : lh[j * sp->bins + r];
+            float p = (float)c * inv;
+            if (c != 0u)
+                e[l < sp->bins ? 0 : 1] -= p * np_log(p);
+        }
+        np_reg_block_sum(e, 0, 0, red, cnt);
+        for (int k = 0; k < 5; k++)
+            sums[k] = red[k * NP_REG_GROUP];
+    }
+    if (l == 0) {
+        for (int k = 0; k < 5; k++)
+            out->s[k] = sums[k];
+        out->inside = all_in;
+        out->total = all_tot;
+        out->pad = 0;
+        done[0] = 0u;
+    }
 }
 
 #endif

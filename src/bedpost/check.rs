@@ -11,7 +11,7 @@
 //!   naive and warp layouts a different summation), so a chain is identical until a rounding
 //!   difference flips an accept decision, after which it is another draw from the same
 //!   posterior. The error is the share of voxels whose samples left the CPU's (beyond 1e-3 of
-//!   each parameter's scale); it passes at or below 20 %. A NaN anywhere fails.
+//!   each parameter's scale); it passes at or below [`MAX_DIVERGED`]. A NaN anywhere fails.
 //!
 //! On the CPU itself the energy is checked against the model evaluated in f64.
 
@@ -24,6 +24,12 @@ use anyhow::Result;
 use rand::Rng;
 
 const NVOX: usize = 256;
+/// Allowed share of diverged chains. Flips are rare, independent per voxel events: every
+/// layout on every device of the H100 sessions (OpenCL and CUDA, 15 rows of 256 voxels) showed
+/// 0 or 1 diverged voxel, a rate near 1/256 per voxel, so a run's count is about Poisson(1) and
+/// more than 6 of 256 happens with probability ~1e-4. 2.5 % (6.4 voxels) fails a layout whose
+/// arithmetic really differs (a wrong term diverges nearly every chain), where 20 % let 51 go.
+const MAX_DIVERGED: f64 = 0.025;
 const NRAND: usize = 64;
 const SCHED: Schedule = Schedule { burnin: 60, thin: 2, nsamp: 20, every: 20, ard: 1.0 };
 
@@ -130,7 +136,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         let (got, _) = sample(k.as_mut(), &table, &y, &init, &SCHED, loops, None, &indicatif::ProgressBar::hidden(), &mut host)?;
         let err = diverged(&got, &want, NVOX, SCHED.nsamp);
         let note = format!("diverged share; mean |f1+f2 gap| {:.4}", fsum_gap(&got, &want, NVOX, SCHED.nsamp));
-        rows.push(CheckRow::new(&format!("bedpost_chain[{}]", v.name()), dev, err, 0.2, note));
+        rows.push(CheckRow::new(&format!("bedpost_chain[{}]", v.name()), dev, err, MAX_DIVERGED, note));
     }
     Ok(rows)
 }

@@ -8,7 +8,7 @@ pub struct Args {
     /// Result CSVs written by `reproduce` (on different machines, say)
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Output folder
+    /// Output folder (NAME.csv, NAME.md and NAME.png are written inside it)
     #[arg(long, default_value = "compare-out")]
     out: PathBuf,
     /// Name of the merged table
@@ -17,14 +17,15 @@ pub struct Args {
 }
 
 pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
-    let mut rows = Vec::new();
-    for f in &a.files {
-        rows.extend(repro::read_csv(f)?);
-    }
+    neuroport::volume::check_free(repro::report_paths(&a.name, &a.out))?;
+    let (rows, notes) = repro::merge(&a.files)?;
     if rows.is_empty() {
         bail!("the result files hold no rows");
     }
-    for p in repro::write_merged(rows, &a.out, &a.name)? {
+    for n in notes.iter().filter(|n| n.starts_with("warning:")) {
+        eprintln!("{n}");
+    }
+    for p in repro::write_merged(rows, notes, &a.out, &a.name)? {
         println!("{}", p.display());
     }
     Ok(0)

@@ -95,9 +95,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         s1.updates_per_voxel(&p1.mask),
         s1.timings.total_ms()
     );
-    if repaired > 0 {
-        summary += &format!("; {repaired} tensors not positive definite were repaired (eigenvalues raised to {})", neuroport::dti::LAMBDA_FLOOR);
-    }
+    summary += &neuroport::dti::repaired_note(repaired);
     if let Some(t) = target {
         let p2 = Problem { source: t, ..p1.clone() };
         let s2 = fim::solve(&device, &p2, &params)?;

@@ -86,7 +86,11 @@ impl Ctx {
     }
 
     fn new(cli: &Cli) -> Ctx {
-        Ctx { backend: cli.backend.clone(), inventory: Inventory::discover(cli.threads) }
+        // Commands that list, check or compare devices see every API; the others only what
+        // their --backend can pick from.
+        let every = matches!(cli.command, Command::Devices(_) | Command::Check(_) | Command::Reproduce(_) | Command::Bench(_));
+        let spec = (!every).then_some(&cli.backend);
+        Ctx { backend: cli.backend.clone(), inventory: Inventory::discover_for(cli.threads, spec) }
     }
 }
 

@@ -48,6 +48,10 @@ pub struct Args {
     /// Where unfinished paths are compacted between segments (GPU backends)
     #[arg(long, value_enum, default_value_t = Compaction::Device)]
     compaction: Compaction,
+    /// Two batches in flight on two GPU queues, the host work of one overlapping the kernels of
+    /// the other (003 Fig. 8); same output as without
+    #[arg(long)]
+    overlap: bool,
     /// Seed of the random sub-voxel choice (same seed, same output)
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -89,15 +93,16 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         seed: a.seed,
         compaction: a.compaction,
         max_batch: None,
+        overlap: a.overlap,
         progress: std::io::stderr().is_terminal(),
     };
     let (t, shares) = probtrack::run_split(&split, &field, &seeds, &cfg).with_context(|| format!("probtrack from {}", a.seeds.display()))?;
     let p = cfg.params(&field, seeds.len(), true);
     let written = output::write(&t, &field, &seeds, &p, &a.out, a.out_tck.as_deref())?;
     let fit = output::exp_fit(&t.lengths);
-    let steps_per_s = t.total_steps as f64 / (t.stats.trace.total_ms() + t.stats.compact.total_ms()).max(1e-9) * 1e3;
+    let steps_per_s = t.total_steps as f64 / t.stats.wall_ms.max(1e-9) * 1e3;
     eprintln!(
-        "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {} compaction); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, host {:.1} ms ({:.3e} steps/s); lengths ~ exp(-lambda x): lambda {:.4}/step, R^2 {:.3}, mean {:.1} steps",
+        "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {} compaction); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, host tally {:.1} ms, wall {:.1} ms ({:.3e} steps/s of wall); lengths ~ exp(-lambda x): lambda {:.4}/step, R^2 {:.3}, mean {:.1} steps",
         split.label(),
         t.nseeds,
         t.nsamples,
@@ -110,7 +115,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         t.stats.trace.kernel_ms,
         t.stats.compact.total_ms(),
         t.stats.trace.transfer_ms + t.stats.compact.transfer_ms,
-        t.stats.trace.host_ms,
+        t.stats.tally_ms,
+        t.stats.wall_ms,
         steps_per_s,
         fit.lambda,
         fit.r2,

@@ -11,7 +11,8 @@ pub struct Args {
     /// Problem sizes: the paper's, or quick ones for a smoke run
     #[arg(long, value_enum, default_value = "quick")]
     scale: Scale,
-    /// Output folder for the CSV, Markdown and plot of each table
+    /// Output folder: TABLE.csv, TABLE.md and TABLE.png of each table are written inside it
+    /// (each table's three files together, as soon as it finishes)
     #[arg(long, default_value = "repro-out")]
     out: PathBuf,
     /// Timed repeats after one warm-up (the median is reported)
@@ -24,6 +25,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let targets = repro::select(&a.tables)?;
+    neuroport::volume::check_free(targets.iter().flat_map(|t| repro::report_paths(t.id(), &a.out)))?;
     let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
     eprintln!("devices: {}", devices.iter().map(|d| d.label()).collect::<Vec<_>>().join(", "));
     for n in &ctx.inventory.notes {
@@ -34,7 +36,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     for t in targets {
         eprintln!("{}: {}", t.id(), t.title());
         match t.run(&rc).with_context(|| format!("table {}", t.id())) {
-            Ok(report) => {
+            Ok(mut report) => {
+                repro::stamp(&mut report, a.scale);
                 println!("{}", repro::write::to_markdown(&report));
                 for p in repro::write(&report, &a.out)? {
                     eprintln!("wrote {}", p.display());

@@ -105,7 +105,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let split = ctx.split()?;
     // The tensor fit (when given a DWI) and the metric fields are prepared on the first device.
     let device = split.first().clone();
-    let (tensor, geom, source) = tensor_of(&device, &a)?;
+    let (mut tensor, geom, source) = tensor_of(&device, &a)?;
+    // A fitted tensor is already repaired; a read one may not be positive definite.
+    let repaired = if a.input.tensor.is_some() { dti::repair_tensors(&mut tensor) } else { 0 };
     let dims = geom.dims;
     let nvox = geom.nvox();
     let longest = dims.iter().map(|&d| d as f32).fold(0.0, f32::max);
@@ -157,7 +159,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let written = out.commit()?;
     let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64;
     eprintln!(
-        "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms",
+        "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms{}",
         split.label(),
         interp_label(&split, a.interp),
         a.method.name(),
@@ -167,7 +169,8 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         if target.is_some() { " (reached the target, ranked by connectivity)" } else { "" },
         mean_len,
         t.kernel_ms,
-        t.transfer_ms
+        t.transfer_ms,
+        dti::repaired_note(repaired)
     );
     super::print_shares(&split, &shares);
     for w in written {

@@ -10,6 +10,49 @@ use anyhow::Result;
 /// Voxels per check: enough to fill a few work-groups, small enough for PoCL in CI.
 const NVOX: usize = 4096;
 
+/// The CPU's scalars are float64 eigen-decompositions stored as float32: against float64
+/// invariants that need no eigen-solver they agree to a few float32 ulps (relative 6e-8 each; the
+/// eigenvalue sums and products below add a few of them). 1e-5 leaves room for the Jacobi
+/// solver's own 1e-12 and is still 100x below what a wrong formula gives.
+const SCALAR_TOL: f64 = 1e-5;
+
+/// Largest error of the CPU scalars (FA, MD, V1, L1-L3) against float64 identities of the tensor
+/// T: MD = tr/3; FA^2 = 3/2 (|T|^2 - tr^2/3) / |T|^2; L1 + L2 + L3 = tr, L1 L2 L3 = det and
+/// L1 L2 + L2 L3 + L3 L1 = the second invariant; |T V1 - L1 V1| = 0, |V1| = 1. Errors are relative
+/// to the tensor's size (|T|, |T|^2, |T|^3), so they compare with float32 precision.
+fn scalar_identity_error(tensor: &[f32], sc: &[f32]) -> f64 {
+    let n = tensor.len() / 6;
+    let mut err = 0.0f64;
+    for v in 0..n {
+        let t: [f64; 6] = std::array::from_fn(|c| tensor[c * n + v] as f64);
+        let g = |c: usize| sc[c * n + v] as f64;
+        let tr = t[0] + t[3] + t[5];
+        let norm2 = t[0] * t[0] + t[3] * t[3] + t[5] * t[5] + 2.0 * (t[1] * t[1] + t[2] * t[2] + t[4] * t[4]);
+        let norm = norm2.sqrt();
+        let det = t[0] * (t[3] * t[5] - t[4] * t[4]) - t[1] * (t[1] * t[5] - t[4] * t[2]) + t[2] * (t[1] * t[4] - t[3] * t[2]);
+        let i2 = t[0] * t[3] + t[3] * t[5] + t[0] * t[5] - t[1] * t[1] - t[2] * t[2] - t[4] * t[4];
+        let fa = (1.5 * (norm2 - tr * tr / 3.0) / norm2).max(0.0).sqrt();
+        let (l1, l2, l3) = (g(5), g(6), g(7));
+        let v1 = [g(2), g(3), g(4)];
+        let tv = [t[0] * v1[0] + t[1] * v1[1] + t[2] * v1[2], t[1] * v1[0] + t[3] * v1[1] + t[4] * v1[2], t[2] * v1[0] + t[4] * v1[1] + t[5] * v1[2]];
+        let resid = (0..3).map(|a| (tv[a] - l1 * v1[a]).powi(2)).sum::<f64>().sqrt();
+        let errs = [
+            (g(0) - fa).abs(),
+            (g(1) - tr / 3.0).abs() / norm,
+            (l1 + l2 + l3 - tr).abs() / norm,
+            (l1 * l2 + l2 * l3 + l3 * l1 - i2).abs() / norm2,
+            (l1 * l2 * l3 - det).abs() / (norm2 * norm),
+            resid / norm,
+            (v1.iter().map(|x| x * x).sum::<f64>().sqrt() - 1.0).abs(),
+            if l1 >= l2 && l2 >= l3 { 0.0 } else { f64::INFINITY },
+        ];
+        for e in errs {
+            err = if e.is_finite() { err.max(e) } else { f64::INFINITY };
+        }
+    }
+    err
+}
+
 pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>> {
     let dims = [16, 16, NVOX / 256];
     let nvox = NVOX;
@@ -26,7 +69,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         let ok = fit.count(FITTED) == nvox;
         rows.push(CheckRow::new("dti_fit (vs ground truth)", dev, max_rel_err(&fit.tensor, &tensor), 1e-4, if ok { "" } else { "voxels not fitted" }));
         let sc = k.scalars(&tensor)?;
-        rows.push(CheckRow::new("dti_scalars (finite)", dev, if sc.iter().all(|x| x.is_finite()) { 0.0 } else { f64::INFINITY }, 0.0, "reference backend"));
+        rows.push(CheckRow::new("dti_scalars (vs f64 invariants)", dev, scalar_identity_error(&tensor, &sc), SCALAR_TOL, "FA, MD from trace and norm; L from trace, det; V1 as T v = L1 v"));
         return Ok(rows);
     }
 
@@ -66,4 +109,28 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     let b = refk.sharpen(&tensor, 3.0)?;
     rows.push(CheckRow::new("metric_sharpen", dev, max_rel_err(&a, &b), F32_TOL, "alpha = 3"));
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn scalar_identities_catch_a_wrong_scalar() {
+        let n = 64;
+        let tensor = crate::synth::random_tensor_field(n, 3);
+        let mut k = super::kernels(&crate::runtime::Device::Cpu(std::sync::Arc::new(crate::runtime::cpu::Cpu::new(Some(1)).unwrap()))).unwrap();
+        let sc = k.scalars(&tensor).unwrap();
+        assert!(super::scalar_identity_error(&tensor, &sc) < super::SCALAR_TOL);
+        // MD off by 0.1 %, the second eigenvalue off by 0.1 %, V1 turned by ~0.003 rad: each fails
+        for (c, f) in [(1usize, 1.001f32), (6, 1.001), (3, 1.003)] {
+            let mut bad = sc.clone();
+            bad[c * n + 5] *= f;
+            if c == 3 {
+                bad[2 * n + 5] += 0.003;
+            }
+            assert!(super::scalar_identity_error(&tensor, &bad) > super::SCALAR_TOL, "component {c}");
+        }
+        let mut nan = sc.clone();
+        nan[0] = f32::NAN;
+        assert!(super::scalar_identity_error(&tensor, &nan).is_infinite());
+    }
 }

@@ -163,17 +163,24 @@ fn fit_voxel_body(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([
     }
     let mut t: [f64; 6] = std::array::from_fn(|e| r[e + 1] * 1e-3);
     let mut flag = FITTED;
-    if !sym3::surely_above(&t, lam_floor) {
-        let (lam, vec) = sym3::eigen(&t);
-        if lam[2] < lam_floor {
-            t = sym3::compose(lam.map(|l| l.max(lam_floor)), &vec);
-            flag = REPAIRED;
-        }
+    if let Some(r) = repair(&t, lam_floor) {
+        t = r;
+        flag = REPAIRED;
     }
     if t.iter().any(|v| !v.is_finite()) {
         return ([0.0; 6], 0.0, BACKGROUND);
     }
     (t, (r[0] + lsmax).exp(), flag)
+}
+
+/// The repair rule: a tensor whose smallest eigenvalue is below `lam_floor` gets those
+/// eigenvalues raised to it (eigenvectors kept); `None` when it needs none.
+pub fn repair(t: &[f64; 6], lam_floor: f64) -> Option<[f64; 6]> {
+    if sym3::surely_above(t, lam_floor) {
+        return None;
+    }
+    let (lam, vec) = sym3::eigen(t);
+    (lam[2] < lam_floor).then(|| sym3::compose(lam.map(|l| l.max(lam_floor)), &vec))
 }
 
 fn tensor_at(tensor: &[f32], nvox: usize, v: usize) -> [f64; 6] {

@@ -24,6 +24,58 @@ pub const LAMBDA_FLOOR: f32 = 1.0e-6;
 /// mask when the metric fields are prepared, so the trackers' interpolation stays finite there.
 pub const D_ISO: f32 = 3.0e-3;
 
+/// Applies the fit's repair rule to a tensor volume read from a file (6 x nvox, component-major):
+/// every tensor not positive definite beyond [`LAMBDA_FLOOR`] has its low eigenvalues raised to
+/// it, so the trackers never invert it as is. All-zero voxels (no tensor) are left alone.
+/// Returns how many were repaired.
+pub fn repair_tensors(tensor: &mut [f32]) -> usize {
+    let n = tensor.len() / 6;
+    let mut count = 0;
+    for v in 0..n {
+        let t: [f64; 6] = std::array::from_fn(|c| tensor[c * n + v] as f64);
+        if t.iter().all(|&x| x == 0.0) {
+            continue;
+        }
+        if let Some(r) = cpu::repair(&t, LAMBDA_FLOOR as f64) {
+            for c in 0..6 {
+                tensor[c * n + v] = r[c] as f32;
+            }
+            count += 1;
+        }
+    }
+    count
+}
+
+/// The summary's words for [`repair_tensors`]' count (empty when none).
+pub fn repaired_note(count: usize) -> String {
+    if count == 0 { String::new() } else { format!("; {count} tensors not positive definite were repaired (eigenvalues raised to {LAMBDA_FLOOR})") }
+}
+
+#[cfg(test)]
+mod repair_tests {
+    #[test]
+    fn read_tensors_are_repaired_like_fitted_ones() {
+        // voxel 0: eigenvalues 1e-3, 5e-4, -2e-4 (not positive definite); voxel 1: fine; voxel 2: none
+        let bad = super::sym3::compose([1e-3, 5e-4, -2e-4], &[0.6, 0.8, 0.0, -0.8, 0.6, 0.0, 0.0, 0.0, 1.0]);
+        let good = [1e-3, 0.0, 0.0, 5e-4, 0.0, 4e-4];
+        let mut t = vec![0.0f32; 18];
+        for c in 0..6 {
+            t[c * 3] = bad[c] as f32;
+            t[c * 3 + 1] = good[c] as f32;
+        }
+        let before = t.clone();
+        assert_eq!(super::repair_tensors(&mut t), 1);
+        let fixed: [f64; 6] = std::array::from_fn(|c| t[c * 3] as f64);
+        let (lam, _) = super::sym3::eigen(&fixed);
+        // f32 storage: eigenvalues within a few ulp of 1e-3 of the floor
+        assert!(lam[2] >= super::LAMBDA_FLOOR as f64 - 1e-9 && (lam[0] - 1e-3).abs() < 1e-8, "{lam:?}");
+        for c in 0..6 {
+            assert_eq!(t[c * 3 + 1], before[c * 3 + 1]);
+            assert_eq!(t[c * 3 + 2], 0.0);
+        }
+    }
+}
+
 /// Voxel flags written by the fit.
 pub const BACKGROUND: i32 = 0;
 pub const FITTED: i32 = 1;

@@ -1,5 +1,5 @@
 //! FIM conformance (`neuroport check`): the GPU block FIM (device-side and host-side active
-//! list, both validity tests) against the CPU node FIM on a freshly drawn smooth anisotropic
+//! list; Tsai's validity test) against the CPU node FIM on a freshly drawn smooth anisotropic
 //! field with anisotropic voxels, a grid that is not a multiple of the block edge, two sources
 //! and a closed pocket the front cannot enter (must stay NaN on both). On the CPU itself the
 //! node FIM of `dev`'s thread count is compared with the reference's (the same by construction).
@@ -79,6 +79,8 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         vec![
             ("fim_block[device list]", base),
             ("fim_block[host list]", Params { host_list: true, ..base }),
+            // Tsai's test reaches the same roots (src/fim/godunov.rs: tsai_tol).
+            ("fim_block[tsai]", Params { validity: super::Validity::Tsai, ..base }),
         ]
     };
     for (name, params) in cases {

@@ -138,20 +138,33 @@ pub fn node_fim<R: Real>(p: &Problem, params: &Params) -> Solution {
 }
 
 /// The eight Gauss-Seidel orderings of fast sweeping: axis k runs backwards when bit k is set.
-pub(super) fn sweep_order(dims: [usize; 3], dir: usize) -> impl Iterator<Item = usize> {
+fn sweep_order(dims: [usize; 3], dir: usize) -> impl Iterator<Item = usize> {
     let ax = move |k: usize, i: usize| if dir >> k & 1 == 1 { dims[k] - 1 - i } else { i };
     (0..dims[2]).flat_map(move |z| (0..dims[1]).flat_map(move |y| (0..dims[0]).map(move |x| ax(0, x) + dims[0] * (ax(1, y) + dims[1] * ax(2, z)))))
 }
 
 /// Fast sweeping with the Godunov Hamiltonian (Tsai et al.; 004's baseline), one thread as
-/// the paper's. Stops after a round of eight sweeps in which no node fell by more than tol * u.
+/// the paper's.
 pub fn sweep<R: Real>(p: &Problem, params: &Params) -> Solution {
     let ih = inv_h::<R>(p);
-    let tol = R::of(params.tol);
     let mut u = initial::<R>(p);
+    let mut sol = sweep_rounds(p, params, &mut u, |u, v| local(p, &ih, u, v, params.validity));
+    sol.u = to_output(&u);
+    sol
+}
+
+/// Gauss-Seidel sweeps of `update` over the free nodes in the eight orderings, until a round
+/// of eight lowers no node by more than tol * u or `max_sweeps` is reached (both fast sweeping
+/// baselines).
+pub(super) fn sweep_rounds<R: Real>(p: &Problem, params: &Params, u: &mut [R], update: impl Fn(&[R], usize) -> R) -> Solution {
     let free_n = (0..p.nvox()).filter(|&v| free(p, v)).count() as u64;
+    let tol = R::of(params.tol);
     let mut sol = Solution::default();
     loop {
+        if params.max_sweeps > 0 && sol.iterations >= params.max_sweeps {
+            sol.capped = true;
+            return sol;
+        }
         let mut changed = false;
         for dir in 0..8 {
             sol.iterations += 1;
@@ -160,7 +173,7 @@ pub fn sweep<R: Real>(p: &Problem, params: &Params) -> Solution {
                 if !free(p, v) {
                     continue;
                 }
-                let q = local(p, &ih, &u, v, params.validity);
+                let q = update(u, v);
                 if q < u[v] {
                     changed |= !settled(u[v], q, tol);
                     u[v] = q;
@@ -168,9 +181,7 @@ pub fn sweep<R: Real>(p: &Problem, params: &Params) -> Solution {
             }
         }
         if !changed {
-            break;
+            return sol;
         }
     }
-    sol.u = to_output(&u);
-    sol
 }

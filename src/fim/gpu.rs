@@ -1,8 +1,9 @@
 //! Block FIM on a GPU (004 Algorithm 5.1) through `runtime::gpu`: entry points in `cl/fim.cl`,
 //! the Godunov update in `cl/common/fim.h`. Volumes are reordered block by block (Fig. 3).
 //!
-//! Two ways to keep the active list: on the device (default: flags, device compaction, the
-//! count read back only every [`CHECK_EVERY`] iterations to see whether the list emptied) or on
+//! Two ways to keep the active list: on the device (default: flags, device compaction, counters
+//! cleared by device fills - a small host write would wait for the queue - and the count read
+//! back only every [`CHECK_EVERY`] iterations to see whether the list emptied) or on
 //! the host as 004 Sec. 5.2 does (C_b read back and the list rebuilt and uploaded each
 //! iteration), kept measurable with `Params::host_list`.
 
@@ -15,6 +16,8 @@ const B: usize = 4;
 const BV: usize = 64;
 /// Device-side list: iterations between reads of the active count.
 pub const CHECK_EVERY: usize = 8;
+/// Iterations whose list lengths are recorded on the device.
+const HIST: usize = 1 << 16;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -116,28 +119,26 @@ impl FimKernels for GpuFim {
         let b_cand_count: Buf<i32> = g.zeros(1)?;
         let b_conv: Buf<i32> = g.upload(&vec![1i32; nb])?;
         let b_cand: Buf<i32> = g.zeros(nb)?;
+        // List lengths per launch (active, then candidate blocks), read once at the end.
+        let b_hist: Buf<i32> = g.zeros(2 * HIST)?;
         let mut sol = Solution::default();
         let mut count = list0.len();
         let (upd, nbr, cmp) = (&self.update, &self.neighbours, &self.compact);
         let nbi = nb as i32;
         let max_iter = 64 * (bd[0] + bd[1] + bd[2]) * BV + 1000;
         while count > 0 && sol.iterations < max_iter {
+            let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
+            let (s0, s1) = (slot(0), slot(1));
             sol.iterations += 1;
-            if par.host_list {
-                sol.active.push(count as u32);
-                sol.updates += (count * BV * par.inner) as u64;
-            }
             // Step 1: n Jacobi updates of every active block; C_b by reduction.
-            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_list, &b_count, Arg::structure(&fp), par.inner as i32, &b_conv])?;
+            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_list, &b_count, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0])?;
             // Step 2: neighbour blocks of converged blocks are updated once and reduced.
             g.launch(nbr, Shape::items(groups * BV), args![&b_list, &b_count, &b_conv, Arg::structure(&fp), &b_cand])?;
-            g.write(&b_cand_count, 0, &[0])?;
+            g.fill_bytes(&b_cand_count, 0)?;
             g.launch(cmp, Shape::items(nb), args![&b_cand, nbi, 1i32, 0i32, &b_cand_list, &b_cand_count])?;
-            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv])?;
+            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1])?;
             // Step 3: the next list, every block whose C_b is false.
             if par.host_list {
-                let cand_n = read1(g, &b_cand_count)?;
-                sol.updates += (cand_n * BV) as u64;
                 let conv = g.download(&b_conv)?;
                 let list: Vec<i32> = (0..nbi).filter(|&b| conv[b as usize] == 0).collect();
                 count = list.len();
@@ -145,17 +146,24 @@ impl FimKernels for GpuFim {
                     g.write(&b_list, 0, &list)?;
                 }
                 g.write(&b_count, 0, &[count as i32])?;
+                // the count and C_b read back, the list and its count written (each waits).
+                sol.host_syncs += 2 + (count > 0) as usize;
             } else {
-                g.write(&b_count, 0, &[0])?;
+                g.fill_bytes(&b_count, 0)?;
                 g.launch(cmp, Shape::items(nb), args![&b_conv, nbi, 0i32, -1i32, &b_list, &b_count])?;
                 if sol.iterations % CHECK_EVERY == 0 {
                     count = read1(g, &b_count)?;
-                    sol.active.push(count as u32);
+                    sol.host_syncs += 1;
                 }
             }
         }
         if count > 0 {
             bail!("the block FIM did not converge in {max_iter} iterations");
+        }
+        let hist = g.download(&b_hist)?;
+        for pair in hist.chunks(2).take(sol.iterations.min(HIST)) {
+            sol.active.push(pair[0] as u32);
+            sol.updates += (pair[0] as usize * BV * par.inner + pair[1] as usize * BV) as u64;
         }
         let ub = g.download(&b_u)?;
         sol.u = (0..n).map(|v| if ub[map[v]].is_finite() { ub[map[v]] } else { f32::NAN }).collect();

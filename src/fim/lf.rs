@@ -14,7 +14,7 @@
 //! Runs in f64: unreached nodes hold a large finite value (the averages need finite numbers), and
 //! the cancellation against it must stay far below the costs.
 
-use super::cpu::{initial, inv_h, neighbour_indices, sweep_order, to_output};
+use super::cpu::{initial, inv_h, neighbour_indices, sweep_rounds, to_output};
 use super::godunov::hamiltonian;
 use super::{Params, Problem, Solution};
 
@@ -30,29 +30,7 @@ pub fn sweep_lf(p: &Problem, params: &Params) -> Solution {
             u[v] = f64::NAN;
         }
     }
-    let free = |v: usize| p.mask[v] != 0 && p.source[v] == 0;
-    let free_n = (0..p.nvox()).filter(|&v| free(v)).count() as u64;
-    let mut sol = Solution::default();
-    loop {
-        let mut changed = false;
-        for dir in 0..8 {
-            sol.iterations += 1;
-            sol.updates += free_n;
-            for v in sweep_order(p.dims, dir) {
-                if !free(v) {
-                    continue;
-                }
-                let q = lf_update(p, &ih, &u, v);
-                if q < u[v] {
-                    changed |= u[v] - q > params.tol * q;
-                    u[v] = q;
-                }
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    let mut sol = sweep_rounds(p, params, &mut u, |u, v| lf_update(p, &ih, u, v));
     let u: Vec<f64> = u.into_iter().map(|x| if x.is_finite() && x < BIG / 2.0 { x } else { f64::INFINITY }).collect();
     sol.u = to_output(&u);
     sol

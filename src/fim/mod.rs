@@ -15,6 +15,7 @@ pub mod connectivity;
 pub mod cpu;
 pub mod godunov;
 pub mod gpu;
+pub mod hg;
 pub mod lf;
 pub mod metric;
 pub mod repro;
@@ -91,12 +92,15 @@ pub struct Params {
     pub inner: usize,
     /// GPU: keep the active list on the host (004 Sec. 5.2) instead of on the device.
     pub host_list: bool,
+    /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
+    /// solution then says `capped`.
+    pub max_sweeps: usize,
 }
 
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, tol: 1e-6, block: 4, inner: 4, host_list: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, tol: 1e-6, block: 4, inner: 4, host_list: false, max_sweeps: 0 }
     }
 }
 
@@ -111,6 +115,10 @@ pub struct Solution {
     pub updates: u64,
     /// Active nodes (CPU FIM) or blocks (GPU FIM) per iteration.
     pub active: Vec<u32>,
+    /// Fast sweeping stopped at `Params::max_sweeps` before converging.
+    pub capped: bool,
+    /// GPU: times the host waited on the queue inside the iteration loop.
+    pub host_syncs: usize,
     pub timings: Timings,
 }
 
@@ -140,14 +148,6 @@ pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> 
     p.validate()?;
     if params.block == 0 || params.inner == 0 || !(params.tol >= 0.0) {
         bail!("block size and iterations per block must be at least 1, tol non-negative");
-    }
-    // Where no Godunov combination passes a validity test the update falls back to a rule that is
-    // not monotone, and the block solver's result there depends on update order; Tsai's stricter
-    // test leaves more such nodes, and on GPUs it was measured 3e-4..5e-4 (relative) from the CPU
-    // node FIM with the same test (docs/fim.md). Until the local solver is monotone, it runs on
-    // the CPU only.
-    if params.validity == Validity::Tsai && params.solver == Solver::Fim && !device.is_cpu() {
-        bail!("Tsai's validity test runs on the CPU only (--backend cpu); GPUs use the paper's index test (docs/fim.md)");
     }
     kernels(device, params)?.solve(p, params)
 }

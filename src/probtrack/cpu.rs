@@ -6,14 +6,14 @@ use super::step::{self, Params, Path};
 use super::{Batch, Compaction, Field, ProbtrackKernels};
 use crate::runtime::cpu::Cpu;
 use crate::runtime::{timing::wall_ms, Timings};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 pub struct CpuProbtrack {
     cpu: Arc<Cpu>,
-    samples: Vec<f32>,
+    samples: Arc<Vec<f32>>,
     roi: Vec<u32>,
     seeds: Vec<u32>,
     visits: Vec<AtomicU32>,
@@ -28,7 +28,7 @@ impl CpuProbtrack {
     pub fn new(cpu: Arc<Cpu>) -> CpuProbtrack {
         CpuProbtrack {
             cpu,
-            samples: Vec::new(),
+            samples: Arc::new(Vec::new()),
             roi: Vec::new(),
             seeds: Vec::new(),
             visits: Vec::new(),
@@ -47,10 +47,14 @@ impl CpuProbtrack {
         r
     }
 
-    fn finish(&mut self, i: usize) {
-        let s = &self.paths[i];
-        self.steps[s.id as usize] = s.steps;
-        self.flags[s.id as usize] = s.flags;
+    /// Results of the paths that ended: found in parallel, written by id (each path once in
+    /// a run, so the serial write is O(paths) in all, not per segment).
+    fn finish_ended(&mut self) {
+        let ended: Vec<(u32, i32, u32)> = self.cpu.install(|| self.paths.par_iter().zip(&self.live).filter(|(_, &l)| !l).map(|(s, _)| (s.id, s.steps, s.flags)).collect());
+        for (id, steps, flags) in ended {
+            self.steps[id as usize] = steps;
+            self.flags[id as usize] = flags;
+        }
     }
 }
 
@@ -116,12 +120,8 @@ impl ProbtrackKernels for CpuProbtrack {
         self.live = live;
         self.steps = vec![-1; n];
         self.flags = vec![u32::MAX; n];
-        for i in 0..n {
-            if !self.live[i] {
-                self.finish(i);
-            }
-        }
-        Ok(self.compact(Compaction::Host)?)
+        self.finish_ended();
+        self.compact(Compaction::Host)
     }
 
     fn segment(&mut self, p: &Params, iters: usize) -> Result<()> {
@@ -139,19 +139,17 @@ impl ProbtrackKernels for CpuProbtrack {
                 }
             });
         });
-        for i in 0..self.paths.len() {
-            if !self.live[i] {
-                self.finish(i);
-            }
-        }
+        let ((), ms) = wall_ms(|| self.finish_ended());
+        self.timings.host_ms += ms;
         Ok(())
     }
 
     fn compact(&mut self, _how: Compaction) -> Result<usize> {
         let ((), ms) = wall_ms(|| {
             let live = std::mem::take(&mut self.live);
-            let mut it = live.iter();
-            self.paths.retain(|_| *it.next().unwrap_or(&false));
+            let paths = std::mem::take(&mut self.paths);
+            // rayon's collect keeps the order, as the device scatter does.
+            self.paths = self.cpu.install(|| paths.par_iter().zip(&live).filter(|(_, &l)| l).map(|(s, _)| *s).collect());
             self.live = vec![true; self.paths.len()];
         });
         self.timings.host_ms += ms;
@@ -159,9 +157,7 @@ impl ProbtrackKernels for CpuProbtrack {
     }
 
     fn results(&mut self) -> Result<(Vec<i32>, Vec<u32>)> {
-        if self.steps.iter().any(|&s| s < 0) {
-            bail!("a path of the batch has no result");
-        }
+        // A path without a result (steps -1) is caught by the tally.
         Ok((std::mem::take(&mut self.steps), std::mem::take(&mut self.flags)))
     }
 
@@ -171,5 +167,13 @@ impl ProbtrackKernels for CpuProbtrack {
 
     fn take_timings(&mut self) -> Timings {
         std::mem::take(&mut self.timings)
+    }
+
+    fn twin(&mut self) -> Result<Option<Box<dyn ProbtrackKernels>>> {
+        Ok(None)
+    }
+
+    fn progress(&mut self) -> Result<(Vec<u32>, Vec<i32>)> {
+        Ok((self.paths.iter().map(|s| s.id).collect(), self.steps.clone()))
     }
 }

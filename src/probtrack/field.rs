@@ -12,6 +12,7 @@ use crate::volume::{read_mask, read_nifti, Geometry};
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Bit of a voxel inside the tracking mask.
 pub const INSIDE: u32 = 1;
@@ -28,8 +29,8 @@ pub const RECORD: usize = 8;
 pub struct Field {
     pub geom: Geometry,
     pub nsamp: usize,
-    /// nsamp x nvox x [x1, y1, z1, f1, x2, y2, z2, f2].
-    pub samples: Vec<f32>,
+    /// nsamp x nvox x [x1, y1, z1, f1, x2, y2, z2, f2]; shared (not copied) by the CPU tracker.
+    pub samples: Arc<Vec<f32>>,
     /// Per voxel: [`INSIDE`], [`EXCLUDE`], then one bit per waypoint and per target.
     pub roi: Vec<u32>,
     pub nwaypoints: usize,
@@ -101,7 +102,7 @@ impl Field {
                 r[4..].copy_from_slice(&stick_record(&geom, fr[3][v], fr[4][v], fr[5][v]));
             }
         });
-        Field { geom, nsamp: ns, samples, roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new() }
+        Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new() }
     }
 
     pub fn nvox(&self) -> usize {

@@ -10,6 +10,8 @@ use super::{Batch, Compaction, Field, ProbtrackKernels};
 use crate::runtime::gpu::{args, Arg, Buf, Elem, Gpu, Kernel, Shape};
 use crate::runtime::{timing::wall_ms, Timings};
 use anyhow::{anyhow, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../cl/probtrack.cl");
 /// `NP_PT_GROUP` of the entry file.
@@ -50,7 +52,8 @@ struct Kernels {
 pub struct GpuProbtrack {
     gpu: Gpu,
     k: Kernels,
-    data: Option<Uploaded>,
+    /// Shared with a twin (`ProbtrackKernels::twin`): the same samples and visitation map.
+    data: Option<Arc<Uploaded>>,
     batch: Option<Paths>,
     host_ms: f64,
 }
@@ -83,7 +86,7 @@ fn shape(g: &Gpu, n: usize) -> Shape {
 impl GpuProbtrack {
     /// The device, the kernels, the uploaded data and the batch, borrowed apart.
     fn parts(&mut self) -> Result<(&Gpu, &Kernels, &Uploaded, &mut Paths)> {
-        let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
+        let d = self.data.as_deref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
         let b = self.batch.as_mut().ok_or_else(|| anyhow!("probtrack: no batch started"))?;
         Ok((&self.gpu, &self.k, d, b))
     }
@@ -98,7 +101,7 @@ impl ProbtrackKernels for GpuProbtrack {
         let g = &self.gpu;
         let seeds: Vec<i32> = seeds.iter().map(|&s| s as i32).collect();
         self.batch = None;
-        self.data = Some(Uploaded { samples: g.upload(&field.samples)?, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, visits: g.zeros(field.nvox())? });
+        self.data = Some(Arc::new(Uploaded { samples: g.upload(&field.samples)?, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, visits: g.zeros(field.nvox())? }));
         Ok(())
     }
 
@@ -189,7 +192,8 @@ impl ProbtrackKernels for GpuProbtrack {
                 let mut live = vec![0i32; n];
                 g.read(&b.st, 0, &mut st)?;
                 g.read(&b.flags, 0, &mut live)?;
-                let (kept, ms) = wall_ms(|| st.iter().zip(&live).filter(|(_, &l)| l != 0).map(|(s, _)| *s).collect::<Vec<Path>>());
+                // In parallel, order kept (rayon's collect keeps it): 003's host reduction.
+                let (kept, ms) = wall_ms(|| st.par_iter().zip(&live).filter(|(_, &l)| l != 0).map(|(s, _)| *s).collect::<Vec<Path>>());
                 host_ms = ms;
                 if !kept.is_empty() {
                     g.write(&b.st, 0, &kept)?;
@@ -208,9 +212,7 @@ impl ProbtrackKernels for GpuProbtrack {
         let mut flags = vec![0u32; b.total];
         g.read(&b.out_steps, 0, &mut steps)?;
         g.read(&b.out_flags, 0, &mut flags)?;
-        if steps.iter().any(|&s| s < 0) {
-            anyhow::bail!("a path of the batch has no result");
-        }
+        // A path without a result (poisoned slot) is caught by the tally, in parallel.
         Ok((steps, flags))
     }
 
@@ -223,5 +225,22 @@ impl ProbtrackKernels for GpuProbtrack {
         let mut t = self.gpu.take_timings().unwrap_or_default();
         t.host_ms += std::mem::take(&mut self.host_ms);
         t
+    }
+
+    fn twin(&mut self) -> Result<Option<Box<dyn ProbtrackKernels>>> {
+        // The upload and the zeroed map must be done before the other queue reads them.
+        self.gpu.finish()?;
+        let mut t = GpuProbtrack::new(self.gpu.second_queue()?)?;
+        t.data = self.data.clone();
+        Ok(Some(Box::new(t)))
+    }
+
+    fn progress(&mut self) -> Result<(Vec<u32>, Vec<i32>)> {
+        let (g, _, _, b) = self.parts()?;
+        let mut st = vec![Path::default(); b.live];
+        g.read(&b.st, 0, &mut st)?;
+        let mut steps = vec![0i32; b.total];
+        g.read(&b.out_steps, 0, &mut steps)?;
+        Ok((st.iter().map(|s| s.id).collect(), steps))
     }
 }

@@ -6,6 +6,7 @@
 //! holds the host logic, once for every device: batches, segments, compaction, aggregation. It
 //! talks only to [`ProbtrackKernels`]; `cpu.rs` and `gpu.rs` implement it.
 
+pub mod bench;
 pub mod check;
 pub mod cpu;
 pub mod field;
@@ -15,12 +16,16 @@ pub mod phantom;
 pub mod repro;
 pub mod schedule;
 pub mod step;
+pub mod tally;
 
 use crate::runtime::split::{Shares, Split};
 use crate::runtime::{timing::wall_ms, Device, Timings};
 use anyhow::{bail, Result};
 pub use field::Field;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use tally::{Rules, Tally};
 pub use schedule::Schedule;
 pub use step::{Params, Path};
 
@@ -59,6 +64,9 @@ pub struct Config {
     pub compaction: Compaction,
     /// Most streamlines per batch (default: what fits the device).
     pub max_batch: Option<usize>,
+    /// Two batches in flight on two queues, the host work of one overlapping the kernels of the
+    /// other (003 Fig. 8); same result as the serial run. No effect on the CPU backend.
+    pub overlap: bool,
     pub progress: bool,
 }
 
@@ -75,6 +83,7 @@ impl Default for Config {
             seed: 0,
             compaction: Compaction::Device,
             max_batch: None,
+            overlap: false,
             progress: false,
         }
     }
@@ -152,7 +161,7 @@ impl Batch<'_> {
 
 /// The device operations of the tracker. The samples, ROI words and seeds live on the device
 /// from `upload` on; a batch of paths from `start` to `results`.
-pub trait ProbtrackKernels {
+pub trait ProbtrackKernels: Send {
     fn name(&self) -> String;
     fn upload(&mut self, field: &Field, seeds: &[u32]) -> Result<()>;
     /// Most streamlines one batch may hold on this device.
@@ -170,6 +179,12 @@ pub trait ProbtrackKernels {
     /// Voxel entries counted so far (one per voxel).
     fn visits(&mut self) -> Result<Vec<u32>>;
     fn take_timings(&mut self) -> Timings;
+    /// A second tracker on the same device and uploaded data with its own queue, for a second
+    /// batch in flight; None where that gains nothing (the CPU: the same cores).
+    fn twin(&mut self) -> Result<Option<Box<dyn ProbtrackKernels>>>;
+    /// Test hook: the ids of the live paths in their array order, and every path's result slot
+    /// (steps; negative while the path has none).
+    fn progress(&mut self) -> Result<(Vec<u32>, Vec<i32>)>;
 }
 
 /// The tracker on `device`.
@@ -213,168 +228,205 @@ pub struct Stats {
     /// Tracing launches, start-up and results; compaction (003's "reduction") apart.
     pub trace: Timings,
     pub compact: Timings,
+    /// Host time turning the batches' results into the outputs (`tally`), outside `trace`.
+    pub tally_ms: f64,
+    /// Wall time of the whole run, upload to visitation map (overlapped work counts once).
+    pub wall_ms: f64,
+    /// Batches, and how many were traced on the second queue (`Config::overlap`).
+    pub batches: usize,
+    pub overlapped: usize,
 }
 
-/// Runs every batch through the schedule; returns the live path count after each segment via
-/// `on_segment` and the per-path results via `on_batch`.
-fn pass(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, batches: &[Batch], bar: &ProgressBar, t: &mut Stats, mut on_batch: impl FnMut(&Batch, &[i32], &[u32])) -> Result<()> {
-    let segs = cfg.schedule.segments(cfg.max_steps);
-    for b in batches {
-        let mut live = k.start(p, *b)?;
-        t.paths += 2 * b.len() as u64;
-        for &n in &segs {
-            if live == 0 {
-                break;
-            }
-            k.segment(p, n)?;
-            t.trace.add(&k.take_timings());
-            live = k.compact(cfg.compaction)?;
-            t.compact.add(&k.take_timings());
-            t.launches += 1;
-        }
-        if live != 0 {
-            bail!("{live} paths still live after the last segment");
-        }
-        let (steps, flags) = k.results()?;
-        t.trace.add(&k.take_timings());
-        let ((), ms) = wall_ms(|| on_batch(b, &steps, &flags));
-        t.trace.host_ms += ms;
-        bar.inc(b.len() as u64);
+impl Stats {
+    fn add(&mut self, o: &Stats) {
+        self.paths += o.paths;
+        self.launches += o.launches;
+        self.trace.add(&o.trace);
+        self.compact.add(&o.compact);
+        self.tally_ms += o.tally_ms;
+        self.batches += o.batches;
+        self.overlapped += o.overlapped;
     }
-    Ok(())
+}
+
+/// Runs one batch through the schedule on one kernel object: start, then per segment a launch
+/// and a compaction of the unfinished paths; returns every path's (steps, ROI flags).
+pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: Compaction, b: Batch, t: &mut Stats) -> Result<(Vec<i32>, Vec<u32>)> {
+    let mut live = k.start(p, b)?;
+    t.paths += 2 * b.len() as u64;
+    t.batches += 1;
+    for &n in segs {
+        if live == 0 {
+            break;
+        }
+        k.segment(p, n)?;
+        t.trace.add(&k.take_timings());
+        live = k.compact(how)?;
+        t.compact.add(&k.take_timings());
+        t.launches += 1;
+    }
+    if live != 0 {
+        bail!("{live} paths still live after the last segment");
+    }
+    let r = k.results()?;
+    t.trace.add(&k.take_timings());
+    Ok(r)
+}
+
+/// One batch traced and tallied on `k`.
+fn batch_tally(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, rules: &Rules, b: Batch, t: &mut Stats) -> Result<Tally> {
+    let (steps, flags) = run_batch(k, p, &cfg.schedule.segments(cfg.max_steps), cfg.compaction, b, t)?;
+    let (tally, ms) = wall_ms(|| rules.tally(&b, &steps, &flags));
+    t.tally_ms += ms;
+    tally
+}
+
+/// Every batch through the schedule, tallied. With a twin (a second kernel object on its own
+/// queue), two batches are in flight, one per thread: the host work of one (its compaction
+/// round trips on the host path, its results and tally) overlaps the kernels of the other
+/// (003 Fig. 8). Tallies are added in batch order, so the result is the serial run's.
+#[allow(clippy::too_many_arguments)]
+fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels>>, p: &Params, cfg: &Config, rules: &Rules, batches: &[Batch], bar: &ProgressBar, stats: &mut Stats) -> Result<Tally> {
+    let mut out = rules.empty();
+    let Some(twin) = twin.filter(|_| batches.len() > 1) else {
+        for b in batches {
+            let t = batch_tally(k, p, cfg, rules, *b, stats)?;
+            out.add(t);
+            bar.inc(b.len() as u64);
+        }
+        return Ok(out);
+    };
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let slots: Vec<Mutex<Option<Tally>>> = batches.iter().map(|_| Mutex::new(None)).collect();
+    let worker = |k: &mut dyn ProbtrackKernels| -> Result<Stats> {
+        let mut st = Stats::default();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= batches.len() || failed.load(Ordering::Relaxed) {
+                return Ok(st);
+            }
+            match batch_tally(k, p, cfg, rules, batches[i], &mut st) {
+                Ok(t) => *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(t),
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            bar.inc(batches[i].len() as u64);
+        }
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let h = s.spawn(|| worker(twin.as_mut()));
+        let a = worker(k);
+        (a, h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the second tracking thread panicked"))))
+    });
+    let (a, mut b) = (a?, b?);
+    b.overlapped = b.batches;
+    stats.add(&a);
+    stats.add(&b);
+    for s in slots {
+        let t = s.into_inner().unwrap_or_else(|e| e.into_inner()).ok_or_else(|| anyhow::anyhow!("a batch was never traced"))?;
+        out.add(t);
+    }
+    Ok(out)
 }
 
 fn batches(r: std::ops::Range<usize>, per: usize) -> Vec<Batch<'static>> {
     r.clone().step_by(per.max(1)).map(|t0| Batch::Range(t0 as u32, per.min(r.end - t0))).collect()
 }
 
-/// What one range of streamlines adds to a run: every field of [`Tracks`] that sums.
-struct Part {
-    kept: Vec<u32>,
-    seed_targets: Vec<u32>,
-    visits: Vec<u32>,
-    lengths: Vec<u64>,
-    total_steps: u64,
-    longest: u32,
-    finished: u64,
-    stats: Stats,
+/// Streamlines per batch: what fits the device (and `max_batch`); with overlap at least four
+/// batches (two in flight, alternating) of no fewer than 2^16 streamlines each.
+fn batch_size(k: &dyn ProbtrackKernels, cfg: &Config, total: usize, overlap: bool) -> usize {
+    let mut per = k.max_batch().min(cfg.max_batch.unwrap_or(usize::MAX)).max(1);
+    if overlap && cfg.max_batch.is_none() {
+        per = per.min(total.div_ceil(4).max(1 << 16));
+    }
+    per
 }
 
-/// Tracks streamlines `range` on `k` (field and seeds uploaded) in batches the device holds. With
-/// waypoints or an exclusion mask a streamline is kept only at its end, so the visitation map is
-/// counted in a second pass over the range's kept streamlines alone (traced again, identically).
-fn track_range(k: &mut dyn ProbtrackKernels, field: &Field, nseeds: usize, cfg: &Config, range: std::ops::Range<usize>, bar: &ProgressBar) -> Result<Part> {
+fn filtering(field: &Field) -> bool {
+    field.nwaypoints > 0 || field.roi.iter().any(|&w| w & field::EXCLUDE != 0)
+}
+
+/// Tracks streamlines `range` on `k` (field and seeds uploaded) in batches the device holds;
+/// returns their tally and the visitation map they counted. With waypoints or an exclusion mask
+/// a streamline is kept only at its end, so the map is counted in a second pass over the range's
+/// kept streamlines alone (they are traced again, identically).
+fn track_range(k: &mut dyn ProbtrackKernels, field: &Field, nseeds: usize, cfg: &Config, range: std::ops::Range<usize>, bar: &ProgressBar, stats: &mut Stats) -> Result<(Tally, Vec<u32>)> {
     let filtering = filtering(field);
-    let ntarg = field.targets.len();
-    let mut t = Part { kept: Vec::new(), seed_targets: vec![0; nseeds * ntarg], visits: Vec::new(), lengths: vec![0; 2 * cfg.max_steps + 1], total_steps: 0, longest: 0, finished: 0, stats: Stats::default() };
-    let mut stats = Stats::default();
     k.reset_visits()?;
     stats.trace.add(&k.take_timings());
-    let per = k.max_batch().min(cfg.max_batch.unwrap_or(usize::MAX)).max(1);
+    let per = batch_size(k, cfg, range.len(), cfg.overlap);
+    let mut twin = if cfg.overlap && range.len() > per { k.twin()? } else { None };
+    let rules = Rules::new(field, nseeds, cfg.max_steps);
     let p1 = cfg.params(field, nseeds, !filtering);
-    let need = field.waypoint_bits();
-    let tbits: Vec<u32> = (0..ntarg).map(|j| field.target_bit(j)).collect();
-    pass(k, &p1, cfg, &batches(range, per), bar, &mut stats, |b, steps, flags| {
-        let n = b.len();
-        for j in 0..n {
-            let (s0, s1) = (steps[j], steps[n + j]);
-            let f = flags[j] | flags[n + j];
-            t.total_steps += (s0 + s1) as u64;
-            t.longest = t.longest.max(s0.max(s1) as u32);
-            t.finished += 2;
-            if f & field::EXCLUDE != 0 || f & need != need {
-                continue;
-            }
-            let st = b.streamline(j);
-            t.kept.push(st);
-            t.lengths[(s0 + s1) as usize] += 1;
-            let seed = st as usize % nseeds;
-            for (c, &bit) in tbits.iter().enumerate() {
-                if f & bit != 0 {
-                    t.seed_targets[seed * ntarg + c] += 1;
-                }
-            }
-        }
-    })?;
+    let tally = pass(k, twin.as_mut(), &p1, cfg, &rules, &batches(range, per), bar, stats)?;
     if filtering {
         let p2 = cfg.params(field, nseeds, true);
-        let lists: Vec<Batch> = t.kept.chunks(per).map(Batch::List).collect();
-        pass(k, &p2, cfg, &lists, bar, &mut stats, |_, _, _| {})?;
+        let lists: Vec<Batch> = tally.kept.chunks(per).map(Batch::List).collect();
+        pass(k, twin.as_mut(), &p2, cfg, &rules, &lists, bar, stats)?;
     }
-    t.visits = k.visits()?;
+    let visits = k.visits()?;
     stats.trace.add(&k.take_timings());
-    t.stats = stats;
-    Ok(t)
+    Ok((tally, visits))
 }
 
-impl Tracks {
-    fn new(field: &Field, nseeds: usize, cfg: &Config) -> Tracks {
-        let lengths = vec![0; 2 * cfg.max_steps + 1];
-        Tracks { nseeds, nsamples: cfg.nsamples, seed_targets: vec![0; nseeds * field.targets.len()], visits: vec![0; field.nvox()], lengths, ..Tracks::default() }
-    }
-
-    /// Adds a range's counts (integer sums: the same totals in any order).
-    fn add(&mut self, p: Part) {
-        self.kept.extend(p.kept);
-        add_all(&mut self.seed_targets, &p.seed_targets);
-        add_all(&mut self.visits, &p.visits);
-        for (a, b) in self.lengths.iter_mut().zip(&p.lengths) {
-            *a += b;
+/// The run's outputs from the whole tally and visitation map.
+fn finish(tally: Tally, mut visits: Vec<u32>, seeds: &[u32], cfg: &Config, mut stats: Stats, t0: std::time::Instant) -> Tracks {
+    let nseeds = seeds.len();
+    // The seed voxel is where every half starts; the kernels count entries only.
+    let ((), ms) = wall_ms(|| {
+        for &st in &tally.kept {
+            visits[seeds[st as usize % nseeds] as usize] += 1;
         }
-        self.total_steps += p.total_steps;
-        self.longest = self.longest.max(p.longest);
-        self.finished += p.finished;
-        self.stats.paths += p.stats.paths;
-        self.stats.launches += p.stats.launches;
-        self.stats.trace.add(&p.stats.trace);
-        self.stats.compact.add(&p.stats.compact);
-    }
-
-    /// Kept streamlines in ascending order, the waytotal, and the seed voxels in the map.
-    fn finish(&mut self, seeds: &[u32]) {
-        self.kept.sort_unstable();
-        self.waytotal = self.kept.len() as u64;
-        // The seed voxel is where every half starts; the kernels count entries only.
-        for &st in &self.kept {
-            self.visits[seeds[st as usize % seeds.len()] as usize] += 1;
-        }
-    }
-}
-
-fn add_all(a: &mut [u32], b: &[u32]) {
-    for (x, y) in a.iter_mut().zip(b) {
-        *x += y;
+    });
+    stats.tally_ms += ms;
+    stats.wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+    Tracks {
+        nseeds,
+        nsamples: cfg.nsamples,
+        waytotal: tally.kept.len() as u64,
+        kept: tally.kept,
+        seed_targets: tally.seed_targets,
+        visits,
+        lengths: tally.lengths,
+        total_steps: tally.total_steps,
+        longest: tally.longest,
+        finished: tally.finished,
+        stats,
     }
 }
 
 /// Tracks `cfg.nsamples` streamlines from every seed voxel (flat indices) on `k`.
 pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Config) -> Result<Tracks> {
     cfg.validate(seeds.len())?;
+    let t0 = std::time::Instant::now();
     let total = seeds.len() * cfg.nsamples;
-    let mut t = Tracks::new(field, seeds.len(), cfg);
+    let mut stats = Stats::default();
     k.upload(field, seeds)?;
-    t.stats.trace.add(&k.take_timings());
     let bar = progress_bar((total * if filtering(field) { 2 } else { 1 }) as u64, cfg.progress);
-    let part = track_range(k, field, seeds.len(), cfg, 0..total, &bar);
+    let r = track_range(k, field, seeds.len(), cfg, 0..total, &bar, &mut stats);
     bar.finish_and_clear();
-    t.add(part?);
-    t.finish(seeds);
-    Ok(t)
+    let (tally, visits) = r?;
+    Ok(finish(tally, visits, seeds, cfg, stats, t0))
 }
 
-/// Smallest range of streamlines a split hands a device.
+/// Smallest range of streamlines a split hands a device (unlike devices; see `Split::plan`).
 pub const SPLIT_MIN_STREAMLINES: usize = 1 << 18;
 
 /// [`run`] split across `split`'s devices in ranges of streamlines (seed batches of one sample
-/// volume after another). A streamline's random choices are keyed by its number, so several
+/// volume after another), each device with its own copy of the field. A streamline's random
+/// choices are keyed by its number and the ranges' tallies are added in range order, so several
 /// devices of one kind give the bytes one gives.
 pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> Result<(Tracks, Shares)> {
     cfg.validate(seeds.len())?;
+    let t0 = std::time::Instant::now();
     let total = seeds.len() * cfg.nsamples;
     let plan = split.plan(total, SPLIT_MIN_STREAMLINES);
-    let mut t = Tracks::new(field, seeds.len(), cfg);
     let bar = progress_bar((total * if filtering(field) { 2 } else { 1 }) as u64, cfg.progress);
-    let shares = split.run(
+    let parts = split.map(
         plan.len(),
         |dev| {
             let mut k = kernels(dev)?;
@@ -382,21 +434,22 @@ pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> R
             Ok(k)
         },
         |k, c| {
-            let p = track_range(k.as_mut(), field, seeds.len(), cfg, plan[c].clone(), &bar)?;
-            let mut tm = p.stats.trace;
-            tm.add(&p.stats.compact);
-            Ok((p, tm))
+            let mut st = Stats::default();
+            let (tally, visits) = track_range(k.as_mut(), field, seeds.len(), cfg, plan[c].clone(), &bar, &mut st)?;
+            let mut t = st.trace;
+            t.add(&st.compact);
+            Ok(((tally, visits, st), t))
         },
-        |_, p| t.add(p),
     );
     bar.finish_and_clear();
-    let shares = shares?;
-    t.finish(seeds);
-    Ok((t, shares))
-}
-
-fn filtering(field: &Field) -> bool {
-    field.nwaypoints > 0 || field.roi.iter().any(|&w| w & field::EXCLUDE != 0)
+    let (parts, shares) = parts?;
+    let (mut tally, mut visits, mut stats) = (Rules::new(field, seeds.len(), cfg.max_steps).empty(), vec![0u32; field.nvox()], Stats::default());
+    for (t, v, st) in parts {
+        tally.add(t);
+        visits.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
+        stats.add(&st);
+    }
+    Ok((finish(tally, visits, seeds, cfg, stats, t0), shares))
 }
 
 fn progress_bar(len: u64, show: bool) -> ProgressBar {

@@ -6,9 +6,19 @@
 //! accumulation: each item adds about nvox / (groups x 256) terms, then two tree reductions of
 //! depth <= 10 each, so |device - cpu| <= (terms + 20) 2^-24 sum |x_i|, with sum |x_i| bounded
 //! by n max |x|. The error reported is |device - cpu| / (n max|x| 2^-24) against that depth.
-//! Texture samples carry the filter's weight rounding (8 bits on NVIDIA: at most 3 x 2^-9 of the
-//! spread of the 8 corners, the sum of the three axes' 2^-9 each), so texture rows report the
-//! cost's change divided by that bound on the mean sample change, tolerance 1 (+ float rounding).
+//! MI/NMI come back as entropies computed on the device in float32: every -p ln p term carries
+//! at most ~6 roundings (p = c (1/N), the logarithm, the product; OpenCL's log is within 3 ulp)
+//! and each item adds <= 4 terms before a tree of depth 8, so each entropy is within
+//! 18 x 2^-24 of the sum of its (positive) terms, i.e. of itself: MI = -(H(F) + H(M) - H(F,M))
+//! within 18 x 2^-24 (H(F) + H(M) + H(F,M)), NMI = -(H(F) + H(M)) / H(F,M) within
+//! 37 x 2^-24 |NMI| (both relative errors and the division).
+//! Texture samples carry the filter's weight rounding: `Gpu::filter_bits()` fractional bits
+//! (8 on NVIDIA), so each of the three axes' weights is off by at most 2^-bits (whether the unit
+//! rounds or truncates) and a sample by at most 3 x 2^-bits of the spread of its 8 corners
+//! (2^-22 where the device filters in float). Texture rows report the cost's change divided by
+//! that bound on the mean sample change, tolerance 1; MI/NMI rows count the joint-histogram
+//! entries that moved against twice the number of samples that lie within their bound of a
+//! moving-intensity bin edge (only those can change bin), tolerance 1.
 
 use super::cost::{CostKind, CostSpec, Stats};
 use super::gpu::{GpuCost, Sampling, GROUP};
@@ -37,18 +47,18 @@ fn random_map(r: &mut impl Rng) -> [f32; 12] {
     m
 }
 
-/// Spread (max - min) of the 8 corners around each inside sample, summed.
-fn corner_spread(moving: &Volume, fixed: &Geometry, m: &[f32; 12]) -> f64 {
+/// For the texture rows: the sum over inside samples of the bound on their change,
+/// `unit` x the spread (max - min) of their 8 corners, and how many lie within that bound of a
+/// moving-intensity bin edge.
+fn texture_bounds(moving: &Volume, fixed: &Geometry, m: &[f32; 12], spec: &CostSpec, unit: f64) -> (f64, u64) {
     let [nx, ny, nz] = fixed.dims;
     let d = moving.geom.dims;
-    let mut s = 0.0;
+    let (mut sum, mut near) = (0.0, 0u64);
     for z in 0..nz {
         for y in 0..ny {
             for x in 0..nx {
                 let q = cpu::map_point(m, x as f32, y as f32, z as f32);
-                if cpu::sample(moving.as_flat(), d, q).is_none() {
-                    continue;
-                }
+                let Some(v) = cpu::sample(moving.as_flat(), d, q) else { continue };
                 let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
                 for c in 0..8 {
                     let i: [usize; 3] = std::array::from_fn(|a| (q[a] as usize + ((c >> a) & 1)).min(d[a] - 1));
@@ -56,11 +66,17 @@ fn corner_spread(moving: &Volume, fixed: &Geometry, m: &[f32; 12]) -> f64 {
                     lo = lo.min(v);
                     hi = hi.max(v);
                 }
-                s += (hi - lo) as f64;
+                let delta = unit * (hi - lo) as f64;
+                sum += delta;
+                let t = (v - spec.moving_lo) as f64 * spec.moving_inv_width as f64;
+                // + 1e-5 bin widths for the float32 rounding of the bin's own arithmetic.
+                if (t - t.round()).abs() <= delta * spec.moving_inv_width as f64 + 1e-5 {
+                    near += 1;
+                }
             }
         }
     }
-    s
+    (sum, near)
 }
 
 pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>> {
@@ -87,13 +103,15 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
                 continue;
             }
             let got = k.evaluate(&m)?;
+            let hist = if kind.uses_histogram() { k.last_histogram()? } else { Vec::new() };
             let want = cpu::evaluate(&fixed, &moving, &spec, &m);
             let name = format!("register {} {}", kind.name(), k.variant());
             rows.push(match sampling {
-                Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &want, n_f, k.groups(n_f)),
+                Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, n_f, k.groups(n_f)),
                 Sampling::Texture => {
-                    let bound = 3.0 / 512.0 * corner_spread(&moving, &fixed.geom, &m) / want.inside.max(1) as f64;
-                    texture_row(&name, dev, kind, &got, &want, bound)
+                    let unit = 3.0 * 2f64.powi(-(gpu.filter_bits().unwrap_or(22) as i32));
+                    let (sum, near) = texture_bounds(&moving, &fixed.geom, &m, &spec, unit);
+                    texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near)
                 }
             });
         }
@@ -101,13 +119,29 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     Ok(rows)
 }
 
-fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, want: &Stats, nvox: usize, groups: usize) -> CheckRow {
+/// Joint-histogram entries that differ (L1 distance of the counts).
+fn moved(a: &[u32], b: &[u32]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    a.iter().zip(b).map(|(x, y)| (*x as i64 - *y as i64).unsigned_abs()).sum::<u64>() as f64
+}
+
+#[allow(clippy::too_many_arguments)]
+fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[u32], want: &Stats, nvox: usize, groups: usize) -> CheckRow {
     if got.inside != want.inside || got.total != want.total {
         return CheckRow::new(name, dev, f64::INFINITY, 0.0, format!("overlap {} of {} vs the CPU's {} of {}", got.inside, got.total, want.inside, want.total));
     }
     if kind.uses_histogram() {
-        let moved: u64 = got.hist.iter().zip(&want.hist).map(|(a, b)| (*a as i64 - *b as i64).unsigned_abs()).sum();
-        return CheckRow::new(name, dev, moved as f64, 0.0, "joint-histogram counts differing from the CPU's (must be 0)");
+        let counts = moved(hist, &want.hist);
+        if counts != 0.0 {
+            return CheckRow::new(name, dev, counts, 0.0, "joint-histogram counts differing from the CPU's (must be 0)");
+        }
+        let (hf, hm, hj) = super::cost::entropies(&want.hist);
+        let (c, w) = (got.cost(kind), want.cost(kind));
+        let (unit, tol) = if kind == CostKind::Mi { ((hf + hm + hj) * 2f64.powi(-24), 18.0) } else { (w.abs() * 2f64.powi(-24), 37.0) };
+        let err = if c.is_finite() { (c - w).abs() / unit } else { f64::INFINITY };
+        return CheckRow::new(name, dev, err, tol, "histogram identical; cost error in units of 2^-24 x the entropies (MI) or |NMI|");
     }
     let terms = nvox.div_ceil(groups * GROUP) as f64 + 20.0;
     let n = want.inside as f64;
@@ -117,16 +151,17 @@ fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, want: &S
     CheckRow::new(name, dev, if bad { f64::INFINITY } else { worst }, terms, "sum error in units of n max|x| 2^-24 vs accumulation depth")
 }
 
-fn texture_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, want: &Stats, bound: f64) -> CheckRow {
+#[allow(clippy::too_many_arguments)]
+fn texture_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[u32], want: &Stats, bound: f64, near: u64) -> CheckRow {
     let (c, w) = (got.cost(kind), want.cost(kind));
     // SAD and SSD move by at most the mean sample change (SSD: x 2 max|f - m| <= 2); NCC by
-    // about that over the images' standard deviation (~0.29 for uniform values); MI/NMI are
-    // not bounded by it, and are reported against a 2 % relative tolerance instead.
+    // about that over the images' standard deviation (~0.29 for uniform values); MI/NMI through
+    // the samples that can cross a bin edge (module notes).
     let (err, tol, note) = match kind {
         CostKind::Sad => ((c - w).abs() / bound, 1.0, "cost change / bound on the mean sample change"),
         CostKind::Ssd => ((c - w).abs() / (2.0 * bound), 1.0, "cost change / (2 x bound on the mean sample change)"),
         CostKind::Ncc => ((c - w).abs() * 0.29 / (2.0 * bound), 1.0, "cost change x sd / (2 x bound on the mean sample change)"),
-        _ => ((c - w).abs() / w.abs().max(1e-12), 0.02, "relative cost change (filter rounding moves samples across bins)"),
+        _ => (moved(hist, &want.hist) / (2.0 * near as f64).max(0.5), 1.0, "histogram counts moved / (2 x samples within the filter bound of a bin edge)"),
     };
     let inside_ok = got.inside == want.inside;
     CheckRow::new(name, dev, if c.is_finite() && inside_ok { err } else { f64::INFINITY }, tol, note)

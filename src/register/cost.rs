@@ -113,7 +113,8 @@ pub fn bin(v: f32, lo: f32, inv_width: f32, bins: i32) -> i32 {
 /// One evaluation's result. `sums` holds, over the overlap, with a = fixed - fixed_shift and
 /// b = sample - moving_shift: SAD [sum |a' - b'| on unshifted values], SSD [sum (f - m)^2],
 /// NCC [sum a, sum b, sum a^2, sum b^2, sum ab]; `hist[i * bins + j]` counts samples with fixed
-/// bin i and moving bin j (MI/NMI only).
+/// bin i and moving bin j (MI/NMI on the CPU). A GPU turns its histogram into entropies itself
+/// and returns MI/NMI as `hist` empty and sums [H(F), H(M), H(F,M)] (nats).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stats {
     pub inside: u64,
@@ -140,7 +141,7 @@ impl Stats {
                 if va <= 0.0 || vb <= 0.0 { 1.0 } else { 1.0 - cov / (va * vb).sqrt() }
             }
             CostKind::Mi | CostKind::Nmi => {
-                let (hf, hm, hj) = entropies(&self.hist);
+                let (hf, hm, hj) = if self.hist.is_empty() { (s[0], s[1], s[2]) } else { entropies(&self.hist) };
                 if kind == CostKind::Mi { -(hf + hm - hj) } else if hj > 0.0 { -(hf + hm) / hj } else { -1.0 }
             }
         }

@@ -1,12 +1,14 @@
 //! The cost kernel on a GPU (OpenCL or CUDA through `runtime::gpu`): entry points in
 //! cl/register.cl, math in cl/common/register.h. The images of a level are uploaded once; an
-//! evaluation passes the 12-number voxel map by value, runs the cost kernel over a fixed number
-//! of work-groups and the one-group reduction, and reads back one 32-byte record (and for
-//! MI/NMI the joint histogram of integer counts).
+//! evaluation is one launch, with the 12-number voxel map passed by value, over a fixed number
+//! of work-groups whose last one to finish reduces everything (MI/NMI: the joint histogram to
+//! its entropies), and one 32-byte record read back into pinned memory. Nothing else crosses
+//! the bus per evaluation: the histogram and the groups' counter are left zeroed on the device
+//! for the next launch; the last histogram is kept on the device for the conformance check.
 
 use super::cost::{CostSpec, Stats};
 use super::CostKernels;
-use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape, Texture3d};
+use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Pinned, Shape, Texture3d};
 use crate::runtime::Timings;
 use crate::volume::Volume;
 use anyhow::{bail, Result};
@@ -55,7 +57,12 @@ struct Loaded {
     groups: usize,
     partial: Buf<u32>,
     out: Buf<u32>,
+    /// Zero between launches (the last work-group re-zeroes them).
     hist: Buf<u32>,
+    done: Buf<u32>,
+    /// The last evaluation's joint histogram.
+    hist_out: Buf<u32>,
+    record: Pinned<u32>,
 }
 
 pub struct GpuCost {
@@ -63,14 +70,13 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
-    reduce: Kernel,
     loaded: Option<Loaded>,
 }
 
 impl GpuCost {
     pub fn new(gpu: Gpu, sampling: Sampling) -> Result<GpuCost> {
         let k = |name| gpu.kernel("register", SOURCE, name);
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, reduce: k("register_reduce")?, gpu, sampling, loaded: None })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None })
     }
 
     /// Work-groups per evaluation: enough to fill a GPU (each item then strides over ~40 voxels
@@ -83,7 +89,7 @@ impl GpuCost {
     /// The joint histogram of the last evaluation (for the conformance check).
     pub fn last_histogram(&self) -> Result<Vec<u32>> {
         match &self.loaded {
-            Some(l) => self.gpu.download(&l.hist),
+            Some(l) => self.gpu.download(&l.hist_out),
             None => bail!("register: no images loaded"),
         }
     }
@@ -109,6 +115,7 @@ impl CostKernels for GpuCost {
             Sampling::InKernel => None,
         };
         let groups = self.groups(nf);
+        let bins = (spec.bins * spec.bins) as usize;
         self.loaded = Some(Loaded {
             fixed: g.upload(fixed.as_flat())?,
             moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
@@ -119,32 +126,31 @@ impl CostKernels for GpuCost {
             groups,
             partial: g.alloc(PARTIAL_WORDS * groups)?,
             out: g.alloc(PARTIAL_WORDS)?,
-            hist: g.zeros((spec.bins * spec.bins) as usize)?,
+            hist: g.zeros(bins)?,
+            done: g.zeros(1)?,
+            hist_out: g.alloc(bins)?,
+            record: g.pinned(PARTIAL_WORDS)?,
         });
         Ok(())
     }
 
     fn evaluate(&mut self, m: &[f32; 12]) -> Result<Stats> {
-        let Some(l) = &self.loaded else { bail!("register: evaluate before load") };
+        let Some(l) = &mut self.loaded else { bail!("register: evaluate before load") };
         let g = &self.gpu;
-        let hist_used = l.spec.kind().uses_histogram();
-        if hist_used {
-            g.fill_bytes(&l.hist, 0)?;
-        }
         let map = Map { m: *m };
         let [fx, fy, fz] = l.fdims.map(|d| d as i32);
         let [mx, my, mz] = l.mdims.map(|d| d as i32);
         let shape = Shape::groups(l.groups, GROUP);
         let (ng, mp, sp) = (l.groups as i32, Arg::structure(&map), Arg::structure(&l.spec));
         match &l.tex {
-            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, ng, mp, sp, &l.partial, &l.hist])?,
-            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, ng, mp, sp, &l.partial, &l.hist])?,
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, ng, mp, sp, &l.partial, &l.hist, &l.done, &l.out, &l.hist_out])?,
+            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, ng, mp, sp, &l.partial, &l.hist, &l.done, &l.out, &l.hist_out])?,
         }
-        g.launch(&self.reduce, Shape::groups(1, GROUP), args![&l.partial, l.groups as i32, &l.out])?;
-        let raw = g.download(&l.out)?;
-        let p: Partial = bytemuck::cast_slice::<u32, Partial>(&raw)[0];
-        let hist = if hist_used { g.download(&l.hist)? } else { Vec::new() };
-        Ok(Stats { inside: p.inside as u64, total: p.total as u64, sums: p.s.map(|v| v as f64), hist })
+        g.download_into(&l.out, 0, &mut l.record, 0..PARTIAL_WORDS)?;
+        g.record()?.wait()?;
+        let p: Partial = bytemuck::cast_slice::<u32, Partial>(&l.record[..])[0];
+        // MI/NMI: the device has put H(F), H(M), H(F,M) in the sums (Stats).
+        Ok(Stats { inside: p.inside as u64, total: p.total as u64, sums: p.s.map(|v| v as f64), hist: Vec::new() })
     }
 
     fn take_timings(&mut self) -> Timings {

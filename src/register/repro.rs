@@ -54,9 +54,9 @@ fn cases(scale: Scale, seed: u64) -> Vec<Case> {
     ]
 }
 
-/// Median wall time (ms) of `n` full-resolution evaluations at the truth.
-fn time_eval(k: &mut dyn CostKernels, c: &Case, n: usize) -> Result<f64> {
-    let spec = super::CostSpec::new(c.cost, c.fixed.as_flat(), c.moving.as_flat())?;
+/// Median wall time (ms) of `n` full-resolution evaluations of `cost` at the truth.
+fn time_eval(k: &mut dyn CostKernels, c: &Case, cost: CostKind, n: usize) -> Result<f64> {
+    let spec = super::CostSpec::new(cost, c.fixed.as_flat(), c.moving.as_flat())?;
     k.load(&c.fixed, &c.moving, &spec)?;
     let m = super::voxel_map_f32(&c.truth, &c.fixed.geom, &c.moving.geom);
     k.evaluate(&m)?;
@@ -91,7 +91,7 @@ impl Target for Airwc {
             let published = |key: &str| if paper { lookup("airwc_results", "dof", if first { "6" } else { "12" }, key) } else { None };
             let one = ctx.one_thread_cpu()?;
             ctx.say(&format!("airwc {cfg}: one CPU thread, evaluations only"));
-            let ms = time_eval(kernels_with(&one, Sampling::InKernel)?.as_mut(), &c, if paper { 3 } else { 5 })?;
+            let ms = time_eval(kernels_with(&one, Sampling::InKernel)?.as_mut(), &c, c.cost, if paper { 3 } else { 5 })?;
             rows.push(Row::new(self.id(), cfg.clone(), one.info(), ONE_THREAD, "time per evaluation", "ms", ms));
             let mut runs: Vec<(Device, Sampling, String)> = Vec::new();
             for dev in ctx.devices {
@@ -111,7 +111,14 @@ impl Target for Airwc {
                         continue;
                     }
                 };
-                let ms = time_eval(k.as_mut(), &c, ctx.repeats.max(3) * 5)?;
+                let ms = time_eval(k.as_mut(), &c, c.cost, ctx.repeats.max(3) * 5)?;
+                if first {
+                    // Every cost's evaluation time on the same pair (the registrations use one).
+                    for kind in CostKind::ALL {
+                        let t = time_eval(k.as_mut(), &c, kind, ctx.repeats.max(3) * 5)?;
+                        rows.push(Row::new(self.id(), format!("{} cost, {}x{}x{}", kind.name(), d[0], d[1], d[2]), dev.info(), variant.clone(), "time per evaluation, by cost", "ms", t));
+                    }
+                }
                 let t0 = Instant::now();
                 let r = register(k.as_mut(), &c.fixed, &c.moving, &Options::new(c.dof, c.cost, 3), &mut |_| {})?;
                 let wall = t0.elapsed().as_secs_f64();

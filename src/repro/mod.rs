@@ -14,7 +14,7 @@ use crate::runtime::{Device, DeviceInfo, Inventory};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-pub use write::{read_csv, write, write_merged};
+pub use write::{merge, read_csv, report_paths, write, write_merged};
 
 /// Variant names of the two CPU baselines every speed-up is computed against.
 pub const ONE_THREAD: &str = "1 thread";
@@ -39,6 +39,31 @@ pub fn add_speedups(rows: &mut [Row]) {
 pub enum Scale {
     Quick,
     Paper,
+}
+
+impl Scale {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Quick => "quick",
+            Scale::Paper => "paper",
+        }
+    }
+}
+
+/// This machine's name for result files: the host name, else the CPU model.
+pub fn machine() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default();
+    if host.is_empty() { crate::runtime::cpu::host_info().name } else { host }
+}
+
+/// Marks every row of a fresh report with this machine and the scale it ran at, so `compare`
+/// can label and check rows from several machines.
+pub fn stamp(report: &mut Report, scale: Scale) {
+    let m = machine();
+    for r in &mut report.rows {
+        r.machine = m.clone();
+        r.scale = scale.name().into();
+    }
 }
 
 /// What a target runs with.
@@ -90,7 +115,13 @@ pub struct Row {
     pub speedup_vs_all_cores: Option<f64>,
     /// What stands in for the paper's data or hardware.
     pub substituted: String,
-    /// Which result file a row came from (filled by `compare`).
+    /// The machine that ran it (its host name), written by `reproduce`; empty in older files.
+    #[serde(default)]
+    pub machine: String,
+    /// The problem sizes it ran at (`quick` or `paper`); empty in older files.
+    #[serde(default)]
+    pub scale: String,
+    /// Which machine or result file a row came from (filled by `compare`).
     #[serde(default)]
     pub source: String,
 }

@@ -6,7 +6,6 @@ use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Once;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
@@ -18,9 +17,68 @@ fn ensure_font() {
     });
 }
 
+/// One drawn line: a series of `ours` (or the published figures), its points sorted by x.
+struct Line {
+    name: String,
+    pts: Vec<(f64, f64)>,
+    color: RGBAColor,
+    published: bool,
+}
+
+/// What a configuration's label says besides its numbers ("768 B/sample, Euler" ->
+/// "B/sample, Euler"): the key that tells apart rows of one series sharing an x.
+fn family(config: &str) -> String {
+    let s: String = config.chars().filter(|c| !c.is_ascii_digit() && *c != '.').collect();
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Splits one series' points into lines: one line when every x occurs once, else one line per
+/// configuration family, so no line joins two unrelated measurements at the same x (RK2 and
+/// Euler rows of a CPU series on geodesic-t1).
+fn split_series(name: &str, rows: &[(String, f64, f64)]) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut xs: Vec<f64> = rows.iter().map(|r| r.1).collect();
+    xs.sort_by(f64::total_cmp);
+    let repeats = xs.windows(2).any(|w| w[0] == w[1]);
+    if !repeats {
+        return vec![(name.to_string(), rows.iter().map(|r| (r.1, r.2)).collect())];
+    }
+    let mut by: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for (c, x, y) in rows {
+        by.entry(family(c)).or_default().push((*x, *y));
+    }
+    by.into_iter().map(|(f, pts)| (if f.is_empty() { name.to_string() } else { format!("{name} ({f})") }, pts)).collect()
+}
+
+/// Ticks of a log axis over [lo, hi]: 1, 2, 5 per decade, every integer multiple when that gives
+/// fewer than four, only the powers of ten when the range spans many decades.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let at = |mult: &[f64]| -> Vec<f64> {
+        let mut v = Vec::new();
+        for d in lo.log10().floor() as i32..=hi.log10().ceil() as i32 {
+            for m in mult {
+                let t = m * 10f64.powi(d);
+                if t >= lo * (1.0 - 1e-9) && t <= hi * (1.0 + 1e-9) {
+                    v.push(t);
+                }
+            }
+        }
+        v
+    };
+    let mid = at(&[1.0, 2.0, 5.0]);
+    if mid.len() < 4 {
+        at(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+    } else if mid.len() > 16 {
+        at(&[1.0])
+    } else {
+        mid
+    }
+}
+
 /// One line per series (device x variant) of `ours` against x (or the configuration's position),
-/// and the published figures as dashed lines with hollow markers.
-pub fn draw(r: &Report, path: &Path) -> Result<()> {
+/// and the published figures as dashed lines with hollow markers. The legend goes below the
+/// plot area, so it never covers data.
+/// Returns the PNG file's bytes (the caller writes it through its output set).
+pub fn draw(r: &Report) -> Result<Vec<u8>> {
     ensure_font();
     let configs: Vec<String> = {
         let mut v: Vec<String> = Vec::new();
@@ -31,14 +89,15 @@ pub fn draw(r: &Report, path: &Path) -> Result<()> {
         }
         v
     };
-    // Without numeric x the configurations are categories: one tick each, markers only.
+    // Without numeric x the configurations are categories: one tick each, markers only, each
+    // series shifted a little so markers at one category do not hide each other.
     let categorical = r.rows.iter().all(|row| row.x.is_none());
     let xof = |row: &super::Row| row.x.unwrap_or_else(|| configs.iter().position(|c| *c == row.config).unwrap_or(0) as f64);
-    let mut ours: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut series: BTreeMap<String, Vec<(String, f64, f64)>> = BTreeMap::new();
     let mut published: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for row in &r.rows {
         if row.ours.is_finite() && (!r.plot.log_y || row.ours > 0.0) {
-            ours.entry(row.series()).or_default().push((xof(row), row.ours));
+            series.entry(row.series()).or_default().push((row.config.clone(), xof(row), row.ours));
         }
         if let Some(p) = row.published.filter(|p| p.is_finite() && (!r.plot.log_y || *p > 0.0)) {
             let e = published.entry(format!("published: {}", row.published_device)).or_default();
@@ -47,13 +106,33 @@ pub fn draw(r: &Report, path: &Path) -> Result<()> {
             }
         }
     }
-    let all: Vec<(f64, f64)> = ours.values().chain(published.values()).flatten().copied().collect();
+    let mut lines: Vec<Line> = Vec::new();
+    for (name, rows) in &series {
+        for (n, pts) in split_series(name, rows) {
+            lines.push(Line { name: n, pts, color: Palette99::pick(lines.len()).to_rgba(), published: false });
+        }
+    }
+    if categorical && lines.len() > 1 {
+        let k = lines.len() as f64;
+        for (i, l) in lines.iter_mut().enumerate() {
+            let dx = (i as f64 - (k - 1.0) / 2.0) * (0.3 / k);
+            l.pts.iter_mut().for_each(|p| p.0 += dx);
+        }
+    }
+    for (i, (name, pts)) in published.into_iter().enumerate() {
+        lines.push(Line { name, pts, color: Palette99::pick(i + 40).to_rgba(), published: true });
+    }
+    lines.iter_mut().for_each(|l| l.pts.sort_by(|a, b| a.0.total_cmp(&b.0)));
+    let all: Vec<(f64, f64)> = lines.iter().flat_map(|l| l.pts.iter().copied()).collect();
     if all.is_empty() {
         return Err(anyhow!("nothing to plot"));
     }
     let (mut x0, mut x1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
     let (mut y0, mut y1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
-    if x1 <= x0 || categorical {
+    if categorical {
+        x0 = -0.5;
+        x1 = configs.len() as f64 - 0.5;
+    } else if x1 <= x0 {
         x0 -= 0.5;
         x1 += 0.5;
     }
@@ -73,63 +152,101 @@ pub fn draw(r: &Report, path: &Path) -> Result<()> {
         y0 = (y0 - pad).min(0.0);
         y1 += pad;
     }
-    let root = BitMapBackend::new(path, (1100, 700)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
-    let mut b = ChartBuilder::on(&root);
-    b.caption(&r.title, ("sans-serif", 22)).margin(15).x_label_area_size(45).y_label_area_size(80);
-    macro_rules! body {
-        ($chart:expr) => {{
-            let mut chart = $chart;
-            chart
-                .configure_mesh()
-                .x_desc(&r.plot.x_label)
-                .x_labels(if categorical { configs.len() * 2 + 1 } else { 10 })
-                .x_label_formatter(&label_x)
-                .y_label_formatter(&tick)
-                .y_desc(&r.plot.y_label)
-                .label_style(("sans-serif", 14))
-                .draw()
-                .map_err(|e| anyhow!("{e:?}"))?;
-            for (i, (name, pts)) in ours.iter_mut().enumerate() {
-                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let c = Palette99::pick(i).to_rgba();
-                let line: Vec<(f64, f64)> = if categorical { Vec::new() } else { pts.clone() };
+    // Legend: two columns of entries below the chart.
+    let legend_rows = lines.len().div_ceil(2) as u32;
+    let legend_h = 20 * legend_rows + 20;
+    let (w, h) = (1100u32, 700 + legend_h);
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    // The drawing areas borrow `rgb` until the end of this block.
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+        let (plot_area, legend_area) = root.split_vertically(700);
+        let mut b = ChartBuilder::on(&plot_area);
+        b.caption(&r.title, ("sans-serif", 22)).margin(15).x_label_area_size(45).y_label_area_size(80);
+        macro_rules! body {
+            ($chart:expr) => {{
+                let mut chart = $chart;
                 chart
-                    .draw_series(LineSeries::new(line, c.stroke_width(2)))
-                    .map_err(|e| anyhow!("{e:?}"))?
-                    .label(name.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-                chart.draw_series(pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(|e| anyhow!("{e:?}"))?;
+                    .configure_mesh()
+                    .x_desc(&r.plot.x_label)
+                    .x_labels(if categorical { configs.len() * 2 + 1 } else { 10 })
+                    .x_label_formatter(&label_x)
+                    .y_label_formatter(&tick)
+                    .y_desc(&r.plot.y_label)
+                    .label_style(("sans-serif", 14))
+                    .draw()
+                    .map_err(|e| anyhow!("{e:?}"))?;
+                for l in &lines {
+                    let line: Vec<(f64, f64)> = if categorical { Vec::new() } else { l.pts.clone() };
+                    let c = l.color;
+                    if l.published {
+                        chart.draw_series(DashedLineSeries::new(line, 6, 4, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
+                        chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 9, c.stroke_width(2)))).map_err(|e| anyhow!("{e:?}"))?;
+                    } else {
+                        chart.draw_series(LineSeries::new(line, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
+                        chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(|e| anyhow!("{e:?}"))?;
+                    }
+                }
+            }};
+        }
+        let xr = x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0);
+        let (lx0, lx1) = (x0 * 0.8, x1 * 1.25);
+        let ylog = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
+        let xlog = || (lx0..lx1).log_scale().with_key_points(log_ticks(lx0, lx1));
+        match (r.plot.log_x && x0 > 0.0 && !categorical, r.plot.log_y) {
+            (true, true) => body!(b.build_cartesian_2d(xlog(), ylog()).map_err(|e| anyhow!("{e:?}"))?),
+            (true, false) => body!(b.build_cartesian_2d(xlog(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
+            (false, true) => body!(b.build_cartesian_2d(xr, ylog()).map_err(|e| anyhow!("{e:?}"))?),
+            (false, false) => body!(b.build_cartesian_2d(xr, y0..y1).map_err(|e| anyhow!("{e:?}"))?),
+        }
+        let font = ("sans-serif", 13).into_font();
+        for (i, l) in lines.iter().enumerate() {
+            let (x, y) = (95 + 500 * (i as i32 % 2), 10 + 20 * (i as i32 / 2));
+            let style = l.color.stroke_width(2);
+            if l.published {
+                legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 10, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+                legend_area.draw(&Circle::new((x + 15, y + 7), 5, style)).map_err(|e| anyhow!("{e:?}"))?;
+            } else {
+                legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 25, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+                legend_area.draw(&Circle::new((x + 12, y + 7), 4, l.color.filled())).map_err(|e| anyhow!("{e:?}"))?;
             }
-            for (i, (name, pts)) in published.iter_mut().enumerate() {
-                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let c = Palette99::pick(i + 40).to_rgba();
-                let line: Vec<(f64, f64)> = if categorical { Vec::new() } else { pts.clone() };
-                chart
-                    .draw_series(DashedLineSeries::new(line, 6, 4, c.stroke_width(2)))
-                    .map_err(|e| anyhow!("{e:?}"))?
-                    .label(name.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(1)));
-                chart.draw_series(pts.iter().map(|p| Circle::new(*p, 9, c.stroke_width(2)))).map_err(|e| anyhow!("{e:?}"))?;
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .map_err(|e| anyhow!("{e:?}"))?;
-        }};
+            legend_area.draw(&Text::new(l.name.clone(), (x + 32, y), font.clone())).map_err(|e| anyhow!("{e:?}"))?;
+        }
+        root.present().map_err(|e| anyhow!("{e:?}"))?;
     }
-    match (r.plot.log_x && x0 > 0.0, r.plot.log_y) {
-        (true, true) => body!(b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (y0..y1).log_scale()).map_err(|e| anyhow!("{e:?}"))?),
-        (true, false) => body!(b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
-        (false, true) => body!(b.build_cartesian_2d(x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0), (y0..y1).log_scale()).map_err(|e| anyhow!("{e:?}"))?),
-        (false, false) => body!(b.build_cartesian_2d(x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
+    Ok(png(w, h, &rgb))
+}
+
+/// An 8-bit RGB PNG of `rgb` (rows top to bottom, no filter, zlib-compressed).
+fn png(w: u32, h: u32, rgb: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut raw = Vec::with_capacity(rgb.len() + h as usize);
+    for row in rgb.chunks(w as usize * 3) {
+        raw.push(0);
+        raw.extend_from_slice(row);
     }
-    root.present().map_err(|e| anyhow!("cannot write {}: {e:?}", path.display()))?;
-    Ok(())
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&raw).expect("writing to memory");
+    let idat = z.finish().expect("writing to memory");
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc.sum().to_be_bytes());
+    };
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    chunk(b"IHDR", &ihdr);
+    chunk(b"IDAT", &idat);
+    chunk(b"IEND", &[]);
+    out
 }
 
 /// A tick label of at most four significant digits, so float noise never shows
@@ -162,5 +279,29 @@ mod tests {
         assert_eq!(super::tick(&12345.678), "12346");
         assert_eq!(super::tick(&2.5e-5), "2.50e-5");
         assert_eq!(super::tick(&0.0), "0");
+    }
+
+    #[test]
+    fn log_axes_have_readable_ticks() {
+        // geodesic-t1's time axis (about 3..60 ms) showed one label: now 5, 10, 20, 50 at least.
+        let t = super::log_ticks(3.0, 60.0);
+        for v in [5.0, 10.0, 20.0, 50.0] {
+            assert!(t.iter().any(|x| (x - v).abs() < 1e-9), "{t:?}");
+        }
+        // geodesic-f7's thread axis 0.8..5: every integer.
+        let t = super::log_ticks(0.8, 5.0);
+        assert!([1.0, 2.0, 3.0, 4.0, 5.0].iter().all(|v| t.contains(v)), "{t:?}");
+        assert!(super::log_ticks(1e-3, 1e9).len() <= 13);
+    }
+
+    #[test]
+    fn series_sharing_an_x_are_split_by_configuration() {
+        let rows = vec![("640 B/sample".to_string(), 640.0, 20.0), ("768 B/sample".to_string(), 768.0, 24.0), ("768 B/sample, Euler".to_string(), 768.0, 30.0)];
+        let lines = super::split_series("CPU", &rows);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines.iter().all(|(_, pts)| { let mut x: Vec<f64> = pts.iter().map(|p| p.0).collect(); x.dedup(); x.len() == pts.len() }));
+        // thread counts ("1 thread", "2 threads") differ in text but never share an x: one line
+        let rows = vec![("1 thread".to_string(), 1.0, 9.0), ("2 threads".to_string(), 2.0, 5.0)];
+        assert_eq!(super::split_series("CPU", &rows).len(), 1);
     }
 }

@@ -2,6 +2,7 @@
 
 use super::{plot, Report, Row};
 use crate::io::table::markdown;
+use crate::volume::Outputs;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -53,24 +54,31 @@ pub fn to_markdown(r: &Report) -> String {
     s
 }
 
-/// Writes the CSV, Markdown and plot of `r` into `dir`; returns the paths.
+/// The three files of report `id` in `dir`.
+pub fn report_paths(id: &str, dir: &Path) -> [PathBuf; 3] {
+    ["csv", "md", "png"].map(|ext| dir.join(format!("{id}.{ext}")))
+}
+
+/// Writes the CSV, Markdown and plot of `r` into `dir` as one all-or-nothing output set (see
+/// [`Outputs`]: no file is replaced without `--force`, none is left behind on a failure);
+/// returns the paths.
 pub fn write(r: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let csv_path = dir.join(format!("{}.csv", r.id));
-    let mut w = csv::Writer::from_path(&csv_path).with_context(|| format!("cannot create {}", csv_path.display()))?;
-    for row in &r.rows {
-        w.serialize(row)?;
-    }
-    w.flush()?;
-    let md_path = dir.join(format!("{}.md", r.id));
-    std::fs::write(&md_path, to_markdown(r)).with_context(|| format!("cannot write {}", md_path.display()))?;
-    let mut out = vec![csv_path, md_path];
-    let png = dir.join(format!("{}.png", r.id));
-    match plot::draw(r, &png) {
-        Ok(()) => out.push(png),
+    let [csv_path, md_path, png_path] = report_paths(&r.id, dir);
+    let mut outs = Outputs::new();
+    outs.file(&csv_path, |p| {
+        let mut w = csv::Writer::from_path(p)?;
+        for row in &r.rows {
+            w.serialize(row)?;
+        }
+        w.flush()?;
+        Ok(())
+    })?;
+    outs.file(&md_path, |p| Ok(std::fs::write(p, to_markdown(r))?))?;
+    match plot::draw(r) {
+        Ok(png) => outs.file(&png_path, |p| Ok(std::fs::write(p, png)?))?,
         Err(e) => eprintln!("warning: no plot for {}: {e:#}", r.id),
     }
-    Ok(out)
+    outs.commit()
 }
 
 /// Rows of a CSV written by [`write`], tagged with the file's name as their source.
@@ -88,9 +96,65 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// Rows of several result files, each file's rows labelled by the machine that ran them (older
+/// files without one: the file's name; two files of one machine: machine and file name), with
+/// the warnings a reader needs: runs at different scales do not compare.
+pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
+    let mut per_file = Vec::new();
+    for f in files {
+        let rows = read_csv(f)?;
+        let stem = f.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let machine = rows.iter().map(|r| r.machine.clone()).find(|m| !m.is_empty());
+        per_file.push((f, stem, machine, rows));
+    }
+    let mut labels: Vec<String> = per_file.iter().map(|(_, stem, m, _)| m.clone().unwrap_or_else(|| stem.clone())).collect();
+    let repeated = |labels: &[String], i: usize| labels.iter().filter(|l| **l == labels[i]).count() > 1;
+    let first: Vec<bool> = (0..labels.len()).map(|i| repeated(&labels, i) && per_file[i].2.is_some()).collect();
+    for (i, &r) in first.iter().enumerate() {
+        if r {
+            labels[i] = format!("{} ({})", labels[i], per_file[i].1);
+        }
+    }
+    let second: Vec<bool> = (0..labels.len()).map(|i| repeated(&labels, i)).collect();
+    for (i, &r) in second.iter().enumerate() {
+        if r {
+            labels[i] = format!("{} #{}", labels[i], i + 1);
+        }
+    }
+    let mut notes = Vec::new();
+    let mut scales: Vec<(String, Vec<String>)> = Vec::new();
+    for ((f, _, _, rows), label) in per_file.iter().zip(&labels) {
+        let mut s: Vec<String> = rows.iter().map(|r| if r.scale.is_empty() { "unknown".to_string() } else { r.scale.clone() }).collect();
+        s.sort();
+        s.dedup();
+        for sc in s {
+            match scales.iter_mut().find(|(k, _)| *k == sc) {
+                Some((_, v)) => v.push(f.display().to_string()),
+                None => scales.push((sc, vec![f.display().to_string()])),
+            }
+        }
+        notes.push(format!("{label}: rows of {}", f.display()));
+    }
+    let known: Vec<String> = scales.iter().filter(|(s, _)| s != "unknown").map(|(s, fs)| format!("{s} scale ({})", fs.join(", "))).collect();
+    if known.len() > 1 {
+        notes.insert(0, format!("warning: merging runs at different problem sizes: {}; their figures do not compare", known.join(" and ")));
+    }
+    if let Some((_, fs)) = scales.iter().find(|(s, _)| s == "unknown") {
+        notes.push(format!("scale not recorded in {} (written by an older neuroport): check it matches the others", fs.join(", ")));
+    }
+    let mut rows = Vec::new();
+    for ((_, _, _, file_rows), label) in per_file.into_iter().zip(labels) {
+        rows.extend(file_rows.into_iter().map(|mut r| {
+            r.source = label.clone();
+            r
+        }));
+    }
+    Ok((rows, notes))
+}
+
 /// `neuroport compare`: one table and one plot from result files made on different machines.
-pub fn write_merged(rows: Vec<Row>, out: &Path, id: &str) -> Result<Vec<PathBuf>> {
+pub fn write_merged(rows: Vec<Row>, notes: Vec<String>, out: &Path, id: &str) -> Result<Vec<PathBuf>> {
     let title = format!("{id}: merged results ({} rows)", rows.len());
-    let report = Report { id: id.into(), title, rows, notes: vec![], plot: super::PlotSpec { x_label: "configuration".into(), y_label: "ours".into(), log_x: false, log_y: true } };
+    let report = Report { id: id.into(), title, rows, notes, plot: super::PlotSpec { x_label: "configuration".into(), y_label: "ours".into(), log_x: false, log_y: true } };
     write(&report, out)
 }

@@ -107,6 +107,19 @@ impl std::str::FromStr for BackendSpec {
     }
 }
 
+impl BackendSpec {
+    /// Whether the spec can pick a (CUDA, OpenCL) device: the APIs worth probing for it.
+    fn apis(&self) -> (bool, bool) {
+        match self {
+            BackendSpec::Cpu => (false, false),
+            BackendSpec::Cuda(_) | BackendSpec::Auto => (true, false),
+            BackendSpec::OpenCl(_) => (false, true),
+            BackendSpec::List(v) => v.iter().map(BackendSpec::apis).fold((false, false), |a, b| (a.0 || b.0, a.1 || b.1)),
+            BackendSpec::All | BackendSpec::Gpus => (true, true),
+        }
+    }
+}
+
 fn one_spec(s: &str) -> Result<BackendSpec> {
     let parts: Vec<&str> = s.split(':').collect();
     let num = |p: &str| p.parse::<usize>().map_err(|_| anyhow!("bad device number '{p}' in backend '{s}'"));
@@ -134,19 +147,35 @@ pub struct Inventory {
 
 impl Inventory {
     pub fn discover(threads: Option<usize>) -> Inventory {
+        Self::discover_for(threads, None)
+    }
+
+    /// Probes only the APIs that `spec` can pick from (every API when None): initialising an
+    /// OpenCL platform or a CUDA context costs tenths of a second, a large part of a short
+    /// command's wall time. `auto` looks at OpenCL only when CUDA has no device.
+    pub fn discover_for(threads: Option<usize>, spec: Option<&BackendSpec>) -> Inventory {
         let mut notes = Vec::new();
         let mut cpu = cpu::host_info();
         if let Some(t) = threads {
             cpu.compute_units = t as u32;
         }
-        let opencl = opencl::probe().unwrap_or_else(|e| {
-            notes.push(format!("OpenCL unavailable: {e}"));
+        let (want_cuda, want_opencl) = spec.map_or((true, true), BackendSpec::apis);
+        let cuda = if want_cuda {
+            cuda::probe().unwrap_or_else(|e| {
+                notes.push(format!("CUDA unavailable: {e}"));
+                Vec::new()
+            })
+        } else {
             Vec::new()
-        });
-        let cuda = cuda::probe().unwrap_or_else(|e| {
-            notes.push(format!("CUDA unavailable: {e}"));
+        };
+        let opencl = if want_opencl || (spec == Some(&BackendSpec::Auto) && cuda.is_empty()) {
+            opencl::probe().unwrap_or_else(|e| {
+                notes.push(format!("OpenCL unavailable: {e}"));
+                Vec::new()
+            })
+        } else {
             Vec::new()
-        });
+        };
         Inventory { cpu, opencl, cuda, notes, threads }
     }
 

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use std::io::Write;
 use std::path::Path;
 
-/// Bytes of raw stream per gzip member. 4 MiB keeps 16 cores busy on a 30 MB map and costs
+/// Most bytes of raw stream per gzip member (smaller for small files, see [`write_gz`]). 4 MiB keeps 16 cores busy on a 30 MB map and costs
 /// ~30 bytes of member header and trailer per 4 MiB (and a dictionary reset, < 0.1 % size).
 pub const BLOCK: usize = 4 << 20;
 
@@ -105,7 +105,15 @@ fn le_bytes(data: &[f32]) -> std::borrow::Cow<'_, [u8]> {
 /// never spans two parts, so the header is a member of its own), a wave of members per core
 /// count at a time, writing one wave while the next compresses.
 pub fn write_gz(w: &mut (dyn Write + Send), parts: &[&[u8]]) -> std::io::Result<()> {
-    write_gz_blocks(w, parts, BLOCK)
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    write_gz_blocks(w, parts, member_size(total))
+}
+
+/// Raw bytes per member for `total` bytes of stream: a 3 MB FA map in 4 MiB members would be
+/// one member on one core, so files under 128 MiB get 32 members of at least 256 KiB. The size
+/// depends on the data alone, never on the thread count: same input, same file.
+pub fn member_size(total: usize) -> usize {
+    (total / 32).clamp(256 << 10, BLOCK)
 }
 
 /// [`write_gz`] with members of at most `block` raw bytes.

@@ -57,7 +57,10 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         for interp in interps {
             let p = TraceParams { step: a.step, max_steps: a.steps, method: a.method, interp, record: a.points, ..Default::default() };
             let n = if dev.info().is_gpu { a.fibres } else { a.cpu_fibres.min(a.fibres) };
+            // Progress on stderr: a full run takes minutes on CPUs.
+            eprintln!("  bench geodesic on {} [{}]: {n} fibres x {} steps, {} timed runs after a warm-up", dev.label(), if dev.is_cpu() { "float64 reference" } else { interp.label() }, a.steps, a.repeats);
             let m = steps_per_second(dev, &fields, n, &p, a.repeats, a.seed)?;
+            eprintln!("    {:.3e} steps/s ({:.1} ms kernel)", m.steps_per_s(), m.timings.kernel_ms);
             let bps = bytes_per_step(&p);
             let gbs = m.steps as f64 * bps as f64 / (m.timings.kernel_ms * 1e-3) / 1e9;
             let label = if dev.is_cpu() { "float64 reference".to_string() } else { interp.label().to_string() };

@@ -6,6 +6,7 @@ mod dti;
 mod geodesic;
 mod layer;
 mod nifti;
+mod probtrack;
 mod split;
 
 use super::Ctx;
@@ -26,6 +27,9 @@ pub enum Command {
     Layer(layer::Args),
     /// NIfTI I/O: read, and .nii.gz write on 1 core and on all cores (MB/s of voxel data)
     Nifti(nifti::NiftiArgs),
+    /// Probabilistic streamlining: steps/s of a 003 Table II workload, kernels vs wall, with
+    /// the memory floor
+    Probtrack(probtrack::Args),
     /// Multi-device scaling: bedpost, geodesic and probtrack split over the first 1, 2, 4 ...
     /// devices of --backend (a list or gpus): wall time, speed-up, efficiency
     Split(split::Args),
@@ -38,6 +42,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
         Command::Bedpost(a) => bedpost::run(ctx, a),
         Command::Layer(a) => layer::run(ctx, a),
         Command::Nifti(a) => nifti::run(ctx, a),
+        Command::Probtrack(a) => probtrack::run(ctx, a),
         Command::Split(a) => split::run(ctx, a),
     }
 }

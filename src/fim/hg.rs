@@ -1,0 +1,199 @@
+//! The monotone local solve: 004 eq. 6's Godunov Hamiltonian H_G evaluated exactly at a trial
+//! node value U, and g = its root H_G(U) = 1 by regula falsi.
+//!
+//! Why: the 26 candidate solutions of `godunov.rs` with their validity test find g wherever all
+//! three extrema of eq. 6 are minima (a box-constrained convex quadratic, whose coordinate-wise
+//! optimality is global). Where some axis has p- > p+ (ext is a max: the node sits above the mean
+//! of its two neighbours, as at fronts meeting) coordinate-wise checks can miss every solution
+//! or accept a wrong one, and any ad hoc fallback makes g non-monotone, so the limit of min-only
+//! updates depends on their order. H_G is nondecreasing in every p- and nonincreasing in every
+//! p+ (each ext over I[a, b] is), so H_G(U) is nondecreasing in U and nonincreasing in each
+//! neighbour value: its root g is monotone in the neighbours, and FIM, sweeping and the GPU's
+//! block schedules reach the same fixed point.
+//!
+//! Evaluation, squared (Q = g^T S g; ext commutes with the square root), in eq. 6's order
+//! ext_p ext_q ext_r. Each level's function of the outer variables is convex (ext over an
+//! interval of a jointly convex function: a minimum over an interval, or the larger endpoint).
+//! r: clamp its minimiser (min) or the farther endpoint (max). q: exact, from the finite set
+//! of points where the convex piecewise quadratic can have its minimum. p: golden section on
+//! a bracket bounded through the Schur complement. The same arithmetic is `np_fim_hg` and
+//! `np_fim_root` in `cl/common/fim.h`.
+
+use super::godunov::{s, Neighbours, Real};
+
+/// I[a, b] per axis: a = p- = (U - backward) / h, b = p+ = (forward - U) / h.
+type Intervals<R> = [[R; 2]; 3];
+
+fn clamp<R: Real>(x: R, a: R, b: R) -> R {
+    if x < a { a } else if x > b { b } else { x }
+}
+
+fn min<R: Real>(a: R, b: R) -> R {
+    if b < a { b } else { a }
+}
+
+fn q3<R: Real>(m: &[R; 6], g: [R; 3]) -> R {
+    let mut acc = R::ZERO;
+    for i in 0..3 {
+        for j in 0..3 {
+            acc = acc + g[i] * s(m, i, j) * g[j];
+        }
+    }
+    acc
+}
+
+/// ext_r Q(p, q, r).
+fn ext_r<R: Real>(m: &[R; 6], iv: &Intervals<R>, p: R, q: R) -> R {
+    let [a, b] = iv[2];
+    let rs = -(s(m, 2, 0) * p + s(m, 2, 1) * q) / s(m, 2, 2);
+    let r = if a <= b { clamp(rs, a, b) } else if (a - rs).abs() >= (b - rs).abs() { a } else { b };
+    q3(m, [p, q, r])
+}
+
+/// ext_q ext_r Q(p, q, r) at fixed p, exactly.
+fn ext_qr<R: Real>(m: &[R; 6], iv: &Intervals<R>, p: R) -> R {
+    let [a, b] = iv[1];
+    if a > b {
+        let (fa, fb) = (ext_r(m, iv, p, a), ext_r(m, iv, p, b));
+        return if fa > fb { fa } else { fb };
+    }
+    // The minimum of the convex function over [a, b] is at an end, or at a stationary point of
+    // the piece it lies in: r at either end (q minimising Q there), r free (q, r minimising Q
+    // jointly), or with a max over r the crossing where r's minimiser is mid-interval.
+    let [c, d] = iv[2];
+    let at = |r: R| -(s(m, 1, 0) * p + s(m, 1, 2) * r) / s(m, 1, 1);
+    let mut cand = [a, b, at(c), at(d), R::INF];
+    if c <= d {
+        let det = s(m, 1, 1) * s(m, 2, 2) - s(m, 1, 2) * s(m, 1, 2);
+        cand[4] = -p * (s(m, 2, 2) * s(m, 1, 0) - s(m, 1, 2) * s(m, 2, 0)) / det;
+    } else if s(m, 2, 1) != R::ZERO {
+        cand[4] = (-s(m, 2, 2) * (c + d) * R::of(0.5) - s(m, 2, 0) * p) / s(m, 2, 1);
+    }
+    let mut best = R::INF;
+    for q in cand {
+        if q.is_finite() {
+            best = min(best, ext_r(m, iv, p, clamp(q, a, b)));
+        }
+    }
+    best
+}
+
+/// H_G^2 of eq. 6 for the intervals `iv`.
+pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
+    let [a, b] = iv[0];
+    if a > b {
+        let (fa, fb) = (ext_qr(m, iv, a), ext_qr(m, iv, b));
+        return if fa > fb { fa } else { fb };
+    }
+    // Every ext is at least the minimum of Q over all (q, r): sigma p^2 with sigma the Schur
+    // complement 1 / (S^-1)_pp, so the minimiser lies within sqrt(f(p0) / sigma) of 0.
+    let p0 = clamp(R::ZERO, a, b);
+    let f0 = ext_qr(m, iv, p0);
+    let cof = s(m, 1, 1) * s(m, 2, 2) - s(m, 1, 2) * s(m, 1, 2);
+    let det = s(m, 0, 0) * cof - s(m, 0, 1) * (s(m, 0, 1) * s(m, 2, 2) - s(m, 1, 2) * s(m, 0, 2)) + s(m, 0, 2) * (s(m, 0, 1) * s(m, 1, 2) - s(m, 1, 1) * s(m, 0, 2));
+    let reach = (f0 * cof / det).sqrt();
+    let (mut lo, mut hi) = (if a > -reach { a } else { -reach }, if b < reach { b } else { reach });
+    let mut best = f0;
+    // Golden section: each step keeps the minimiser of a convex function inside [lo, hi].
+    let k = R::of(0.381_966_011_250_105);
+    let (mut x1, mut x2) = (lo + k * (hi - lo), hi - k * (hi - lo));
+    let (mut f1, mut f2) = (ext_qr(m, iv, x1), ext_qr(m, iv, x2));
+    for _ in 0..R::GOLDEN {
+        if f1 < f2 {
+            hi = x2;
+            (x2, f2) = (x1, f1);
+            x1 = lo + k * (hi - lo);
+            f1 = ext_qr(m, iv, x1);
+        } else {
+            lo = x1;
+            (x1, f1) = (x2, f2);
+            x2 = hi - k * (hi - lo);
+            f2 = ext_qr(m, iv, x2);
+        }
+    }
+    for f in [f1, f2, ext_qr(m, iv, lo), ext_qr(m, iv, hi)] {
+        best = min(best, f);
+    }
+    best
+}
+
+fn intervals<R: Real>(inv_h: &[R; 3], nb: &Neighbours<R>, u: R) -> Intervals<R> {
+    std::array::from_fn(|k| [(u - nb[k][0]) * inv_h[k], (nb[k][1] - u) * inv_h[k]])
+}
+
+/// g: the U with H_G(U) = 1, to within 4 eps |U| (returned from above), INF without a finite
+/// neighbour. `guess` (a candidate that passed the validity test, or INF) is taken when H_G
+/// crosses 1 within that width below it; otherwise it splits the bracket.
+/// At U = the lowest neighbour every interval holds 0, so H_G = 0: the bracket's low end.
+/// Regula falsi with the Illinois halving: H_G^2 is piecewise smooth in U, so it converges in a
+/// few evaluations where bisection needs ~24 (f32) or ~50 (f64).
+pub fn root<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, guess: R) -> R {
+    let mut lo = R::INF;
+    let mut step = R::ZERO;
+    for k in 0..3 {
+        lo = min(lo, min(nb[k][0], nb[k][1]));
+        // One step along axis k alone costs h_k / sqrt(S_kk) at most.
+        let d = R::ONE / (inv_h[k] * s(m, k, k).sqrt());
+        step = if d > step { d } else { step };
+    }
+    if !lo.is_finite() {
+        return R::INF;
+    }
+    let width = |u: R| R::of(4.0) * R::EPS * u.abs();
+    let f = |u: R| hg2(m, &intervals(inv_h, nb, u)) - R::ONE;
+    let mut fl = -R::ONE;
+    let (mut hi, mut fh) = (R::INF, R::ZERO);
+    if guess.is_finite() && guess > lo {
+        let fg = f(guess);
+        if fg >= R::ZERO {
+            let below = guess - width(guess);
+            let fb = f(below);
+            if fb < R::ZERO {
+                return guess;
+            }
+            (hi, fh) = (below, fb);
+        } else {
+            (lo, fl) = (guess, fg);
+        }
+    }
+    for _ in 0..64 {
+        if hi.is_finite() {
+            break;
+        }
+        let x = lo + step;
+        let fx = f(x);
+        if fx >= R::ZERO {
+            (hi, fh) = (x, fx);
+        } else {
+            (lo, fl, step) = (x, fx, step + step);
+        }
+    }
+    if !hi.is_finite() {
+        return R::INF; // H_G never reached 1: only for a speed matrix that is not positive definite
+    }
+    let mut last = 0;
+    for _ in 0..200 {
+        if hi - lo <= width(hi) {
+            break;
+        }
+        let mut x = hi - fh * (hi - lo) / (fh - fl);
+        if !(x > lo && x < hi) {
+            x = lo + (hi - lo) * R::of(0.5);
+        }
+        let fx = f(x);
+        if fx >= R::ZERO {
+            (hi, fh) = (x, fx);
+            if last > 0 {
+                fl = fl * R::of(0.5);
+            }
+            last = 1;
+        } else {
+            (lo, fl) = (x, fx);
+            if last < 0 {
+                fh = fh * R::of(0.5);
+            }
+            last = -1;
+        }
+    }
+    hi
+}
