@@ -5,19 +5,10 @@
 #   gzip member (as other tools write it) vs gzip -dc; dti cold (empty PTX cache) and warm;
 #   bedpost (600 loops) and track geodesic --dirs 8 from the white matter to .tck, on CUDA and
 #   NVIDIA OpenCL, each command's wall time and its own summary line. ~5 minutes.
-set -u
-cd "$(dirname "$0")/../.."
-B=${NEUROPORT:-$PWD/dist/neuroport}
-OUT=${OUT:-$PWD/device-out}
-mkdir -p "$OUT"
-for d in /usr/local/cuda/lib64 /usr/local/cuda-13.0/lib64; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
+. "$(dirname "$0")/common.sh"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
-t0=$SECONDS
-stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
 # wall LABEL LIMIT CMD...: the command's wall time and the last line it printed to stderr
 wall() {
   local label=$1 lim=$2; shift 2

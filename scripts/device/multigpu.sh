@@ -12,19 +12,9 @@
 #      fibres from the white matter: 1M would write gigabytes of .tck) and probtrack (every
 #      white-matter voxel x 50) with cuda:0 and with gpus: wall time, and the outputs compared
 #      byte for byte (several GPUs of one kind must write the bytes one writes).
-set -u
-cd "$(dirname "$0")/../.."
-export NEUROPORT=${NEUROPORT:-$PWD/dist/neuroport}
-B=$NEUROPORT
-OUT=${OUT:-$PWD/device-out}
+. "$(dirname "$0")/common.sh"
 W=${TMPDIR:-/tmp}/neuroport-multigpu
-mkdir -p "$OUT" "$W"
-for d in /usr/local/cuda/lib64 /usr/local/cuda-13.0/lib64; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-t0=$SECONDS
-stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
-step() { local lim=$1; shift; timeout "$lim" "$@" || echo "(step ended with status $?)"; }
+mkdir -p "$W"
 timed() { local s=$SECONDS; "$@"; local rc=$?; echo "wall $((SECONDS - s)) s (status $rc)"; }
 
 stamp "GPUs"

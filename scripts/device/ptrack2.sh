@@ -14,18 +14,9 @@
 #   4. ncu of the segment kernel (its first 3 launches at paper scale, no warm-up: SpeedOfLight +
 #      MemoryWorkloadAnalysis), to see whether the segment kernel is latency-, L2- or DRAM-bound.
 # Output under $OUT: ptrack2-*.txt and repro/.
-set -u
-cd "$(dirname "$0")/../.."
-B=${NEUROPORT:-$PWD/dist/neuroport}
+. "$(dirname "$0")/common.sh"
 [ -x "$B" ] || B=$PWD/target/release/neuroport
-OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT/repro"
-for d in /usr/local/cuda/lib64 /usr/local/cuda-13.0/lib64; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-t0=$SECONDS
-stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
-step() { local lim=$1; shift; timeout "$lim" "$@" || echo "(step ended with status $?)"; }
 nproc; nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 $B devices 2>&1 | tee "$OUT/ptrack2-devices.txt"
 POCL=$(grep -E "^opencl" "$OUT/ptrack2-devices.txt" | grep -vi nvidia | grep -oE "opencl:[0-9]+:[0-9]+" | head -1)

@@ -6,18 +6,8 @@
 #   PART=b: fim-t1 and airwc at paper scale (issues 9, 10), probtrack-t2 on CUDA, and the layer's
 #           copies and the pipeline again after parallel staging copies
 # Each step has its own time limit, so one slow step cannot take the others' time.
-set -u
-cd "$(dirname "$0")/../.."
-export NEUROPORT=${NEUROPORT:-$PWD/dist/neuroport}
-B=$NEUROPORT
-OUT=${OUT:-$PWD/device-out}
+. "$(dirname "$0")/common.sh"
 mkdir -p "$OUT/repro"
-for d in /usr/local/cuda/lib64 /usr/local/cuda-13.0/lib64; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-t0=$SECONDS
-stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
-step() { local lim=$1; shift; timeout "$lim" "$@" || echo "(step ended with status $?)"; }
 case "${PART:-a}" in
 a)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv

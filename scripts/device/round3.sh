@@ -8,17 +8,8 @@
 #           CUDA and NVIDIA OpenCL
 # (scripts/device/{host,ptrack2,fim2,reg2}.sh are the per-issue versions.) Each step has its own
 # time limit, so one slow step cannot take the others' time.
-set -u
-cd "$(dirname "$0")/../.."
-B=${NEUROPORT:-$PWD/dist/neuroport}
-OUT=${OUT:-$PWD/device-out}
+. "$(dirname "$0")/common.sh"
 mkdir -p "$OUT/repro"
-for d in /usr/local/cuda/lib64 /usr/local/cuda-13.0/lib64; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-t0=$SECONDS
-stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
-step() { local lim=$1; shift; timeout "$lim" "$@" || echo "(step ended with status $?)"; }
 NVCL=$($B devices 2>/dev/null | grep -i nvidia | grep -oE "opencl:[0-9]+:[0-9]+" | head -1)
 echo "NVIDIA OpenCL device: ${NVCL:-none}"
 case "${PART:-a}" in

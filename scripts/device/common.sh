@@ -1,0 +1,15 @@
+# Sourced by the device scripts: repo root, the binary ($NEUROPORT or ./dist/neuroport), the
+# output folder ($OUT), NVRTC on the library path, and the step helpers (each step under its
+# own time limit, so one slow step cannot take the others' time).
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+export NEUROPORT=${NEUROPORT:-$PWD/dist/neuroport}
+B=$NEUROPORT
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+for d in /usr/local/cuda/lib64 /usr/local/cuda-13.0/lib64; do
+  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+t0=$SECONDS
+stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
+step() { local lim=$1; shift; timeout "$lim" "$@" || echo "(step ended with status $?)"; }
