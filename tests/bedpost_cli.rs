@@ -95,7 +95,7 @@ fn bad_input_is_one_clean_error_line_and_writes_nothing() {
         (small.join("mask.nii.gz"), vec![], "does not match the data grid"),
         (dir.path().join("nope.nii.gz"), vec![], "nope.nii.gz: no such file"),
         (data.join("mask.nii.gz"), vec!["--thin", "0"], "must be positive"),
-        (data.join("mask.nii.gz"), vec!["--backend", "all"], "runs on one device"),
+        (data.join("mask.nii.gz"), vec!["--backend", "all"], "is for check, bench and reproduce"),
     ] {
         let (code, _, err) = base(&mask, &extra);
         assert_eq!(code, 1, "{err}");

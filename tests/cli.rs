@@ -68,7 +68,7 @@ fn unknown_backend_and_bad_options_are_clean_errors() {
     assert!(err.contains("--dims must be three numbers"), "{err}");
     let (code, _, err) = run(&["dti", "--dwi", "x.nii.gz", "--bvals", "b", "--bvecs", "c", "--out", "o", "--backend", "all"], &[]);
     assert_eq!(code, 1);
-    assert!(err.starts_with("error: this command runs on one device"), "{err}");
+    assert!(err.starts_with("error: --backend all is for check, bench and reproduce"), "{err}");
 }
 
 #[test]

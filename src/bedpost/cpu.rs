@@ -363,6 +363,9 @@ struct Loaded {
     samples: Vec<f32>,
 }
 
+/// The layout the CPU reference follows, as run summaries name it.
+pub const VARIANT: &str = "cpu (cached terms + running sums)";
+
 pub struct CpuBedpost {
     cpu: Arc<Cpu>,
     loaded: Option<Loaded>,
@@ -377,7 +380,7 @@ impl CpuBedpost {
 
 impl BedpostKernels for CpuBedpost {
     fn variant(&self) -> &'static str {
-        "cpu (cached terms + running sums)"
+        VARIANT
     }
 
     fn load(&mut self, table: &Table, y: &[f32], st: &ChainState, sched: &Schedule) -> Result<()> {

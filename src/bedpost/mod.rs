@@ -17,6 +17,7 @@ pub mod rng;
 pub mod sim;
 
 use crate::dti::DtiKernels;
+use crate::runtime::split::{Shares, Split};
 use crate::runtime::{timing::wall_ms, Device, DeviceInfo, Timings};
 use crate::volume::{GradientTable, Volume};
 use anyhow::{bail, Context, Result};
@@ -194,16 +195,7 @@ pub struct ChainState {
     pub nacc: Vec<i32>,
 }
 
-pub(crate) fn cut<T: Copy>(v: &[T], ncomp: usize, nvox: usize, r: std::ops::Range<usize>) -> Vec<T> {
-    (0..ncomp).flat_map(|c| v[c * nvox + r.start..c * nvox + r.end].iter().copied()).collect()
-}
-
-fn paste<T: Copy>(v: &mut [T], ncomp: usize, nvox: usize, start: usize, part: &[T]) {
-    let len = part.len() / ncomp;
-    for c in 0..ncomp {
-        v[c * nvox + start..c * nvox + start + len].copy_from_slice(&part[c * len..(c + 1) * len]);
-    }
-}
+pub(crate) use crate::runtime::split::{cut, paste};
 
 impl ChainState {
     pub fn nvox(&self) -> usize {
@@ -275,8 +267,9 @@ pub fn chunk_from_memory(budget: u64, max_alloc: u64, ndir: usize, nsamp: usize,
 }
 
 /// Runs every chain from `init` through `loops` loops, in chunks that fit the device and
-/// launches of [`SEGMENT`] loops. `y` is ndir x nvox. Returns the samples (8 x nsamp x nvox)
-/// and the final state; the driver's own (host) milliseconds go into `host_ms`.
+/// launches of [`SEGMENT`] loops, advancing `bar` (shared with other chunks and devices). `y` is
+/// ndir x nvox. Returns the samples (8 x nsamp x nvox) and the final state; the driver's own
+/// (host) milliseconds go into `host_ms`.
 #[allow(clippy::too_many_arguments)]
 pub fn sample(
     k: &mut dyn BedpostKernels,
@@ -286,7 +279,7 @@ pub fn sample(
     sched: &Schedule,
     loops: usize,
     max_chunk: Option<usize>,
-    progress: bool,
+    bar: &ProgressBar,
     host_ms_out: &mut f64,
 ) -> Result<(Vec<f32>, ChainState)> {
     let nvox = init.nvox();
@@ -294,7 +287,6 @@ pub fn sample(
         bail!("{} measurements for {} voxels x {} directions", y.len(), nvox, table.ndir);
     }
     let chunk = k.max_chunk(table.ndir, sched.nsamp).min(max_chunk.unwrap_or(usize::MAX)).max(1);
-    let bar = progress_bar(nvox as u64, progress);
     let mut samples = Vec::new();
     let mut state: Option<ChainState> = None;
     let mut host_ms = 0.0;
@@ -315,7 +307,7 @@ pub fn sample(
         while l0 < loops {
             let l1 = (l0 + SEGMENT).min(loops);
             k.run(l0, l1)?;
-            bar.set_position((start + len * l1 / loops.max(1)) as u64);
+            bar.inc((len * l1 / loops.max(1) - len * l0 / loops.max(1)) as u64);
             l0 = l1;
         }
         let (s, st) = k.read()?;
@@ -334,7 +326,6 @@ pub fn sample(
         host_ms += ms + ms2;
         start += len;
     }
-    bar.finish_and_clear();
     *host_ms_out += host_ms;
     Ok((samples, state.unwrap_or_else(|| init.clone())))
 }
@@ -366,9 +357,8 @@ pub struct BedpostResult {
     pub init_timings: Timings,
 }
 
-/// Samples the posterior of every voxel in `mask`: tensor fit (on `dti`'s device), chains
-/// initialised from it, MCMC on `k`.
-pub fn run(dti: &mut dyn DtiKernels, k: &mut dyn BedpostKernels, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<BedpostResult> {
+/// Checks the inputs agree; the kernels' gradient table.
+fn inputs(dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<Table> {
     cfg.validate()?;
     if dwi.nvol() != grads.len() {
         bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
@@ -376,22 +366,99 @@ pub fn run(dti: &mut dyn DtiKernels, k: &mut dyn BedpostKernels, dwi: &Volume, g
     if mask.len() != dwi.nvox() {
         bail!("mask holds {} voxels, the DWI grid {}", mask.len(), dwi.nvox());
     }
-    let table = Table::new(grads)?;
-    let fit = crate::dti::run(dti, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
+    Table::new(grads)
+}
+
+/// The mask's voxels, their measurements and the chains' starting state; host milliseconds.
+fn start(fit: &crate::dti::TensorFit, dwi: &Volume, table: &Table, mask: &[u8], seed: u64) -> Result<(Vec<usize>, Vec<f32>, ChainState, f64)> {
     let ((voxels, y, init), host_ms) = wall_ms(|| {
         let voxels: Vec<usize> = (0..dwi.nvox()).filter(|&v| mask[v] != 0).collect();
         let y = init::gather(dwi, &voxels);
-        let init = init::from_tensors(&fit.fit, &y, &table, &voxels, cfg.seed);
+        let init = init::from_tensors(fit, &y, table, &voxels, seed);
         (voxels, y, init)
     });
     if voxels.is_empty() {
         bail!("the mask holds no voxel");
     }
-    let mut host_ms = host_ms;
-    let (samples, state) = sample(k, &table, &y, &init, &cfg.schedule(), cfg.loops(), cfg.max_chunk, cfg.progress, &mut host_ms)?;
-    let mut timings = k.take_timings();
-    timings.host_ms += host_ms;
+    Ok((voxels, y, init, host_ms))
+}
+
+fn result(voxels: Vec<usize>, samples: Vec<f32>, state: ChainState, cfg: &Config, variant: &'static str, timings: Timings, init_timings: Timings) -> BedpostResult {
     let after = (cfg.loops() - cfg.burnin.min(cfg.loops())) * NPARAM;
     let acceptance = state.nacc.iter().map(|&a| a as f32 / after.max(1) as f32).collect();
-    Ok(BedpostResult { voxels, nsamp: cfg.samples, samples, state, acceptance, variant: k.variant(), timings, init_timings: fit.timings })
+    BedpostResult { voxels, nsamp: cfg.samples, samples, state, acceptance, variant, timings, init_timings }
+}
+
+/// Samples the posterior of every voxel in `mask`: tensor fit (on `dti`'s device), chains
+/// initialised from it, MCMC on `k`.
+pub fn run(dti: &mut dyn DtiKernels, k: &mut dyn BedpostKernels, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<BedpostResult> {
+    let table = inputs(dwi, grads, mask, cfg)?;
+    let fit = crate::dti::run(dti, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
+    let (voxels, y, init, mut host_ms) = start(&fit.fit, dwi, &table, mask, cfg.seed)?;
+    let bar = progress_bar(voxels.len() as u64, cfg.progress);
+    let sampled = sample(k, &table, &y, &init, &cfg.schedule(), cfg.loops(), cfg.max_chunk, &bar, &mut host_ms);
+    bar.finish_and_clear();
+    let (samples, state) = sampled?;
+    let mut timings = k.take_timings();
+    timings.host_ms += host_ms;
+    Ok(result(voxels, samples, state, cfg, k.variant(), timings, fit.timings))
+}
+
+/// Smallest chunk of voxels a split hands a device (enough work-items to fill a GPU's launch).
+pub const SPLIT_MIN_VOXELS: usize = 8192;
+
+/// [`run`] with the tensor fit and the chains split across `split`'s devices, each running
+/// `variant` (or its default layout). A chain is keyed by its voxel, so the samples do not
+/// depend on which device ran it; several devices of one kind give the bytes one gives. The
+/// shares returned are the sampling's (the fit before it is a small part of the time).
+pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<(BedpostResult, Shares)> {
+    let table = inputs(dwi, grads, mask, cfg)?;
+    let (fit, _) = crate::dti::run_split(split, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
+    let (voxels, y, init, host_ms) = start(&fit.fit, dwi, &table, mask, cfg.seed)?;
+    let nvox = voxels.len();
+    let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
+    let whole = plan.len() == 1;
+    let sched = cfg.schedule();
+    let bar = progress_bar(nvox as u64, cfg.progress);
+    // Chunks are pasted into whole arrays; one chunk (one device) hands its arrays through.
+    let (mut samples, mut state) = if whole { (Vec::new(), ChainState::default()) } else { (vec![0.0f32; NPARAM * sched.nsamp * nvox], init.clone()) };
+    let sampled = split.run(
+        plan.len(),
+        |dev| kernels(dev, variant),
+        |k, c| {
+            let r = plan[c].clone();
+            let mut host = 0.0;
+            let (s, st) = if whole {
+                sample(k.as_mut(), &table, &y, &init, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
+            } else {
+                let ((ych, ich), ms) = wall_ms(|| (cut(&y, table.ndir, nvox, r.clone()), init.cut(r.clone())));
+                host += ms;
+                sample(k.as_mut(), &table, &ych, &ich, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
+            };
+            let mut t = k.take_timings();
+            t.host_ms += host;
+            Ok(((s, st), t))
+        },
+        |c, (s, st)| {
+            if whole {
+                samples = s;
+                state = st;
+            } else {
+                paste(&mut samples, NPARAM * sched.nsamp, nvox, plan[c].start, &s);
+                state.paste(plan[c].start, &st);
+            }
+        },
+    );
+    bar.finish_and_clear();
+    let shares = sampled?;
+    let mut timings = shares.timings();
+    timings.host_ms += host_ms;
+    Ok((result(voxels, samples, state, cfg, variant_label(split, variant), timings, fit.timings), shares))
+}
+
+/// The layout the split's devices run: one name, or "mixed" when they differ.
+fn variant_label(split: &Split, variant: Option<Variant>) -> &'static str {
+    let name = |d: &Device| if d.is_cpu() { cpu::VARIANT } else { variant.unwrap_or_else(|| Variant::default_for(d.info())).name() };
+    let first = name(split.first());
+    if split.devices().iter().all(|d| name(d) == first) { first } else { "mixed layouts" }
 }

@@ -161,12 +161,12 @@ fn time_sampling(dev: &Device, table: &Table, y: &[f32], init: &super::ChainStat
     let mut k = kernels(dev, None)?;
     let few = n.min(256);
     let mut host = 0.0;
-    sample(k.as_mut(), table, &super::cut(&ys, table.ndir, n, 0..few), &st.cut(0..few), sched, SEGMENT.min(loops), None, false, &mut host)?;
+    sample(k.as_mut(), table, &super::cut(&ys, table.ndir, n, 0..few), &st.cut(0..few), sched, SEGMENT.min(loops), None, &indicatif::ProgressBar::hidden(), &mut host)?;
     k.take_timings();
     let mut runs = Vec::new();
     for _ in 0..repeats.max(1) {
         let mut host = 0.0;
-        let (s, _) = sample(k.as_mut(), table, &ys, &st, sched, loops, None, false, &mut host)?;
+        let (s, _) = sample(k.as_mut(), table, &ys, &st, sched, loops, None, &indicatif::ProgressBar::hidden(), &mut host)?;
         let mut t = k.take_timings();
         t.host_ms += host;
         runs.push((t, s));

@@ -1,7 +1,6 @@
 use super::Ctx;
 use anyhow::{Context, Result};
 use neuroport::bedpost::{self, post, Config, Variant};
-use neuroport::dti;
 use neuroport::volume::{check_free, mask_for, Outputs};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -37,18 +36,16 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let names = Outputs::new();
     check_free(post::file_names().iter().map(|n| names.nifti_name(&a.out.join(format!("{n}.nii.gz")))))?;
-    let device = ctx.inventory.select_one(&ctx.backend)?;
+    let split = ctx.split()?;
     let (mut dwi, grads) = a.input.load()?;
     let mask = mask_for(&mut dwi, &a.input.dwi, Some(&a.mask))?;
     let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: std::io::stderr().is_terminal(), ..Config::default() };
-    let mut dk = dti::kernels(&device)?;
-    let mut bk = bedpost::kernels(&device, a.variant)?;
-    let r = bedpost::run(dk.as_mut(), bk.as_mut(), &dwi, &grads, &mask, &cfg).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
+    let (r, shares) = bedpost::run_split(&split, a.variant, &dwi, &grads, &mask, &cfg).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
     let written = post::write(&r, &dwi.geom, &a.out)?;
     let mean_acc = r.acceptance.iter().map(|&x| x as f64).sum::<f64>() / r.acceptance.len().max(1) as f64;
     eprintln!(
         "{} [{}]: {} voxels x {} loops ({} samples, thin {}); kernel {:.1} ms, transfer {:.1} ms, host {:.1} ms; mean acceptance {:.2}",
-        device.label(),
+        split.label(),
         r.variant,
         r.voxels.len(),
         cfg.loops(),
@@ -59,6 +56,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         r.timings.host_ms,
         mean_acc
     );
+    super::print_shares(&split, &shares);
     for w in written {
         println!("{}", w.display());
     }

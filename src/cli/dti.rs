@@ -24,13 +24,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mut out = Outputs::new();
     let p = |s: &str| out.nifti_name(&prefixed(&a.out, "dti", &format!("{s}.nii.gz")));
     check_free(MAPS.iter().map(|s| p(s)))?;
-    let device = ctx.inventory.select_one(&ctx.backend)?;
+    let split = ctx.split()?;
     let (mut dwi, grads) = a.input.load()?;
     // A table that cannot determine a tensor is the gradient files' problem: say so by name.
     dti::Design::new(&grads).with_context(|| a.input.grad_files().describe())?;
     let mask = mask_for(&mut dwi, &a.input.dwi, a.mask.as_deref())?;
-    let mut k = dti::kernels(&device)?;
-    let r = dti::run(k.as_mut(), &dwi, &grads, &mask).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
+    let (r, shares) = dti::run_split(&split, &dwi, &grads, &mask).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
     let nvox = dwi.nvox();
     let g = &dwi.geom;
     let x = dti::fsl_maps::extra_maps(&r.fit.tensor, nvox);
@@ -51,7 +50,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let inside = mask.iter().filter(|&&m| m != 0).count();
     eprintln!(
         "{}: {} voxels in the mask, {} fitted, {} repaired (eigenvalues raised to {:.0e} mm^2/s), {} unfittable; kernel {:.1} ms, transfer {:.1} ms",
-        device.label(),
+        split.label(),
         inside,
         r.fit.count(dti::FITTED) + r.fit.count(dti::REPAIRED),
         r.fit.count(dti::REPAIRED),
@@ -60,6 +59,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         r.timings.kernel_ms,
         r.timings.transfer_ms
     );
+    super::print_shares(&split, &shares);
     for w in written {
         println!("{}", w.display());
     }

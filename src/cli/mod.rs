@@ -25,7 +25,7 @@ use neuroport::{BackendSpec, Inventory};
     after_help = "Output files: NIfTI outputs are .nii.gz, or .nii when FSLOUTPUTTYPE=NIFTI (NEUROPORT_OUTPUT_TYPE, same values, takes precedence). Existing files are never replaced without --force. A failed or interrupted run leaves no file behind."
 )]
 pub struct Cli {
-    /// Device to run on: cpu, opencl, opencl:P:D, cuda, cuda:N, auto (CUDA > OpenCL GPU > CPU), or all (where a command runs several)
+    /// Device to run on: cpu, opencl, opencl:P:D, cuda, cuda:N, auto (CUDA > OpenCL GPU > CPU), or all (where a command runs each device in turn). dti, bedpost, track geodesic and probtrack also split one run across a comma-separated list (cuda:0,cuda:1; opencl:1:0,cuda:0; cpu,cpu = two CPU pools sharing the threads) or gpus (every GPU, once each; mixes such as gpus,cpu allowed)
     #[arg(long, global = true, default_value = "auto")]
     pub backend: BackendSpec,
     /// CPU threads for the cpu backend (default: all cores)
@@ -80,12 +80,24 @@ impl Ctx {
         if self.backend == BackendSpec::Auto { BackendSpec::All } else { self.backend.clone() }
     }
 
+    /// The devices a command that splits its work runs on (one for a single-device spec).
+    pub fn split(&self) -> anyhow::Result<neuroport::runtime::split::Split> {
+        Ok(neuroport::runtime::split::Split::new(self.inventory.select_split(&self.backend)?))
+    }
+
     fn new(cli: &Cli) -> Ctx {
         // Commands that list, check or compare devices see every API; the others only what
         // their --backend can pick from.
         let every = matches!(cli.command, Command::Devices(_) | Command::Check(_) | Command::Reproduce(_) | Command::Bench(_));
         let spec = (!every).then_some(&cli.backend);
         Ctx { backend: cli.backend.clone(), inventory: Inventory::discover_for(cli.threads, spec) }
+    }
+}
+
+/// The run summary's second line when a run was split: chunks and busy time per device.
+pub fn print_shares(split: &neuroport::runtime::split::Split, shares: &neuroport::runtime::split::Shares) {
+    if split.len() > 1 {
+        eprintln!("split: {shares}");
     }
 }
 

@@ -64,7 +64,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    let device = ctx.inventory.select_one(&ctx.backend)?;
+    let split = ctx.split()?;
     let mut field = Field::from_bedpost(&a.bedpost, a.mask.as_deref())?;
     let seeds = field.seeds(&a.seeds)?;
     if let Some(x) = &a.exclusion {
@@ -96,15 +96,14 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         overlap: a.overlap,
         progress: std::io::stderr().is_terminal(),
     };
-    let mut k = probtrack::kernels(&device)?;
-    let t = probtrack::run(k.as_mut(), &field, &seeds, &cfg).with_context(|| format!("probtrack from {}", a.seeds.display()))?;
+    let (t, shares) = probtrack::run_split(&split, &field, &seeds, &cfg).with_context(|| format!("probtrack from {}", a.seeds.display()))?;
     let p = cfg.params(&field, seeds.len(), true);
     let written = output::write(&t, &field, &seeds, &p, &a.out, a.out_tck.as_deref())?;
     let fit = output::exp_fit(&t.lengths);
     let steps_per_s = t.total_steps as f64 / t.stats.wall_ms.max(1e-9) * 1e3;
     eprintln!(
         "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {} compaction); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, host tally {:.1} ms, wall {:.1} ms ({:.3e} steps/s of wall); lengths ~ exp(-lambda x): lambda {:.4}/step, R^2 {:.3}, mean {:.1} steps",
-        device.label(),
+        split.label(),
         t.nseeds,
         t.nsamples,
         t.waytotal,
@@ -123,6 +122,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         fit.r2,
         fit.mean
     );
+    super::print_shares(&split, &shares);
     for w in written {
         println!("{}", w.display());
     }

@@ -5,6 +5,7 @@ use anyhow::{bail, Context, Result};
 use neuroport::geodesic::{self, output, seeding, Interp, Method, TraceParams};
 use neuroport::volume::{check_free, read_mask_like, Geometry, Outputs};
 use std::path::Path;
+use neuroport::runtime::split::Split;
 use neuroport::{dti, Device};
 use std::path::PathBuf;
 
@@ -72,6 +73,18 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
     }
 }
 
+/// How the devices interpolate: one name, or each device's.
+fn interp_label(split: &Split, interp: Option<Interp>) -> String {
+    let one = |d: &Device| if d.is_cpu() { "float64 reference" } else { interp.unwrap_or_else(|| Interp::default_for(d.info())).label() };
+    let mut names: Vec<&str> = Vec::new();
+    for n in split.devices().iter().map(one) {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names.join(" + ")
+}
+
 /// The tensor volume, its geometry and the file it came from, read or fitted.
 fn tensor_of(device: &Device, a: &GeodesicArgs) -> Result<(Vec<f32>, Geometry, PathBuf)> {
     a.input.load(device, a.mask.as_deref())
@@ -89,7 +102,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         bail!("--cone must be a half-angle in (0, 180] degrees, not {c}");
     }
     check_free([a.out.as_path(), output::csv_path(&a.out).as_path()])?;
-    let device = ctx.inventory.select_one(&ctx.backend)?;
+    let split = ctx.split()?;
+    // The tensor fit (when given a DWI) and the metric fields are prepared on the first device.
+    let device = split.first().clone();
     let (mut tensor, geom, source) = tensor_of(&device, &a)?;
     // A fitted tensor is already repaired; a read one may not be positive definite.
     let repaired = if a.input.tensor.is_some() { dti::repair_tensors(&mut tensor) } else { 0 };
@@ -128,22 +143,16 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let seed_source = a.seeds.as_ref().or(a.seed_file.as_ref()).expect("one of the two, checked above");
     seeding::check_seeds(&seeds, &geom, &mask, seed_source)?;
     let (fields, _) = geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref())?;
-    // OpenCL CPU devices (PoCL) emulate image sampling in software: in-kernel is faster there.
-    let i = device.info();
-    let interp = a.interp.unwrap_or(if i.is_gpu && i.image_support { Interp::Texture } else { Interp::Kernel });
     let p = TraceParams {
         step: a.step,
         max_steps: a.max_steps,
         method: a.method,
-        interp,
         record: true,
         min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()),
         ..Default::default()
     };
-    let mut k = geodesic::kernels(&device)?;
-    k.upload(&fields)?;
-    let batch = geodesic::trace_all(k.as_mut(), &seeds, &p, true)?;
-    let t = k.take_timings();
+    let (batch, shares) = geodesic::trace_split(&split, &fields, &seeds, &p, a.interp, true)?;
+    let t = shares.timings();
     let order = geodesic::select(&batch, target.is_some());
     let mut out = Outputs::new();
     output::write(&mut out, &a.out, &geom, &batch, &seeds, &order)?;
@@ -151,8 +160,8 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64;
     eprintln!(
         "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms{}",
-        device.label(),
-        if device.is_cpu() { "float64 reference" } else { interp.label() },
+        split.label(),
+        interp_label(&split, a.interp),
         a.method.name(),
         batch.len(),
         batch.total_steps(),
@@ -163,6 +172,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         t.transfer_ms,
         dti::repaired_note(repaired)
     );
+    super::print_shares(&split, &shares);
     for w in written {
         println!("{}", w.display());
     }

@@ -11,7 +11,8 @@ pub mod fsl_maps;
 pub(crate) mod fastmath;
 pub mod sym3;
 
-use crate::runtime::{Device, Timings};
+use crate::runtime::split::{cut, paste, Shares, Split};
+use crate::runtime::{timing::wall_ms, Device, Timings};
 use crate::volume::{GradientTable, Volume};
 use anyhow::{bail, Result};
 pub use design::Design;
@@ -156,6 +157,52 @@ pub fn run(k: &mut dyn DtiKernels, dwi: &Volume, grads: &GradientTable, mask: &[
     let fit = k.fit(dwi.as_flat(), mask, &design)?;
     let scalars = k.scalars(&fit.tensor)?;
     Ok(DtiResult { fit, scalars, timings: k.take_timings() })
+}
+
+/// Smallest chunk of voxels a split hands a device.
+pub const SPLIT_MIN_VOXELS: usize = 65536;
+
+/// [`run`] split across `split`'s devices in chunks of voxels (a fit is per voxel, so the chunking
+/// changes no result).
+pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]) -> Result<(DtiResult, Shares)> {
+    if dwi.nvol() != grads.len() {
+        bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
+    }
+    let design = Design::new(grads)?;
+    let (nvox, nvol) = (dwi.nvox(), dwi.nvol());
+    let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
+    let whole = plan.len() == 1;
+    let mut r = DtiResult { fit: TensorFit { tensor: Vec::new(), s0: Vec::new(), flags: Vec::new() }, scalars: Vec::new(), timings: Timings::default() };
+    if !whole {
+        r.fit = TensorFit { tensor: vec![0.0; 6 * nvox], s0: vec![0.0; nvox], flags: vec![0; nvox] };
+        r.scalars = vec![0.0; NSCALARS * nvox];
+    }
+    let shares = split.run(
+        plan.len(),
+        kernels,
+        |k, c| {
+            let v = plan[c].clone();
+            let (part, host_ms) = wall_ms(|| if whole { std::borrow::Cow::Borrowed(dwi.as_flat()) } else { std::borrow::Cow::Owned(cut(dwi.as_flat(), nvol, nvox, v.clone())) });
+            let fit = k.fit(&part, &mask[v], &design)?;
+            let scalars = k.scalars(&fit.tensor)?;
+            let mut t = k.take_timings();
+            t.host_ms += host_ms;
+            Ok(((fit, scalars), t))
+        },
+        |c, (fit, scalars)| {
+            if whole {
+                (r.fit, r.scalars) = (fit, scalars);
+            } else {
+                let v0 = plan[c].start;
+                paste(&mut r.fit.tensor, 6, nvox, v0, &fit.tensor);
+                paste(&mut r.fit.s0, 1, nvox, v0, &fit.s0);
+                paste(&mut r.fit.flags, 1, nvox, v0, &fit.flags);
+                paste(&mut r.scalars, NSCALARS, nvox, v0, &scalars);
+            }
+        },
+    )?;
+    r.timings = shares.timings();
+    Ok((r, shares))
 }
 
 /// The FA-weighted colour map (|V1| x FA per axis, 3 volumes) from the scalar maps.

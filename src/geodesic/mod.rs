@@ -30,6 +30,7 @@ pub mod phantoms;
 pub mod repro;
 pub mod seeding;
 
+use crate::runtime::split::{Shares, Split};
 use crate::runtime::{Device, Timings};
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -83,6 +84,11 @@ impl Interp {
             Interp::Texture => "texture",
             Interp::Kernel => "kernel",
         }
+    }
+    /// What a device runs when none is asked for: texture on GPUs with image support; in-kernel
+    /// elsewhere (OpenCL CPU devices such as PoCL emulate image sampling in software).
+    pub fn default_for(info: &crate::runtime::DeviceInfo) -> Interp {
+        if info.is_gpu && info.image_support { Interp::Texture } else { Interp::Kernel }
     }
     /// As reports print it.
     pub fn label(self) -> &'static str {
@@ -457,6 +463,49 @@ pub fn trace_batched(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParam
     }
     bar.finish_and_clear();
     Ok(all)
+}
+
+/// Smallest batch of seeds a split hands a device.
+pub const SPLIT_MIN_SEEDS: usize = 16384;
+
+/// [`trace_all`] split across `split`'s devices in batches of seeds, each device tracing with
+/// `interp` (or its own default, [`Interp::default_for`]); the fibres come back in seed order. A
+/// fibre depends only on its seed, so several devices of one kind give the fibres one gives.
+pub fn trace_split(split: &Split, fields: &Fields, seeds: &[Seed], p: &TraceParams, interp: Option<Interp>, progress: bool) -> Result<(FibreBatch, Shares)> {
+    let plan = split.plan(seeds.len(), SPLIT_MIN_SEEDS);
+    let several = plan.len() > 1;
+    let bar = if progress && several { ProgressBar::new(seeds.len() as u64) } else { ProgressBar::hidden() };
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} fibres {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    let mut parts: Vec<FibreBatch> = vec![FibreBatch::default(); plan.len()];
+    let shares = split.run(
+        plan.len(),
+        |dev| {
+            let mut k = kernels(dev)?;
+            k.upload(fields)?;
+            Ok((k, TraceParams { interp: interp.unwrap_or_else(|| Interp::default_for(dev.info())), ..*p }))
+        },
+        |(k, p), c| {
+            let chunk = &seeds[plan[c].clone()];
+            // One chunk (one device): trace_all's own batching and progress bar.
+            let b = if several {
+                let per = k.max_batch(p);
+                trace_batched(k.as_mut(), chunk, p, per, false)?
+            } else {
+                trace_all(k.as_mut(), chunk, p, progress)?
+            };
+            bar.inc(chunk.len() as u64);
+            Ok((b, k.take_timings()))
+        },
+        |c, b| parts[c] = b,
+    );
+    bar.finish_and_clear();
+    let shares = shares?;
+    let mut parts = parts.into_iter();
+    let mut all = parts.next().unwrap_or_default();
+    for b in parts {
+        all.append(b);
+    }
+    Ok((all, shares))
 }
 
 /// Region-to-region selection (001 Sec. 7 ii): with a target, the fibres that reach it, ranked by

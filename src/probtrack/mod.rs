@@ -18,6 +18,7 @@ pub mod schedule;
 pub mod step;
 pub mod tally;
 
+use crate::runtime::split::{Shares, Split};
 use crate::runtime::{timing::wall_ms, Device, Timings};
 use anyhow::{bail, Result};
 pub use field::Field;
@@ -331,8 +332,8 @@ fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels
     Ok(out)
 }
 
-fn batches(n: usize, per: usize) -> Vec<Batch<'static>> {
-    (0..n).step_by(per.max(1)).map(|t0| Batch::Range(t0 as u32, per.min(n - t0))).collect()
+fn batches(r: std::ops::Range<usize>, per: usize) -> Vec<Batch<'static>> {
+    r.clone().step_by(per.max(1)).map(|t0| Batch::Range(t0 as u32, per.min(r.end - t0))).collect()
 }
 
 /// Streamlines per batch: what fits the device (and `max_batch`); with overlap at least four
@@ -345,33 +346,36 @@ fn batch_size(k: &dyn ProbtrackKernels, cfg: &Config, total: usize, overlap: boo
     per
 }
 
-/// Tracks `cfg.nsamples` streamlines from every seed voxel (flat indices) on `k`. With
-/// waypoints or an exclusion mask a streamline is kept only at its end, so the visitation map is
-/// counted in a second pass over the kept streamlines alone (they are traced again, identically).
-pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Config) -> Result<Tracks> {
-    cfg.validate(seeds.len())?;
-    let t0 = std::time::Instant::now();
-    let nseeds = seeds.len();
-    let total = nseeds * cfg.nsamples;
-    let filtering = field.nwaypoints > 0 || field.roi.iter().any(|&w| w & field::EXCLUDE != 0);
-    let mut stats = Stats::default();
-    k.upload(field, seeds)?;
+fn filtering(field: &Field) -> bool {
+    field.nwaypoints > 0 || field.roi.iter().any(|&w| w & field::EXCLUDE != 0)
+}
+
+/// Tracks streamlines `range` on `k` (field and seeds uploaded) in batches the device holds;
+/// returns their tally and the visitation map they counted. With waypoints or an exclusion mask
+/// a streamline is kept only at its end, so the map is counted in a second pass over the range's
+/// kept streamlines alone (they are traced again, identically).
+fn track_range(k: &mut dyn ProbtrackKernels, field: &Field, nseeds: usize, cfg: &Config, range: std::ops::Range<usize>, bar: &ProgressBar, stats: &mut Stats) -> Result<(Tally, Vec<u32>)> {
+    let filtering = filtering(field);
     k.reset_visits()?;
     stats.trace.add(&k.take_timings());
-    let per = batch_size(k, cfg, total, cfg.overlap);
-    let mut twin = if cfg.overlap && total > per { k.twin()? } else { None };
-    let bar = progress_bar((total * if filtering { 2 } else { 1 }) as u64, cfg.progress);
+    let per = batch_size(k, cfg, range.len(), cfg.overlap);
+    let mut twin = if cfg.overlap && range.len() > per { k.twin()? } else { None };
     let rules = Rules::new(field, nseeds, cfg.max_steps);
     let p1 = cfg.params(field, nseeds, !filtering);
-    let tally = pass(k, twin.as_mut(), &p1, cfg, &rules, &batches(total, per), &bar, &mut stats)?;
+    let tally = pass(k, twin.as_mut(), &p1, cfg, &rules, &batches(range, per), bar, stats)?;
     if filtering {
         let p2 = cfg.params(field, nseeds, true);
         let lists: Vec<Batch> = tally.kept.chunks(per).map(Batch::List).collect();
-        pass(k, twin.as_mut(), &p2, cfg, &rules, &lists, &bar, &mut stats)?;
+        pass(k, twin.as_mut(), &p2, cfg, &rules, &lists, bar, stats)?;
     }
-    bar.finish_and_clear();
-    let mut visits = k.visits()?;
+    let visits = k.visits()?;
     stats.trace.add(&k.take_timings());
+    Ok((tally, visits))
+}
+
+/// The run's outputs from the whole tally and visitation map.
+fn finish(tally: Tally, mut visits: Vec<u32>, seeds: &[u32], cfg: &Config, mut stats: Stats, t0: std::time::Instant) -> Tracks {
+    let nseeds = seeds.len();
     // The seed voxel is where every half starts; the kernels count entries only.
     let ((), ms) = wall_ms(|| {
         for &st in &tally.kept {
@@ -380,7 +384,7 @@ pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Con
     });
     stats.tally_ms += ms;
     stats.wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-    Ok(Tracks {
+    Tracks {
         nseeds,
         nsamples: cfg.nsamples,
         waytotal: tally.kept.len() as u64,
@@ -392,7 +396,60 @@ pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Con
         longest: tally.longest,
         finished: tally.finished,
         stats,
-    })
+    }
+}
+
+/// Tracks `cfg.nsamples` streamlines from every seed voxel (flat indices) on `k`.
+pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Config) -> Result<Tracks> {
+    cfg.validate(seeds.len())?;
+    let t0 = std::time::Instant::now();
+    let total = seeds.len() * cfg.nsamples;
+    let mut stats = Stats::default();
+    k.upload(field, seeds)?;
+    let bar = progress_bar((total * if filtering(field) { 2 } else { 1 }) as u64, cfg.progress);
+    let r = track_range(k, field, seeds.len(), cfg, 0..total, &bar, &mut stats);
+    bar.finish_and_clear();
+    let (tally, visits) = r?;
+    Ok(finish(tally, visits, seeds, cfg, stats, t0))
+}
+
+/// Smallest range of streamlines a split hands a device (unlike devices; see `Split::plan`).
+pub const SPLIT_MIN_STREAMLINES: usize = 1 << 18;
+
+/// [`run`] split across `split`'s devices in ranges of streamlines (seed batches of one sample
+/// volume after another), each device with its own copy of the field. A streamline's random
+/// choices are keyed by its number and the ranges' tallies are added in range order, so several
+/// devices of one kind give the bytes one gives.
+pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> Result<(Tracks, Shares)> {
+    cfg.validate(seeds.len())?;
+    let t0 = std::time::Instant::now();
+    let total = seeds.len() * cfg.nsamples;
+    let plan = split.plan(total, SPLIT_MIN_STREAMLINES);
+    let bar = progress_bar((total * if filtering(field) { 2 } else { 1 }) as u64, cfg.progress);
+    let parts = split.map(
+        plan.len(),
+        |dev| {
+            let mut k = kernels(dev)?;
+            k.upload(field, seeds)?;
+            Ok(k)
+        },
+        |k, c| {
+            let mut st = Stats::default();
+            let (tally, visits) = track_range(k.as_mut(), field, seeds.len(), cfg, plan[c].clone(), &bar, &mut st)?;
+            let mut t = st.trace;
+            t.add(&st.compact);
+            Ok(((tally, visits, st), t))
+        },
+    );
+    bar.finish_and_clear();
+    let (parts, shares) = parts?;
+    let (mut tally, mut visits, mut stats) = (Rules::new(field, seeds.len(), cfg.max_steps).empty(), vec![0u32; field.nvox()], Stats::default());
+    for (t, v, st) in parts {
+        tally.add(t);
+        visits.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
+        stats.add(&st);
+    }
+    Ok((finish(tally, visits, seeds, cfg, stats, t0), shares))
 }
 
 fn progress_bar(len: u64, show: bool) -> ProgressBar {

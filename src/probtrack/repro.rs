@@ -58,7 +58,7 @@ pub fn data(ds: &Dataset, seed: u64) -> (Field, Vec<u32>) {
     (f, voxels.iter().map(|&v| v as u32).collect())
 }
 
-fn config(ds: &Dataset, step_vox: f32, min_cos: f32, schedule: Schedule, compaction: Compaction) -> Config {
+pub(crate) fn config(ds: &Dataset, step_vox: f32, min_cos: f32, schedule: Schedule, compaction: Compaction) -> Config {
     Config { nsamples: NSAMP, step_mm: step_vox * ds.voxel_mm, min_cos, max_steps: MAX_STEPS, schedule, jitter: false, compaction, ..Config::default() }
 }
 

@@ -4,6 +4,7 @@
 
 mod plot;
 pub mod pipeline;
+pub mod scaling;
 pub mod prep;
 pub mod published;
 pub mod write;

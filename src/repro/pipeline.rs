@@ -20,7 +20,7 @@ pub struct Pipeline;
 /// Stages in order: (config label, x for plots).
 const STAGES: [&str; 7] = ["read", "dti fit", "dti write", "bedpost", "bedpost write", "track", "track write"];
 
-fn spec(scale: Scale) -> Spec {
+pub(crate) fn spec(scale: Scale) -> Spec {
     let dims = match scale {
         Scale::Paper => [96, 112, 72],
         Scale::Quick => [14, 16, 10],

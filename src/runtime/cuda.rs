@@ -54,6 +54,7 @@ fn info_of(ctx: &Arc<CudaContext>, i: usize) -> DeviceInfo {
         global_mem_bytes: ctx.total_mem().unwrap_or(0) as u64,
         image_support: true,
         is_gpu: true,
+        pci: Some((attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) as u32, attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) as u32)),
     }
 }
 
@@ -115,7 +116,9 @@ fn cached_ptx_in(dir: Option<std::path::PathBuf>, name: &str, entry: &str, arch:
     let ptx = compile_ptx(name, entry, arch)?;
     if let (Some(d), Some(f)) = (dir, file) {
         // Written under a temporary name and renamed: a concurrent run never reads half a file.
-        let tmp = d.join(format!(".{}.{}", std::process::id(), f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
+        // The name holds the thread too: a split run builds the same module on several devices at once.
+        let thread = format!("{:?}", std::thread::current().id()).chars().filter(char::is_ascii_digit).collect::<String>();
+        let tmp = d.join(format!(".{}.{thread}.{}", std::process::id(), f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
         if std::fs::create_dir_all(&d).is_ok() && std::fs::write(&tmp, ptx.to_src()).is_ok() && std::fs::rename(&tmp, &f).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }

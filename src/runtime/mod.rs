@@ -1,13 +1,18 @@
 //! Devices found at run time and chosen by a spec string: `cpu`, `opencl`, `opencl:P:D`,
 //! `cuda`, `cuda:N`, `auto` (CUDA > OpenCL GPU > CPU) and, where a command runs several, `all`.
+//! Commands that split their work (`split.rs`) also take a comma-separated list of devices
+//! (`cuda:0,cuda:1`, `opencl:1:0,cpu`) and `gpus` (every GPU present, once each); `list.rs`
+//! resolves those.
 //! A binary built with every backend starts on a machine with no GPU, no libcuda and no
 //! libOpenCL, and lists fewer devices.
 
 pub mod cpu;
 pub mod cuda;
 pub mod gpu;
+mod list;
 pub mod opencl;
 pub mod source;
+pub mod split;
 pub mod timing;
 
 use anyhow::{anyhow, bail, Result};
@@ -29,6 +34,12 @@ pub struct DeviceInfo {
     pub global_mem_bytes: u64,
     pub image_support: bool,
     pub is_gpu: bool,
+    /// PCI (bus, device) where the API reports it (CUDA; NVIDIA's OpenCL): how `gpus`
+    /// recognises one GPU seen through both APIs. The domain is left out: NVIDIA's OpenCL
+    /// does not always report it, and two GPUs differing only by domain are then taken as one
+    /// (a GPU left out, never one used twice).
+    #[serde(skip)]
+    pub pci: Option<(u32, u32)>,
 }
 
 /// An opened device.
@@ -74,25 +85,55 @@ pub enum BackendSpec {
     Cpu,
     OpenCl(Option<(usize, usize)>),
     Cuda(Option<usize>),
+    /// Every GPU present, each once (CUDA where a GPU is visible through both APIs).
+    Gpus,
+    /// Several devices that share one run's work (`cuda:0,cuda:1`, `gpus,cpu`).
+    List(Vec<BackendSpec>),
 }
 
 impl std::str::FromStr for BackendSpec {
     type Err = anyhow::Error;
     fn from_str(s: &str) -> Result<Self> {
         let s = s.trim().to_ascii_lowercase();
-        let parts: Vec<&str> = s.split(':').collect();
-        let num = |p: &str| p.parse::<usize>().map_err(|_| anyhow!("bad device number '{p}' in backend '{s}'"));
-        Ok(match parts.as_slice() {
-            ["auto"] => BackendSpec::Auto,
-            ["all"] => BackendSpec::All,
-            ["cpu"] => BackendSpec::Cpu,
-            ["opencl"] | ["cl"] => BackendSpec::OpenCl(None),
-            ["opencl", p, d] | ["cl", p, d] => BackendSpec::OpenCl(Some((num(p)?, num(d)?))),
-            ["cuda"] => BackendSpec::Cuda(None),
-            ["cuda", n] => BackendSpec::Cuda(Some(num(n)?)),
-            _ => bail!("unknown backend '{s}': use cpu, opencl, opencl:P:D, cuda, cuda:N, auto or all"),
-        })
+        if s.contains(',') {
+            let items = s.split(',').map(|p| p.trim()).collect::<Vec<_>>();
+            if let Some(bad) = items.iter().find(|p| matches!(**p, "" | "auto" | "all")) {
+                let what = if bad.is_empty() { "an empty entry".to_string() } else { format!("'{bad}'") };
+                bail!("backend list '{s}' holds {what}: list devices (cpu, opencl, opencl:P:D, cuda, cuda:N, gpus) separated by commas");
+            }
+            return Ok(BackendSpec::List(items.iter().map(|p| one_spec(p)).collect::<Result<_>>()?));
+        }
+        one_spec(&s)
     }
+}
+
+impl BackendSpec {
+    /// Whether the spec can pick a (CUDA, OpenCL) device: the APIs worth probing for it.
+    fn apis(&self) -> (bool, bool) {
+        match self {
+            BackendSpec::Cpu => (false, false),
+            BackendSpec::Cuda(_) | BackendSpec::Auto => (true, false),
+            BackendSpec::OpenCl(_) => (false, true),
+            BackendSpec::List(v) => v.iter().map(BackendSpec::apis).fold((false, false), |a, b| (a.0 || b.0, a.1 || b.1)),
+            BackendSpec::All | BackendSpec::Gpus => (true, true),
+        }
+    }
+}
+
+fn one_spec(s: &str) -> Result<BackendSpec> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let num = |p: &str| p.parse::<usize>().map_err(|_| anyhow!("bad device number '{p}' in backend '{s}'"));
+    Ok(match parts.as_slice() {
+        ["auto"] => BackendSpec::Auto,
+        ["all"] => BackendSpec::All,
+        ["gpus"] => BackendSpec::Gpus,
+        ["cpu"] => BackendSpec::Cpu,
+        ["opencl"] | ["cl"] => BackendSpec::OpenCl(None),
+        ["opencl", p, d] | ["cl", p, d] => BackendSpec::OpenCl(Some((num(p)?, num(d)?))),
+        ["cuda"] => BackendSpec::Cuda(None),
+        ["cuda", n] => BackendSpec::Cuda(Some(num(n)?)),
+        _ => bail!("unknown backend '{s}': use cpu, opencl, opencl:P:D, cuda, cuda:N, gpus, a comma-separated list of these, auto or all"),
+    })
 }
 
 /// Every device present, opened lazily; `notes` say why a backend lists nothing.
@@ -118,12 +159,7 @@ impl Inventory {
         if let Some(t) = threads {
             cpu.compute_units = t as u32;
         }
-        let (want_cuda, want_opencl) = match spec {
-            Some(BackendSpec::Cpu) => (false, false),
-            Some(BackendSpec::Cuda(_)) | Some(BackendSpec::Auto) => (true, false),
-            Some(BackendSpec::OpenCl(_)) => (false, true),
-            _ => (true, true),
-        };
+        let (want_cuda, want_opencl) = spec.map_or((true, true), BackendSpec::apis);
         let cuda = if want_cuda {
             cuda::probe().unwrap_or_else(|e| {
                 notes.push(format!("CUDA unavailable: {e}"));
@@ -150,9 +186,17 @@ impl Inventory {
         v
     }
 
-    /// Opens the devices a spec names. `all` is refused unless `allow_all`.
+    /// Opens the devices a spec names. `all`, `gpus` and lists are refused unless `allow_all`
+    /// (commands that run each device in turn); commands that split one run's work across
+    /// devices use [`Inventory::select_split`].
     pub fn select(&self, spec: &BackendSpec, allow_all: bool) -> Result<Vec<Device>> {
         match spec {
+            BackendSpec::Gpus | BackendSpec::List(_) => {
+                if !allow_all {
+                    bail!("this command runs on one device: give --backend cpu, opencl[:P:D], cuda[:N] or auto");
+                }
+                self.select_split(spec)
+            }
             BackendSpec::Cpu => Ok(vec![self.open_cpu()?]),
             BackendSpec::OpenCl(None) => {
                 let pick = self.opencl.iter().find(|o| o.3.is_gpu).or_else(|| self.opencl.first());
@@ -172,7 +216,7 @@ impl Inventory {
                 if n >= self.cuda.len() {
                     bail!("no CUDA device cuda:{n}; `neuroport devices` lists those present{}", self.why("CUDA"));
                 }
-                Ok(vec![Device::Cuda(Arc::new(cuda::CudaDevice::open(n)?))])
+                Ok(vec![self.open_cuda(n)?])
             }
             BackendSpec::Auto => {
                 if !self.cuda.is_empty() {
@@ -192,7 +236,7 @@ impl Inventory {
                     v.push(self.open_opencl(o)?);
                 }
                 for n in 0..self.cuda.len() {
-                    v.push(Device::Cuda(Arc::new(cuda::CudaDevice::open(n)?)));
+                    v.push(self.open_cuda(n)?);
                 }
                 Ok(v)
             }
@@ -206,6 +250,10 @@ impl Inventory {
 
     pub fn open_cpu(&self) -> Result<Device> {
         Ok(Device::Cpu(Arc::new(cpu::Cpu::new(self.threads)?)))
+    }
+
+    fn open_cuda(&self, n: usize) -> Result<Device> {
+        Ok(Device::Cuda(Arc::new(cuda::CudaDevice::open(n)?)))
     }
 
     fn open_opencl(&self, o: &(usize, usize, opencl3::types::cl_device_id, DeviceInfo)) -> Result<Device> {
@@ -227,5 +275,18 @@ mod tests {
         assert_eq!("CUDA:2".parse::<BackendSpec>().unwrap(), BackendSpec::Cuda(Some(2)));
         assert!("gpu".parse::<BackendSpec>().is_err());
         assert!("opencl:x:0".parse::<BackendSpec>().is_err());
+    }
+    #[test]
+    fn lists_parse() {
+        use BackendSpec::*;
+        assert_eq!("cuda:0,cuda:1".parse::<BackendSpec>().unwrap(), List(vec![Cuda(Some(0)), Cuda(Some(1))]));
+        assert_eq!(" opencl:1:0, CUDA:0 ".parse::<BackendSpec>().unwrap(), List(vec![OpenCl(Some((1, 0))), Cuda(Some(0))]));
+        assert_eq!("gpus".parse::<BackendSpec>().unwrap(), Gpus);
+        assert_eq!("gpus,cpu".parse::<BackendSpec>().unwrap(), List(vec![Gpus, Cpu]));
+        assert_eq!("cpu,cpu".parse::<BackendSpec>().unwrap(), List(vec![Cpu, Cpu]));
+        for bad in ["cpu,", ",cpu", "cpu,,cuda", "cpu,auto", "all,cpu", "cpu,gpu", "cuda:x,cpu"] {
+            let e = bad.parse::<BackendSpec>().unwrap_err().to_string();
+            assert!(!e.contains('\n') && e.contains("backend"), "{bad}: {e}");
+        }
     }
 }

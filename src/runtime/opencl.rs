@@ -48,7 +48,11 @@ pub fn probe() -> Result<Vec<(usize, usize, cl_device_id, DeviceInfo)>, String> 
                 global_mem_bytes: dev.global_mem_size().unwrap_or(0),
                 image_support: dev.image_support().unwrap_or(false),
                 is_gpu: dev.dev_type().map(|t| t & CL_DEVICE_TYPE_GPU != 0).unwrap_or(false),
+                pci: None,
             };
+            // cl_nv_device_attribute_query: the slot id is (device << 3) | function.
+            let pci = if info.vendor.to_ascii_lowercase().contains("nvidia") { dev.pci_bus_id_nv().ok().zip(dev.pci_slot_id_nv().ok()) } else { None };
+            let info = DeviceInfo { pci: pci.map(|(b, s)| (b, s >> 3)), ..info };
             out.push((p, d, id, info));
         }
     }

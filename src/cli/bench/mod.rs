@@ -7,6 +7,7 @@ mod geodesic;
 mod layer;
 mod nifti;
 mod probtrack;
+mod split;
 
 use super::Ctx;
 use anyhow::Result;
@@ -29,6 +30,9 @@ pub enum Command {
     /// Probabilistic streamlining: steps/s of a 003 Table II workload, kernels vs wall, with
     /// the memory floor
     Probtrack(probtrack::Args),
+    /// Multi-device scaling: bedpost, geodesic and probtrack split over the first 1, 2, 4 ...
+    /// devices of --backend (a list or gpus): wall time, speed-up, efficiency
+    Split(split::Args),
 }
 
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
@@ -39,5 +43,6 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
         Command::Layer(a) => layer::run(ctx, a),
         Command::Nifti(a) => nifti::run(ctx, a),
         Command::Probtrack(a) => probtrack::run(ctx, a),
+        Command::Split(a) => split::run(ctx, a),
     }
 }

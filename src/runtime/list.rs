@@ -1,0 +1,221 @@
+//! The devices one run splits its work across (`split.rs`): a comma-separated list such as
+//! `cuda:0,cuda:1` or `opencl:1:0,cpu`, `gpus` (every GPU present, each once), and mixes.
+//!
+//! Rules: a GPU is used at most once. `gpus` takes every CUDA device, then every OpenCL GPU that
+//! is not one of them: the same PCI (bus, device) where both APIs report it (CUDA; NVIDIA's
+//! OpenCL), else the same name and memory size, matched one to one. A list naming one GPU twice
+//! (`cuda:0,cuda:0`, or `opencl:P:D,cuda:N` at the same PCI address) is refused. A CPU-type device
+//! may be listed more than once: `cpu,cpu` gives two native worker pools, each with its share of
+//! the threads (`--threads` or every core, divided evenly, the first pools taking the remainder);
+//! an OpenCL CPU device (PoCL) listed twice gets two contexts that both use every core (the tests
+//! use this to run two OpenCL workers on a machine without a GPU).
+
+use super::{cpu, BackendSpec, Device, DeviceInfo, Inventory};
+use anyhow::{anyhow, bail, Result};
+use std::sync::Arc;
+
+/// One entry of a resolved list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pick {
+    Cpu,
+    /// Index into `Inventory::opencl`.
+    Cl(usize),
+    Cuda(usize),
+}
+
+impl Inventory {
+    /// The devices a command that splits its work runs on: one for a single-device spec (exactly
+    /// as [`Inventory::select_one`]), every listed one for a list or `gpus`.
+    pub fn select_split(&self, spec: &BackendSpec) -> Result<Vec<Device>> {
+        let items = match spec {
+            BackendSpec::List(v) => v.clone(),
+            BackendSpec::Gpus => vec![BackendSpec::Gpus],
+            BackendSpec::All => bail!("--backend all is for check, bench and reproduce (each device in turn); to split this command's work across devices give a list (cuda:0,cuda:1 or gpus,cpu) or gpus"),
+            single => return Ok(vec![self.select_one(single)?]),
+        };
+        let mut picks = Vec::new();
+        for it in &items {
+            match it {
+                BackendSpec::Gpus => {
+                    let g = self.gpu_picks();
+                    if g.is_empty() {
+                        bail!("--backend gpus: no GPU found; `neuroport devices` lists those present{}", self.why("CUDA"));
+                    }
+                    picks.extend(g);
+                }
+                other => picks.push(self.pick(other)?),
+            }
+        }
+        self.check_distinct(&picks)?;
+        self.open_picks(&picks)
+    }
+
+    fn pick(&self, spec: &BackendSpec) -> Result<Pick> {
+        Ok(match spec {
+            BackendSpec::Cpu => Pick::Cpu,
+            BackendSpec::OpenCl(None) => {
+                let i = self.opencl.iter().position(|o| o.3.is_gpu).or(if self.opencl.is_empty() { None } else { Some(0) });
+                Pick::Cl(i.ok_or_else(|| anyhow!("no OpenCL device found{}", self.why("OpenCL")))?)
+            }
+            BackendSpec::OpenCl(Some((p, d))) => Pick::Cl(self.opencl.iter().position(|o| o.0 == *p && o.1 == *d).ok_or_else(|| {
+                anyhow!("no OpenCL device opencl:{p}:{d}; `neuroport devices` lists those present{}", self.why("OpenCL"))
+            })?),
+            BackendSpec::Cuda(n) => {
+                let n = n.unwrap_or(0);
+                if n >= self.cuda.len() {
+                    bail!("no CUDA device cuda:{n}; `neuroport devices` lists those present{}", self.why("CUDA"));
+                }
+                Pick::Cuda(n)
+            }
+            other => bail!("'{other:?}' cannot be part of a device list"),
+        })
+    }
+
+    fn info_of(&self, p: Pick) -> &DeviceInfo {
+        match p {
+            Pick::Cpu => &self.cpu,
+            Pick::Cl(i) => &self.opencl[i].3,
+            Pick::Cuda(n) => &self.cuda[n],
+        }
+    }
+
+    /// Every GPU once: the CUDA devices, then the OpenCL GPUs that are none of them.
+    fn gpu_picks(&self) -> Vec<Pick> {
+        let mut v: Vec<Pick> = (0..self.cuda.len()).map(Pick::Cuda).collect();
+        let mut taken = vec![false; self.cuda.len()];
+        for (i, o) in self.opencl.iter().enumerate().filter(|(_, o)| o.3.is_gpu) {
+            match twin(&o.3, &self.cuda, &taken) {
+                Some(n) => taken[n] = true,
+                None => v.push(Pick::Cl(i)),
+            }
+        }
+        v
+    }
+
+    /// Refuses a GPU listed twice (by spec, or through both APIs at one PCI address).
+    fn check_distinct(&self, picks: &[Pick]) -> Result<()> {
+        for (a, &p) in picks.iter().enumerate() {
+            let ip = self.info_of(p);
+            if !ip.is_gpu {
+                continue;
+            }
+            for &q in &picks[..a] {
+                let iq = self.info_of(q);
+                let same_pci = ip.pci.is_some() && ip.pci == iq.pci && iq.is_gpu;
+                if p == q || same_pci {
+                    let how = if p == q { String::new() } else { format!(" (as {})", iq.spec) };
+                    bail!("--backend lists the GPU {} ({}) twice{how}: each GPU may run one share of the work", ip.spec, ip.name);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn open_picks(&self, picks: &[Pick]) -> Result<Vec<Device>> {
+        let pools = picks.iter().filter(|p| **p == Pick::Cpu).count();
+        let total = self.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+        let mut pool = 0;
+        picks
+            .iter()
+            .map(|&p| match p {
+                Pick::Cpu if pools == 1 => self.open_cpu(),
+                Pick::Cpu => {
+                    let t = (total / pools + usize::from(pool < total % pools)).max(1);
+                    pool += 1;
+                    Ok(Device::Cpu(Arc::new(cpu::Cpu::new(Some(t))?)))
+                }
+                Pick::Cl(i) => self.open_opencl(&self.opencl[i]),
+                Pick::Cuda(n) => self.open_cuda(n),
+            })
+            .collect()
+    }
+}
+
+/// The CUDA device (not yet `taken`) that is the OpenCL GPU `cl` seen through the other API: the
+/// same PCI address where both report one, else the same name and memory size.
+fn twin(cl: &DeviceInfo, cuda: &[DeviceInfo], taken: &[bool]) -> Option<usize> {
+    let free = |n: &usize| !taken[*n];
+    match cl.pci {
+        Some(pci) if cuda.iter().any(|c| c.pci.is_some()) => (0..cuda.len()).filter(free).find(|&n| cuda[n].pci == Some(pci)),
+        _ => (0..cuda.len()).filter(free).find(|&n| cuda[n].name == cl.name && cuda[n].global_mem_bytes == cl.global_mem_bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpu(backend: &str, spec: &str, name: &str, mem: u64, pci: Option<(u32, u32)>) -> DeviceInfo {
+        DeviceInfo {
+            backend: backend.into(),
+            spec: spec.into(),
+            name: name.into(),
+            vendor: "NVIDIA Corporation".into(),
+            platform: String::new(),
+            compute_units: 1,
+            clock_mhz: 1,
+            global_mem_bytes: mem,
+            image_support: true,
+            is_gpu: true,
+            pci,
+        }
+    }
+
+    fn inventory(opencl: Vec<DeviceInfo>, cuda: Vec<DeviceInfo>) -> Inventory {
+        let opencl = opencl.into_iter().enumerate().map(|(d, i)| (0, d, std::ptr::null_mut(), i)).collect();
+        Inventory { cpu: cpu::host_info(), opencl, cuda, notes: Vec::new(), threads: Some(4) }
+    }
+
+    const H: &str = "NVIDIA H200";
+
+    #[test]
+    fn gpus_prefers_cuda_and_never_repeats_a_gpu() {
+        // Two H200s through both APIs with PCI addresses, plus an AMD card through OpenCL alone.
+        let mut amd = gpu("opencl", "opencl:0:2", "gfx1100", 24 << 30, None);
+        amd.vendor = "AMD".into();
+        let inv = inventory(
+            vec![gpu("opencl", "opencl:0:0", H, 141 << 30, Some((0x3b, 0))), gpu("opencl", "opencl:0:1", H, 141 << 30, Some((0x1b, 0))), amd],
+            vec![gpu("cuda", "cuda:0", H, 141 << 30, Some((0x1b, 0))), gpu("cuda", "cuda:1", H, 141 << 30, Some((0x3b, 0)))],
+        );
+        assert_eq!(inv.gpu_picks(), vec![Pick::Cuda(0), Pick::Cuda(1), Pick::Cl(2)]);
+        // CUDA_VISIBLE_DEVICES hid one of them from CUDA: OpenCL still has it, matched by address.
+        let inv = inventory(
+            vec![gpu("opencl", "opencl:0:0", H, 141 << 30, Some((0x3b, 0))), gpu("opencl", "opencl:0:1", H, 141 << 30, Some((0x1b, 0)))],
+            vec![gpu("cuda", "cuda:0", H, 141 << 30, Some((0x1b, 0)))],
+        );
+        assert_eq!(inv.gpu_picks(), vec![Pick::Cuda(0), Pick::Cl(0)]);
+        // No addresses: name and memory, one to one.
+        let inv = inventory(
+            vec![gpu("opencl", "opencl:0:0", H, 141 << 30, None), gpu("opencl", "opencl:0:1", H, 141 << 30, None), gpu("opencl", "opencl:0:2", "other", 8 << 30, None)],
+            vec![gpu("cuda", "cuda:0", H, 141 << 30, None), gpu("cuda", "cuda:1", H, 141 << 30, None)],
+        );
+        assert_eq!(inv.gpu_picks(), vec![Pick::Cuda(0), Pick::Cuda(1), Pick::Cl(2)]);
+    }
+
+    #[test]
+    fn a_gpu_listed_twice_is_refused_cpus_are_not() {
+        let inv = inventory(vec![gpu("opencl", "opencl:0:0", H, 1 << 30, Some((5, 0)))], vec![gpu("cuda", "cuda:0", H, 1 << 30, Some((5, 0)))]);
+        for (picks, ok) in [
+            (vec![Pick::Cuda(0), Pick::Cuda(0)], false),
+            (vec![Pick::Cl(0), Pick::Cuda(0)], false),
+            (vec![Pick::Cpu, Pick::Cpu, Pick::Cuda(0)], true),
+        ] {
+            let r = inv.check_distinct(&picks);
+            assert_eq!(r.is_ok(), ok, "{picks:?}: {r:?}");
+            if let Err(e) = r {
+                assert!(e.to_string().contains("twice") && !e.to_string().contains('\n'));
+            }
+        }
+    }
+
+    #[test]
+    fn cpu_pools_share_the_threads() {
+        let inv = inventory(Vec::new(), Vec::new());
+        let d = inv.open_picks(&[Pick::Cpu, Pick::Cpu, Pick::Cpu]).unwrap();
+        let t: Vec<usize> = d.iter().map(|d| if let Device::Cpu(c) = d { c.threads() } else { 0 }).collect();
+        assert_eq!(t, vec![2, 1, 1]);
+        assert!(inv.select_split(&"gpus".parse().unwrap()).unwrap_err().to_string().contains("no GPU"));
+        assert!(inv.select_split(&"all".parse().unwrap()).is_err());
+        assert!(inv.select(&"cpu,cpu".parse().unwrap(), false).is_err());
+    }
+}
