@@ -84,6 +84,8 @@ struct Queue {
     done: usize,
     alive: usize,
     last_error: Option<anyhow::Error>,
+    /// The device the failure hook will stop, until it has stopped or finished.
+    hook: Option<usize>,
 }
 
 impl Split {
@@ -177,7 +179,10 @@ impl Split {
         if nchunks == 0 {
             return Ok(Shares { devices: self.devices.iter().map(|d| Share { device: d.label(), ..Share::default() }).collect(), wall_s: 0.0 });
         }
-        let q = Mutex::new(Queue { next: 0, back: VecDeque::new(), done: 0, alive: self.devices.len(), last_error: None });
+        // With the failure hook on, the other devices wait until the failing one has failed (or
+        // finished), so the failure path runs whatever the thread timing.
+        let hook = self.fail_after.filter(|f| f.0 < self.devices.len()).map(|f| f.0);
+        let q = Mutex::new(Queue { next: 0, back: VecDeque::new(), done: 0, alive: self.devices.len(), last_error: None, hook });
         let cv = Condvar::new();
         let (tx, rx) = mpsc::channel::<(usize, R)>();
         let t0 = std::time::Instant::now();
@@ -249,6 +254,9 @@ fn worker<K, R>(
         }
         share.failed = Some(format!("{e:#}"));
         g.last_error = Some(e);
+        if g.hook == Some(index) {
+            g.hook = None;
+        }
         cv.notify_all();
     };
     let (k, ms) = wall_ms(|| make(dev));
@@ -264,6 +272,10 @@ fn worker<K, R>(
         let chunk = {
             let mut g = lock();
             loop {
+                if g.hook.is_some_and(|h| h != index) {
+                    g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+                    continue;
+                }
                 if let Some(c) = g.back.pop_front() {
                     break Some(c);
                 }
@@ -278,7 +290,14 @@ fn worker<K, R>(
                 g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
             }
         };
-        let Some(c) = chunk else { break };
+        let Some(c) = chunk else {
+            let mut g = lock();
+            if g.hook == Some(index) {
+                g.hook = None;
+                cv.notify_all();
+            }
+            break;
+        };
         let r = if fail.is_some_and(|k| share.chunks >= k) {
             Err(anyhow!("stopped on purpose after {} chunks (NEUROPORT_SPLIT_FAIL test hook)", share.chunks))
         } else {
