@@ -12,12 +12,8 @@
 #   3. `reproduce bedpost-t3 --scale paper`: Table III beside ours (CPU rows extrapolated from
 #      a subset of voxels, labelled so).
 # Reports go to $OUT (bedpost-check.txt, bedpost-bench.txt, repro/bedpost-t3.*).
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-[ -x "$B" ] || B=./neuroport
-OUT=${OUT:-device-out}
+. "$(dirname "$0")/common.sh"
 mkdir -p "$OUT/repro"
-t0=$SECONDS
 "$B" devices
 echo "--- check (all devices)"
 "$B" check --backend all --seed 11 | tee "$OUT/bedpost-check.txt"

@@ -1,9 +1,15 @@
-# Sourced by the device scripts: repo root, the binary ($NEUROPORT or ./dist/neuroport), the
+# Sourced by the device scripts: repo root, the binary ($NEUROPORT, else ./dist/neuroport), the
 # output folder ($OUT), NVRTC on the library path, and the step helpers (each step under its
 # own time limit, so one slow step cannot take the others' time).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export NEUROPORT=${NEUROPORT:-$PWD/dist/neuroport}
+if [ -z "${NEUROPORT:-}" ]; then
+  # dist/ is what the device tool carries; a binary beside the repo or a local build otherwise.
+  for NEUROPORT in "$PWD/dist/neuroport" "$PWD/neuroport" "$PWD/target/release/neuroport"; do
+    [ -x "$NEUROPORT" ] && break
+  done
+fi
+export NEUROPORT
 B=$NEUROPORT
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"

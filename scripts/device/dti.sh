@@ -3,10 +3,7 @@
 # the DTI kernel benchmark on every device, synth -> dti on every backend (run summary, byte-
 # identical reruns), one-line errors with a GPU present, and `devices` without NVRTC.
 # Prints everything; copies reports into $OUT. About a minute on an H100 host.
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-OUT=${OUT:-device-out}
-mkdir -p "$OUT"
+. "$(dirname "$0")/common.sh"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 

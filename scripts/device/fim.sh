@@ -12,13 +12,8 @@
 #      Iterations, updates per voxel, active blocks per iteration and each solver's difference
 #      from node FIM are in the notes.
 # Reports go to $OUT (fim-check.txt, repro/fim-t1.*).
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-[ -x "$B" ] || B=./neuroport
-[ -x "$B" ] || B=./target/release/neuroport
-OUT=${OUT:-device-out}
+. "$(dirname "$0")/common.sh"
 mkdir -p "$OUT/repro"
-t0=$SECONDS
 "$B" devices
 echo "--- check (all devices), fim rows"
 "$B" check --backend all --seed 9 > "$OUT/fim-check.txt" 2>&1

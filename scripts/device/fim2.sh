@@ -12,13 +12,7 @@
 #      The cpu run holds the one-thread rows (node FIM and the first 16 Godunov sweeps of
 #      example 3, a lower bound) and "N host syncs per iteration" is in the GPU notes.
 # Reports go to $OUT (fim2-check.txt, repro-{cuda,opencl,cpu}/fim-t1.*).
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-[ -x "$B" ] || B=./neuroport
-OUT=${OUT:-device-out}
-mkdir -p "$OUT"
-t0=$SECONDS
-stamp() { echo "--- $1 ($((SECONDS - t0)) s so far)"; }
+. "$(dirname "$0")/common.sh"
 "$B" devices
 # The NVIDIA OpenCL device: the first OpenCL line naming NVIDIA in `devices`.
 OCL=$("$B" devices 2>/dev/null | grep -i opencl | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)

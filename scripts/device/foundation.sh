@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
 # Foundation on the GPU machine: devices, conformance of every kernel, geodesic-prep table.
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-OUT=${OUT:-device-out}
+. "$(dirname "$0")/common.sh"
 $B devices
 $B devices --json > "$OUT/devices.json"
 $B check --backend all --seed 7

@@ -6,13 +6,7 @@
 # -t3, -f6, -f7 at paper scale. Reports go to $OUT. About 2 minutes on an H100 host.
 # NCU=1 adds Nsight Compute profiles of both tracing kernels and of geodesic-t3's 4096-seed launch
 # (not part of the time budget; reports in $OUT/geodesic-ncu-*.txt).
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-[ -x "$B" ] || B=./neuroport
-OUT=${OUT:-device-out}
-mkdir -p "$OUT"
-t0=$SECONDS
-stamp() { echo "--- $1 ($((SECONDS - t0)) s)"; }
+. "$(dirname "$0")/common.sh"
 
 stamp "devices"
 $B devices

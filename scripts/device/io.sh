@@ -4,10 +4,7 @@
 # cores: the target is >= 8x one core's at 16), gzip -dc of the same file for comparison,
 # peak memory of a read (/usr/bin/time -v, when present), and a nibabel-free integrity check
 # (gzip -t) of the multi-member file. Prints everything; copies reports into $OUT. ~1 minute.
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-OUT=${OUT:-device-out}
-mkdir -p "$OUT"
+. "$(dirname "$0")/common.sh"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 

@@ -4,12 +4,8 @@
 # OpenCL platforms, kernel figures of the ported methods against the last round's
 # (docs/results/h100-2026-11-22), and the user's wall time of dti / bedpost / track on the
 # 358,600-voxel volume (stage split printed by each command). Reports go to $OUT.
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-OUT=${OUT:-device-out}
+. "$(dirname "$0")/common.sh"
 mkdir -p "$OUT/repro"
-t0=$SECONDS
-stamp() { echo "--- $1 ($((SECONDS - t0)) s)"; }
 stamp "check --backend all"
 $B check --backend all --seed 7 | tee "$OUT/layer-check.txt"
 stamp "bench layer: launches/s (queued; and each waited for, as every launch was before the layer) and copy rates"

@@ -5,10 +5,7 @@
 # reproduce of the tables whose plots changed (geodesic-t1, geodesic-f7, geodesic-prep) with
 # their PNGs copied to $OUT to look at; compare of that run with a copy relabelled paper scale
 # (must warn); and bench geodesic's progress lines. ~2 minutes.
-set -u
-B=${NEUROPORT:-./target/release/neuroport}
-OUT=${OUT:-device-out}
-mkdir -p "$OUT"
+. "$(dirname "$0")/common.sh"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 

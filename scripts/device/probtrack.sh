@@ -14,13 +14,8 @@
 #   3. `reproduce probtrack-t4 --scale paper`: 003 Table IV (A1 ... A200, A_MaxStep, B, C) for
 #      both compaction paths; the notes say per device whether B/C still win;
 # Reports go to $OUT (probtrack-check.txt, repro/probtrack-t2.*, repro/probtrack-t4.*).
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-[ -x "$B" ] || B=./neuroport
-[ -x "$B" ] || B=./target/release/neuroport
-OUT=${OUT:-device-out}
+. "$(dirname "$0")/common.sh"
 mkdir -p "$OUT/repro"
-t0=$SECONDS
 "$B" devices
 echo "--- check (all devices; probtrack rows)"
 "$B" check --backend all --seed 11 | tee "$OUT/probtrack-check.txt" | grep -E "device|probtrack"

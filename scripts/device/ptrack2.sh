@@ -15,7 +15,6 @@
 #      MemoryWorkloadAnalysis), to see whether the segment kernel is latency-, L2- or DRAM-bound.
 # Output under $OUT: ptrack2-*.txt and repro/.
 . "$(dirname "$0")/common.sh"
-[ -x "$B" ] || B=$PWD/target/release/neuroport
 mkdir -p "$OUT/repro"
 nproc; nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 $B devices 2>&1 | tee "$OUT/ptrack2-devices.txt"

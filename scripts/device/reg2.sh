@@ -13,26 +13,20 @@
 #      transform. Targets: <= 0.05 ms per SAD/NCC evaluation on CUDA (floor ~0.02-0.03 ms),
 #      MI <= 3x SAD, whole 12-dof registration <= 0.2 s, OpenCL within 1.2x of CUDA.
 # Budget: under 6 minutes (timeouts 60 + 60 + 90 + 90 + 150 s).
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-[ -x "$B" ] || B=./neuroport
-[ -x "$B" ] || B=./target/release/neuroport
-OUT=${OUT:-device-out}
+. "$(dirname "$0")/common.sh"
 mkdir -p "$OUT/reg2"
-t0=$SECONDS
-step() { echo "--- $1 ($((SECONDS - t0)) s so far)"; }
 "$B" devices
-step "check cuda"
+stamp "check cuda"
 timeout 60 "$B" check --backend cuda --seed 11 | grep -E "register|^error" | tee "$OUT/reg2/check-cuda.txt"
-step "check opencl"
+stamp "check opencl"
 timeout 60 "$B" check --backend opencl --seed 11 | grep -E "register|^error" | tee "$OUT/reg2/check-opencl.txt"
 summary() { # the per-evaluation and total rows of a reproduce run
   grep -hE "time per evaluation|registration time|evaluations|displacement" "$1"/*.md 2>/dev/null | head -60
 }
 for b in cuda opencl cpu; do
-  step "reproduce airwc --scale paper --backend $b"
+  stamp "reproduce airwc --scale paper --backend $b"
   lim=90; [ "$b" = cpu ] && lim=150
   timeout $lim "$B" reproduce airwc --backend "$b" --scale paper --repeats 3 --out "$OUT/reg2/airwc-$b" 2>&1 | tail -3
   summary "$OUT/reg2/airwc-$b"
 done
-step "reg2.sh done"
+stamp "reg2.sh done"

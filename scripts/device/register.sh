@@ -11,13 +11,8 @@
 #      registration <= 0.2 s wall, OpenCL within 1.2x of CUDA.
 # Not yet: per-cost (SSD, MI, NMI) evaluation times at paper scale (no T1 synth command to
 # write the pair to disk for `register` yet).
-set -u
-B=${NEUROPORT:-./dist/neuroport}
-[ -x "$B" ] || B=./neuroport
-[ -x "$B" ] || B=./target/release/neuroport
-OUT=${OUT:-device-out}
+. "$(dirname "$0")/common.sh"
 mkdir -p "$OUT/repro"
-t0=$SECONDS
 "$B" devices
 echo "--- check (all devices)"
 "$B" check --backend all --seed 11 | grep -E "register|kernel" | tee "$OUT/register-check.txt"
