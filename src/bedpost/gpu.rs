@@ -6,8 +6,6 @@ use crate::runtime::gpu::{args, Buf, Gpu, Kernel, Shape};
 use crate::runtime::Timings;
 use anyhow::{anyhow, Result};
 
-pub const SOURCE: &str = include_str!("../../cl/bedpost.cl");
-
 /// The entry file built for one variant only (`NP_BP_ONLY`, see `cl/bedpost.cl`), as its own
 /// program: the first run compiles one sampler, not five.
 fn program(v: Variant) -> (&'static str, &'static str) {

@@ -302,12 +302,6 @@ impl Target for FimT1 {
             }
         }
         add_speedups(&mut rows);
-        Ok(Report {
-            id: self.id().into(),
-            title: self.title().into(),
-            rows,
-            notes,
-            plot: PlotSpec { x_label: "example".into(), y_label: "run time (s)".into(), log_x: false, log_y: true },
-        })
+        Ok(self.report(rows, notes, PlotSpec { x_label: "example".into(), y_label: "run time (s)".into(), log_x: false, log_y: true }))
     }
 }

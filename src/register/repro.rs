@@ -138,6 +138,6 @@ impl Target for Airwc {
             r.speedup_vs_1thread = None;
             r.speedup_vs_all_cores = if r.metric == "registration time" { r.speedup_vs_all_cores } else { None };
         }
-        Ok(Report { id: self.id().into(), title: self.title().into(), rows, notes, plot: PlotSpec { x_label: "configuration".into(), y_label: "ms / s".into(), log_x: false, log_y: true } })
+        Ok(self.report(rows, notes, PlotSpec { x_label: "configuration".into(), y_label: "ms / s".into(), log_x: false, log_y: true }))
     }
 }

@@ -205,6 +205,10 @@ pub trait Target: Sync {
     fn id(&self) -> &'static str;
     fn title(&self) -> &'static str;
     fn run(&self, ctx: &RunCtx) -> Result<Report>;
+    /// This target's report of `rows`, `notes` and `plot`.
+    fn report(&self, rows: Vec<Row>, notes: Vec<String>, plot: PlotSpec) -> Report {
+        Report { id: self.id().into(), title: self.title().into(), rows, notes, plot }
+    }
 }
 
 /// Every table the harness knows; methods add theirs here.

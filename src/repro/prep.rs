@@ -63,15 +63,13 @@ impl Target for GeodesicPrep {
             rows.push(row("fit + preparation", fit_ms + prep_ms).split(&both));
         }
         add_speedups(&mut rows);
-        Ok(Report {
-            id: self.id().into(),
-            title: self.title().into(),
+        Ok(self.report(
             rows,
-            notes: vec![
+            vec![
                 "Times are device kernel times (OpenCL profiling events, CUDA events; wall clock on the CPU), median of the repeats after one warm-up; transfers are listed apart.".into(),
                 "The paper's 50 ms covers inverting the tensors and differentiating the inverse (our 'preparation'); it did not time a tensor fit.".into(),
             ],
-            plot: PlotSpec { x_label: "stage".into(), y_label: "ms per million voxels".into(), log_x: false, log_y: true },
-        })
+            PlotSpec { x_label: "stage".into(), y_label: "ms per million voxels".into(), log_x: false, log_y: true },
+        ))
     }
 }
