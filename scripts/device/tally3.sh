@@ -13,7 +13,7 @@
 #      PoCL and NVIDIA OpenCL (the last only if time is left): Tables II and IV beside ours,
 #      each target's notes (fastest schedule per device and compaction path, B/C verdict).
 #      CPU-like devices trace 1 seed in 16 (Table II) / 64 (Table IV), times scaled, labelled.
-# Output under $OUT: tally3-*.txt and repro-<backend>/probtrack-t{2,4}.{md,csv,svg}.
+# Output under $OUT: tally3-*.txt and repro-<backend>/probtrack-t{2,4}.{md,csv,png}.
 . "$(dirname "$0")/common.sh"
 nproc
 $B devices 2>&1 | tee "$OUT/tally3-devices.txt"
