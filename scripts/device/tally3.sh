@@ -21,6 +21,9 @@ POCL=$(grep -E "^opencl" "$OUT/tally3-devices.txt" | grep -vi nvidia | grep -oE 
 NVCL=$(grep -E "^opencl" "$OUT/tally3-devices.txt" | grep -i nvidia | grep -oE "opencl:[0-9]+:[0-9]+" | head -1)
 echo "PoCL: ${POCL:-none}  NVIDIA OpenCL: ${NVCL:-none}"
 
+stamp "check: probtrack rows on CUDA and NVIDIA OpenCL (the device tally against the CPU)"
+step 40 $B check --backend cuda --seed 21 2>&1 | grep -iE "probtrack|passed|fail|error"
+[ -n "$NVCL" ] && step 40 $B check --backend "$NVCL" --seed 21 2>&1 | grep -iE "probtrack|passed|fail|error"
 stamp "bench probtrack: CUDA, device compaction, serial and --overlap"
 step 60 $B bench probtrack --backend cuda --overlap --repeats 3 2>&1 | tee "$OUT/tally3-bench-cuda.txt"
 if [ -n "$NVCL" ]; then
@@ -28,7 +31,7 @@ if [ -n "$NVCL" ]; then
   step 45 $B bench probtrack --backend "$NVCL" --overlap --repeats 3 2>&1 | tee "$OUT/tally3-bench-nvcl.txt"
 fi
 
-BUDGET=${BUDGET:-350}
+BUDGET=${BUDGET:-400}
 repro() { # backend, most seconds
   local left=$((BUDGET - (SECONDS - t0)))
   local lim=$(( left < $2 ? left : $2 ))
