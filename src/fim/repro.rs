@@ -253,6 +253,9 @@ impl Target for FimT1 {
             "Node FIM and block FIM stop a node (block) when an update lowers it by at most 1e-6 u; fast sweeping stops after 8 sweeps with no such change. Each solver's u is compared with node FIM (all cores) below.".into(),
             "Example 1's seed is the centre voxel (004 gives none); example 2's helices turn twice about the z axis, seed at the centre of the bottom slice. Examples 1-2 give S directly (004 eq. 5).".into(),
         ];
+        if !quick {
+            notes.push(format!("Paper scale: the 64^3 helix runs on GPUs only (~350 updates per voxel, half through the exact root of H_G: minutes for node FIM on 16 cores); its CPU rows run at {HELIX_CPU}^3, converged. Example 3's Godunov sweeping stops after its first {BRAIN_SWEEP_CAP} sweeps (a lower bound on its time, so the node-FIM speed-up is 'at least'); its one-thread node FIM is not run (minutes on one core)."));
+        }
         for ex in examples(ctx.scale, ctx.seed) {
             let p = &ex.problem;
             p.validate()?;
