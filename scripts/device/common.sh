@@ -19,3 +19,11 @@ done
 t0=$SECONDS
 stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
 step() { local lim=$1; shift; timeout "$lim" "$@" || echo "(step ended with status $?)"; }
+# The device tool brings back only a few files: at exit everything under $OUT goes into one
+# archive (NP_NO_PACK=1 keeps the files as they are, for local runs).
+pack() {
+  [ "${NP_NO_PACK:-0}" = 1 ] && return
+  local a; a=$(mktemp /tmp/np-out-XXXXXX.tgz)
+  tar czf "$a" -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv "$a" "$OUT/results.tgz"
+}
+trap pack EXIT
