@@ -9,7 +9,7 @@
 //! its white-matter bundles as the mask, sharpened metric alpha = 3, seed at the white-matter
 //! voxel nearest the centre. Every solver's u is compared with node FIM's (notes).
 
-use super::{cpu, kernels, metric, Params, Problem, Solution, Solver};
+use super::{kernels, metric, Params, Problem, Solution, Solver};
 use crate::dti::sym3;
 use crate::repro::published::lookup;
 use crate::repro::{add_speedups, timed_median, PlotSpec, Report, Row, RunCtx, Scale, Target, ALL_CORES, ONE_THREAD};
@@ -32,6 +32,14 @@ pub struct Example {
     pub lf: bool,
     /// The one-thread node FIM and the sweeping baselines are run on this grid.
     pub baselines: bool,
+    /// Node FIM on all cores runs on this grid (not on the 64^3 helix: ~350 updates per voxel,
+    /// half of them through the exact root of H_G, minutes on 16 cores).
+    pub cpu_fim: bool,
+    /// The one-thread node FIM runs (not on example 3 at paper scale: minutes on one core).
+    pub one_thread: bool,
+    /// Sweeps after which the sweeping baselines stop unconverged (0: none); such a row's time
+    /// is a lower bound and says so.
+    pub sweep_cap: usize,
     /// The grid is the paper's: published figures go beside the rows, not in the notes.
     pub paper_size: bool,
     pub substituted: String,
@@ -49,6 +57,9 @@ pub fn constant(n: usize) -> Example {
         problem: Problem { dims: [n; 3], voxel: [1.0; 3], speed: metric::constant([1.0, 0.9, 0.9, 1.0, 0.9, 1.0], nv), mask: vec![1; nv], source },
         lf: true,
         baselines: true,
+        cpu_fim: true,
+        one_thread: true,
+        sweep_cap: 0,
         paper_size: n == 64,
         substituted: String::new(),
     }
@@ -85,6 +96,9 @@ pub fn helix(n: usize) -> Example {
         problem: Problem { dims: [n; 3], voxel: [1.0; 3], speed, mask: vec![1; nv], source },
         lf: true,
         baselines: true,
+        cpu_fim: true,
+        one_thread: true,
+        sweep_cap: 0,
         paper_size: n == 64,
         substituted: String::new(),
     }
@@ -113,25 +127,49 @@ pub fn brain(dims: [usize; 3], seed: u64) -> Example {
         problem: Problem { dims, voxel: [1.0; 3], speed, mask: ph.wm, source },
         lf: false,
         baselines: true,
+        cpu_fim: true,
+        one_thread: true,
+        sweep_cap: 0,
         paper_size: dims == [256, 256, 100],
         substituted: format!("brain-like phantom (arched commissural + 2 projection bundles), {nwm} white-matter voxels, 1 mm; 004's DT-MRI brain (196K voxels) is not available"),
     }
 }
 
+/// Edge of the helix on which the CPU rows run at paper scale (64^3 on GPUs only).
+const HELIX_CPU: usize = 12;
+/// Example 3's sweeps at paper scale: one round of eight (a lower bound on its time; measured
+/// 12 rounds to converge at 64x64x25).
+const BRAIN_SWEEP_CAP: usize = 8;
+
 pub fn examples(scale: Scale, seed: u64) -> Vec<Example> {
     match scale {
         Scale::Quick => vec![constant(16), helix(12), brain([32, 32, 12], seed)],
-        // The sweeping baselines of examples 1-2 take minutes at 64^3 (L-F on the helix needs
-        // thousands of sweeps): they run at 32^3, beside node FIM at the same size; the helix's
-        // at 16^3 (eigenvalue ratio 1e4: ~20 % of its updates need the exact root of H_G, ~0.1 ms
-        // each on a CPU core, and ~300 updates per voxel).
+        // Measured (docs/performance.md, fim3): the 64^3 helix needs ~350 updates per voxel, half
+        // of them through the exact root of H_G (~16 evaluations of H_G each): minutes for node
+        // FIM on 16 cores, so its CPU rows run at 12^3. The sweeping baselines of examples 1-2 at
+        // 32^3 / 12^3 beside node FIM at the same size, converged (12^3 helix: 280 Godunov and
+        // 3,704 Lax-Friedrichs sweeps); example 3's sweeping stops after its first round of 8
+        // sweeps, reported as a lower bound, and its one-thread node FIM is left out (81 updates
+        // per voxel, a third through H_G's root: minutes on one core; all cores are measured).
         Scale::Paper => {
-            let gpu_only = |mut e: Example| {
+            let gpu_only = |mut e: Example, cpu_fim: bool| {
                 e.baselines = false;
                 e.lf = false;
+                e.cpu_fim = cpu_fim;
                 e
             };
-            vec![gpu_only(constant(64)), constant(32), gpu_only(helix(64)), helix(16), brain([256, 256, 100], seed)]
+            let capped = |mut e: Example, cap: usize, one_thread: bool| {
+                e.sweep_cap = cap;
+                e.one_thread = one_thread;
+                e
+            };
+            vec![
+                gpu_only(constant(64), true),
+                constant(32),
+                gpu_only(helix(64), false),
+                capped(helix(HELIX_CPU), 0, true),
+                capped(brain([256, 256, 100], seed), BRAIN_SWEEP_CAP, false),
+            ]
         }
     }
 }
@@ -181,7 +219,8 @@ struct Run<'a> {
     single: bool,
 }
 
-fn describe(sol: &Solution, mask: &[u8], gpu: bool) -> String {
+/// Iterations, updates per voxel and the active list of a solve, for notes and `bench fim`.
+pub fn describe(sol: &Solution, mask: &[u8], gpu: bool) -> String {
     let mut s = format!("{} iterations, {:.2} updates per voxel", sol.iterations, sol.updates_per_voxel(mask));
     if !sol.active.is_empty() {
         let max = sol.active.iter().max().copied().unwrap_or(0);
@@ -206,17 +245,17 @@ impl Target for FimT1 {
         let one = ctx.one_thread_cpu()?;
         let fim = Params::default();
         let sweep = Params { solver: Solver::Sweep, ..fim };
-        // Example 3's Godunov sweeping at paper scale: the first 16 sweeps only (two rounds of
-        // eight; measured 12 rounds at 64x64x25), so its time is a lower bound (noted).
-        let sweep_capped = Params { max_sweeps: if quick { 0 } else { 16 }, ..sweep };
         let with_cpu = ctx.devices.iter().any(|d| d.is_cpu());
         let lf = Params { solver: Solver::SweepLf, ..fim };
         let mut rows = Vec::new();
         let mut notes = vec![
-            "Ours = wall time of one solve (host reordering, transfers and kernels; kernel/transfer/host split in the columns), median of the repeats after a warm-up; at paper scale the one-thread node FIM and the sweeping baselines run once, cold. Problem set-up (tensors to S) is excluded.".to_string(),
+            "Ours = wall time of one solve (host reordering, transfers and kernels; kernel/transfer/host split in the columns), median of the repeats after a warm-up; at paper scale the CPU rows run once, cold. Problem set-up (tensors to S) is excluded.".to_string(),
             "Node FIM and block FIM stop a node (block) when an update lowers it by at most 1e-6 u; fast sweeping stops after 8 sweeps with no such change. Each solver's u is compared with node FIM (all cores) below.".into(),
             "Example 1's seed is the centre voxel (004 gives none); example 2's helices turn twice about the z axis, seed at the centre of the bottom slice. Examples 1-2 give S directly (004 eq. 5).".into(),
         ];
+        if !quick {
+            notes.push(format!("Paper scale: the 64^3 helix runs on GPUs only (~350 updates per voxel, half through the exact root of H_G: minutes for node FIM on 16 cores); its CPU rows run at {HELIX_CPU}^3, converged. Example 3's Godunov sweeping stops after its first {BRAIN_SWEEP_CAP} sweeps (a lower bound on its time, so the node-FIM speed-up is 'at least'); its one-thread node FIM is not run (minutes on one core)."));
+        }
         for ex in examples(ctx.scale, ctx.seed) {
             let p = &ex.problem;
             p.validate()?;
@@ -233,17 +272,19 @@ impl Target for FimT1 {
                 // 004 Sec. 4.2: its integer-index test against Tsai's three evaluations of H.
                 runs.push(Run { dev: d, variant: "block FIM, device list, Tsai test".into(), params: Params { validity: super::Validity::Tsai, ..fim }, published: (None, ""), single: false });
             }
-            for d in ctx.devices.iter().filter(|d| d.is_cpu()) {
-                runs.push(Run { dev: d, variant: ALL_CORES.into(), params: fim, published: (None, ""), single: false });
+            for d in ctx.devices.iter().filter(|d| d.is_cpu() && ex.cpu_fim) {
+                runs.push(Run { dev: d, variant: ALL_CORES.into(), params: fim, published: (None, ""), single: !quick });
             }
             // The CPU baselines run when the CPU is among the devices (a GPU-only run skips them).
+            let sp = Params { max_sweeps: ex.sweep_cap, ..sweep };
             if ex.baselines && with_cpu {
-                runs.push(Run { dev: &one, variant: ONE_THREAD.into(), params: fim, published: (None, ""), single: !quick });
-                let sp = if ex.id == 3 { sweep_capped } else { sweep };
+                if ex.one_thread {
+                    runs.push(Run { dev: &one, variant: ONE_THREAD.into(), params: fim, published: (None, ""), single: !quick });
+                }
                 runs.push(Run { dev: &one, variant: "fast sweeping Godunov, 1 thread".into(), params: sp, published: pb(ps, CPU_PUBLISHED), single: !quick });
             }
             if ex.lf && with_cpu {
-                runs.push(Run { dev: &one, variant: "fast sweeping Lax-Friedrichs, 1 thread".into(), params: lf, published: pb(pl, CPU_PUBLISHED), single: !quick });
+                runs.push(Run { dev: &one, variant: "fast sweeping Lax-Friedrichs, 1 thread".into(), params: Params { max_sweeps: ex.sweep_cap, ..lf }, published: pb(pl, CPU_PUBLISHED), single: !quick });
             }
             let mut reference: Option<Vec<f32>> = None;
             let mut results = Vec::new();
@@ -252,6 +293,7 @@ impl Target for FimT1 {
                 let reps = if r.single { 0 } else { ctx.repeats.max(1) };
                 match measure(r.dev, p, &r.params, reps) {
                     Ok((ms, sol)) => {
+                        ctx.say(&format!("  {:.3} s: {}", ms * 1e-3, describe(&sol, &p.mask, !r.dev.is_cpu())));
                         if r.dev.is_cpu() && r.variant == ALL_CORES && reference.is_none() {
                             reference = Some(sol.u.clone());
                         }
@@ -266,13 +308,14 @@ impl Target for FimT1 {
                     Err(e) => notes.push(format!("{} on {} [{}]: error: {e:#}", ex.config, r.dev.label(), r.variant)),
                 }
             }
-            // GPU-only examples (64^3) are not solved on the CPU as well: no comparison there.
+            // Compared with node FIM only where the CPU ran it in this run: a GPU-only run solving
+            // the reference as well took most of its time on it (the helix, example 3); GPU = CPU
+            // is `neuroport check`'s and the test suite's.
             let reference = match reference {
                 Some(r) => r,
-                None if ex.baselines => cpu::node_fim::<f32>(p, &fim).u,
                 None => {
                     for (r, sol) in &results {
-                        notes.push(format!("{} on {} [{}]: {}; not compared (no CPU run at this size).", ex.config, r.dev.label(), r.variant, describe(sol, &p.mask, !r.dev.is_cpu())));
+                        notes.push(format!("{} on {} [{}]: {}; not compared (no CPU node FIM in this run).", ex.config, r.dev.label(), r.variant, describe(sol, &p.mask, !r.dev.is_cpu())));
                     }
                     continue;
                 }
@@ -281,7 +324,7 @@ impl Target for FimT1 {
             let mut fim_ms = None;
             for (r, sol) in &results {
                 let diff = range_rel_diff(&sol.u, &reference);
-                let capped = if sol.capped { " (stopped after its first 16 sweeps, not converged: its time is a lower bound)" } else { "" };
+                let capped = if sol.capped { format!(" (stopped after its first {} sweeps, not converged: its time is a lower bound)", sol.iterations) } else { String::new() };
                 notes.push(format!("{} on {} [{}]{capped}: {}; max difference from node FIM, relative to its largest u, {diff:.2e}.", ex.config, r.dev.label(), r.variant, describe(sol, &p.mask, !r.dev.is_cpu())));
             }
             for row in rows.iter().filter(|row| row.config == ex.config && row.device == "cpu") {
@@ -297,7 +340,7 @@ impl Target for FimT1 {
                 }
             }
             if let (Some(f), Some(s)) = (fim_ms, sweep_ms) {
-                let at_least = if ex.id == 3 && !quick { "at least " } else { "" };
+                let at_least = if ex.sweep_cap > 0 { "at least " } else { "" };
                 notes.push(format!("{}: CPU node FIM (all cores) is {at_least}{:.1}x faster than fast sweeping Godunov (1 thread) (issue target >= 10x).", ex.config, s / f));
             }
         }

@@ -3,6 +3,7 @@
 
 mod bedpost;
 mod dti;
+mod fim;
 mod geodesic;
 mod layer;
 mod nifti;
@@ -17,6 +18,9 @@ pub enum Command {
     /// DTI: tensor fit, scalar maps, metric preparation and sharpened metric (voxels/s, ms per
     /// million voxels, and voxels/s per core on the cpu backend)
     Dti(dti::DtiArgs),
+    /// Fast Iterative Method: one fim-t1 example (default 3, the 256x256x100 brain-like volume)
+    /// with one solver: wall time, iterations, updates per voxel, active list
+    Fim(fim::Args),
     /// Geodesic tracing throughput (RK2 or Euler steps/s) on the long synthetic volume
     Geodesic(geodesic::GeodesicArgs),
     /// Ball-and-sticks MCMC: voxel-loops per second of every kernel layout (and the time of
@@ -38,6 +42,7 @@ pub enum Command {
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
     match cmd {
         Command::Dti(a) => dti::dti(ctx, a),
+        Command::Fim(a) => fim::run(ctx, a),
         Command::Geodesic(a) => geodesic::geodesic(ctx, a),
         Command::Bedpost(a) => bedpost::run(ctx, a),
         Command::Layer(a) => layer::run(ctx, a),

@@ -1,0 +1,75 @@
+//! `neuroport bench fim`: one example of `fim-t1` (004 Table 1) with one solver on every selected
+//! device, wall time of the solve (median of repeats after a warm-up, or one cold run), with
+//! iterations, updates per voxel and the active list per iteration. Measures example 3 alone.
+
+use crate::cli::Ctx;
+use anyhow::{bail, Result};
+use neuroport::fim::repro::{brain, constant, describe, helix};
+use neuroport::fim::{solve, Params, Solver, Validity};
+use neuroport::runtime::timing::wall_ms;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// 004's example: 1 constant tensor, 2 helix, 3 brain-like 256x256x100
+    #[arg(long, default_value_t = 3)]
+    example: u32,
+    /// Edge of examples 1-2 (004: 64); example 3 takes --dims
+    #[arg(long, default_value_t = 64)]
+    n: usize,
+    /// Grid of example 3, x,y,z
+    #[arg(long, default_value = "256,256,100", value_delimiter = ',')]
+    dims: Vec<usize>,
+    #[arg(long, value_enum, default_value_t = Solver::Fim)]
+    solver: Solver,
+    #[arg(long, value_enum, default_value_t = Validity::Index)]
+    validity: Validity,
+    /// Fast sweeping: stop after this many sweeps (0: until converged)
+    #[arg(long, default_value_t = 0)]
+    max_sweeps: usize,
+    /// GPU block FIM: Jacobi updates per active block per iteration
+    #[arg(long, default_value_t = Params::default().inner)]
+    inner: usize,
+    /// GPU block FIM: the active list on the host (004 Sec. 5.2)
+    #[arg(long)]
+    host_list: bool,
+    /// Timed runs after one warm-up (0: one cold run)
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    let ex = match (a.example, &a.dims[..]) {
+        (1, _) => constant(a.n),
+        (2, _) => helix(a.n),
+        (3, &[x, y, z]) => brain([x, y, z], a.seed),
+        (3, d) => bail!("--dims takes three sizes x,y,z, not {d:?}"),
+        (e, _) => bail!("--example is 1, 2 or 3, not {e}"),
+    };
+    let params = Params { solver: a.solver, validity: a.validity, max_sweeps: a.max_sweeps, inner: a.inner, host_list: a.host_list, ..Params::default() };
+    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
+    println!("{}, solver {:?}, validity {:?}", ex.config, a.solver, a.validity);
+    for dev in &devices {
+        if a.solver != Solver::Fim && !dev.is_cpu() {
+            continue; // the sweeping baselines are CPU-only
+        }
+        eprintln!("  bench fim: example {} on {}", ex.id, dev.label());
+        let mut runs = Vec::new();
+        for _ in 0..a.repeats + 1 {
+            let (sol, ms) = wall_ms(|| solve(dev, &ex.problem, &params));
+            runs.push((ms, sol?));
+            if a.repeats == 0 {
+                break;
+            }
+        }
+        if a.repeats > 0 {
+            runs.remove(0); // warm-up
+        }
+        runs.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let (ms, sol) = &runs[(runs.len() - 1) / 2];
+        let capped = if sol.capped { " (capped: not converged)" } else { "" };
+        println!("{:<40} {:>10.2} ms wall, {:>10.2} ms kernels: {}{capped}", dev.label(), ms, sol.timings.kernel_ms, describe(sol, &ex.problem.mask, !dev.is_cpu()));
+    }
+    Ok(0)
+}
