@@ -400,6 +400,14 @@ pub trait GeodesicKernels {
     /// The most fibres one `trace` call can take with these parameters (device memory).
     fn max_batch(&self, p: &TraceParams) -> usize;
     fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch>;
+    /// Traces `seeds` in batches of at most `batch`, handing each batch's fibres to `sink` in
+    /// seed order. GPUs overlap a batch's copies with the next batch's trace.
+    fn trace_batches(&mut self, seeds: &[Seed], p: &TraceParams, batch: usize, sink: &mut dyn FnMut(FibreBatch) -> Result<()>) -> Result<()> {
+        for chunk in seeds.chunks(batch.max(1)) {
+            sink(self.trace(chunk, p)?)?;
+        }
+        Ok(())
+    }
     fn take_timings(&mut self) -> Timings;
 }
 
@@ -457,10 +465,11 @@ pub fn trace_batched(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParam
     let bar = if progress && seeds.len() > batch { ProgressBar::new(seeds.len() as u64) } else { ProgressBar::hidden() };
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} fibres {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let mut all = FibreBatch::default();
-    for chunk in seeds.chunks(batch) {
-        all.append(k.trace(chunk, p)?);
-        bar.inc(chunk.len() as u64);
-    }
+    k.trace_batches(seeds, p, batch, &mut |b| {
+        bar.inc(b.len() as u64);
+        all.append(b);
+        Ok(())
+    })?;
     bar.finish_and_clear();
     Ok(all)
 }
