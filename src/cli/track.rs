@@ -151,11 +151,24 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()),
         ..Default::default()
     };
-    let (batch, shares) = geodesic::trace_split(&split, &fields, &seeds, &p, a.interp, true)?;
-    let t = shares.timings();
-    let order = geodesic::select(&batch, target.is_some());
     let mut out = Outputs::new();
-    output::write(&mut out, &a.out, &geom, &batch, &seeds, &order)?;
+    // Every fibre in seed order to a .tck on one device: each batch is written while the next
+    // traces. A target ranks the fibres (all must be traced first); a split collects per device.
+    let streamed = target.is_none() && split.len() == 1 && output::Format::of(&a.out)? == output::Format::Tck;
+    let (batch, order, t, shares) = if streamed {
+        let mut k = geodesic::kernels(&device)?;
+        k.upload(&fields)?;
+        let p = TraceParams { interp: a.interp.unwrap_or_else(|| geodesic::Interp::default_for(device.info())), ..p };
+        let per = geodesic::batch_len(k.as_ref(), seeds.len(), &p);
+        let batch = output::trace_to_tck(k.as_mut(), &seeds, &p, per, &geom, &mut out, &a.out, true)?;
+        (batch, (0..seeds.len()).collect::<Vec<_>>(), k.take_timings(), None)
+    } else {
+        let (batch, shares) = geodesic::trace_split(&split, &fields, &seeds, &p, a.interp, true)?;
+        let order = geodesic::select(&batch, target.is_some());
+        output::write(&mut out, &a.out, &geom, &batch, &seeds, &order)?;
+        let t = shares.timings();
+        (batch, order, t, Some(shares))
+    };
     let written = out.commit()?;
     let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64;
     eprintln!(
@@ -172,7 +185,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         t.transfer_ms,
         dti::repaired_note(repaired)
     );
-    super::print_shares(&split, &shares);
+    if let Some(shares) = &shares {
+        super::print_shares(&split, shares);
+    }
     for w in written {
         println!("{}", w.display());
     }
