@@ -435,8 +435,8 @@ pub const SPLIT_MIN_VOXELS: usize = 8192;
 /// shares returned are the sampling's (the fit before it is a small part of the time).
 pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<(BedpostResult, Shares)> {
     let table = inputs(dwi, grads, mask, cfg)?;
-    let (fit, _) = crate::dti::run_split(split, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
-    let (voxels, y, init, host_ms) = start(&fit.fit, dwi, &table, mask, cfg.seed)?;
+    let (fit, _) = crate::runtime::stages::stage("tensor fit", || crate::dti::run_split(split, dwi, grads, mask)).context("tensor fit for the chains' starting points")?;
+    let (voxels, y, init, host_ms) = crate::runtime::stages::stage("chains init", || start(&fit.fit, dwi, &table, mask, cfg.seed))?;
     let nvox = voxels.len();
     let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
     let whole = plan.len() == 1;
@@ -446,7 +446,7 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     let (mut samples, mut state) = if whole { (Vec::new(), ChainState::default()) } else { (vec![0.0f32; NPARAM * sched.nsamp * nvox], init.clone()) };
     let sampled = split.run(
         plan.len(),
-        |dev| kernels(dev, variant),
+        |dev| crate::runtime::stages::stage("sampler init", || kernels(dev, variant)),
         |k, c| {
             let r = plan[c].clone();
             let mut host = 0.0;
