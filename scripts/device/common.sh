@@ -19,3 +19,15 @@ done
 t0=$SECONDS
 stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
 step() { local lim=$1; shift; timeout "$lim" "$@" || echo "(step ended with status $?)"; }
+# wall LABEL LIMIT CMD...: the command's wall time and the last line it printed to stderr (its
+# run summary); with NEUROPORT_STAGES=1 the command's stages line follows, indented.
+wall() {
+  local label=$1 lim=$2; shift 2
+  local s=$(date +%s.%N) err=$(mktemp)
+  timeout "$lim" "$@" > /dev/null 2> "$err"; local rc=$?
+  local stages=$(grep '^stages: ' "$err" | tail -1)
+  printf '%-40s exit %d  %6.2f s wall  | %s\n' "$label" "$rc" "$(awk "BEGIN { print $(date +%s.%N) - $s }")" "$(grep -v -e '^\s*$' -e '^stages: ' "$err" | tail -1)"
+  [ -n "$stages" ] && echo "    $stages"
+  rm -f "$err"
+  return 0
+}
