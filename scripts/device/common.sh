@@ -31,3 +31,14 @@ wall() {
   rm -f "$err"
   return 0
 }
+# issue7_volume [DIMS]: a scratch folder $W (removed on exit, PTX cache inside) holding the
+# issue-7 volume in $D: sticks phantom, 96x112x72 (or DIMS) at 1.8 mm, 6 b0 + 64 directions on
+# shells 1000 and 2000 (358,600 mask voxels, 134 volumes).
+issue7_volume() {
+  W=$(mktemp -d)
+  trap 'rm -rf "$W"' EXIT
+  export NEUROPORT_PTX_CACHE="$W/ptx"
+  D="$W/d"
+  stamp "synth the issue-7 volume"
+  step 60 $B synth --model sticks --dims "${1:-96,112,72}" --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$D" > /dev/null
+}

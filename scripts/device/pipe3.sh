@@ -9,15 +9,11 @@
 # each output's write, commit). ~3-4 minutes; every command under its own time limit.
 # PIPE3_BACKENDS and PIPE3_DIMS change the devices and the grid (a dry run elsewhere).
 . "$(dirname "$0")/common.sh"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-export NEUROPORT_PTX_CACHE="$W/ptx" NEUROPORT_STAGES=1
-D="$W/d"
-stamp "synth the issue-7 volume"
-step 60 $B synth --model sticks --dims ${PIPE3_DIMS:-96,112,72} --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$D" > /dev/null
+issue7_volume "${PIPE3_DIMS:-}"
+export NEUROPORT_STAGES=1
 wall "devices (probes every API)" 60 $B devices
 echo "--- page-cache write speed, the .tck floor (4 GB in 8 MiB writes)"
-step 30 dd if=/dev/zero of="$W/dd" bs=8M count=480 2>&1 | tail -1; rm -f "$W/dd"
+step 60 dd if=/dev/zero of="$W/dd" bs=8M count=480 2>&1 | tail -1; rm -f "$W/dd"
 in=(--dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
 for b in ${PIPE3_BACKENDS:-cuda opencl:1:0}; do
   stamp "$b"
