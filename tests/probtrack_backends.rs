@@ -17,6 +17,8 @@ fn track(dev: &Device, f: &probtrack::Field, seeds: &[u32], c: &Config) -> Track
 fn same(r: &Tracks, want: &Tracks, what: &str) {
     assert_eq!(r.finished, want.finished, "{what}: paths lost or duplicated");
     assert_eq!(r.total_steps, want.total_steps, "{what}");
+    assert_eq!(r.longest, want.longest, "{what}");
+    assert_eq!(r.waytotal, want.waytotal, "{what}");
     assert_eq!(r.kept, want.kept, "{what}");
     assert_eq!(r.lengths, want.lengths, "{what}");
     assert_eq!(r.seed_targets, want.seed_targets, "{what}");
@@ -59,7 +61,7 @@ fn opencl_traces_the_very_streamlines_of_the_cpu_reference() {
 fn paths_accounted(k: &mut dyn ProbtrackKernels, f: &probtrack::Field, seeds: &[u32], c: &Config, what: &str) -> usize {
     let p = c.params(f, seeds.len(), true);
     k.upload(f, seeds).unwrap();
-    k.reset_visits().unwrap();
+    k.reset_counts(&probtrack::Rules::new(f, seeds.len(), c.max_steps)).unwrap();
     let n = seeds.len() * c.nsamples;
     let mut live = k.start(&p, Batch::Range(0, n)).unwrap();
     let mut checked = 0;
@@ -78,7 +80,7 @@ fn paths_accounted(k: &mut dyn ProbtrackKernels, f: &probtrack::Field, seeds: &[
         live = k.compact(c.compaction).unwrap();
     }
     assert_eq!(live, 0, "{what}");
-    let (steps, _) = k.results().unwrap();
+    let (_, steps) = k.progress().unwrap();
     assert!(steps.iter().all(|&s| s >= 0), "{what}: a path has no result");
     checked
 }
@@ -120,5 +122,51 @@ fn two_batches_in_flight_give_the_serial_result() {
         assert!(serial.waytotal > 0 && both.stats.batches > 4, "{what}: {} batches", both.stats.batches);
         assert_eq!(both.stats.batches, serial.stats.batches, "{what}");
         same(&both, &serial, &what);
+    }
+}
+
+/// A seed never used before (the clock), printed so a failure can be replayed with
+/// NEUROPORT_TEST_SEED.
+fn fresh_seed() -> u64 {
+    let s = std::env::var("NEUROPORT_TEST_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    });
+    eprintln!("NEUROPORT_TEST_SEED={s}");
+    s
+}
+
+/// The device tally (`probtrack_tally`: keep bits, length histograms counted in local memory
+/// below 1024 steps and in global memory above, seed-target counts) and the seed visits of
+/// `probtrack_start` against the CPU's `Rules::tally`, on fresh random samples: integer counts,
+/// so fdt_paths, waytotal, the target counts and the histograms must be identical. Steps of
+/// 0.02 mm (100 per 2 mm voxel) make streamlines of several thousand steps, so both histogram
+/// paths are used; batches of 45 streamlines end in partial keep words.
+#[test]
+fn device_tally_counts_equal_the_cpu_for_fresh_inputs() {
+    let Some(dev) = opencl() else { return };
+    let cpu = Inventory::discover(None).select_one(&BackendSpec::Cpu).unwrap();
+    let seed = fresh_seed();
+    let t = phantom::crossing();
+    let g = &t.geom;
+    let mut f = t.field(&t.angles(3, 3.0 + (seed % 17) as f64, seed));
+    let nx = g.dims[0] as u64;
+    let plane = (seed / 17) % (nx - 4) + 2;
+    f.add_target_voxels(&(0..g.nvox() as u64).map(|v| (v % nx == plane) as u8).collect::<Vec<_>>(), "plane").unwrap();
+    f.add_target_voxels(&(0..g.nvox() as u64).map(|v| (v % nx >= nx - 3) as u8).collect::<Vec<_>>(), "far").unwrap();
+    let every = 3 + (seed >> 8) % 5;
+    let seeds: Vec<u32> = (0..g.nvox() as u32).filter(|&v| t.sticks[v as usize].f[0] > 0.0 && v as u64 % every == 0).collect();
+    let long = Config { nsamples: 3, step_mm: 0.02, max_steps: 3000, schedule: "A500".parse().unwrap(), seed, ..Config::default() };
+    let short = Config { nsamples: 5, max_steps: 400, seed: seed ^ 1, ..Config::default() };
+    for (name, c) in [("long", long), ("short", short)] {
+        let want = track(&cpu, &f, &seeds, &c);
+        let hi = want.lengths.iter().rposition(|&c| c > 0).unwrap_or(0);
+        assert!(want.waytotal > 0 && want.seed_targets.iter().any(|&c| c > 0), "{name}: nothing reached a target");
+        if name == "long" {
+            assert!(hi > 1024 && want.longest > 1024, "{name}: longest {} half {}: the global histogram path is not used", hi, want.longest);
+        }
+        for (batch, overlap) in [(None, false), (Some(45), false), (Some(45), true)] {
+            let r = track(&dev, &f, &seeds, &Config { max_batch: batch, overlap, ..c.clone() });
+            same(&r, &want, &format!("{name} batch {batch:?} overlap {overlap} (NEUROPORT_TEST_SEED={seed})"));
+        }
     }
 }

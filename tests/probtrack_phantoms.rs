@@ -62,7 +62,7 @@ fn straight_bundle_is_followed_end_to_end() {
     // is ~92 steps; a 5 degree spread shortens that by cos(5 deg) at most ~0.4 %.
     assert!(reach(&r, 0, 2) > 0.97 && reach(&r, 1, 2) > 0.97, "{} {}", reach(&r, 0, 2), reach(&r, 1, 2));
     let p = c.params(&f, seeds.len(), true);
-    for &st in r.kept.iter().step_by(17) {
+    for st in r.kept.iter().step_by(17) {
         let pts = trace_points(&f, &seeds, &p, st);
         let s = seeds[st as usize % seeds.len()] as usize;
         let (y0, z0) = (((s / 24) % 10) as f32, (s / 240) as f32);

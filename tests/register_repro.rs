@@ -1,5 +1,5 @@
 //! `reproduce airwc` at quick scale on the CPU: both experiments, both CPU baselines, report
-//! files, and the same-subject registration accurate against its known transform.
+//! files, and both registrations accurate against their known transforms.
 
 mod common;
 use common::{run, s};
@@ -20,5 +20,11 @@ fn airwc_quick_writes_its_report() {
     assert!(rows.iter().all(|r| r.ours.is_finite() && r.ours >= 0.0));
     let same = rows.iter().find(|r| r.config.starts_with("same subject") && r.metric.starts_with("mean displacement")).unwrap();
     assert!(same.ours < 0.5, "same-subject error {} mm", same.ours);
+    // Two subjects at 12 dof: the truth is only approximate (folding and ventricles differ), so
+    // the bar is one 5 mm voxel, as tests/register_real.rs's two brains; a lost registration is
+    // off by more (a 12-dof coarse level, where the heads are bare ellipsoids, once traded
+    // rotations for shears and ended 12.9 mm off).
+    let two = rows.iter().find(|r| r.config.starts_with("two subjects") && r.metric.starts_with("mean displacement")).unwrap();
+    assert!(two.ours < 5.0, "two-subject error {} mm", two.ours);
     assert!(stdout.contains("FLIRT"), "{stdout}");
 }

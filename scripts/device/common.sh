@@ -19,6 +19,14 @@ done
 t0=$SECONDS
 stamp() { echo "=== $1 ($((SECONDS - t0)) s)"; }
 step() { local lim=$1; shift; timeout "$lim" "$@" || echo "(step ended with status $?)"; }
+# The device tool brings back only a few files: at exit everything under $OUT goes into one
+# archive (NP_NO_PACK=1 keeps the files as they are, for local runs).
+pack() {
+  [ "${NP_NO_PACK:-0}" = 1 ] && return
+  local a; a=$(mktemp /tmp/np-out-XXXXXX.tgz)
+  tar czf "$a" -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv "$a" "$OUT/results.tgz"
+}
+trap pack EXIT
 # wall LABEL LIMIT CMD...: the command's wall time and the last line it printed to stderr (its
 # run summary); with NEUROPORT_STAGES=1 the command's stages line follows, indented.
 wall() {
@@ -31,12 +39,12 @@ wall() {
   rm -f "$err"
   return 0
 }
-# issue7_volume [DIMS]: a scratch folder $W (removed on exit, PTX cache inside) holding the
+# issue7_volume [DIMS]: a scratch folder $W (removed on exit before $OUT is packed; PTX cache inside) holding the
 # issue-7 volume in $D: sticks phantom, 96x112x72 (or DIMS) at 1.8 mm, 6 b0 + 64 directions on
 # shells 1000 and 2000 (358,600 mask voxels, 134 volumes).
 issue7_volume() {
   W=$(mktemp -d)
-  trap 'rm -rf "$W"' EXIT
+  trap 'rm -rf "$W"; pack' EXIT
   export NEUROPORT_PTX_CACHE="$W/ptx"
   D="$W/d"
   stamp "synth the issue-7 volume"

@@ -12,6 +12,7 @@ mod register;
 mod fim;
 mod reproduce;
 mod synth;
+mod synth_t1;
 mod track;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

@@ -4,7 +4,26 @@ use neuroport::synth::dataset::{self, Model, Spec};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    #[command(subcommand)]
+    kind: Option<Kind>,
+    #[command(flatten)]
+    dwi: Option<DwiArgs>,
+}
+
+#[derive(clap::Subcommand)]
+enum Kind {
+    /// A T1-weighted head (scalp, skull, CSF, folded grey matter over white matter, ventricles,
+    /// deep grey, bias field, Rician noise) to try `register` on: the phantom `reproduce airwc`
+    /// uses. Writes t1.nii.gz, brain.nii.gz (the brain mask) and truth_affine.txt (the transform
+    /// that registers subject 0's unmoved image, as fixed, to this one, as moving: what
+    /// `register` should write to PREFIX_affine.txt)
+    T1(super::synth_t1::Args),
+}
+
+#[derive(clap::Args)]
+pub struct DwiArgs {
     /// Folder to write dwi.nii.gz, bvals, bvecs, mask.nii.gz, wm.nii.gz and the truth_* volumes
     #[arg(long)]
     out: PathBuf,
@@ -41,10 +60,10 @@ fn parse_list<T: std::str::FromStr>(s: &str, what: &str) -> Result<[T; 3]> {
         Err(_) => bail!("{what} must be three numbers x,y,z, got '{s}'"),
     }
 }
-fn parse_dims(s: &str) -> Result<[usize; 3]> {
+pub(super) fn parse_dims(s: &str) -> Result<[usize; 3]> {
     parse_list(s, "--dims")
 }
-fn parse_voxel(s: &str) -> Result<[f32; 3]> {
+pub(super) fn parse_voxel(s: &str) -> Result<[f32; 3]> {
     let v = parse_list::<f32>(s, "--voxel")?;
     if v.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
         bail!("--voxel sizes must be positive, got '{s}'");
@@ -52,7 +71,15 @@ fn parse_voxel(s: &str) -> Result<[f32; 3]> {
     Ok(v)
 }
 
-pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    match (a.kind, a.dwi) {
+        (Some(Kind::T1(t)), _) => super::synth_t1::run(ctx, t),
+        (None, Some(d)) => run_dwi(d),
+        (None, None) => bail!("synth needs --out FOLDER (a diffusion phantom) or a kind of phantom (synth t1 --out FOLDER)"),
+    }
+}
+
+fn run_dwi(a: DwiArgs) -> Result<i32> {
     let mut spec = Spec::new(a.dims, a.model);
     spec.voxel_size = a.voxel;
     spec.snr = a.snr;

@@ -35,8 +35,11 @@ pub struct Measured {
     /// Host side of the compaction (003's path: the reduction on the host).
     pub compact_host_ms: f64,
     pub transfer_ms: f64,
-    /// Host time turning results into outputs.
+    /// Wall time turning results into outputs (the tally launches, the keep bits' copy, the
+    /// counters' download; the CPU: its tally loops).
     pub tally_ms: f64,
+    /// Device time of the tally kernels (the CPU: its tally loops).
+    pub tally_kernel_ms: f64,
     /// The run, upload to visitation map.
     pub wall_ms: f64,
     /// Minimum bytes moved (see the module comment).
@@ -72,6 +75,7 @@ fn of(t: &Tracks) -> Measured {
         compact_host_ms: s.compact.host_ms,
         transfer_ms: s.trace.transfer_ms + s.compact.transfer_ms,
         tally_ms: s.tally_ms,
+        tally_kernel_ms: s.tally.kernel_ms,
         wall_ms: s.wall_ms,
         floor_bytes: t.total_steps as f64 * BYTES_PER_STEP + s.paths as f64 * PATH_MIN_BYTES,
     }

@@ -3,6 +3,7 @@
 //! whichever way is asked for (there is no device to keep them on).
 
 use super::step::{self, Params, Path};
+use super::tally::{Counts, Rules};
 use super::{Batch, Compaction, Field, ProbtrackKernels};
 use crate::runtime::cpu::Cpu;
 use crate::runtime::{timing::wall_ms, Timings};
@@ -17,6 +18,9 @@ pub struct CpuProbtrack {
     roi: Vec<u32>,
     seeds: Vec<u32>,
     visits: Vec<AtomicU32>,
+    rules: Option<Rules>,
+    seed_targets: Vec<u32>,
+    sums: Vec<u32>,
     paths: Vec<Path>,
     live: Vec<bool>,
     steps: Vec<i32>,
@@ -32,6 +36,9 @@ impl CpuProbtrack {
             roi: Vec::new(),
             seeds: Vec::new(),
             visits: Vec::new(),
+            rules: None,
+            seed_targets: Vec::new(),
+            sums: Vec::new(),
             paths: Vec::new(),
             live: Vec::new(),
             steps: Vec::new(),
@@ -107,15 +114,25 @@ impl ProbtrackKernels for CpuProbtrack {
         1 << 20
     }
 
-    fn reset_visits(&mut self) -> Result<()> {
+    fn reset_counts(&mut self, rules: &Rules) -> Result<()> {
         self.visits.iter().for_each(|v| v.store(0, Ordering::Relaxed));
+        let c = rules.empty(0);
+        (self.seed_targets, self.sums, self.rules) = (c.seed_targets, c.sums, Some(rules.clone()));
         Ok(())
     }
 
     fn start(&mut self, p: &Params, batch: Batch) -> Result<usize> {
         let n = 2 * batch.len();
-        let (paths, live): (Vec<Path>, Vec<bool>) =
-            self.timed(|me| (0..n).into_par_iter().map(|i| start_path(&me.samples, &me.roi, &me.seeds, p, &batch, i)).unzip());
+        let (paths, live): (Vec<Path>, Vec<bool>) = self.timed(|me| {
+            // The seed voxel counts once per streamline (as `probtrack_start`): counting is on
+            // only where every streamline of the batch is kept.
+            if p.count != 0 {
+                (0..batch.len()).into_par_iter().for_each(|j| {
+                    me.visits[me.seeds[(batch.streamline(j) % p.nseeds as u32) as usize] as usize].fetch_add(1, Ordering::Relaxed);
+                });
+            }
+            (0..n).into_par_iter().map(|i| start_path(&me.samples, &me.roi, &me.seeds, p, &batch, i)).unzip()
+        });
         self.paths = paths;
         self.live = live;
         self.steps = vec![-1; n];
@@ -156,13 +173,18 @@ impl ProbtrackKernels for CpuProbtrack {
         Ok(self.paths.len())
     }
 
-    fn results(&mut self) -> Result<(Vec<i32>, Vec<u32>)> {
-        // A path without a result (steps -1) is caught by the tally.
-        Ok((std::mem::take(&mut self.steps), std::mem::take(&mut self.flags)))
+    fn tally(&mut self, _p: &Params, batch: Batch, full: bool) -> Result<Vec<u32>> {
+        let rules = self.rules.take().ok_or_else(|| anyhow::anyhow!("probtrack: counters not reset"))?;
+        let (steps, flags) = (std::mem::take(&mut self.steps), std::mem::take(&mut self.flags));
+        let (mut st, mut sums) = (std::mem::take(&mut self.seed_targets), std::mem::take(&mut self.sums));
+        // A path without a result (steps -1) is counted as lost, and the run fails on it.
+        let words = self.timed(|_| rules.tally(&batch, &steps, &flags, full, &mut st, &mut sums));
+        (self.seed_targets, self.sums, self.rules) = (st, sums, Some(rules));
+        Ok(words)
     }
 
-    fn visits(&mut self) -> Result<Vec<u32>> {
-        Ok(self.visits.iter().map(|v| v.load(Ordering::Relaxed)).collect())
+    fn counts(&mut self) -> Result<Counts> {
+        Ok(Counts { visits: self.visits.iter().map(|v| v.load(Ordering::Relaxed)).collect(), seed_targets: self.seed_targets.clone(), sums: self.sums.clone() })
     }
 
     fn take_timings(&mut self) -> Timings {

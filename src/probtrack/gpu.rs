@@ -3,9 +3,12 @@
 //! voxel per sample), ROI words and seeds are uploaded once; a batch's paths live in a dense
 //! array that each segment advances and each compaction shrinks, either on the device (prefix
 //! sum + scatter into a second array, only the count read back) or as 003 did it (the paths
-//! read back, compacted on the host, written again).
+//! read back, compacted on the host, written again). The results never leave the device: the
+//! tally kernel turns them into the run's counters there (`tally.rs`), and only one keep bit
+//! per streamline comes back per batch.
 
 use super::step::{Params, Path};
+use super::tally::{Counts, Rules};
 use super::{Batch, Compaction, Field, ProbtrackKernels};
 use crate::runtime::gpu::{args, Arg, Buf, Elem, Gpu, Kernel, Shape};
 use crate::runtime::{timing::wall_ms, Timings};
@@ -25,7 +28,15 @@ struct Uploaded {
     samples: Buf<f32>,
     roi: Buf<u32>,
     seeds: Buf<i32>,
+    nvox: usize,
+}
+
+/// The run's counters (`tally.rs`), shared with a twin: atomics from both queues add into them.
+struct Counters {
+    rules: Rules,
     visits: Buf<u32>,
+    seed_targets: Buf<u32>,
+    sums: Buf<u32>,
 }
 
 struct Paths {
@@ -39,6 +50,11 @@ struct Paths {
     count: Buf<i32>,
     out_steps: Buf<i32>,
     out_flags: Buf<u32>,
+    /// The batch's streamline list (a 1-word dummy for a range), its use flag and first number.
+    list: Buf<u32>,
+    use_list: i32,
+    t0: u32,
+    keep: Buf<u32>,
 }
 
 struct Kernels {
@@ -47,6 +63,7 @@ struct Kernels {
     count: Kernel,
     offsets: Kernel,
     scatter: Kernel,
+    tally: Kernel,
 }
 
 pub struct GpuProbtrack {
@@ -54,6 +71,7 @@ pub struct GpuProbtrack {
     k: Kernels,
     /// Shared with a twin (`ProbtrackKernels::twin`): the same samples and visitation map.
     data: Option<Arc<Uploaded>>,
+    counters: Option<Arc<Counters>>,
     batch: Option<Paths>,
     host_ms: f64,
 }
@@ -67,11 +85,13 @@ impl GpuProbtrack {
             count: k("probtrack_count")?,
             offsets: k("probtrack_offsets")?,
             scatter: k("probtrack_scatter")?,
+            tally: k("probtrack_tally")?,
         };
         Ok(GpuProbtrack {
             k,
             gpu,
             data: None,
+            counters: None,
             batch: None,
             host_ms: 0.0,
         })
@@ -85,6 +105,10 @@ fn shape(g: &Gpu, n: usize) -> Shape {
 
 impl GpuProbtrack {
     /// The device, the kernels, the uploaded data and the batch, borrowed apart.
+    fn counters(&self) -> Result<&Counters> {
+        self.counters.as_deref().ok_or_else(|| anyhow!("probtrack: counters not reset"))
+    }
+
     fn parts(&mut self) -> Result<(&Gpu, &Kernels, &Uploaded, &mut Paths)> {
         let d = self.data.as_deref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
         let b = self.batch.as_mut().ok_or_else(|| anyhow!("probtrack: no batch started"))?;
@@ -101,7 +125,8 @@ impl ProbtrackKernels for GpuProbtrack {
         let g = &self.gpu;
         let seeds: Vec<i32> = seeds.iter().map(|&s| s as i32).collect();
         self.batch = None;
-        self.data = Some(Arc::new(Uploaded { samples: g.upload(&field.samples)?, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, visits: g.zeros(field.nvox())? }));
+        self.counters = None;
+        self.data = Some(Arc::new(Uploaded { samples: g.upload(&field.samples)?, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, nvox: field.nvox() }));
         Ok(())
     }
 
@@ -113,9 +138,16 @@ impl ProbtrackKernels for GpuProbtrack {
         ((budget / per) as usize).clamp(1 << 12, (i32::MAX as usize) / 4)
     }
 
-    fn reset_visits(&mut self) -> Result<()> {
+    fn reset_counts(&mut self, rules: &Rules) -> Result<()> {
         let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
-        self.gpu.fill_bytes(&d.visits, 0)
+        let g = &self.gpu;
+        self.counters = Some(Arc::new(Counters {
+            rules: rules.clone(),
+            visits: g.zeros(d.nvox)?,
+            seed_targets: g.zeros((rules.nseeds * rules.ntarg).max(1))?,
+            sums: g.zeros(rules.sums_len())?,
+        }));
+        Ok(())
     }
 
     fn start(&mut self, p: &Params, batch: Batch) -> Result<usize> {
@@ -123,6 +155,7 @@ impl ProbtrackKernels for GpuProbtrack {
         let total = 2 * n;
         let g = &self.gpu;
         let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
+        let c = self.counters.as_ref().ok_or_else(|| anyhow!("probtrack: counters not reset"))?;
         let reuse = self.batch.as_ref().is_some_and(|b| b.st.len() >= total);
         if !reuse {
             self.batch = None;
@@ -136,6 +169,10 @@ impl ProbtrackKernels for GpuProbtrack {
                 count: g.alloc(1)?,
                 out_steps: g.alloc(total)?,
                 out_flags: g.alloc(total)?,
+                list: g.alloc(1)?,
+                use_list: 0,
+                t0: 0,
+                keep: g.alloc(n.div_ceil(32).max(1))?,
             });
         }
         let b = self.batch.as_mut().expect("set above");
@@ -144,28 +181,34 @@ impl ProbtrackKernels for GpuProbtrack {
             // Poisoned again, so a path without a result shows in `results`.
             g.fill_bytes(&b.out_steps, 0xFF)?;
         }
-        let (list, use_list, t0) = match batch {
+        (b.list, b.use_list, b.t0) = match batch {
             Batch::Range(t0, _) => (g.alloc::<u32>(1)?, 0, t0),
             Batch::List(l) => (g.upload(l)?, 1, 0),
         };
+        if b.keep.len() < n.div_ceil(32) {
+            b.keep = g.alloc(n.div_ceil(32))?;
+        }
         g.launch(
             &self.k.start,
             shape(g, total),
-            args![&d.samples, &d.roi, &d.seeds, &list, use_list, t0, n as i32, &b.st, &b.flags, &b.out_steps, &b.out_flags, Arg::structure(p)],
+            args![&d.samples, &d.roi, &d.seeds, &b.list, b.use_list, b.t0, n as i32, &b.st, &b.flags, &b.out_steps, &b.out_flags, &c.visits, Arg::structure(p)],
         )?;
         b.live = total;
         self.compact(Compaction::Device)
     }
 
     fn segment(&mut self, p: &Params, iters: usize) -> Result<()> {
-        let (g, k, d, b) = self.parts()?;
+        let visits = &self.counters.as_deref().ok_or_else(|| anyhow!("probtrack: counters not reset"))?.visits;
+        let d = self.data.as_deref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
+        let b = self.batch.as_mut().ok_or_else(|| anyhow!("probtrack: no batch started"))?;
+        let (g, k) = (&self.gpu, &self.k);
         if b.live == 0 {
             return Ok(());
         }
         g.launch(
             &k.segment,
             shape(g, b.live),
-            args![&b.st, &b.flags, b.live as i32, iters as i32, &d.samples, &d.roi, &d.visits, &b.out_steps, &b.out_flags, Arg::structure(p)],
+            args![&b.st, &b.flags, b.live as i32, iters as i32, &d.samples, &d.roi, visits, &b.out_steps, &b.out_flags, Arg::structure(p)],
         )
     }
 
@@ -206,19 +249,31 @@ impl ProbtrackKernels for GpuProbtrack {
         Ok(live)
     }
 
-    fn results(&mut self) -> Result<(Vec<i32>, Vec<u32>)> {
-        let (g, _, _, b) = self.parts()?;
-        let mut steps = vec![0i32; b.total];
-        let mut flags = vec![0u32; b.total];
-        g.read(&b.out_steps, 0, &mut steps)?;
-        g.read(&b.out_flags, 0, &mut flags)?;
-        // A path without a result (poisoned slot) is caught by the tally, in parallel.
-        Ok((steps, flags))
+    fn tally(&mut self, p: &Params, _batch: Batch, full: bool) -> Result<Vec<u32>> {
+        // The batch's list is on the device since `start`.
+        let c = self.counters.as_deref().ok_or_else(|| anyhow!("probtrack: counters not reset"))?;
+        let b = self.batch.as_ref().ok_or_else(|| anyhow!("probtrack: no batch started"))?;
+        let (g, r) = (&self.gpu, &c.rules);
+        let n = b.total / 2;
+        let words = n.div_ceil(32);
+        if words > 0 {
+            g.launch(
+                &self.k.tally,
+                Shape::groups(words.div_ceil(GROUP), GROUP),
+                args![&b.out_steps, &b.out_flags, n as i32, &b.list, b.use_list, b.t0, r.need, r.tshift as i32, r.ntarg as i32, full as i32, &b.keep, &c.seed_targets, &c.sums, Arg::structure(p)],
+            )?;
+        }
+        let mut keep = vec![0u32; words];
+        g.read(&b.keep, 0, &mut keep)?;
+        Ok(keep)
     }
 
-    fn visits(&mut self) -> Result<Vec<u32>> {
-        let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
-        self.gpu.download(&d.visits)
+    fn counts(&mut self) -> Result<Counts> {
+        let c = self.counters()?;
+        let g = &self.gpu;
+        let mut seed_targets = g.download(&c.seed_targets)?;
+        seed_targets.truncate(c.rules.nseeds * c.rules.ntarg);
+        Ok(Counts { visits: g.download(&c.visits)?, seed_targets, sums: g.download(&c.sums)? })
     }
 
     fn take_timings(&mut self) -> Timings {
@@ -232,6 +287,7 @@ impl ProbtrackKernels for GpuProbtrack {
         self.gpu.finish()?;
         let mut t = GpuProbtrack::new(self.gpu.second_queue()?)?;
         t.data = self.data.clone();
+        t.counters = self.counters.clone();
         Ok(Some(Box::new(t)))
     }
 

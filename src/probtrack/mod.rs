@@ -25,7 +25,7 @@ pub use field::Field;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use tally::{Rules, Tally};
+pub use tally::{Counts, Kept, Rules};
 pub use schedule::Schedule;
 pub use step::{Params, Path};
 
@@ -166,18 +166,19 @@ pub trait ProbtrackKernels: Send {
     fn upload(&mut self, field: &Field, seeds: &[u32]) -> Result<()>;
     /// Most streamlines one batch may hold on this device.
     fn max_batch(&self) -> usize;
-    /// Zeroes the visitation map.
-    fn reset_visits(&mut self) -> Result<()>;
+    /// Zeroes the run's counters (visits, seed-target counts, `tally.rs`'s sums), laid out by `rules`.
+    fn reset_counts(&mut self, rules: &Rules) -> Result<()>;
     /// Starts the 2 x len paths of `batch`; returns how many are live.
     fn start(&mut self, p: &Params, batch: Batch) -> Result<usize>;
     /// Runs every live path up to `iters` steps.
     fn segment(&mut self, p: &Params, iters: usize) -> Result<()>;
     /// Keeps only the unfinished paths; returns how many.
     fn compact(&mut self, how: Compaction) -> Result<usize>;
-    /// Steps and ROI flags of every path of the batch.
-    fn results(&mut self) -> Result<(Vec<i32>, Vec<u32>)>;
-    /// Voxel entries counted so far (one per voxel).
-    fn visits(&mut self) -> Result<Vec<u32>>;
+    /// Once every path of the batch (`batch`, as given to `start`) has ended: its keep words
+    /// (`Rules::tally`), and with `full` its counts added into the run's counters.
+    fn tally(&mut self, p: &Params, batch: Batch, full: bool) -> Result<Vec<u32>>;
+    /// The run's counters so far.
+    fn counts(&mut self) -> Result<Counts>;
     fn take_timings(&mut self) -> Timings;
     /// A second tracker on the same device and uploaded data with its own queue, for a second
     /// batch in flight; None where that gains nothing (the CPU: the same cores).
@@ -203,7 +204,7 @@ pub struct Tracks {
     /// Streamlines kept (through every waypoint, never into the exclusion mask): waytotal.
     pub waytotal: u64,
     /// The kept streamlines' numbers, ascending.
-    pub kept: Vec<u32>,
+    pub kept: Kept,
     /// Per seed (in seed order) x target: kept streamlines reaching the target.
     pub seed_targets: Vec<u32>,
     /// Per voxel: kept streamlines through it (voxel entries; the seed voxel once).
@@ -228,8 +229,11 @@ pub struct Stats {
     /// Tracing launches, start-up and results; compaction (003's "reduction") apart.
     pub trace: Timings,
     pub compact: Timings,
-    /// Host time turning the batches' results into the outputs (`tally`), outside `trace`.
+    /// Wall time of turning the batches' results into the outputs (the tally launches or the
+    /// CPU's tally, the keep words' copy, the counters' download), outside `trace`.
     pub tally_ms: f64,
+    /// Device time of the tally (kernel and copies; the CPU: its parallel loops).
+    pub tally: Timings,
     /// Wall time of the whole run, upload to visitation map (overlapped work counts once).
     pub wall_ms: f64,
     /// Batches, and how many were traced on the second queue (`Config::overlap`).
@@ -244,14 +248,16 @@ impl Stats {
         self.trace.add(&o.trace);
         self.compact.add(&o.compact);
         self.tally_ms += o.tally_ms;
+        self.tally.add(&o.tally);
         self.batches += o.batches;
         self.overlapped += o.overlapped;
     }
 }
 
 /// Runs one batch through the schedule on one kernel object: start, then per segment a launch
-/// and a compaction of the unfinished paths; returns every path's (steps, ROI flags).
-pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: Compaction, b: Batch, t: &mut Stats) -> Result<(Vec<i32>, Vec<u32>)> {
+/// and a compaction of the unfinished paths; then its tally (`full`: counted into the run's
+/// counters), whose keep words it returns.
+pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: Compaction, b: Batch, full: bool, t: &mut Stats) -> Result<Vec<u32>> {
     let mut live = k.start(p, b)?;
     t.paths += 2 * b.len() as u64;
     t.batches += 1;
@@ -268,37 +274,40 @@ pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: 
     if live != 0 {
         bail!("{live} paths still live after the last segment");
     }
-    let r = k.results()?;
-    t.trace.add(&k.take_timings());
-    Ok(r)
-}
-
-/// One batch traced and tallied on `k`.
-fn batch_tally(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, rules: &Rules, b: Batch, t: &mut Stats) -> Result<Tally> {
-    let (steps, flags) = run_batch(k, p, &cfg.schedule.segments(cfg.max_steps), cfg.compaction, b, t)?;
-    let (tally, ms) = wall_ms(|| rules.tally(&b, &steps, &flags));
+    let (words, ms) = wall_ms(|| k.tally(p, b, full));
     t.tally_ms += ms;
-    tally
+    t.tally.add(&k.take_timings());
+    words
 }
 
-/// Every batch through the schedule, tallied. With a twin (a second kernel object on its own
-/// queue), two batches are in flight, one per thread: the host work of one (its compaction
-/// round trips on the host path, its results and tally) overlaps the kernels of the other
-/// (003 Fig. 8). Tallies are added in batch order, so the result is the serial run's.
+/// One batch traced and tallied on `k`: its kept streamlines.
+fn batch_tally(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, full: bool, b: Batch, t: &mut Stats) -> Result<Kept> {
+    let words = run_batch(k, p, &cfg.schedule.segments(cfg.max_steps), cfg.compaction, b, full, t)?;
+    let mut kept = Kept::default();
+    let ((), ms) = wall_ms(|| kept.push_words(&b, &words));
+    t.tally_ms += ms;
+    Ok(kept)
+}
+
+/// Every batch through the schedule, tallied (`full`: into the run's counters); returns the
+/// kept streamlines. With a twin (a second kernel object on its own queue), two batches are in
+/// flight, one per thread: the host work of one (its compaction round trips on the host path,
+/// its tally) overlaps the kernels of the other (003 Fig. 8). Kept lists are joined in batch
+/// order and the counters are integer sums, so the result is the serial run's.
 #[allow(clippy::too_many_arguments)]
-fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels>>, p: &Params, cfg: &Config, rules: &Rules, batches: &[Batch], bar: &ProgressBar, stats: &mut Stats) -> Result<Tally> {
-    let mut out = rules.empty();
+fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels>>, p: &Params, cfg: &Config, full: bool, batches: &[Batch], bar: &ProgressBar, stats: &mut Stats) -> Result<Kept> {
+    let mut out = Kept::default();
     let Some(twin) = twin.filter(|_| batches.len() > 1) else {
         for b in batches {
-            let t = batch_tally(k, p, cfg, rules, *b, stats)?;
-            out.add(t);
+            let t = batch_tally(k, p, cfg, full, *b, stats)?;
+            out.append(&t);
             bar.inc(b.len() as u64);
         }
         return Ok(out);
     };
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let slots: Vec<Mutex<Option<Tally>>> = batches.iter().map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Mutex<Option<Kept>>> = batches.iter().map(|_| Mutex::new(None)).collect();
     let worker = |k: &mut dyn ProbtrackKernels| -> Result<Stats> {
         let mut st = Stats::default();
         loop {
@@ -306,7 +315,7 @@ fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels
             if i >= batches.len() || failed.load(Ordering::Relaxed) {
                 return Ok(st);
             }
-            match batch_tally(k, p, cfg, rules, batches[i], &mut st) {
+            match batch_tally(k, p, cfg, full, batches[i], &mut st) {
                 Ok(t) => *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(t),
                 Err(e) => {
                     failed.store(true, Ordering::Relaxed);
@@ -327,7 +336,7 @@ fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels
     stats.add(&b);
     for s in slots {
         let t = s.into_inner().unwrap_or_else(|e| e.into_inner()).ok_or_else(|| anyhow::anyhow!("a batch was never traced"))?;
-        out.add(t);
+        out.append(&t);
     }
     Ok(out)
 }
@@ -351,52 +360,49 @@ fn filtering(field: &Field) -> bool {
 }
 
 /// Tracks streamlines `range` on `k` (field and seeds uploaded) in batches the device holds;
-/// returns their tally and the visitation map they counted. With waypoints or an exclusion mask
-/// a streamline is kept only at its end, so the map is counted in a second pass over the range's
-/// kept streamlines alone (they are traced again, identically).
-fn track_range(k: &mut dyn ProbtrackKernels, field: &Field, nseeds: usize, cfg: &Config, range: std::ops::Range<usize>, bar: &ProgressBar, stats: &mut Stats) -> Result<(Tally, Vec<u32>)> {
+/// returns the kept streamlines and the counters. With waypoints or an exclusion mask a
+/// streamline is kept only at its end, so the visitation map is counted in a second pass over
+/// the range's kept streamlines alone (they are traced again, identically).
+fn track_range(k: &mut dyn ProbtrackKernels, field: &Field, nseeds: usize, cfg: &Config, range: std::ops::Range<usize>, bar: &ProgressBar, stats: &mut Stats) -> Result<(Kept, Counts)> {
     let filtering = filtering(field);
-    k.reset_visits()?;
+    k.reset_counts(&Rules::new(field, nseeds, cfg.max_steps))?;
     stats.trace.add(&k.take_timings());
     let per = batch_size(k, cfg, range.len(), cfg.overlap);
     let mut twin = if cfg.overlap && range.len() > per { k.twin()? } else { None };
-    let rules = Rules::new(field, nseeds, cfg.max_steps);
     let p1 = cfg.params(field, nseeds, !filtering);
-    let tally = pass(k, twin.as_mut(), &p1, cfg, &rules, &batches(range, per), bar, stats)?;
+    let kept = pass(k, twin.as_mut(), &p1, cfg, true, &batches(range, per), bar, stats)?;
     if filtering {
         let p2 = cfg.params(field, nseeds, true);
-        let lists: Vec<Batch> = tally.kept.chunks(per).map(Batch::List).collect();
-        pass(k, twin.as_mut(), &p2, cfg, &rules, &lists, bar, stats)?;
+        let list = kept.to_vec();
+        let lists: Vec<Batch> = list.chunks(per).map(Batch::List).collect();
+        pass(k, twin.as_mut(), &p2, cfg, false, &lists, bar, stats)?;
     }
-    let visits = k.visits()?;
-    stats.trace.add(&k.take_timings());
-    Ok((tally, visits))
+    let (counts, ms) = wall_ms(|| k.counts());
+    stats.tally_ms += ms;
+    stats.tally.add(&k.take_timings());
+    Ok((kept, counts?))
 }
 
-/// The run's outputs from the whole tally and visitation map.
-fn finish(tally: Tally, mut visits: Vec<u32>, seeds: &[u32], cfg: &Config, mut stats: Stats, t0: std::time::Instant) -> Tracks {
-    let nseeds = seeds.len();
-    // The seed voxel is where every half starts; the kernels count entries only.
-    let ((), ms) = wall_ms(|| {
-        for &st in &tally.kept {
-            visits[seeds[st as usize % nseeds] as usize] += 1;
-        }
-    });
-    stats.tally_ms += ms;
-    stats.wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-    Tracks {
-        nseeds,
-        nsamples: cfg.nsamples,
-        waytotal: tally.kept.len() as u64,
-        kept: tally.kept,
-        seed_targets: tally.seed_targets,
-        visits,
-        lengths: tally.lengths,
-        total_steps: tally.total_steps,
-        longest: tally.longest,
-        finished: tally.finished,
-        stats,
+/// The run's outputs from its kept streamlines and counters.
+fn finish(kept: Kept, counts: Counts, rules: &Rules, cfg: &Config, mut stats: Stats, t0: std::time::Instant) -> Result<Tracks> {
+    let t = rules.totals(&counts.sums)?;
+    if t.kept != kept.len() as u64 {
+        bail!("probtrack: {} streamlines kept by their keep bits, {} by the length histogram", kept.len(), t.kept);
     }
+    stats.wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(Tracks {
+        nseeds: rules.nseeds,
+        nsamples: cfg.nsamples,
+        waytotal: kept.len() as u64,
+        kept,
+        seed_targets: counts.seed_targets,
+        visits: counts.visits,
+        lengths: t.lengths,
+        total_steps: t.total_steps,
+        longest: t.longest,
+        finished: t.finished,
+        stats,
+    })
 }
 
 /// Tracks `cfg.nsamples` streamlines from every seed voxel (flat indices) on `k`.
@@ -409,8 +415,8 @@ pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Con
     let bar = progress_bar((total * if filtering(field) { 2 } else { 1 }) as u64, cfg.progress);
     let r = track_range(k, field, seeds.len(), cfg, 0..total, &bar, &mut stats);
     bar.finish_and_clear();
-    let (tally, visits) = r?;
-    Ok(finish(tally, visits, seeds, cfg, stats, t0))
+    let (kept, counts) = r?;
+    finish(kept, counts, &Rules::new(field, seeds.len(), cfg.max_steps), cfg, stats, t0)
 }
 
 /// Smallest range of streamlines a split hands a device (unlike devices; see `Split::plan`).
@@ -435,21 +441,23 @@ pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> R
         },
         |k, c| {
             let mut st = Stats::default();
-            let (tally, visits) = track_range(k.as_mut(), field, seeds.len(), cfg, plan[c].clone(), &bar, &mut st)?;
+            let (kept, counts) = track_range(k.as_mut(), field, seeds.len(), cfg, plan[c].clone(), &bar, &mut st)?;
             let mut t = st.trace;
             t.add(&st.compact);
-            Ok(((tally, visits, st), t))
+            t.add(&st.tally);
+            Ok(((kept, counts, st), t))
         },
     );
     bar.finish_and_clear();
     let (parts, shares) = parts?;
-    let (mut tally, mut visits, mut stats) = (Rules::new(field, seeds.len(), cfg.max_steps).empty(), vec![0u32; field.nvox()], Stats::default());
-    for (t, v, st) in parts {
-        tally.add(t);
-        visits.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
+    let rules = Rules::new(field, seeds.len(), cfg.max_steps);
+    let (mut kept, mut counts, mut stats) = (Kept::default(), rules.empty(field.nvox()), Stats::default());
+    for (k, c, st) in parts {
+        kept.append(&k);
+        counts.add(&c);
         stats.add(&st);
     }
-    Ok((finish(tally, visits, seeds, cfg, stats, t0), shares))
+    Ok((finish(kept, counts, &rules, cfg, stats, t0)?, shares))
 }
 
 fn progress_bar(len: u64, show: bool) -> ProgressBar {

@@ -81,6 +81,7 @@ pub fn write(t: &Tracks, field: &Field, seeds: &[u32], p: &Params, dir: &Path, t
         let lines: Vec<Vec<[f32; 3]>> = {
             use rayon::prelude::*;
             t.kept
+                .to_vec()
                 .par_iter()
                 .map(|&st| trace_points(field, seeds, p, st).into_iter().map(|q| geom.voxel_to_world(q.map(|x| x as f64)).map(|x| x as f32)).collect())
                 .collect()

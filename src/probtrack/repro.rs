@@ -94,8 +94,8 @@ fn total(t: &Tracks) -> f64 {
     t.stats.trace.total_ms() + t.stats.compact.total_ms() + t.stats.tally_ms
 }
 
-/// Table IV's split: kernel (tracing launches, and the host's tally of the results, which 003
-/// leaves out of its table and we count here), reduction (compaction: host work or device
+/// Table IV's split: kernel (tracing launches, and the tally of the results into counts, on
+/// the device since round 4, which 003 leaves out of its table and we count here), reduction (compaction: host work or device
 /// scan), transfer (with the one-off upload of the samples).
 fn split(t: &Tracks, scale: f64) -> (f64, f64, f64) {
     let (tr, co) = (&t.stats.trace, &t.stats.compact);
@@ -142,7 +142,7 @@ impl Target for ProbtrackT2 {
         let mut rows = Vec::new();
         let mut notes = vec![
             "Data: bedpost-t3's stand-ins (paper grids, voxel counts and sizes, known fibres), 50 samples per voxel drawn around the known sticks (4 deg), every mask voxel seeded once per sample volume, both directions; MaxStep 1888 (sum of 003's default schedule), schedule 003's default {1,2,5,...,1000}. Step lengths in voxels as 003 gives them: step mm = step x voxel size.".to_string(),
-            "Columns as Table II: kernel = tracing launches (+ batch start-up and results) and the host tally of the results (our addition; reported apart by `bench probtrack`), reduction = compaction between segments, transfer = host<->device copies (with the one-off upload of the 50 sample volumes). CPU-like devices at paper scale: 1 seed in 16 (Table IV: 1 in 64), times scaled up, labelled; the host-compaction path and thinned rows run once, device compaction the median of --repeats. Published GPU figures beside our GPU rows, the published CPU (one thread) time beside our one-thread total. 'total steps' beside the paper's total fibre length (in steps).".to_string(),
+            "Columns as Table II: kernel = tracing launches (+ batch start-up) and the tally of the results into counts (on the device; our addition; reported apart by `bench probtrack`), reduction = compaction between segments, transfer = host<->device copies (with the one-off upload of the 50 sample volumes). CPU-like devices at paper scale: 1 seed in 16 (Table IV: 1 in 64), times scaled up, labelled; the host-compaction path and thinned rows run once, device compaction the median of --repeats. Published GPU figures beside our GPU rows, the published CPU (one thread) time beside our one-thread total. 'total steps' beside the paper's total fibre length (in steps).".to_string(),
         ];
         let devs = devices(ctx)?;
         for ds in &sets(ctx.scale) {

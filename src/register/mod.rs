@@ -85,9 +85,37 @@ pub const MAX_LEVELS: usize = 6;
 /// (8.8 mm mean error) with every other parameter right, at a coarse cost *lower* than the
 /// truth's, and the finer levels could not climb out. As FLIRT does, the coarsest level is
 /// therefore also started from rotations of +-COARSE_TURN_DEG about each axis; the
-/// [`COARSE_KEEP`] best distinct minima go on to the next level, whose finer detail chooses.
+/// [`COARSE_KEEP`] best distinct minima go on to the next level, whose finer detail chooses
+/// (the level before the finest keeps one: three full-resolution runs cost more than all the
+/// rest). Every level but the finest searches (at 64^3, 3 mm, the 9-dof case above needs the
+/// second level's search too: the 12 mm level alone does not find the basin), but a rotated
+/// start is a probe: one simplex of at most [`PROBE_EVALS_PER_DOF`] evaluations per parameter,
+/// enough to fall into a basin and be compared, not to converge; the minima kept are refined
+/// fully at the next level. The finest level, 8x (3 levels: 64x) dearer per evaluation,
+/// never searches.
 pub const COARSE_TURN_DEG: f64 = 15.0;
 pub const COARSE_KEEP: usize = 3;
+pub const PROBE_EVALS_PER_DOF: usize = 25;
+
+/// Parameters free at the coarsest level and in the rotated probes of every searched level: at
+/// most rigid + scales (9), as FLIRT frees shears only at its fine levels (the minima carried
+/// down are refined at full dof from the second level on). A head's outline at coarse resolution is an ellipsoid, and
+/// an ellipsoid goes onto another ellipsoid through a 3-parameter family of 12-dof affines
+/// (any rotation of the first, then the map between their axes), so at 12 dof the coarse cost
+/// has a valley along which rotation trades against shears, and the coarse minimum lies
+/// wherever noise puts it: `reproduce airwc --scale quick` (5 mm voxels, coarsest 20 mm)
+/// took rotations 14 and 11 degrees off with 6 % shears, 12.9 mm from the truth, its coarse
+/// cost below the truth's; a 12-dof probe at the 10 mm level fell into the same valley. With 9 parameters the ellipsoids fix the axes up to the shears
+/// (a few degrees), and the finer levels, where inner structure shows, free the shears.
+pub const COARSE_FREE: usize = 9;
+
+/// Stopping rule of the finest level: the simplex has collapsed to within FINE_XTOL_VOXELS of
+/// a voxel on every parameter (1 unit = 1 mm, 1 degree or 1 percent, each moving a brain's
+/// points by about a millimetre), or the costs agree to `ftol`. The coarser levels stop at
+/// [`COARSE_XTOL_VOXELS`]: their voxels are larger, and a minimum passed down a level must
+/// be placed well enough for the finer one to start near it.
+pub const FINE_XTOL_VOXELS: f64 = 0.05;
+pub const COARSE_XTOL_VOXELS: f64 = 0.02;
 
 #[derive(Clone, Debug)]
 pub struct LevelReport {
@@ -171,10 +199,11 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
     for (li, (f, m)) in fp.iter().zip(&mp).enumerate() {
         k.load(f, m, &spec)?;
         let vox = f.geom.voxel_size.iter().fold(0.0f32, |a, &b| a.max(b)) as f64;
-        let steps = params::steps(o.dof, vox);
-        // Every level but the finest searches; the level before the finest keeps one minimum.
-        let search = o.coarse_search && li + 1 < fp.len();
+        let finest = li + 1 == fp.len();
+        let search = o.coarse_search && !finest;
         let keep = if search && li + 2 < fp.len() { COARSE_KEEP } else { 1 };
+        // Initial steps are 2 voxels, so a fraction of a voxel is half that in step units.
+        let xtol = if finest { FINE_XTOL_VOXELS } else { COARSE_XTOL_VOXELS } / 2.0;
         let mut objective = |q: &[f64]| -> Result<f64> {
             let t = affine::mul(&start, &params::matrix(q, centre));
             let vm = voxel_map_f32(&t, &f.geom, &m.geom);
@@ -183,21 +212,35 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
             eval_ms += t0.elapsed().as_secs_f64() * 1e3;
             Ok(s.cost(o.cost))
         };
-        let mut found = Vec::new();
+        let mut found: Vec<simplex::Minimum> = Vec::new();
         let mut level_evals = 0;
-        let stop = simplex::Stop { ftol: 1e-7, xtol: 0.01, max_evals: o.evals_per_dof * n };
         // First the minima carried from the coarser level, then rotations of the best of them.
         for phase in 0..if search { 2 } else { 1 } {
             let starts = if phase == 0 {
                 std::mem::take(&mut candidates)
             } else {
-                let best = found.iter().min_by(|a: &&simplex::Minimum, b| a.f.total_cmp(&b.f)).expect("phase 0 ran");
+                let best = found.iter().min_by(|a, b| a.f.total_cmp(&b.f)).expect("phase 0 ran");
                 rotated_starts(&best.x)
             };
+            // At most 9 parameters free at the coarsest level and in every probe (COARSE_FREE).
+            let free = if search && (li == 0 || phase == 1) { n.min(COARSE_FREE) } else { n };
+            let steps = &params::steps(o.dof, vox)[..free];
+            let stop = simplex::Stop { ftol: 1e-7, xtol, max_evals: o.evals_per_dof * free };
+            let probe = simplex::Stop { max_evals: PROBE_EVALS_PER_DOF * free, ..stop };
             for s in &starts {
-                let r = simplex::minimise(&mut objective, s, &steps, stop)?;
+                // The parameters not free here stay as they start (zero at the coarsest level).
+                let mut sub = |q: &[f64]| -> Result<f64> {
+                    let mut full = s.clone();
+                    full[..free].copy_from_slice(q);
+                    objective(&full)
+                };
+                // Rotated starts are probes: one simplex, stopped early (PROBE_EVALS_PER_DOF);
+                // the minima carried down get the full run with its restart.
+                let r = if phase == 0 { simplex::minimise(&mut sub, &s[..free], steps, stop)? } else { simplex::amoeba(&mut sub, &s[..free], steps, probe)? };
                 level_evals += r.evals;
-                found.push(r);
+                let mut x = s.clone();
+                x[..free].copy_from_slice(&r.x);
+                found.push(simplex::Minimum { x, ..r });
             }
         }
         found.sort_by(|a, b| a.f.total_cmp(&b.f));

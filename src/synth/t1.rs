@@ -139,6 +139,22 @@ pub fn same_subject_pair(head: &Head, fixed_geom: &Geometry, moving_geom: &Geome
     (fixed, moving)
 }
 
+/// Subject `id`'s head moved by `placement` (world mm, applied to the head as imaged unmoved)
+/// and imaged on `geom`, with the transform that registers subject 0's unmoved image to it
+/// (fixed world mm -> moving world mm, `register`'s PREFIX_affine.txt direction): `placement`
+/// after the scaling between the two heads' axes. That scaling takes subject 0's outline
+/// exactly onto subject `id`'s; their folding, ventricles and layer depths differ, so for
+/// another subject the transform is the right answer only approximately (for subject 0, exactly).
+pub fn placed_subject(id: u64, geom: &Geometry, placement: &Mat4, sigma: f64, seed: u64) -> (T1Image, Mat4) {
+    let (h0, h) = (Head::subject(0), Head::subject(id));
+    let image = render(&h, geom, &crate::register::affine::inverse(placement), sigma, seed);
+    let mut axes = crate::register::affine::IDENTITY;
+    for i in 0..3 {
+        axes[i][i] = h.radii[i] / h0.radii[i];
+    }
+    (image, crate::register::affine::mul(placement, &axes))
+}
+
 /// An axis-aligned grid whose world origin is at its centre (as scanners centre a head).
 pub fn centred_geometry(dims: [usize; 3], voxel_mm: [f32; 3]) -> Geometry {
     let mut g = Geometry::synthetic(dims, voxel_mm);

@@ -88,6 +88,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
                     format!("{:.2}", m.trace_kernel_ms),
                     format!("{:.2}", m.compact_kernel_ms + m.compact_host_ms),
                     format!("{:.2}", m.transfer_ms),
+                    format!("{:.2}", m.tally_kernel_ms),
                     format!("{:.2}", m.tally_ms),
                     format!("{:.2}", m.wall_ms),
                     format!("{:.3e}", m.steps_per_s_kernel()),
@@ -109,12 +110,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     print!(
         "{}",
         aligned(
-            &["device", "compaction", "seeds", "steps", "launches/batches", "trace kernel ms", "compaction ms", "transfer ms", "host tally ms", "wall ms", "steps/s (kernels)", "steps/s (wall)", "floor ms"],
+            &["device", "compaction", "seeds", "steps", "launches/batches", "trace kernel ms", "compaction ms", "transfer ms", "tally kernel ms", "tally ms", "wall ms", "steps/s (kernels)", "steps/s (wall)", "floor ms"],
             &rows
         )
     );
     println!(
-        "trace kernel: start + segment launches (device events; CPU: wall of the parallel loops); compaction: device scan or host reduction; transfer includes the one-off upload of every sample volume; floor: {BYTES_PER_STEP} B/step + 104 B/path at {} GB/s (the workload's least memory traffic; see src/probtrack/bench.rs)",
+        "trace kernel: start + segment launches (device events; CPU: wall of the parallel loops); compaction: device scan or host reduction; transfer includes the one-off upload of every sample volume; tally: the results turned into counts on the device (kernel) and its wall with the keep bits' copy and the counters' download; floor: {BYTES_PER_STEP} B/step + 104 B/path at {} GB/s (the workload's least memory traffic; see src/probtrack/bench.rs)",
         a.bandwidth
     );
     Ok(0)
