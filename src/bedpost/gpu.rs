@@ -53,6 +53,8 @@ pub struct GpuBedpost {
     rng: Kernel,
     /// Loaded chunks, oldest first (two while overlapping).
     loaded: VecDeque<Chunk>,
+    /// The last chunk read, whose buffers the next load of its size reuses.
+    spare: Option<Chunk>,
 }
 
 impl GpuBedpost {
@@ -65,7 +67,7 @@ impl GpuBedpost {
         let (prog, source) = program(variant);
         let k = |name| gpu.kernel(prog, source, name);
         let (chain, energy, rng) = (k(variant.kernel())?, k("bedpost_energy")?, k("bedpost_rng")?);
-        Ok(GpuBedpost { lanes: Lanes::new(gpu.clone(), overlap)?, chain, energy, rng, gpu, variant, loaded: VecDeque::new() })
+        Ok(GpuBedpost { lanes: Lanes::new(gpu.clone(), overlap)?, chain, energy, rng, gpu, variant, loaded: VecDeque::new(), spare: None })
     }
 
     /// The thread layout's work-group: 128 voxels on GPUs, 64 on CPU devices (PoCL).
@@ -86,21 +88,41 @@ impl BedpostKernels for GpuBedpost {
             self.loaded.clear();
         }
         let g = self.lanes.copy();
-        self.loaded.push_back(Chunk {
-            nvox: n,
-            ndir: table.ndir,
-            sched: *sched,
-            y: g.upload(y)?,
-            gtab: g.upload(&table.gtab)?,
-            par: g.upload(&st.par)?,
-            prop: g.upload(&st.prop)?,
-            acc: g.upload(&st.acc)?,
-            rng: g.upload(&st.rng)?,
-            nacc: g.upload(&st.nacc)?,
-            samples: g.alloc::<f32>(NPARAM * sched.nsamp * n)?,
-            ec: g.alloc::<f32>(self.variant.term_cache_len(table.ndir, n))?,
-            done: None,
-        });
+        // A chunk already read lends its buffers to the next one of its size: freeing device
+        // memory on CUDA waits for the whole device, which would stall the chunk computing now.
+        let chunk = match self.spare.take() {
+            Some(mut c) if c.nvox == n && c.ndir == table.ndir && c.sched.nsamp == sched.nsamp => {
+                g.write(&c.y, 0, y)?;
+                g.write(&c.gtab, 0, &table.gtab)?;
+                g.write(&c.par, 0, &st.par)?;
+                g.write(&c.prop, 0, &st.prop)?;
+                g.write(&c.acc, 0, &st.acc)?;
+                g.write(&c.rng, 0, &st.rng)?;
+                g.write(&c.nacc, 0, &st.nacc)?;
+                // Outputs poisoned again, as `alloc` leaves fresh ones.
+                g.fill_bytes(&c.samples, 0xFF)?;
+                g.fill_bytes(&c.ec, 0xFF)?;
+                c.sched = *sched;
+                c.done = None;
+                c
+            }
+            _ => Chunk {
+                nvox: n,
+                ndir: table.ndir,
+                sched: *sched,
+                y: g.upload(y)?,
+                gtab: g.upload(&table.gtab)?,
+                par: g.upload(&st.par)?,
+                prop: g.upload(&st.prop)?,
+                acc: g.upload(&st.acc)?,
+                rng: g.upload(&st.rng)?,
+                nacc: g.upload(&st.nacc)?,
+                samples: g.alloc::<f32>(NPARAM * sched.nsamp * n)?,
+                ec: g.alloc::<f32>(self.variant.term_cache_len(table.ndir, n))?,
+                done: None,
+            },
+        };
+        self.loaded.push_back(chunk);
         self.lanes.loaded()
     }
 
@@ -131,7 +153,9 @@ impl BedpostKernels for GpuBedpost {
         self.lanes.after(c.done.as_ref())?;
         let g = self.lanes.copy();
         let st = ChainState { par: g.download(&c.par)?, prop: g.download(&c.prop)?, acc: g.download(&c.acc)?, rng: g.download(&c.rng)?, nacc: g.download(&c.nacc)? };
-        Ok((g.download(&c.samples)?, st))
+        let samples = g.download(&c.samples)?;
+        self.spare = Some(c);
+        Ok((samples, st))
     }
 
     fn energy(&mut self, table: &Table, y: &[f32], par: &[f32], ard: f32) -> Result<Vec<f32>> {
