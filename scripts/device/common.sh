@@ -27,3 +27,26 @@ pack() {
   tar czf "$a" --exclude="*.nii" --exclude="*.nii.gz" --exclude="*.tck" --exclude="*.trk" -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv "$a" "$OUT/results.tgz"
 }
 trap pack EXIT
+# wall LABEL LIMIT CMD...: the command's wall time and the last line it printed to stderr (its
+# run summary); with NEUROPORT_STAGES=1 the command's stages line follows, indented.
+wall() {
+  local label=$1 lim=$2; shift 2
+  local s=$(date +%s.%N) err=$(mktemp)
+  timeout "$lim" "$@" > /dev/null 2> "$err"; local rc=$?
+  local stages=$(grep '^stages: ' "$err" | tail -1)
+  printf '%-40s exit %d  %6.2f s wall  | %s\n' "$label" "$rc" "$(awk "BEGIN { print $(date +%s.%N) - $s }")" "$(grep -v -e '^\s*$' -e '^stages: ' "$err" | tail -1)"
+  [ -n "$stages" ] && echo "    $stages"
+  rm -f "$err"
+  return 0
+}
+# issue7_volume [DIMS]: a scratch folder $W (removed on exit before $OUT is packed; PTX cache inside) holding the
+# issue-7 volume in $D: sticks phantom, 96x112x72 (or DIMS) at 1.8 mm, 6 b0 + 64 directions on
+# shells 1000 and 2000 (358,600 mask voxels, 134 volumes).
+issue7_volume() {
+  W=$(mktemp -d)
+  trap 'rm -rf "$W"; pack' EXIT
+  export NEUROPORT_PTX_CACHE="$W/ptx"
+  D="$W/d"
+  stamp "synth the issue-7 volume"
+  step 60 $B synth --model sticks --dims "${1:-96,112,72}" --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$D" > /dev/null
+}

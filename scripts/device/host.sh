@@ -6,19 +6,7 @@
 #   bedpost (600 loops) and track geodesic --dirs 8 from the white matter to .tck, on CUDA and
 #   NVIDIA OpenCL, each command's wall time and its own summary line. ~5 minutes.
 . "$(dirname "$0")/common.sh"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-export NEUROPORT_PTX_CACHE="$W/ptx"
-# wall LABEL LIMIT CMD...: the command's wall time and the last line it printed to stderr
-wall() {
-  local label=$1 lim=$2; shift 2
-  local s=$(date +%s.%N)
-  timeout "$lim" "$@" > "$W/stdout" 2> "$W/stderr"; local rc=$?
-  printf '%-34s exit %d  %6.2f s wall  | %s\n' "$label" "$rc" "$(awk "BEGIN { print $(date +%s.%N) - $s }")" "$(grep -v '^\s*$' "$W/stderr" | tail -1)"
-}
-D="$W/d"
-stamp "synth the issue-7 volume"
-$B synth --model sticks --dims 96,112,72 --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$D" > /dev/null
+issue7_volume
 gzip -dc "$D/dwi.nii.gz" | gzip -6 > "$W/one-member.nii.gz"
 ls -l "$D/dwi.nii.gz" "$W/one-member.nii.gz"
 stamp "read"

@@ -2,7 +2,8 @@
 //! `cl/bedpost.cl`, everything else in `cl/common/bedpost.h` and `cl/common/rng.h`.
 
 use super::{chunk_from_memory, BedpostKernels, ChainState, Schedule, Table, Variant, LANES, NPARAM};
-use crate::runtime::gpu::{args, Buf, Gpu, Kernel, Shape};
+use crate::runtime::gpu::{args, Buf, Event, Gpu, Kernel, Lanes, Shape};
+use std::collections::VecDeque;
 use crate::runtime::Timings;
 use anyhow::{anyhow, Result};
 
@@ -38,22 +39,35 @@ struct Chunk {
     nacc: Buf<i32>,
     samples: Buf<f32>,
     ec: Buf<f32>,
+    /// After the chunk's last queued launch (overlapped runs), for its read.
+    done: Option<Event>,
 }
 
 pub struct GpuBedpost {
     gpu: Gpu,
+    /// Chunk copies on a second queue when overlapping (`runtime::gpu::pipeline`).
+    lanes: Lanes,
     variant: Variant,
     chain: Kernel,
     energy: Kernel,
     rng: Kernel,
-    loaded: Option<Chunk>,
+    /// Loaded chunks, oldest first (two while overlapping).
+    loaded: VecDeque<Chunk>,
+    /// The last chunk read, whose buffers the next load of its size reuses.
+    spare: Option<Chunk>,
 }
 
 impl GpuBedpost {
+    /// Overlapping chunk copies with the sampling unless `NEUROPORT_PIPELINE=0`.
     pub fn new(gpu: Gpu, variant: Variant) -> Result<GpuBedpost> {
+        GpuBedpost::with_overlap(gpu, variant, crate::runtime::gpu::pipeline::overlap_default())
+    }
+
+    pub fn with_overlap(gpu: Gpu, variant: Variant, overlap: bool) -> Result<GpuBedpost> {
         let (prog, source) = program(variant);
         let k = |name| gpu.kernel(prog, source, name);
-        Ok(GpuBedpost { chain: k(variant.kernel())?, energy: k("bedpost_energy")?, rng: k("bedpost_rng")?, gpu, variant, loaded: None })
+        let (chain, energy, rng) = (k(variant.kernel())?, k("bedpost_energy")?, k("bedpost_rng")?);
+        Ok(GpuBedpost { lanes: Lanes::new(gpu.clone(), overlap)?, chain, energy, rng, gpu, variant, loaded: VecDeque::new(), spare: None })
     }
 
     /// The thread layout's work-group: 128 voxels on GPUs, 64 on CPU devices (PoCL).
@@ -70,34 +84,58 @@ impl BedpostKernels for GpuBedpost {
     fn load(&mut self, table: &Table, y: &[f32], st: &ChainState, sched: &Schedule) -> Result<()> {
         let n = st.nvox();
         self.variant.check_table(table.ndir)?;
-        let g = &self.gpu;
-        self.loaded = None;
-        self.loaded = Some(Chunk {
-            nvox: n,
-            ndir: table.ndir,
-            sched: *sched,
-            y: g.upload(y)?,
-            gtab: g.upload(&table.gtab)?,
-            par: g.upload(&st.par)?,
-            prop: g.upload(&st.prop)?,
-            acc: g.upload(&st.acc)?,
-            rng: g.upload(&st.rng)?,
-            nacc: g.upload(&st.nacc)?,
-            samples: g.alloc::<f32>(NPARAM * sched.nsamp * n)?,
-            ec: g.alloc::<f32>(self.variant.term_cache_len(table.ndir, n))?,
-        });
-        Ok(())
+        if !self.lanes.overlap() {
+            self.loaded.clear();
+        }
+        let g = self.lanes.copy();
+        // A chunk already read lends its buffers to the next one of its size: freeing device
+        // memory on CUDA waits for the whole device, which would stall the chunk computing now.
+        let chunk = match self.spare.take() {
+            Some(mut c) if c.nvox == n && c.ndir == table.ndir && c.sched.nsamp == sched.nsamp => {
+                g.write(&c.y, 0, y)?;
+                g.write(&c.gtab, 0, &table.gtab)?;
+                g.write(&c.par, 0, &st.par)?;
+                g.write(&c.prop, 0, &st.prop)?;
+                g.write(&c.acc, 0, &st.acc)?;
+                g.write(&c.rng, 0, &st.rng)?;
+                g.write(&c.nacc, 0, &st.nacc)?;
+                // Outputs poisoned again, as `alloc` leaves fresh ones.
+                g.fill_bytes(&c.samples, 0xFF)?;
+                g.fill_bytes(&c.ec, 0xFF)?;
+                c.sched = *sched;
+                c.done = None;
+                c
+            }
+            _ => Chunk {
+                nvox: n,
+                ndir: table.ndir,
+                sched: *sched,
+                y: g.upload(y)?,
+                gtab: g.upload(&table.gtab)?,
+                par: g.upload(&st.par)?,
+                prop: g.upload(&st.prop)?,
+                acc: g.upload(&st.acc)?,
+                rng: g.upload(&st.rng)?,
+                nacc: g.upload(&st.nacc)?,
+                samples: g.alloc::<f32>(NPARAM * sched.nsamp * n)?,
+                ec: g.alloc::<f32>(self.variant.term_cache_len(table.ndir, n))?,
+                done: None,
+            },
+        };
+        self.loaded.push_back(chunk);
+        self.lanes.loaded()
     }
 
     fn run(&mut self, l0: usize, l1: usize) -> Result<()> {
-        let c = self.loaded.as_ref().ok_or_else(|| anyhow!("bedpost: run before load"))?;
-        let s = &c.sched;
+        let nvox = self.loaded.back().ok_or_else(|| anyhow!("bedpost: run before load"))?.nvox;
         let shape = if self.variant == Variant::Warp {
-            Shape::groups(c.nvox.div_ceil(WARP_VOXELS), WARP_VOXELS * LANES)
+            Shape::groups(nvox.div_ceil(WARP_VOXELS), WARP_VOXELS * LANES)
         } else {
-            self.thread_shape(c.nvox)
+            self.thread_shape(nvox)
         };
-        self.gpu.launch(
+        let c = self.loaded.back_mut().expect("checked above");
+        let s = &c.sched;
+        self.lanes.compute().launch(
             &self.chain,
             shape,
             args![
@@ -105,14 +143,19 @@ impl BedpostKernels for GpuBedpost {
                 s.burnin as i32, s.thin as i32, s.nsamp as i32, s.every as i32, s.ard,
                 &c.par, &c.prop, &c.acc, &c.rng, &c.nacc, &c.samples, &c.ec
             ],
-        )
+        )?;
+        c.done = self.lanes.computed()?;
+        Ok(())
     }
 
     fn read(&mut self) -> Result<(Vec<f32>, ChainState)> {
-        let c = self.loaded.take().ok_or_else(|| anyhow!("bedpost: read before load"))?;
-        let g = &self.gpu;
+        let c = self.loaded.pop_front().ok_or_else(|| anyhow!("bedpost: read before load"))?;
+        self.lanes.after(c.done.as_ref())?;
+        let g = self.lanes.copy();
         let st = ChainState { par: g.download(&c.par)?, prop: g.download(&c.prop)?, acc: g.download(&c.acc)?, rng: g.download(&c.rng)?, nacc: g.download(&c.nacc)? };
-        Ok((g.download(&c.samples)?, st))
+        let samples = g.download(&c.samples)?;
+        self.spare = Some(c);
+        Ok((samples, st))
     }
 
     fn energy(&mut self, table: &Table, y: &[f32], par: &[f32], ard: f32) -> Result<Vec<f32>> {
@@ -134,11 +177,16 @@ impl BedpostKernels for GpuBedpost {
     /// A share of the memory the device reports free (80 % on CUDA; OpenCL 1.2 cannot say, so
     /// half the global memory), and no buffer above its largest allocation.
     fn max_chunk(&self, ndir: usize, nsamp: usize) -> usize {
-        let free = self.gpu.mem_free();
+        // Two chunks are alive while overlapping: each gets half.
+        let free = self.gpu.mem_free() / if self.lanes.overlap() { 2 } else { 1 };
         chunk_from_memory(free / 10 * 8, self.gpu.max_alloc(), ndir, nsamp, self.variant.caches_terms())
     }
 
     fn take_timings(&mut self) -> Timings {
-        self.gpu.take_timings().unwrap_or_default()
+        self.lanes.take_timings().unwrap_or_default()
+    }
+
+    fn overlaps(&self) -> bool {
+        self.lanes.overlap()
     }
 }

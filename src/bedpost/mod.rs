@@ -17,6 +17,7 @@ pub mod rng;
 pub mod sim;
 
 use crate::dti::DtiKernels;
+use crate::runtime::gpu::pipeline::{self, Step};
 use crate::runtime::split::{Shares, Split};
 use crate::runtime::{timing::wall_ms, Device, DeviceInfo, Timings};
 use crate::volume::{GradientTable, Volume};
@@ -242,7 +243,17 @@ pub trait BedpostKernels {
     /// The most voxels one chunk may hold on this device.
     fn max_chunk(&self, ndir: usize, nsamp: usize) -> usize;
     fn take_timings(&mut self) -> Timings;
+    /// Whether `load` and `read` overlap the kernels (two chunks alive: `run` runs the chunk
+    /// loaded last, `read` returns the oldest), so the driver calls them in
+    /// [`pipeline::steps`]' overlapped order.
+    fn overlaps(&self) -> bool {
+        false
+    }
 }
+
+/// Smallest half a GPU run is cut into so that copies overlap the sampling when every voxel
+/// would fit one chunk (fewer voxels would leave the device's cores idle).
+pub const OVERLAP_MIN_VOXELS: usize = 1 << 16;
 
 /// The sampler on `device`, in `variant` (or the device's default layout).
 pub fn kernels(device: &Device, variant: Option<Variant>) -> Result<Box<dyn BedpostKernels>> {
@@ -269,7 +280,8 @@ pub fn chunk_from_memory(budget: u64, max_alloc: u64, ndir: usize, nsamp: usize,
 /// Runs every chain from `init` through `loops` loops, in chunks that fit the device and
 /// launches of [`SEGMENT`] loops, advancing `bar` (shared with other chunks and devices). `y` is
 /// ndir x nvox. Returns the samples (8 x nsamp x nvox) and the final state; the driver's own
-/// (host) milliseconds go into `host_ms`.
+/// (host) milliseconds go into `host_ms`. Chunks
+/// are loaded, run and read in [`pipeline::steps`]' order, overlapped where the kernels allow.
 #[allow(clippy::too_many_arguments)]
 pub fn sample(
     k: &mut dyn BedpostKernels,
@@ -286,45 +298,55 @@ pub fn sample(
     if y.len() != table.ndir * nvox {
         bail!("{} measurements for {} voxels x {} directions", y.len(), nvox, table.ndir);
     }
-    let chunk = k.max_chunk(table.ndir, sched.nsamp).min(max_chunk.unwrap_or(usize::MAX)).max(1);
+    let fits = k.max_chunk(table.ndir, sched.nsamp).min(max_chunk.unwrap_or(usize::MAX)).max(1);
+    let overlap = k.overlaps();
+    let chunk = pipeline::chunk_len(nvox, fits, OVERLAP_MIN_VOXELS, overlap);
+    let range = |c: usize| c * chunk..((c + 1) * chunk).min(nvox);
+    // One chunk holding every voxel (the usual case on a GPU) hands the arrays through: no cut
+    // on the way in, no paste on the way out.
+    let whole = chunk >= nvox;
     let mut samples = Vec::new();
     let mut state: Option<ChainState> = None;
     let mut host_ms = 0.0;
-    let mut start = 0;
-    while start < nvox {
-        let len = chunk.min(nvox - start);
-        let r = start..start + len;
-        // One chunk holding every voxel (the usual case on a GPU) hands the arrays through:
-        // no cut on the way in, no paste on the way out.
-        let whole = len == nvox;
-        let (ych, ms) = wall_ms(|| if whole { std::borrow::Cow::Borrowed(y) } else { std::borrow::Cow::Owned(cut(y, table.ndir, nvox, r.clone())) });
-        if whole {
-            k.load(table, &ych, init, sched)?;
-        } else {
-            k.load(table, &ych, &init.cut(r.clone()), sched)?;
-        }
-        let mut l0 = 0;
-        while l0 < loops {
-            let l1 = (l0 + SEGMENT).min(loops);
-            k.run(l0, l1)?;
-            bar.inc((len * l1 / loops.max(1) - len * l0 / loops.max(1)) as u64);
-            l0 = l1;
-        }
-        let (s, st) = k.read()?;
-        let ((), ms2) = wall_ms(|| {
-            if whole {
-                samples = s;
-                state = Some(st);
-            } else {
-                if samples.is_empty() {
-                    samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
+    for step in pipeline::steps(nvox.div_ceil(chunk), overlap) {
+        match step {
+            Step::Load(c) => {
+                let r = range(c);
+                if whole {
+                    k.load(table, y, init, sched)?;
+                } else {
+                    let ((ych, ich), ms) = wall_ms(|| (cut(y, table.ndir, nvox, r.clone()), init.cut(r.clone())));
+                    host_ms += ms;
+                    k.load(table, &ych, &ich, sched)?;
                 }
-                paste(&mut samples, NPARAM * sched.nsamp, nvox, start, &s);
-                state.get_or_insert_with(|| init.clone()).paste(start, &st);
             }
-        });
-        host_ms += ms + ms2;
-        start += len;
+            Step::Compute(c) => {
+                let len = range(c).len();
+                let mut l0 = 0;
+                while l0 < loops {
+                    let l1 = (l0 + SEGMENT).min(loops);
+                    k.run(l0, l1)?;
+                    bar.inc((len * l1 / loops.max(1) - len * l0 / loops.max(1)) as u64);
+                    l0 = l1;
+                }
+            }
+            Step::Unload(c) => {
+                let (s, st) = k.read()?;
+                let ((), ms) = wall_ms(|| {
+                    if whole {
+                        samples = s;
+                        state = Some(st);
+                    } else {
+                        if samples.is_empty() {
+                            samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
+                        }
+                        paste(&mut samples, NPARAM * sched.nsamp, nvox, range(c).start, &s);
+                        state.get_or_insert_with(|| init.clone()).paste(range(c).start, &st);
+                    }
+                });
+                host_ms += ms;
+            }
+        }
     }
     *host_ms_out += host_ms;
     Ok((samples, state.unwrap_or_else(|| init.clone())))
@@ -413,8 +435,8 @@ pub const SPLIT_MIN_VOXELS: usize = 8192;
 /// shares returned are the sampling's (the fit before it is a small part of the time).
 pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<(BedpostResult, Shares)> {
     let table = inputs(dwi, grads, mask, cfg)?;
-    let (fit, _) = crate::dti::run_split(split, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
-    let (voxels, y, init, host_ms) = start(&fit.fit, dwi, &table, mask, cfg.seed)?;
+    let (fit, _) = crate::runtime::stages::stage("tensor fit", || crate::dti::run_split(split, dwi, grads, mask)).context("tensor fit for the chains' starting points")?;
+    let (voxels, y, init, host_ms) = crate::runtime::stages::stage("chains init", || start(&fit.fit, dwi, &table, mask, cfg.seed))?;
     let nvox = voxels.len();
     let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
     let whole = plan.len() == 1;
@@ -424,7 +446,7 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     let (mut samples, mut state) = if whole { (Vec::new(), ChainState::default()) } else { (vec![0.0f32; NPARAM * sched.nsamp * nvox], init.clone()) };
     let sampled = split.run(
         plan.len(),
-        |dev| kernels(dev, variant),
+        |dev| crate::runtime::stages::stage("sampler init", || kernels(dev, variant)),
         |k, c| {
             let r = plan[c].clone();
             let mut host = 0.0;

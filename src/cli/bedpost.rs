@@ -1,4 +1,5 @@
 use super::Ctx;
+use neuroport::runtime::stages::stage;
 use anyhow::{Context, Result};
 use neuroport::bedpost::{self, post, Config, Variant};
 use neuroport::volume::{check_free, mask_for, Outputs};
@@ -37,11 +38,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let names = Outputs::new();
     check_free(post::file_names().iter().map(|n| names.nifti_name(&a.out.join(format!("{n}.nii.gz")))))?;
     let split = ctx.split()?;
-    let (mut dwi, grads) = a.input.load()?;
-    let mask = mask_for(&mut dwi, &a.input.dwi, Some(&a.mask))?;
+    let (mut dwi, grads) = stage("read", || a.input.load())?;
+    let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, Some(&a.mask)))?;
     let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: std::io::stderr().is_terminal(), ..Config::default() };
-    let (r, shares) = bedpost::run_split(&split, a.variant, &dwi, &grads, &mask, &cfg).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
-    let written = post::write(&r, &dwi.geom, &a.out)?;
+    let (r, shares) = stage("fit and sample", || bedpost::run_split(&split, a.variant, &dwi, &grads, &mask, &cfg)).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
+    let written = stage("write", || post::write(&r, &dwi.geom, &a.out))?;
     let mean_acc = r.acceptance.iter().map(|&x| x as f64).sum::<f64>() / r.acceptance.len().max(1) as f64;
     eprintln!(
         "{} [{}]: {} voxels x {} loops ({} samples, thin {}); kernel {:.1} ms, transfer {:.1} ms, host {:.1} ms; mean acceptance {:.2}",

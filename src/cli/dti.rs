@@ -1,6 +1,7 @@
 use super::Ctx;
 use anyhow::{Context, Result};
 use neuroport::dti;
+use neuroport::runtime::stages::stage;
 use neuroport::volume::{check_free, mask_for, prefixed, Outputs};
 use std::path::PathBuf;
 
@@ -25,28 +26,34 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let p = |s: &str| out.nifti_name(&prefixed(&a.out, "dti", &format!("{s}.nii.gz")));
     check_free(MAPS.iter().map(|s| p(s)))?;
     let split = ctx.split()?;
-    let (mut dwi, grads) = a.input.load()?;
+    let (mut dwi, grads) = stage("read", || a.input.load())?;
     // A table that cannot determine a tensor is the gradient files' problem: say so by name.
     dti::Design::new(&grads).with_context(|| a.input.grad_files().describe())?;
-    let mask = mask_for(&mut dwi, &a.input.dwi, a.mask.as_deref())?;
-    let (r, shares) = dti::run_split(&split, &dwi, &grads, &mask).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
+    let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, a.mask.as_deref()))?;
+    let (r, shares) = stage("fit", || dti::run_split(&split, &dwi, &grads, &mask)).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
     let nvox = dwi.nvox();
     let g = &dwi.geom;
-    let x = dti::fsl_maps::extra_maps(&r.fit.tensor, nvox);
+    let (x, rgb) = stage("host maps", || (dti::fsl_maps::extra_maps(&r.fit.tensor, nvox), dti::rgb(&r.scalars, nvox)));
     let p = |s: &str| prefixed(&a.out, "dti", &format!("{s}.nii.gz"));
-    out.nifti(&p("tensor"), g, 6, &r.fit.tensor)?;
-    out.nifti(&p("FA"), g, 1, &r.scalars[..nvox])?;
-    out.nifti(&p("MD"), g, 1, &r.scalars[nvox..2 * nvox])?;
-    out.nifti(&p("MO"), g, 1, &x.mo)?;
-    out.nifti(&p("V1"), g, 3, &r.scalars[2 * nvox..5 * nvox])?;
-    out.nifti(&p("V2"), g, 3, &x.v2)?;
-    out.nifti(&p("V3"), g, 3, &x.v3)?;
-    out.nifti(&p("L1"), g, 1, &r.scalars[5 * nvox..6 * nvox])?;
-    out.nifti(&p("L2"), g, 1, &x.l2)?;
-    out.nifti(&p("L3"), g, 1, &x.l3)?;
-    out.nifti(&p("RGB"), g, 3, &dti::rgb(&r.scalars, nvox))?;
-    out.nifti(&p("S0"), g, 1, &r.fit.s0)?;
-    let written = out.commit()?;
+    let sc = |i: usize, n: usize| &r.scalars[i * nvox..(i + n) * nvox];
+    let maps: [(&str, usize, &[f32]); 12] = [
+        ("tensor", 6, &r.fit.tensor),
+        ("FA", 1, sc(0, 1)),
+        ("MD", 1, sc(1, 1)),
+        ("MO", 1, &x.mo),
+        ("V1", 3, sc(2, 3)),
+        ("V2", 3, &x.v2),
+        ("V3", 3, &x.v3),
+        ("L1", 1, sc(5, 1)),
+        ("L2", 1, &x.l2),
+        ("L3", 1, &x.l3),
+        ("RGB", 3, &rgb),
+        ("S0", 1, &r.fit.s0),
+    ];
+    debug_assert!(maps.iter().map(|m| m.0).eq(MAPS));
+    let maps: Vec<(PathBuf, usize, &[f32])> = maps.iter().map(|&(n, nvol, d)| (p(n), nvol, d)).collect();
+    stage("write", || out.niftis(g, &maps))?;
+    let written = stage("commit", || out.commit())?;
     let inside = mask.iter().filter(|&&m| m != 0).count();
     eprintln!(
         "{}: {} voxels in the mask, {} fitted, {} repaired (eigenvalues raised to {:.0e} mm^2/s), {} unfittable; kernel {:.1} ms, transfer {:.1} ms",

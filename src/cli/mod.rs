@@ -114,6 +114,16 @@ fn parse() -> Result<Cli, clap::Error> {
 }
 
 pub fn main() -> i32 {
+    let before_main = neuroport::runtime::stages::since_exec_ms();
+    let t0 = std::time::Instant::now();
+    let code = run_cli();
+    if neuroport::runtime::stages::wanted() {
+        eprintln!("{}", neuroport::runtime::stages::line(before_main, t0.elapsed().as_secs_f64() * 1e3));
+    }
+    code
+}
+
+fn run_cli() -> i32 {
     let cli = match parse() {
         Ok(c) => c,
         Err(e) => {
@@ -122,7 +132,7 @@ pub fn main() -> i32 {
         }
     };
     neuroport::volume::set_overwrite(cli.force);
-    let ctx = Ctx::new(&cli);
+    let ctx = neuroport::runtime::stages::stage("devices", || Ctx::new(&cli));
     let r = match cli.command {
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Dti(a) => dti::run(&ctx, a),

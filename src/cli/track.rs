@@ -1,5 +1,6 @@
 //! `neuroport track geodesic`: geodesic ray-tracing tractography (paper 001).
 
+use neuroport::runtime::stages::stage;
 use super::Ctx;
 use anyhow::{bail, Context, Result};
 use neuroport::geodesic::{self, output, seeding, Interp, Method, TraceParams};
@@ -105,7 +106,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let split = ctx.split()?;
     // The tensor fit (when given a DWI) and the metric fields are prepared on the first device.
     let device = split.first().clone();
-    let (mut tensor, geom, source) = tensor_of(&device, &a)?;
+    let (mut tensor, geom, source) = stage("tensor", || tensor_of(&device, &a))?;
     // A fitted tensor is already repaired; a read one may not be positive definite.
     let repaired = if a.input.tensor.is_some() { dti::repair_tensors(&mut tensor) } else { 0 };
     let dims = geom.dims;
@@ -142,7 +143,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     };
     let seed_source = a.seeds.as_ref().or(a.seed_file.as_ref()).expect("one of the two, checked above");
     seeding::check_seeds(&seeds, &geom, &mask, seed_source)?;
-    let (fields, _) = geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref())?;
+    let (fields, _) = stage("prepare fields", || geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref()))?;
     let p = TraceParams {
         step: a.step,
         max_steps: a.max_steps,
@@ -151,12 +152,25 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()),
         ..Default::default()
     };
-    let (batch, shares) = geodesic::trace_split(&split, &fields, &seeds, &p, a.interp, true)?;
-    let t = shares.timings();
-    let order = geodesic::select(&batch, target.is_some());
     let mut out = Outputs::new();
-    output::write(&mut out, &a.out, &geom, &batch, &seeds, &order)?;
-    let written = out.commit()?;
+    // Every fibre in seed order to a .tck on one device: each batch is written while the next
+    // traces. A target ranks the fibres (all must be traced first); a split collects per device.
+    let streamed = target.is_none() && split.len() == 1 && output::Format::of(&a.out)? == output::Format::Tck;
+    let (batch, order, t, shares) = if streamed {
+        let mut k = geodesic::kernels(&device)?;
+        k.upload(&fields)?;
+        let p = TraceParams { interp: a.interp.unwrap_or_else(|| geodesic::Interp::default_for(device.info())), ..p };
+        let per = geodesic::batch_len(k.as_ref(), seeds.len(), &p);
+        let batch = stage("trace and write", || output::trace_to_tck(k.as_mut(), &seeds, &p, per, &geom, &mut out, &a.out, true))?;
+        (batch, (0..seeds.len()).collect::<Vec<_>>(), k.take_timings(), None)
+    } else {
+        let (batch, shares) = stage("trace", || geodesic::trace_split(&split, &fields, &seeds, &p, a.interp, true))?;
+        let order = geodesic::select(&batch, target.is_some());
+        stage("write", || output::write(&mut out, &a.out, &geom, &batch, &seeds, &order))?;
+        let t = shares.timings();
+        (batch, order, t, Some(shares))
+    };
+    let written = stage("commit", || out.commit())?;
     let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64;
     eprintln!(
         "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms{}",
@@ -172,7 +186,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         t.transfer_ms,
         dti::repaired_note(repaired)
     );
-    super::print_shares(&split, &shares);
+    if let Some(shares) = &shares {
+        super::print_shares(&split, shares);
+    }
     for w in written {
         println!("{}", w.display());
     }

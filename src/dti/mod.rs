@@ -179,7 +179,7 @@ pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]
     }
     let shares = split.run(
         plan.len(),
-        kernels,
+        |d| crate::runtime::stages::stage("device init", || kernels(d)),
         |k, c| {
             let v = plan[c].clone();
             let (part, host_ms) = wall_ms(|| if whole { std::borrow::Cow::Borrowed(dwi.as_flat()) } else { std::borrow::Cow::Owned(cut(dwi.as_flat(), nvol, nvox, v.clone())) });

@@ -4,7 +4,8 @@
 //! time it is used, and freed with the fields.
 
 use super::{batch_within, geo_params, seeds_component_major, FibreBatch, Fields, GeodesicKernels, Interp, Seed, TraceParams, GROUPS};
-use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape, Texture3d};
+use crate::runtime::gpu::pipeline::{self, Step};
+use crate::runtime::gpu::{args, Arg, Buf, Event, Gpu, Kernel, Lanes, Shape, Texture3d};
 use crate::runtime::Timings;
 use anyhow::{anyhow, Result};
 
@@ -20,6 +21,8 @@ struct Resident {
 
 pub struct GpuGeodesic {
     gpu: Gpu,
+    /// Batch copies on a second queue when overlapping (`runtime::gpu::pipeline`).
+    lanes: Lanes,
     trace_kernel: Kernel,
     trace_texture: Kernel,
     pack: Kernel,
@@ -30,9 +33,15 @@ pub struct GpuGeodesic {
 }
 
 impl GpuGeodesic {
+    /// Overlapping batch copies with tracing unless `NEUROPORT_PIPELINE=0`.
     pub fn new(gpu: Gpu) -> Result<GpuGeodesic> {
+        GpuGeodesic::with_overlap(gpu, pipeline::overlap_default())
+    }
+
+    pub fn with_overlap(gpu: Gpu, overlap: bool) -> Result<GpuGeodesic> {
         let k = |name| gpu.kernel("geodesic", SOURCE, name);
-        Ok(GpuGeodesic { trace_kernel: k("geodesic_trace_kernel")?, trace_texture: k("geodesic_trace_texture")?, pack: k("geodesic_pack")?, gpu, resident: None, carry: Timings::default() })
+        let (trace_kernel, trace_texture, pack) = (k("geodesic_trace_kernel")?, k("geodesic_trace_texture")?, k("geodesic_pack")?);
+        Ok(GpuGeodesic { lanes: Lanes::new(gpu.clone(), overlap)?, trace_kernel, trace_texture, pack, gpu, resident: None, carry: Timings::default() })
     }
 
     /// GPUs: `block_size`; CPU devices choose their own.
@@ -55,37 +64,46 @@ impl GpuGeodesic {
         Ok(())
     }
 
-    /// Traces `seeds` in the spatial order of [`super::order`] and returns them in the caller's:
-    /// the summaries are put back on the host (a few bytes a fibre) and the packing kernel writes
-    /// each fibre's points straight to its place in the caller's order, so the points (12 bytes a
-    /// step, gigabytes on a whole-brain run) are never permuted on the host.
-    fn trace_ordered(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
+    /// Queues a batch (`pipeline::Step::Load` and `Compute`): its seeds, in the spatial order of
+    /// [`super::order`], up on the copy queue, its trace on the compute queue.
+    fn begin(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<InFlight> {
         if p.interp == Interp::Texture {
             self.ensure_textures()?;
         }
         let n = seeds.len();
-        if n == 0 {
-            return Ok(FibreBatch::default());
-        }
         let mut host = Timings::default();
         let order = super::order::spatial_order(seeds, &mut host);
+        self.carry.host_ms += host.host_ms;
         let traced: std::borrow::Cow<[Seed]> = match &order {
             Some(o) => o.iter().map(|&i| seeds[i]).collect::<Vec<_>>().into(),
             None => seeds.into(),
         };
         let shape = self.shape(n);
-        let g = &self.gpu;
+        let g = self.lanes.copy();
         let r = self.resident.as_ref().ok_or_else(|| anyhow!("geodesic fields not uploaded"))?;
         let gp = geo_params(r.dims, r.voxel_size, p, n);
         let b_seeds = g.upload(&seeds_component_major(&traced))?;
         let npts = if p.record { (p.max_steps as usize + 1) * 3 * n } else { 1 };
-        let (b_points, b_si, b_sf) = (g.alloc::<f32>(npts)?, g.alloc::<i32>(3 * n)?, g.alloc::<f32>(4 * n)?);
+        let (points, si, sf) = (g.alloc::<f32>(npts)?, g.alloc::<i32>(3 * n)?, g.alloc::<f32>(4 * n)?);
+        self.lanes.loaded()?;
+        let c = self.lanes.compute();
         match (&r.textures, p.interp) {
-            (Some(t), Interp::Texture) => g.launch(&self.trace_texture, shape, args![&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &r.labels, &b_seeds, Arg::structure(&gp), &b_points, &b_si, &b_sf])?,
-            _ => g.launch(&self.trace_kernel, shape, args![&r.f4, &r.labels, &b_seeds, Arg::structure(&gp), &b_points, &b_si, &b_sf])?,
+            (Some(t), Interp::Texture) => c.launch(&self.trace_texture, shape, args![&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &r.labels, &b_seeds, Arg::structure(&gp), &points, &si, &sf])?,
+            _ => c.launch(&self.trace_kernel, shape, args![&r.f4, &r.labels, &b_seeds, Arg::structure(&gp), &points, &si, &sf])?,
         }
-        let traced_batch = FibreBatch::from_summaries(&g.download(&b_si)?, &g.download(&b_sf)?, n);
-        let mut batch = match &order {
+        Ok(InFlight { n, order, shape, record: p.record, points, si, sf, done: self.lanes.computed()? })
+    }
+
+    /// A queued batch's fibres in the caller's order (`pipeline::Step::Unload`), on the copy
+    /// queue: the summaries come back to the host (a few bytes a fibre) and the packing kernel
+    /// writes each fibre's points straight to its place in the caller's order, so the points
+    /// (12 bytes a step, gigabytes on a whole-brain run) are never permuted on the host.
+    fn end(&mut self, f: InFlight) -> Result<FibreBatch> {
+        self.lanes.after(f.done.as_ref())?;
+        let g = self.lanes.copy().clone();
+        let n = f.n;
+        let traced_batch = FibreBatch::from_summaries(&g.download(&f.si)?, &g.download(&f.sf)?, n);
+        let mut batch = match &f.order {
             Some(o) => {
                 let mut ends = traced_batch.ends.clone();
                 for (j, &i) in o.iter().enumerate() {
@@ -95,27 +113,40 @@ impl GpuGeodesic {
             }
             None => traced_batch,
         };
-        self.carry.host_ms += host.host_ms;
-        if !p.record {
-            return Ok(batch);
+        // One queue: the time so far is the trace's; the packing that follows counts as
+        // transfer (it only prepares the download), as does all of the copy queue's.
+        if !self.lanes.overlap() {
+            let traced = g.take_timings()?;
+            self.carry.add(&traced);
         }
-        let (caller_offsets, total) = batch.pack_plan();
-        let offsets: Vec<u64> = match &order {
-            Some(o) => o.iter().map(|&i| caller_offsets[i]).collect(),
-            None => caller_offsets,
-        };
-        let b_packed = g.alloc::<f32>(3 * total)?;
-        // The trace's time so far is the kernel's; the packing that follows counts as transfer.
-        let traced = g.take_timings()?;
-        g.launch(&self.pack, shape, args![n as i32, &b_points, &b_si, &g.upload(&offsets)?, &b_packed])?;
-        let mut points = vec![[0.0f32; 3]; total];
-        g.read(&b_packed, 0, bytemuck::cast_slice_mut(&mut points))?;
+        if f.record {
+            let (caller_offsets, total) = batch.pack_plan();
+            let offsets: Vec<u64> = match &f.order {
+                Some(o) => o.iter().map(|&i| caller_offsets[i]).collect(),
+                None => caller_offsets,
+            };
+            let b_packed = g.alloc::<f32>(3 * total)?;
+            g.launch(&self.pack, f.shape, args![n as i32, &f.points, &f.si, &g.upload(&offsets)?, &b_packed])?;
+            let mut points = vec![[0.0f32; 3]; total];
+            g.read(&b_packed, 0, bytemuck::cast_slice_mut(&mut points))?;
+            batch.set_points(points);
+        }
         let packing = g.take_timings()?;
-        self.carry.add(&traced);
         self.carry.transfer_ms += packing.kernel_ms + packing.transfer_ms;
-        batch.set_points(points);
         Ok(batch)
     }
+}
+
+/// A batch traced (or tracing) on the device, not yet brought back.
+struct InFlight {
+    n: usize,
+    order: Option<Vec<usize>>,
+    shape: Shape,
+    record: bool,
+    points: Buf<f32>,
+    si: Buf<i32>,
+    sf: Buf<f32>,
+    done: Option<Event>,
 }
 
 impl GeodesicKernels for GpuGeodesic {
@@ -128,7 +159,8 @@ impl GeodesicKernels for GpuGeodesic {
     }
 
     fn max_batch(&self, p: &TraceParams) -> usize {
-        let global = self.gpu.mem_total().max(1 << 28);
+        // Two batches are alive while overlapping: each gets half.
+        let global = self.gpu.mem_total().max(1 << 28) / if self.lanes.overlap() { 2 } else { 1 };
         // One fibre's points live in two buffers; neither may pass the largest allocation.
         let per_points = if p.record { (p.max_steps as u64 + 1) * 12 } else { 1 };
         let by_alloc = (self.gpu.max_alloc() / per_points).max(1) as usize;
@@ -136,12 +168,34 @@ impl GeodesicKernels for GpuGeodesic {
     }
 
     fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch> {
-        self.trace_ordered(seeds, p)
+        if seeds.is_empty() {
+            return Ok(FibreBatch::default());
+        }
+        let f = self.begin(seeds, p)?;
+        self.end(f)
+    }
+
+    /// Batch k+1's seeds go up and batch k-1's points come down (copy queue) while batch k
+    /// traces (compute queue), in `pipeline::steps`' order.
+    fn trace_batches(&mut self, seeds: &[Seed], p: &TraceParams, batch: usize, sink: &mut dyn FnMut(FibreBatch) -> Result<()>) -> Result<()> {
+        let chunks: Vec<&[Seed]> = seeds.chunks(batch.max(1)).collect();
+        let mut flying = std::collections::VecDeque::new();
+        for step in pipeline::steps(chunks.len(), self.lanes.overlap()) {
+            match step {
+                Step::Load(k) => flying.push_back(self.begin(chunks[k], p)?),
+                Step::Compute(_) => {}
+                Step::Unload(_) => {
+                    let f = flying.pop_front().expect("steps unload what they loaded");
+                    sink(self.end(f)?)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn take_timings(&mut self) -> Timings {
         let mut t = std::mem::take(&mut self.carry);
-        t.add(&self.gpu.take_timings().unwrap_or_default());
+        t.add(&self.lanes.take_timings().unwrap_or_default());
         t
     }
 }

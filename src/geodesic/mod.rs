@@ -400,6 +400,14 @@ pub trait GeodesicKernels {
     /// The most fibres one `trace` call can take with these parameters (device memory).
     fn max_batch(&self, p: &TraceParams) -> usize;
     fn trace(&mut self, seeds: &[Seed], p: &TraceParams) -> Result<FibreBatch>;
+    /// Traces `seeds` in batches of at most `batch`, handing each batch's fibres to `sink` in
+    /// seed order. GPUs overlap a batch's copies with the next batch's trace.
+    fn trace_batches(&mut self, seeds: &[Seed], p: &TraceParams, batch: usize, sink: &mut dyn FnMut(FibreBatch) -> Result<()>) -> Result<()> {
+        for chunk in seeds.chunks(batch.max(1)) {
+            sink(self.trace(chunk, p)?)?;
+        }
+        Ok(())
+    }
     fn take_timings(&mut self) -> Timings;
 }
 
@@ -446,9 +454,28 @@ pub fn batch_within(budget: u64, p: &TraceParams) -> usize {
 /// Traces every seed in batches the device can hold, with a progress bar on stderr when
 /// `progress` (hidden when stderr is not a terminal).
 pub fn trace_all(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, progress: bool) -> Result<FibreBatch> {
-    // Several batches per run even when memory allows one, so the bar moves on long runs.
-    let batch = k.max_batch(p).max(1).min((seeds.len().div_ceil(20)).max(1 << 16));
+    let batch = batch_len(k, seeds.len(), p);
     trace_batched(k, seeds, p, batch, progress)
+}
+
+/// Fibres per batch of a whole run: what the device holds, and several batches per run even when
+/// memory allows one, so the bar moves on long runs and a batch's copies (and writing) overlap
+/// the next one's trace.
+pub fn batch_len(k: &dyn GeodesicKernels, seeds: usize, p: &TraceParams) -> usize {
+    k.max_batch(p).max(1).min((seeds.div_ceil(20)).max(1 << 16))
+}
+
+/// [`trace_batched`] handing each batch to `sink` as it comes back (seed order) instead of keeping
+/// them: a whole-brain run's points are written while the next batch traces.
+pub fn trace_streamed(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, progress: bool, sink: &mut dyn FnMut(FibreBatch) -> Result<()>) -> Result<()> {
+    let bar = if progress && seeds.len() > batch { ProgressBar::new(seeds.len() as u64) } else { ProgressBar::hidden() };
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} fibres {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    k.trace_batches(seeds, p, batch, &mut |b| {
+        bar.inc(b.len() as u64);
+        sink(b)
+    })?;
+    bar.finish_and_clear();
+    Ok(())
 }
 
 /// Traces `seeds` in batches of at most `batch` fibres, appending the results in seed order.
@@ -457,10 +484,11 @@ pub fn trace_batched(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParam
     let bar = if progress && seeds.len() > batch { ProgressBar::new(seeds.len() as u64) } else { ProgressBar::hidden() };
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} fibres {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let mut all = FibreBatch::default();
-    for chunk in seeds.chunks(batch) {
-        all.append(k.trace(chunk, p)?);
-        bar.inc(chunk.len() as u64);
-    }
+    k.trace_batches(seeds, p, batch, &mut |b| {
+        bar.inc(b.len() as u64);
+        all.append(b);
+        Ok(())
+    })?;
     bar.finish_and_clear();
     Ok(all)
 }

@@ -2,11 +2,11 @@
 //! coordinates from the NIfTI affine) and a CSV with one row per written fibre.
 
 use super::seeding::voxel_to_world_dir;
-use super::{FibreBatch, Seed};
+use super::{trace_streamed, FibreBatch, FibreEnd, GeodesicKernels, Seed, TraceParams};
 use crate::io::table::write_csv;
 use crate::io::{tck, trk};
 use crate::volume::{Geometry, Outputs};
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -33,19 +33,67 @@ pub fn csv_path(tractogram: &Path) -> PathBuf {
 
 pub const CSV_HEADER: [&str; 14] = ["fibre", "seed", "seed_x", "seed_y", "seed_z", "dir_x", "dir_y", "dir_z", "length_mm", "steps", "stop", "connectivity", "reached_target", "target_length_mm"];
 
+/// Fibre i's points in world millimetres.
+fn world(geom: &Geometry, batch: &FibreBatch, i: usize) -> Vec<[f32; 3]> {
+    batch.fibre(i).iter().map(|p| geom.voxel_to_world(p.map(|c| c as f64)).map(|c| c as f32)).collect()
+}
+
 /// Adds the tractogram of the fibres `order` names (in that order) and its CSV to `out`.
 pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch, seeds: &[Seed], order: &[usize]) -> Result<()> {
-    let world = |i: usize| -> Vec<[f32; 3]> { batch.fibre(i).iter().map(|p| geom.voxel_to_world(p.map(|c| c as f64)).map(|c| c as f32)).collect() };
     match Format::of(path)? {
-        Format::Tck => out.file(path, |tmp| tck::write_tck_par(tmp, order.len(), |k| world(order[k]).into()))?,
-        Format::Trk => out.file(path, |tmp| trk::write_trk(tmp, &trk::TrkSpace::of(geom), order.iter().map(|&i| world(i))))?,
+        Format::Tck => out.file(path, |tmp| tck::write_tck_par(tmp, order.len(), |k| world(geom, batch, order[k]).into()))?,
+        Format::Trk => out.file(path, |tmp| trk::write_trk(tmp, &trk::TrkSpace::of(geom), order.iter().map(|&i| world(geom, batch, i))))?,
     }
+    write_csv_of(out, path, geom, &batch.ends, seeds, order)
+}
+
+/// Traces every seed on `k` and adds the `.tck` of all fibres (seed order, as [`write`] with
+/// every fibre selected) and its CSV to `out`, writing each batch while the next one traces:
+/// the points are never all held at once. Returns the fibres' summaries (no points).
+/// `batch` fibres a batch ([`super::batch_len`] for a whole run).
+#[allow(clippy::too_many_arguments)]
+pub fn trace_to_tck(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, geom: &Geometry, out: &mut Outputs, path: &Path, progress: bool) -> Result<FibreBatch> {
+    if Format::of(path)? != Format::Tck {
+        bail!("{}: streamed writing makes .tck only", path.display());
+    }
+    let tmp = out.temp_for(path)?;
+    let named = |e: anyhow::Error| anyhow!("cannot write {}: {e:#}", path.display());
+    let w = tck::TckWriter::create(&tmp, seeds.len()).map_err(named)?;
+    let mut ends = Vec::with_capacity(seeds.len());
+    let (tx, rx) = std::sync::mpsc::sync_channel::<FibreBatch>(1);
+    let (traced, written) = std::thread::scope(|sc| {
+        let writer = sc.spawn(move || -> Result<tck::TckWriter> {
+            let mut w = w;
+            for b in rx {
+                w.append(b.len(), |i| world(geom, &b, i).into())?;
+            }
+            Ok(w)
+        });
+        let traced = trace_streamed(k, seeds, p, batch, progress, &mut |b| {
+            ends.extend_from_slice(&b.ends);
+            tx.send(b).map_err(|_| anyhow!("the tractogram writer stopped"))
+        });
+        drop(tx);
+        (traced, writer.join().map_err(|_| anyhow!("tractogram writer thread panicked")).and_then(|w| w))
+    });
+    // A writer failure stops the tracing too: report the cause, not the closed channel.
+    let w = written.map_err(named)?;
+    traced?;
+    w.finish().map_err(named)?;
+    let batch = FibreBatch { ends, ..Default::default() };
+    let order: Vec<usize> = (0..seeds.len()).collect();
+    write_csv_of(out, path, geom, &batch.ends, seeds, &order)?;
+    Ok(batch)
+}
+
+/// The CSV beside the tractogram: one row per fibre of `order`.
+fn write_csv_of(out: &mut Outputs, path: &Path, geom: &Geometry, ends: &[FibreEnd], seeds: &[Seed], order: &[usize]) -> Result<()> {
     let rows: Vec<Vec<String>> = order
         .par_iter()
         .enumerate()
         .map(|(k, &i)| {
             let s = &seeds[i];
-            let e = &batch.ends[i];
+            let e = &ends[i];
             let p = geom.voxel_to_world(s.pos.map(|c| c as f64));
             let d = voxel_to_world_dir(geom, s.dir);
             vec![

@@ -16,58 +16,94 @@ pub fn write_tck<S: AsRef<[[f32; 3]]> + Sync>(path: &Path, streamlines: impl Exa
 /// run to gigabytes: streamlines are encoded on every core, a window at a time, while one thread
 /// writes the previous window in large writes.
 pub fn write_tck_par<'a>(path: &Path, count: usize, fibre: impl Fn(usize) -> std::borrow::Cow<'a, [[f32; 3]]> + Sync) -> Result<()> {
-    use rayon::prelude::*;
-    let head = format!("mrtrix tracks\ndatatype: Float32LE\ncount: {count}\ntotal_count: {count}\n");
-    // The offset counts the header including its own line: grow it until the digits settle.
-    let mut offset = head.len() + "file: . \nEND\n".len();
-    loop {
-        let total = head.len() + format!("file: . {offset}\nEND\n").len();
-        if total == offset {
-            break;
-        }
-        offset = total;
-    }
-    let mut f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    f.write_all(format!("{head}file: . {offset}\nEND\n").as_bytes())?;
-    const PIECE: usize = 512;
-    let encode = |range: std::ops::Range<usize>| -> Vec<u8> {
-        let mut buf = Vec::new();
-        for i in range {
-            let s = fibre(i);
-            buf.reserve((s.len() + 1) * 12);
-            for p in s.iter().chain(std::iter::once(&[f32::NAN; 3])) {
-                for c in p {
-                    buf.extend_from_slice(&c.to_le_bytes());
-                }
-            }
-        }
-        buf
-    };
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
-    std::thread::scope(|sc| -> Result<()> {
-        let writer = sc.spawn(move || -> std::io::Result<std::fs::File> {
-            for window in rx {
-                for piece in window {
-                    f.write_all(&piece)?;
-                }
-            }
-            Ok(f)
-        });
-        for start in (0..count).step_by(PIECE * 64) {
-            let end = (start + PIECE * 64).min(count);
-            let window: Vec<Vec<u8>> = (start..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().map(|a| encode(a..(a + PIECE).min(end))).collect();
-            if tx.send(window).is_err() {
+    let mut w = TckWriter::create(path, count)?;
+    w.append(count, fibre)?;
+    w.finish()
+}
+
+/// A `.tck` written piece by piece (streamlines as they are traced): the header names `count`,
+/// [`TckWriter::append`] adds streamlines, [`TckWriter::finish`] checks that `count` came and
+/// closes the file.
+pub struct TckWriter {
+    f: std::fs::File,
+    count: usize,
+    written: usize,
+}
+
+impl TckWriter {
+    pub fn create(path: &Path, count: usize) -> Result<TckWriter> {
+        let head = format!("mrtrix tracks\ndatatype: Float32LE\ncount: {count}\ntotal_count: {count}\n");
+        // The offset counts the header including its own line: grow it until the digits settle.
+        let mut offset = head.len() + "file: . \nEND\n".len();
+        loop {
+            let total = head.len() + format!("file: . {offset}\nEND\n").len();
+            if total == offset {
                 break;
             }
+            offset = total;
         }
-        drop(tx);
-        let mut f = writer.join().map_err(|_| anyhow!("tractogram writer thread panicked"))??;
-        for _ in 0..3 {
-            f.write_all(&f32::INFINITY.to_le_bytes())?;
+        let mut f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        f.write_all(format!("{head}file: . {offset}\nEND\n").as_bytes())?;
+        Ok(TckWriter { f, count, written: 0 })
+    }
+
+    /// Appends `n` streamlines, streamline i from `fibre(i)`, encoded on every core a window at
+    /// a time while this thread writes the previous window.
+    pub fn append<'a>(&mut self, n: usize, fibre: impl Fn(usize) -> std::borrow::Cow<'a, [[f32; 3]]> + Sync) -> Result<()> {
+        use rayon::prelude::*;
+        if self.written + n > self.count {
+            bail!("{} streamlines for a header of {}", self.written + n, self.count);
         }
-        f.flush()?;
+        const PIECE: usize = 512;
+        let encode = |range: std::ops::Range<usize>| -> Vec<u8> {
+            let mut buf = Vec::new();
+            for i in range {
+                let s = fibre(i);
+                buf.reserve((s.len() + 1) * 12);
+                for p in s.iter().chain(std::iter::once(&[f32::NAN; 3])) {
+                    for c in p {
+                        buf.extend_from_slice(&c.to_le_bytes());
+                    }
+                }
+            }
+            buf
+        };
+        let f = &mut self.f;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
+        std::thread::scope(|sc| -> Result<()> {
+            let writer = sc.spawn(move || -> std::io::Result<()> {
+                for window in rx {
+                    for piece in window {
+                        f.write_all(&piece)?;
+                    }
+                }
+                Ok(())
+            });
+            for start in (0..n).step_by(PIECE * 64) {
+                let end = (start + PIECE * 64).min(n);
+                let window: Vec<Vec<u8>> = (start..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().map(|a| encode(a..(a + PIECE).min(end))).collect();
+                if tx.send(window).is_err() {
+                    break;
+                }
+            }
+            drop(tx);
+            writer.join().map_err(|_| anyhow!("tractogram writer thread panicked"))??;
+            Ok(())
+        })?;
+        self.written += n;
         Ok(())
-    })
+    }
+
+    pub fn finish(mut self) -> Result<()> {
+        if self.written != self.count {
+            bail!("{} streamlines written for a header of {}", self.written, self.count);
+        }
+        for _ in 0..3 {
+            self.f.write_all(&f32::INFINITY.to_le_bytes())?;
+        }
+        self.f.flush()?;
+        Ok(())
+    }
 }
 
 /// Buffer of the tractogram writers.

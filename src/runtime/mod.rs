@@ -13,6 +13,7 @@ mod list;
 pub mod opencl;
 pub mod source;
 pub mod split;
+pub mod stages;
 pub mod timing;
 
 use anyhow::{anyhow, bail, Result};

@@ -84,6 +84,14 @@ pub fn skip_nonfinite(data: &mut Volume, data_path: &Path, mask: &mut [u8]) -> R
     let nvol = data.nvol();
     let dims = [data.geom.dims[0], data.geom.dims[1], data.geom.dims[2], nvol];
     let flat = data.as_flat_mut();
+    // The usual case, every value finite, in one pass over memory on every core: the voxel-wise
+    // walk below strides a volume apart between reads (~0.5 s on a 100 M-value DWI).
+    {
+        use rayon::prelude::*;
+        if flat.par_chunks(1 << 16).all(|c| c.iter().all(|x| x.is_finite())) {
+            return Ok(0);
+        }
+    }
     let mut skipped = 0usize;
     let mut first = None;
     for v in 0..n {

@@ -83,14 +83,33 @@ impl Outputs {
     /// A float32 NIfTI volume; `path` ends in `.nii.gz` and is renamed to `.nii` when
     /// `FSLOUTPUTTYPE=NIFTI`.
     pub fn nifti(&mut self, path: &Path, geom: &Geometry, nvol: usize, data: &[f32]) -> Result<()> {
+        let (fin, gz, f) = self.nifti_temp(path)?;
+        f.and_then(|f| write_nifti_to(f, gz, geom, nvol, data)).map_err(|e| anyhow!("cannot write {}: {}", fin.display(), plain_io(&e)))
+    }
+
+    /// Several float32 NIfTI volumes on one grid, `(path, nvol, data)` each as in
+    /// [`Outputs::nifti`], written (and compressed) concurrently: a map's header, file creation
+    /// and last partial wave of members no longer wait for the one before. Each file's wall time
+    /// is a stage (`runtime::stages`) named `write NAME`.
+    pub fn niftis(&mut self, geom: &Geometry, maps: &[(PathBuf, usize, &[f32])]) -> Result<()> {
+        use rayon::prelude::*;
+        let files = maps.iter().map(|(p, _, _)| self.nifti_temp(p)).collect::<Result<Vec<_>>>()?;
+        files.into_par_iter().zip(maps.par_iter()).try_for_each(|((fin, gz, f), (_, nvol, data))| {
+            let name = fin.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            crate::runtime::stages::stage(&format!("write {name}"), || f.and_then(|f| write_nifti_to(f, gz, geom, *nvol, data)))
+                .map_err(|e| anyhow!("cannot write {}: {}", fin.display(), plain_io(&e)))
+        })
+    }
+
+    /// The final name of a NIfTI output, whether it is compressed, and its temporary opened.
+    fn nifti_temp(&mut self, path: &Path) -> Result<(PathBuf, bool, std::io::Result<std::fs::File>)> {
         let fin = self.kind.apply(path);
         let gz = self.kind == OutputType::NiftiGz || fin.to_string_lossy().ends_with(".gz");
-        let t = self.temp(&fin)?;
-        let f = match t {
+        let f = match self.temp(&fin)? {
             Temp::Anon(f) => f.try_clone(),
             Temp::Named(p) => std::fs::File::create(p),
         };
-        f.and_then(|f| write_nifti_to(f, gz, geom, nvol, data)).map_err(|e| anyhow!("cannot write {}: {}", fin.display(), plain_io(&e)))
+        Ok((fin, gz, f))
     }
 
     /// Any other file, written by `write` to the path it is given (see [`Outputs::temp_for`]).

@@ -9,6 +9,7 @@ mod buffer;
 pub(crate) mod cl;
 pub(crate) mod cu;
 pub mod bench;
+pub mod pipeline;
 pub mod selftest;
 mod signature;
 mod staging;
@@ -18,6 +19,7 @@ mod timeline;
 pub use api::RawEvent as Event;
 pub use args::{args, Arg, Elem};
 pub use buffer::Buf;
+pub use pipeline::{Lanes, Step};
 pub use signature::{Param, ParamKind};
 pub use texture::Texture3d;
 
