@@ -3,7 +3,7 @@
 # from the repo root with a release binary at ./dist/neuroport (or $NEUROPORT): the issue-7 volume
 # (358,600 mask voxels, 134 volumes); dti, bedpost (600 loops) and track geodesic --dirs 8 from
 # the white matter to .tck, on CUDA and NVIDIA OpenCL, each twice (the second run counts: kernels
-# compiled and cached), with chunk pipelining on (default) and off (NEUROPORT_PIPELINE=0). Each
+# compiled and cached), with chunk pipelining on (NEUROPORT_PIPELINE=1) and off (the default). Each
 # line: wall time and the command's summary (kernel / transfer ms), then its stages line
 # (NEUROPORT_STAGES=1: exec->main, device discovery, read, mask, device init, fit, host maps,
 # each output's write, commit). ~3-4 minutes; every command under its own time limit.

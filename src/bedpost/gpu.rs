@@ -58,7 +58,7 @@ pub struct GpuBedpost {
 }
 
 impl GpuBedpost {
-    /// Overlapping chunk copies with the sampling unless `NEUROPORT_PIPELINE=0`.
+    /// Overlapping chunk copies with the sampling only with `NEUROPORT_PIPELINE=1` (off by default: see `pipeline::overlap_default`).
     pub fn new(gpu: Gpu, variant: Variant) -> Result<GpuBedpost> {
         GpuBedpost::with_overlap(gpu, variant, crate::runtime::gpu::pipeline::overlap_default())
     }

@@ -33,7 +33,7 @@ pub struct GpuGeodesic {
 }
 
 impl GpuGeodesic {
-    /// Overlapping batch copies with tracing unless `NEUROPORT_PIPELINE=0`.
+    /// Overlapping batch copies with tracing only with `NEUROPORT_PIPELINE=1` (off by default: see `pipeline::overlap_default`).
     pub fn new(gpu: Gpu) -> Result<GpuGeodesic> {
         GpuGeodesic::with_overlap(gpu, pipeline::overlap_default())
     }

@@ -10,10 +10,12 @@ use super::{Event, Gpu};
 use crate::runtime::Timings;
 use anyhow::Result;
 
-/// Whether chunked methods overlap copies with kernels by default: yes, unless
-/// `NEUROPORT_PIPELINE=0` (or `off`), which the device scripts use to compare.
+/// Whether chunked methods overlap copies with kernels: only with `NEUROPORT_PIPELINE=1` (or
+/// `on`). Off by default because on the H100 it cost time and saved none (docs/performance.md,
+/// round 4): bedpost's and tracking's copies are 20-40 ms of a 3-5 s command, so there is almost
+/// nothing to hide, while splitting one chunk into two halves cost bedpost ~0.4 s of host time.
 pub fn overlap_default() -> bool {
-    !matches!(std::env::var("NEUROPORT_PIPELINE").ok().as_deref().map(str::trim), Some("0" | "off" | "no" | "false"))
+    matches!(std::env::var("NEUROPORT_PIPELINE").ok().as_deref().map(str::trim), Some("1" | "on" | "yes" | "true"))
 }
 
 /// One call of a chunked host sequence.
