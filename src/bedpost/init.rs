@@ -14,12 +14,13 @@ use rayon::prelude::*;
 pub fn gather(dwi: &Volume, voxels: &[usize]) -> Vec<f32> {
     let n = voxels.len();
     let mut y = vec![0.0f32; dwi.nvol() * n];
-    for i in 0..dwi.nvol() {
+    // One volume per task: a strided gather from a frame is memory-bound, so every core helps.
+    y.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, yi)| {
         let frame = dwi.frame(i);
-        for (j, &v) in voxels.iter().enumerate() {
-            y[i * n + j] = frame[v];
+        for (out, &v) in yi.iter_mut().zip(voxels) {
+            *out = frame[v];
         }
-    }
+    });
     y
 }
 
@@ -48,7 +49,11 @@ pub fn start(t: &[f64; 6], s0: f64, flag: i32, y: &[f32], table: &Table) -> [f32
     } else {
         let b0: Vec<f64> = (0..table.ndir).filter(|&i| table.gtab[i] < 50.0).map(|i| y[i] as f64).collect();
         let m = if b0.is_empty() { y.iter().fold(0.0f64, |m, &x| m.max(x as f64)) } else { b0.iter().sum::<f64>() / b0.len() as f64 };
-        if m > 0.0 { m } else { 1.0 }
+        if m > 0.0 {
+            m
+        } else {
+            1.0
+        }
     };
     let (th1, ph1) = angles(v1);
     let (th2, ph2) = angles(v2);
@@ -86,13 +91,7 @@ pub fn from_tensors(fit: &TensorFit, y: &[f32], table: &Table, voxels: &[usize],
             (start(&t, fit.s0[v] as f64, fit.flags[v], &yj, table), rng::voxel_streams(seed, v))
         })
         .collect();
-    let mut st = ChainState {
-        par: vec![0.0; NPARAM * n],
-        prop: vec![0.0; NPARAM * n],
-        acc: vec![0; NPARAM * n],
-        rng: vec![0; rng::VOXEL_WORDS * n],
-        nacc: vec![0; n],
-    };
+    let mut st = ChainState { par: vec![0.0; NPARAM * n], prop: vec![0.0; NPARAM * n], acc: vec![0; NPARAM * n], rng: vec![0; rng::VOXEL_WORDS * n], nacc: vec![0; n] };
     for (j, (p, r)) in per.iter().enumerate() {
         let w = widths(p);
         for k in 0..NPARAM {

@@ -1,7 +1,7 @@
 use super::Ctx;
-use neuroport::runtime::stages::stage;
 use anyhow::{Context, Result};
 use neuroport::bedpost::{self, post, Config, Variant};
+use neuroport::runtime::stages::stage;
 use neuroport::volume::{check_free, mask_for, Outputs};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -37,8 +37,8 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let names = Outputs::new();
     check_free(post::file_names().iter().map(|n| names.nifti_name(&a.out.join(format!("{n}.nii.gz")))))?;
-    let split = ctx.split()?;
     let (mut dwi, grads) = stage("read", || a.input.load())?;
+    let split = ctx.split()?;
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, Some(&a.mask)))?;
     let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: std::io::stderr().is_terminal(), ..Config::default() };
     let (r, shares) = stage("fit and sample", || bedpost::run_split(&split, a.variant, &dwi, &grads, &mask, &cfg)).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;

@@ -15,10 +15,10 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let spec = ctx.backend_or_all();
-    let devices = ctx.inventory.select(&spec, true)?;
+    let devices = ctx.inventory().select(&spec, true)?;
     // "all" that silently checked the CPU alone would read as a pass for devices never tried.
-    let unavailable: Vec<&String> = if spec == neuroport::BackendSpec::All { ctx.inventory.notes.iter().collect() } else { Vec::new() };
-    let reference = ctx.inventory.open_cpu()?;
+    let unavailable: Vec<&String> = if spec == neuroport::BackendSpec::All { ctx.inventory().notes.iter().collect() } else { Vec::new() };
+    let reference = ctx.inventory().open_cpu()?;
     let seed = a.seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     let rows = run_all(&devices, &reference, seed);
     let failed = rows.iter().filter(|r| !r.pass).count();
@@ -31,16 +31,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         }
         let table: Vec<Vec<String>> = rows
             .iter()
-            .map(|r| {
-                vec![
-                    r.device.clone(),
-                    r.kernel.clone(),
-                    if r.pass { "pass" } else { "FAIL" }.into(),
-                    format!("{:.2e}", r.max_rel_err),
-                    format!("{:.0e}", r.tolerance),
-                    r.note.clone(),
-                ]
-            })
+            .map(|r| vec![r.device.clone(), r.kernel.clone(), if r.pass { "pass" } else { "FAIL" }.into(), format!("{:.2e}", r.max_rel_err), format!("{:.0e}", r.tolerance), r.note.clone()])
             .collect();
         print!("{}", aligned(&["device", "kernel", "result", "max rel err", "tol", "note"], &table));
         println!("{} passed, {} failed", rows.len() - failed, failed);

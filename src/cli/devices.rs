@@ -10,7 +10,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    let inv = &ctx.inventory;
+    let inv = ctx.inventory();
     let infos = inv.infos();
     if a.json {
         let v = serde_json::json!({ "devices": infos, "notes": inv.notes });

@@ -25,8 +25,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mut out = Outputs::new();
     let p = |s: &str| out.nifti_name(&prefixed(&a.out, "dti", &format!("{s}.nii.gz")));
     check_free(MAPS.iter().map(|s| p(s)))?;
-    let split = ctx.split()?;
     let (mut dwi, grads) = stage("read", || a.input.load())?;
+    let split = ctx.split()?;
     // A table that cannot determine a tensor is the gradient files' problem: say so by name.
     dti::Design::new(&grads).with_context(|| a.input.grad_files().describe())?;
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, a.mask.as_deref()))?;

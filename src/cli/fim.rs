@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         bail!("{}: --out-tck must name a .tck file", t.display());
     }
     // The sweeping baselines are CPU methods: they ignore a GPU --backend.
-    let device = if a.solver == Solver::Fim { ctx.inventory.select_one(&ctx.backend)? } else { ctx.inventory.open_cpu()? };
+    let device = if a.solver == Solver::Fim { ctx.inventory().select_one(&ctx.backend)? } else { ctx.inventory().open_cpu()? };
     let (tensor, geom, from) = a.input.load(&device, Some(&a.mask))?;
     let shown = from.display().to_string();
     let dims = geom.dims;

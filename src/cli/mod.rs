@@ -7,9 +7,9 @@ mod compare;
 mod devices;
 mod dti;
 mod dwi_args;
+mod fim;
 mod probtrack;
 mod register;
-mod fim;
 mod reproduce;
 mod synth;
 mod synth_t1;
@@ -72,26 +72,50 @@ pub enum Command {
 /// Shared state handed to every subcommand.
 pub struct Ctx {
     pub backend: BackendSpec,
-    pub inventory: Inventory,
+    /// Discovery runs on its own thread while the command reads its inputs (driver start-up is
+    /// 0.1-0.3 s on the H100 box, as long as reading a large .nii.gz); the first use waits.
+    pending: std::sync::Mutex<Option<std::thread::JoinHandle<Inventory>>>,
+    inventory: std::sync::OnceLock<Inventory>,
+    threads: Option<usize>,
 }
 
 impl Ctx {
     /// Commands that can run on several devices treat the default `auto` as `all`.
     pub fn backend_or_all(&self) -> BackendSpec {
-        if self.backend == BackendSpec::Auto { BackendSpec::All } else { self.backend.clone() }
+        if self.backend == BackendSpec::Auto {
+            BackendSpec::All
+        } else {
+            self.backend.clone()
+        }
     }
 
     /// The devices a command that splits its work runs on (one for a single-device spec).
     pub fn split(&self) -> anyhow::Result<neuroport::runtime::split::Split> {
-        Ok(neuroport::runtime::split::Split::new(self.inventory.select_split(&self.backend)?))
+        Ok(neuroport::runtime::split::Split::new(self.inventory().select_split(&self.backend)?))
     }
 
     fn new(cli: &Cli) -> Ctx {
         // Commands that list, check or compare devices see every API; the others only what
         // their --backend can pick from.
         let every = matches!(cli.command, Command::Devices(_) | Command::Check(_) | Command::Reproduce(_) | Command::Bench(_));
-        let spec = (!every).then_some(&cli.backend);
-        Ctx { backend: cli.backend.clone(), inventory: Inventory::discover_for(cli.threads, spec) }
+        let spec = (!every).then(|| cli.backend.clone());
+        let threads = cli.threads;
+        let pending = std::thread::Builder::new().name("discovery".into()).spawn(move || Inventory::discover_for(threads, spec.as_ref())).ok();
+        Ctx { backend: cli.backend.clone(), pending: std::sync::Mutex::new(pending), inventory: std::sync::OnceLock::new(), threads }
+    }
+
+    /// The devices found (waits for discovery the first time).
+    pub fn inventory(&self) -> &Inventory {
+        self.inventory.get_or_init(|| {
+            let pending = self.pending.lock().map(|mut p| p.take()).unwrap_or(None);
+            neuroport::runtime::stages::stage("devices", || match pending.map(|h| h.join()) {
+                Some(Ok(inv)) => inv,
+                // A thread that could not start, or that panicked: discover here (only the CPU
+                // after a panic, so a broken driver cannot take the command down twice).
+                None => Inventory::discover_for(self.threads, Some(&self.backend)),
+                Some(Err(_)) => Inventory::discover_for(self.threads, Some(&BackendSpec::Cpu)),
+            })
+        })
     }
 }
 
@@ -132,7 +156,7 @@ fn run_cli() -> i32 {
         }
     };
     neuroport::volume::set_overwrite(cli.force);
-    let ctx = neuroport::runtime::stages::stage("devices", || Ctx::new(&cli));
+    let ctx = Ctx::new(&cli);
     let r = match cli.command {
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Dti(a) => dti::run(&ctx, a),

@@ -64,8 +64,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    let split = ctx.split()?;
     let mut field = Field::from_bedpost(&a.bedpost, a.mask.as_deref())?;
+    let split = ctx.split()?;
     let seeds = field.seeds(&a.seeds)?;
     if let Some(x) = &a.exclusion {
         field.set_exclusion(x)?;

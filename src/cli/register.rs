@@ -34,11 +34,7 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let prefix = resolve_prefix(&a.out, "register").to_string_lossy().to_string();
     let names = Outputs::new();
-    check_free([
-        names.nifti_name(&PathBuf::from(format!("{prefix}_warped.nii.gz"))),
-        PathBuf::from(format!("{prefix}_affine.txt")),
-        PathBuf::from(format!("{prefix}.mat")),
-    ])?;
+    check_free([names.nifti_name(&PathBuf::from(format!("{prefix}_warped.nii.gz"))), PathBuf::from(format!("{prefix}_affine.txt")), PathBuf::from(format!("{prefix}.mat"))])?;
     let fixed = read_finite(&a.fixed)?;
     register::check_image(&fixed, &a.fixed.display().to_string())?;
     let moving = read_finite(&a.moving)?;
@@ -47,14 +43,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if let Some(p) = &a.init {
         o.init = Some(affine::read(p)?);
     }
-    let device = ctx.inventory.select_one(&ctx.backend)?;
+    let device = ctx.inventory().select_one(&ctx.backend)?;
     let mut k = register::kernels(&device)?;
     let t0 = std::time::Instant::now();
     let r = register::register(k.as_mut(), &fixed, &moving, &o, &mut |l| {
-        eprintln!(
-            "level {}/{}: {}x{}x{} at {:.2} mm, cost {:.6} after {} evaluations",
-            l.level, l.levels, l.dims[0], l.dims[1], l.dims[2], l.voxel_mm[0], l.cost, l.evals
-        )
+        eprintln!("level {}/{}: {}x{}x{} at {:.2} mm, cost {:.6} after {} evaluations", l.level, l.levels, l.dims[0], l.dims[1], l.dims[2], l.voxel_mm[0], l.cost, l.evals)
     })?;
     let wall = t0.elapsed().as_secs_f64();
     let mut out = Outputs::new();
@@ -63,16 +56,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let flirt = affine::to_flirt(&r.transform, &fixed.geom, &moving.geom);
     out.file(&PathBuf::from(format!("{prefix}.mat")), |p| affine::write(p, &flirt))?;
     let written = out.commit()?;
-    eprintln!(
-        "{}: {} dof {}, {} evaluations, {:.3} ms per evaluation, final cost {:.6}; registration {:.2} s",
-        device.label(),
-        a.dof.count(),
-        a.cost.name(),
-        r.evals,
-        r.ms_per_eval(),
-        r.cost,
-        wall
-    );
+    eprintln!("{}: {} dof {}, {} evaluations, {:.3} ms per evaluation, final cost {:.6}; registration {:.2} s", device.label(), a.dof.count(), a.cost.name(), r.evals, r.ms_per_eval(), r.cost, wall);
     for w in written {
         println!("{}", w.display());
     }

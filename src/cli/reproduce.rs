@@ -26,12 +26,12 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let targets = repro::select(&a.tables)?;
     neuroport::volume::check_free(targets.iter().flat_map(|t| repro::report_paths(t.id(), &a.out)))?;
-    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
+    let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     eprintln!("devices: {}", devices.iter().map(|d| d.label()).collect::<Vec<_>>().join(", "));
-    for n in &ctx.inventory.notes {
+    for n in &ctx.inventory().notes {
         eprintln!("{n}");
     }
-    let rc = RunCtx { devices: &devices, inventory: &ctx.inventory, scale: a.scale, repeats: a.repeats, seed: a.seed };
+    let rc = RunCtx { devices: &devices, inventory: ctx.inventory(), scale: a.scale, repeats: a.repeats, seed: a.seed };
     let mut failed = Vec::new();
     for t in targets {
         eprintln!("{}: {}", t.id(), t.title());

@@ -95,7 +95,12 @@ fn run_dwi(a: DwiArgs) -> Result<i32> {
     let wm = ds.wm.iter().filter(|&&m| m != 0).count();
     eprintln!(
         "{:?} phantom {:?} at {:?} mm: {} volumes, {inside} voxels in the mask, {wm} in white matter, SNR {}, seed {}",
-        spec.model, spec.dims, spec.voxel_size, ds.table.len(), spec.snr, spec.seed
+        spec.model,
+        spec.dims,
+        spec.voxel_size,
+        ds.table.len(),
+        spec.snr,
+        spec.seed
     );
     for w in written {
         println!("{}", w.display());

@@ -1,13 +1,13 @@
 //! `neuroport track geodesic`: geodesic ray-tracing tractography (paper 001).
 
-use neuroport::runtime::stages::stage;
 use super::Ctx;
 use anyhow::{bail, Context, Result};
 use neuroport::geodesic::{self, output, seeding, Interp, Method, TraceParams};
-use neuroport::volume::{check_free, read_mask_like, Geometry, Outputs};
-use std::path::Path;
 use neuroport::runtime::split::Split;
+use neuroport::runtime::stages::stage;
+use neuroport::volume::{check_free, read_mask_like, Geometry, Outputs};
 use neuroport::{dti, Device};
+use std::path::Path;
 use std::path::PathBuf;
 
 #[derive(clap::Subcommand)]
@@ -144,14 +144,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let seed_source = a.seeds.as_ref().or(a.seed_file.as_ref()).expect("one of the two, checked above");
     seeding::check_seeds(&seeds, &geom, &mask, seed_source)?;
     let (fields, _) = stage("prepare fields", || geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref()))?;
-    let p = TraceParams {
-        step: a.step,
-        max_steps: a.max_steps,
-        method: a.method,
-        record: true,
-        min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()),
-        ..Default::default()
-    };
+    let p = TraceParams { step: a.step, max_steps: a.max_steps, method: a.method, record: true, min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()), ..Default::default() };
     let mut out = Outputs::new();
     // Every fibre in seed order to a .tck on one device: each batch is written while the next
     // traces. A target ranks the fibres (all must be traced first); a split collects per device.

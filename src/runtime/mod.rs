@@ -146,6 +146,11 @@ pub struct Inventory {
     threads: Option<usize>,
 }
 
+// SAFETY: the only field that is not Send is OpenCL's cl_device_id, an opaque handle that the
+// OpenCL API accepts from any thread (every OpenCL call is thread-safe except clSetKernelArg,
+// which takes no device id); the CLI discovers on one thread and uses the result on another.
+unsafe impl Send for Inventory {}
+
 impl Inventory {
     pub fn discover(threads: Option<usize>) -> Inventory {
         Self::discover_for(threads, None)

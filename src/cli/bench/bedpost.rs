@@ -35,7 +35,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if a.voxels == 0 || a.cpu_voxels == 0 || a.loops == 0 || a.repeats == 0 {
         bail!("--voxels, --cpu-voxels, --loops and --repeats must be positive");
     }
-    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
+    let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     let variants = if a.variant.is_empty() { Variant::ALL.to_vec() } else { a.variant.clone() };
     let big = devices.iter().any(|d| d.info().is_gpu).then(|| problem(a.voxels, a.seed)).transpose()?;
     let small = problem(a.cpu_voxels.min(a.voxels), a.seed)?;

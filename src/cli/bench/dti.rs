@@ -24,7 +24,7 @@ pub fn dti(ctx: &Ctx, a: DtiArgs) -> Result<i32> {
     if a.voxels == 0 || a.repeats == 0 {
         bail!("--voxels and --repeats must be positive");
     }
-    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
+    let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     let mut rows = Vec::new();
     for d in &devices {
         rows.extend(bench::measure(d, a.voxels, a.repeats, a.seed)?);

@@ -48,7 +48,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         (e, _) => bail!("--example is 1, 2 or 3, not {e}"),
     };
     let params = Params { solver: a.solver, validity: a.validity, max_sweeps: a.max_sweeps, inner: a.inner, host_list: a.host_list, ..Params::default() };
-    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
+    let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     println!("{}, solver {:?}, validity {:?}", ex.config, a.solver, a.validity);
     for dev in &devices {
         if a.solver != Solver::Fim && !dev.is_cpu() {

@@ -41,7 +41,7 @@ pub struct GeodesicArgs {
 }
 
 pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
-    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
+    let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     let [x, y, z] = a.dims[..] else { anyhow::bail!("--dims takes three sizes x,y,z, not {:?}", a.dims) };
     let dims = [x, y, z];
     let fields = long_fields(dims)?;
@@ -58,7 +58,13 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
             let p = TraceParams { step: a.step, max_steps: a.steps, method: a.method, interp, record: a.points, ..Default::default() };
             let n = if dev.info().is_gpu { a.fibres } else { a.cpu_fibres.min(a.fibres) };
             // Progress on stderr: a full run takes minutes on CPUs.
-            eprintln!("  bench geodesic on {} [{}]: {n} fibres x {} steps, {} timed runs after a warm-up", dev.label(), if dev.is_cpu() { "float64 reference" } else { interp.label() }, a.steps, a.repeats);
+            eprintln!(
+                "  bench geodesic on {} [{}]: {n} fibres x {} steps, {} timed runs after a warm-up",
+                dev.label(),
+                if dev.is_cpu() { "float64 reference" } else { interp.label() },
+                a.steps,
+                a.repeats
+            );
             let m = steps_per_second(dev, &fields, n, &p, a.repeats, a.seed)?;
             eprintln!("    {:.3e} steps/s ({:.1} ms kernel)", m.steps_per_s(), m.timings.kernel_ms);
             let bps = bytes_per_step(&p);
@@ -75,7 +81,9 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
                 format!("{gbs:.1}"),
                 m.stopped_early.to_string(),
             ]);
-            json.push(serde_json::json!({ "device": dev.info(), "interp": label, "method": a.method.name(), "measured": m, "steps_per_s": m.steps_per_s(), "bytes_per_step": bps, "effective_gb_s": gbs }));
+            json.push(
+                serde_json::json!({ "device": dev.info(), "interp": label, "method": a.method.name(), "measured": m, "steps_per_s": m.steps_per_s(), "bytes_per_step": bps, "effective_gb_s": gbs }),
+            );
         }
     }
     if a.json {
@@ -92,10 +100,7 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
             if a.points { "written" } else { "not written" },
             a.repeats
         );
-        print!(
-            "{}",
-            aligned(&["device", "interpolation", "fibres", "steps", "kernel ms", "steps/s", "bytes/step", "effective GB/s", "stopped early"], &rows)
-        );
+        print!("{}", aligned(&["device", "interpolation", "fibres", "steps", "kernel ms", "steps/s", "bytes/step", "effective GB/s", "stopped early"], &rows));
     }
     Ok(0)
 }

@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if a.cpu_every == 0 || !a.bandwidth.is_finite() || a.bandwidth <= 0.0 {
         bail!("--cpu-every and --bandwidth must be positive");
     }
-    let devices = ctx.inventory.select(&ctx.backend_or_all(), true)?;
+    let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     let (field, seeds) = data(ds, a.seed);
     let mut rows = Vec::new();
     let mut json = Vec::new();
@@ -110,7 +110,22 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     print!(
         "{}",
         aligned(
-            &["device", "compaction", "seeds", "steps", "launches/batches", "trace kernel ms", "compaction ms", "transfer ms", "tally kernel ms", "tally ms", "wall ms", "steps/s (kernels)", "steps/s (wall)", "floor ms"],
+            &[
+                "device",
+                "compaction",
+                "seeds",
+                "steps",
+                "launches/batches",
+                "trace kernel ms",
+                "compaction ms",
+                "transfer ms",
+                "tally kernel ms",
+                "tally ms",
+                "wall ms",
+                "steps/s (kernels)",
+                "steps/s (wall)",
+                "floor ms"
+            ],
             &rows
         )
     );

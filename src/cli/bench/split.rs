@@ -29,7 +29,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if a.repeats == 0 {
         bail!("--repeats must be positive");
     }
-    let devices = ctx.inventory.select_split(&ctx.backend)?;
+    let devices = ctx.inventory().select_split(&ctx.backend)?;
     let workloads = if a.workloads.is_empty() { scaling::WORKLOADS.map(String::from).to_vec() } else { a.workloads.clone() };
     let points = scaling::run(&devices, &workloads, a.scale, a.repeats, a.seed, &|m| eprintln!("  {m}"))?;
     if a.json {

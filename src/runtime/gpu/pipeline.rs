@@ -96,7 +96,11 @@ impl Lanes {
     /// A mark after the kernels queued so far (a chunk's), for [`Lanes::after`]; None when one
     /// queue keeps the order by itself.
     pub fn computed(&self) -> Result<Option<Event>> {
-        if self.overlap { self.compute.record().map(Some) } else { Ok(None) }
+        if self.overlap {
+            self.compute.record().map(Some)
+        } else {
+            Ok(None)
+        }
     }
     /// Later copies wait for `mark` (a chunk's kernels) before they read its results.
     pub fn after(&self, mark: Option<&Event>) -> Result<()> {
