@@ -37,6 +37,8 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let names = Outputs::new();
     check_free(post::file_names().iter().map(|n| names.nifti_name(&a.out.join(format!("{n}.nii.gz")))))?;
+    // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
+    neuroport::runtime::check_split_spec(&ctx.backend)?;
     let (mut dwi, grads) = stage("read", || a.input.load())?;
     let split = ctx.split()?;
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, Some(&a.mask)))?;

@@ -25,6 +25,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mut out = Outputs::new();
     let p = |s: &str| out.nifti_name(&prefixed(&a.out, "dti", &format!("{s}.nii.gz")));
     check_free(MAPS.iter().map(|s| p(s)))?;
+    // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
+    neuroport::runtime::check_split_spec(&ctx.backend)?;
     let (mut dwi, grads) = stage("read", || a.input.load())?;
     let split = ctx.split()?;
     // A table that cannot determine a tensor is the gradient files' problem: say so by name.

@@ -64,6 +64,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
+    neuroport::runtime::check_split_spec(&ctx.backend)?;
     let mut field = Field::from_bedpost(&a.bedpost, a.mask.as_deref())?;
     let split = ctx.split()?;
     let seeds = field.seeds(&a.seeds)?;

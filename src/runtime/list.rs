@@ -27,10 +27,11 @@ impl Inventory {
     /// The devices a command that splits its work runs on: one for a single-device spec (exactly
     /// as [`Inventory::select_one`]), every listed one for a list or `gpus`.
     pub fn select_split(&self, spec: &BackendSpec) -> Result<Vec<Device>> {
+        check_split_spec(spec)?;
         let items = match spec {
             BackendSpec::List(v) => v.clone(),
             BackendSpec::Gpus => vec![BackendSpec::Gpus],
-            BackendSpec::All => bail!("--backend all is for check, bench and reproduce (each device in turn); to split this command's work across devices give a list (cuda:0,cuda:1 or gpus,cpu) or gpus"),
+            BackendSpec::All => return Err(split_spec_error()),
             single => return Ok(vec![self.select_one(single)?]),
         };
         let mut picks = Vec::new();
@@ -218,4 +219,17 @@ mod tests {
         assert!(inv.select_split(&"all".parse().unwrap()).is_err());
         assert!(inv.select(&"cpu,cpu".parse().unwrap(), false).is_err());
     }
+}
+
+/// What a command that splits its work can say about `spec` before any device is probed (so a
+/// misuse is reported before the command reads its inputs).
+pub fn check_split_spec(spec: &BackendSpec) -> Result<()> {
+    if *spec == BackendSpec::All {
+        return Err(split_spec_error());
+    }
+    Ok(())
+}
+
+fn split_spec_error() -> anyhow::Error {
+    anyhow!("--backend all is for check, bench and reproduce (each device in turn); to split this command's work across devices give a list (cuda:0,cuda:1 or gpus,cpu) or gpus")
 }

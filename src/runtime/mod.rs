@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod gpu;
 mod list;
+pub use list::check_split_spec;
 pub mod opencl;
 pub mod source;
 pub mod split;
