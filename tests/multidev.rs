@@ -216,10 +216,15 @@ fn bad_device_lists_are_one_line_errors() {
         assert!(err.lines().next().unwrap_or("").starts_with("error: invalid value") && err.contains(want), "{spec}: {err}");
         assert!(!err.contains("panicked"));
     }
-    // Resolution errors (exit 1, exactly one line), on a machine without CUDA.
+    // Resolution errors (exit 1, exactly one line), on a machine without CUDA. Devices are
+    // resolved once the input has been read (discovery overlaps the read), so the input is real.
     let tmp = tempfile::tempdir().unwrap();
     let x = s(&tmp.path().join("x")).to_string();
-    let dti = |spec: &str| run(&["--backend", spec, "dti", "--dwi", "none.nii.gz", "--bvals", "b", "--bvecs", "c", "--out", &x], &[("CUDA_VISIBLE_DEVICES", "")]);
+    let d = tmp.path().join("d");
+    let (code, _, err) = run(&["synth", "--dims", "6,6,4", "--dirs", "6", "--out", s(&d)], &[]);
+    assert_eq!(code, 0, "{err}");
+    let (dwi, bvals, bvecs) = (s(&d.join("dwi.nii.gz")).to_string(), s(&d.join("bvals")).to_string(), s(&d.join("bvecs")).to_string());
+    let dti = |spec: &str| run(&["--backend", spec, "dti", "--dwi", &dwi, "--bvals", &bvals, "--bvecs", &bvecs, "--out", &x], &[("CUDA_VISIBLE_DEVICES", "")]);
     for (spec, want) in [("cuda:0,cpu", "no CUDA device cuda:0"), ("cpu,opencl:7:7", "no OpenCL device opencl:7:7"), ("all", "--backend all is for check, bench and reproduce")] {
         let (code, _, err) = dti(spec);
         assert_eq!(code, 1, "{spec}: {err}");
@@ -234,8 +239,6 @@ fn bad_device_lists_are_one_line_errors() {
         assert_eq!(code, 1);
         assert!(err.starts_with("error: --backend gpus: no GPU found") && err.lines().count() == 1, "{err}");
     }
-    let d = tmp.path().join("data");
-    assert_eq!(run(&["synth", "--dims", "6,6,4", "--dirs", "6", "--out", s(&d)], &[]).0, 0);
     let img = s(&d.join("mask.nii.gz")).to_string();
     let (code, _, err) = run(&["--backend", "cpu,cpu", "register", "--moving", &img, "--fixed", &img, "--out", &x], &[]);
     assert_eq!(code, 1, "{err}");
