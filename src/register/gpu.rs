@@ -159,7 +159,8 @@ impl CostKernels for GpuCost {
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, ng, mp, sp, &l.partial, &l.hist, &l.done, &l.out, &l.hist_out])?,
         }
         g.download_into(&l.out, 0, &mut l.record, 0..PARTIAL_WORDS)?;
-        g.record()?.wait()?;
+        // One queue sync: no event object created and destroyed per evaluation.
+        g.finish()?;
         let p: Partial = bytemuck::cast_slice::<u32, Partial>(&l.record[..])[0];
         // MI/NMI: the device has put H(F), H(M), H(F,M) in the sums (Stats).
         Ok(Stats { inside: p.inside as u64, total: p.total as u64, sums: p.s.map(|v| v as f64), hist: Vec::new() })
