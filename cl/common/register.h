@@ -13,6 +13,8 @@
 
 #define NP_REG_GROUP 256
 #define NP_REG_MAXBINS 32
+/* Voxels per pass of an item's loop whose loads are in flight together (register.cl). */
+#define NP_REG_UNROLL 4
 #define NP_REG_SAD 0
 #define NP_REG_SSD 1
 #define NP_REG_NCC 2
