@@ -100,7 +100,9 @@ impl Ctx {
         let every = matches!(cli.command, Command::Devices(_) | Command::Check(_) | Command::Reproduce(_) | Command::Bench(_));
         let spec = (!every).then(|| cli.backend.clone());
         let threads = cli.threads;
-        let pending = std::thread::Builder::new().name("discovery".into()).spawn(move || Inventory::discover_for(threads, spec.as_ref())).ok();
+        // Commands that may not touch a device discover on first use, on this thread.
+        let background = !matches!(cli.command, Command::Compare(_) | Command::Synth(_));
+        let pending = background.then(|| std::thread::Builder::new().name("discovery".into()).spawn(move || Inventory::discover_for(threads, spec.as_ref())).ok()).flatten();
         Ctx { backend: cli.backend.clone(), pending: std::sync::Mutex::new(pending), inventory: std::sync::OnceLock::new(), threads }
     }
 
@@ -116,6 +118,16 @@ impl Ctx {
                 Some(Err(_)) => Inventory::discover_for(self.threads, Some(&BackendSpec::Cpu)),
             })
         })
+    }
+}
+
+/// A discovery thread still running when the command ends is waited for: leaving it to die at
+/// exit while a driver (PoCL's LLVM) initialises aborts the process in the driver's destructors.
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        if let Some(h) = self.pending.get_mut().ok().and_then(Option::take) {
+            let _ = h.join();
+        }
     }
 }
 
