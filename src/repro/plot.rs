@@ -152,6 +152,8 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         y0 = (y0 - pad).min(0.0);
         y1 += pad;
     }
+    // Integer x values over a short span (example numbers, counts) get integer ticks only.
+    let integral_x = !r.plot.log_x && (x1 - x0) <= 12.0 && lines.iter().all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0));
     // Legend: two columns of entries below the chart.
     let legend_rows = lines.len().div_ceil(2) as u32;
     let legend_h = 20 * legend_rows + 20;
@@ -170,7 +172,7 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
                 chart
                     .configure_mesh()
                     .x_desc(&r.plot.x_label)
-                    .x_labels(if categorical { configs.len() * 2 + 1 } else { 10 })
+                    .x_labels(if categorical { configs.len() * 2 + 1 } else if integral_x { (x1 - x0) as usize + 1 } else { 10 })
                     .x_label_formatter(&label_x)
                     .y_label_formatter(&tick)
                     .y_desc(&r.plot.y_label)
