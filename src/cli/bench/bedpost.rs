@@ -21,24 +21,18 @@ pub struct Args {
     /// default: all on GPUs, the device's default layout on OpenCL CPU devices
     #[arg(long, value_delimiter = ',')]
     variant: Vec<Variant>,
-    /// Timed runs after a warm-up; the median is reported
-    #[arg(long, default_value_t = 3)]
-    repeats: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Print JSON instead of a table
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    runs: super::Runs,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    if a.voxels == 0 || a.cpu_voxels == 0 || a.loops == 0 || a.repeats == 0 {
+    if a.voxels == 0 || a.cpu_voxels == 0 || a.loops == 0 || a.runs.repeats == 0 {
         bail!("--voxels, --cpu-voxels, --loops and --repeats must be positive");
     }
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     let variants = if a.variant.is_empty() { Variant::ALL.to_vec() } else { a.variant.clone() };
-    let big = devices.iter().any(|d| d.info().is_gpu).then(|| problem(a.voxels, a.seed)).transpose()?;
-    let small = problem(a.cpu_voxels.min(a.voxels), a.seed)?;
+    let big = devices.iter().any(|d| d.info().is_gpu).then(|| problem(a.voxels, a.runs.seed)).transpose()?;
+    let small = problem(a.cpu_voxels.min(a.voxels), a.runs.seed)?;
     let mut rows = Vec::new();
     for d in &devices {
         let p = if d.info().is_gpu { big.as_ref().unwrap_or(&small) } else { &small };
@@ -46,17 +40,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         let vs: Vec<Variant> = if d.is_cpu() || (!d.info().is_gpu && a.variant.is_empty()) { vec![Variant::default_for(d.info())] } else { variants.clone() };
         for v in vs {
             eprintln!("  bench bedpost on {} [{}]", d.label(), if d.is_cpu() { "cpu" } else { v.name() });
-            match measure(d, v, p, a.loops, a.repeats) {
+            match measure(d, v, p, a.loops, a.runs.repeats) {
                 Ok(r) => rows.push(r),
                 Err(e) => eprintln!("  {} [{}]: error: {e:#}", d.label(), v.name()),
             }
         }
     }
-    if a.json {
+    if a.runs.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         print!("{}", bench::table(&rows));
-        println!("kernel times from device events (wall clock on the cpu backend), median of {} runs after a warm-up launch; 4 b=0 + 64 directions, {} loops", a.repeats, a.loops);
+        println!("kernel times from device events (wall clock on the cpu backend), median of {} runs after a warm-up launch; 4 b=0 + 64 directions, {} loops", a.runs.repeats, a.loops);
     }
     Ok(0)
 }

@@ -32,12 +32,8 @@ pub struct GeodesicArgs {
     /// Also write every point (as tracking does); off, only the per-fibre summaries are written
     #[arg(long)]
     points: bool,
-    #[arg(long, default_value_t = 3)]
-    repeats: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    runs: super::Runs,
 }
 
 pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
@@ -63,9 +59,9 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
                 dev.label(),
                 if dev.is_cpu() { "float64 reference" } else { interp.label() },
                 a.steps,
-                a.repeats
+                a.runs.repeats
             );
-            let m = steps_per_second(dev, &fields, n, &p, a.repeats, a.seed)?;
+            let m = steps_per_second(dev, &fields, n, &p, a.runs.repeats, a.runs.seed)?;
             eprintln!("    {:.3e} steps/s ({:.1} ms kernel)", m.steps_per_s(), m.timings.kernel_ms);
             let bps = bytes_per_step(&p);
             let gbs = m.steps as f64 * bps as f64 / (m.timings.kernel_ms * 1e-3) / 1e9;
@@ -86,7 +82,7 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
             );
         }
     }
-    if a.json {
+    if a.runs.json {
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         println!(
@@ -98,7 +94,7 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
             a.step,
             dims,
             if a.points { "written" } else { "not written" },
-            a.repeats
+            a.runs.repeats
         );
         print!("{}", aligned(&["device", "interpolation", "fibres", "steps", "kernel ms", "steps/s", "bytes/step", "effective GB/s", "stopped early"], &rows));
     }

@@ -13,6 +13,20 @@ mod split;
 use super::Ctx;
 use anyhow::Result;
 
+/// The options every timed bench shares (flattened into its arguments).
+#[derive(clap::Args)]
+pub struct Runs {
+    /// Timed runs after a warm-up; the median is reported
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Seed of the synthetic input
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// DTI: tensor fit, scalar maps, metric preparation and sharpened metric (voxels/s, ms per

@@ -38,15 +38,11 @@ pub struct Args {
     /// Memory bandwidth for the floor, GB/s (H100 SXM HBM3: 3350)
     #[arg(long, default_value_t = 3350.0)]
     bandwidth: f64,
-    #[arg(long, default_value_t = 3)]
-    repeats: usize,
     /// No warm-up run (so a profiler's first launches are the measured run's)
     #[arg(long)]
     no_warmup: bool,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    runs: super::Runs,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
@@ -56,7 +52,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         bail!("--cpu-every and --bandwidth must be positive");
     }
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
-    let (field, seeds) = data(ds, a.seed);
+    let (field, seeds) = data(ds, a.runs.seed);
     let mut rows = Vec::new();
     let mut json = Vec::new();
     for dev in &devices {
@@ -76,7 +72,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
                     overlap,
                     ..Config::default()
                 };
-                let m = measure(dev, &field, &sub, &cfg, a.repeats, !a.no_warmup)?;
+                let m = measure(dev, &field, &sub, &cfg, a.runs.repeats, !a.no_warmup)?;
                 let floor = m.floor_ms(a.bandwidth);
                 let variant = format!("{}{}", if dev.is_cpu() { "cpu".to_string() } else { how.name().to_string() }, if overlap { "+overlap" } else { "" });
                 rows.push(vec![
@@ -99,13 +95,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
             }
         }
     }
-    if a.json {
+    if a.runs.json {
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(0);
     }
     println!(
         "probtrack steps/s: dataset {} stand-in ({}x{}x{}, {} seeds x {NSAMP} streamlines x 2 halves; 1 seed in {} on CPU-like devices), step {} voxel, threshold {}, schedule {}, max {MAX_STEPS} steps; median wall of {} after a warm-up",
-        ds.id, ds.dims[0], ds.dims[1], ds.dims[2], seeds.len(), a.cpu_every, a.step, a.threshold, a.schedule.name(), a.repeats
+        ds.id, ds.dims[0], ds.dims[1], ds.dims[2], seeds.len(), a.cpu_every, a.step, a.threshold, a.schedule.name(), a.runs.repeats
     );
     print!(
         "{}",

@@ -15,24 +15,18 @@ pub struct Args {
     /// paper: the papers' sizes; quick: small inputs (CI)
     #[arg(long, value_enum, default_value = "paper")]
     scale: Scale,
-    /// Timed runs per device count after a warm-up; the median is reported
-    #[arg(long, default_value_t = 3)]
-    repeats: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Print JSON instead of a table
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    runs: super::Runs,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    if a.repeats == 0 {
+    if a.runs.repeats == 0 {
         bail!("--repeats must be positive");
     }
     let devices = ctx.inventory().select_split(&ctx.backend)?;
     let workloads = if a.workloads.is_empty() { scaling::WORKLOADS.map(String::from).to_vec() } else { a.workloads.clone() };
-    let points = scaling::run(&devices, &workloads, a.scale, a.repeats, a.seed, &|m| eprintln!("  {m}"))?;
-    if a.json {
+    let points = scaling::run(&devices, &workloads, a.scale, a.runs.repeats, a.runs.seed, &|m| eprintln!("  {m}"))?;
+    if a.runs.json {
         println!("{}", serde_json::to_string_pretty(&points)?);
         return Ok(0);
     }
