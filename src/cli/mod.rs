@@ -77,6 +77,8 @@ pub struct Ctx {
     pending: std::sync::Mutex<Option<std::thread::JoinHandle<Inventory>>>,
     inventory: std::sync::OnceLock<Inventory>,
     threads: Option<usize>,
+    /// The APIs to probe: those `--backend` can pick from (None: every API).
+    probe: Option<BackendSpec>,
 }
 
 impl Ctx {
@@ -102,8 +104,9 @@ impl Ctx {
         let threads = cli.threads;
         // Commands that may not touch a device discover on first use, on this thread.
         let background = !matches!(cli.command, Command::Compare(_) | Command::Synth(_));
+        let probe = spec.clone();
         let pending = background.then(|| std::thread::Builder::new().name("discovery".into()).spawn(move || Inventory::discover_for(threads, spec.as_ref())).ok()).flatten();
-        Ctx { backend: cli.backend.clone(), pending: std::sync::Mutex::new(pending), inventory: std::sync::OnceLock::new(), threads }
+        Ctx { backend: cli.backend.clone(), pending: std::sync::Mutex::new(pending), inventory: std::sync::OnceLock::new(), threads, probe }
     }
 
     /// The devices found (waits for discovery the first time).
@@ -114,7 +117,7 @@ impl Ctx {
                 Some(Ok(inv)) => inv,
                 // A thread that could not start, or that panicked: discover here (only the CPU
                 // after a panic, so a broken driver cannot take the command down twice).
-                None => Inventory::discover_for(self.threads, Some(&self.backend)),
+                None => Inventory::discover_for(self.threads, self.probe.as_ref()),
                 Some(Err(_)) => Inventory::discover_for(self.threads, Some(&BackendSpec::Cpu)),
             })
         })
