@@ -50,7 +50,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                 nb[3] = ly < NP_FIM_B - 1 ? su[l + NP_FIM_B] : np_fim_at(u, p, b, lx, ly + 1, lz);
                 nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz - 1);
                 nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz + 1);
-                float q = np_fim_solve(s, ih, nb, p.tsai);
+                float q = np_fim_solve(s, ih, nb, p.tsai, p.paper);
                 if (q < old) next = q;
             }
             done = !(next < old) || old - next <= p.tol * next;

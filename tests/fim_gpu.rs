@@ -114,3 +114,27 @@ fn block_fim_matches_node_fim_with_valid_combinations() {
         }
     }
 }
+
+/// 004's local solver as published on the device: block FIM against node FIM with the same local
+/// solver on a constant field (u convex, where it is exact), within the bound derived in
+/// `block_fim_matches_node_fim_for_every_schedule` (2.2e-5 relative).
+#[test]
+fn paper_local_solver_block_fim_matches_node_fim_where_u_is_convex() {
+    let Some(dev) = opencl() else { return };
+    let mut p = problem(4);
+    let n = p.nvox();
+    p.speed = fim::metric::constant([1.0, 0.9, 0.9, 1.0, 0.9, 1.0], n);
+    p.mask.iter_mut().for_each(|m| *m = 1);
+    p.source.iter_mut().for_each(|s| *s = 0);
+    p.source[9 + 19 * (7 + 14 * 5)] = 1;
+    let paper = Params { local: fim::Local::Paper, ..Params::default() };
+    let want = cpu::node_fim::<f64>(&p, &Params { tol: 0.0, ..paper }).u;
+    for inner in [1, 4] {
+        let got = fim::solve(&dev, &p, &Params { inner, ..paper }).unwrap();
+        for v in 0..n {
+            let (x, y) = (got.u[v], want[v]);
+            assert!(!x.is_nan() && !y.is_nan(), "voxel {v}: {x} vs {y}");
+            assert!((x - y).abs() <= 2.2e-5 * y.abs(), "inner {inner} voxel {v}: {x} vs {y}");
+        }
+    }
+}

@@ -15,8 +15,10 @@ fn fim_t1_quick_writes_its_report() {
         assert!(out.join(format!("fim-t1.{ext}")).exists(), "fim-t1.{ext} missing");
     }
     let rows = neuroport::repro::read_csv(&out.join("fim-t1.csv")).unwrap();
-    // 3 examples x (all cores, 1 thread, Godunov) + L-F on examples 1-2
-    assert_eq!(rows.len(), 11, "{rows:?}");
+    // 3 examples x (all cores, all cores with 004's local solver, 1 thread, Godunov) + L-F on
+    // examples 1-2
+    assert_eq!(rows.len(), 14, "{rows:?}");
+    assert_eq!(rows.iter().filter(|r| r.variant.contains("004 local solver")).count(), 3);
     assert!(rows.iter().all(|r| r.ours.is_finite() && r.ours > 0.0 && r.metric == "run time" && r.unit == "s"));
     assert_eq!(rows.iter().filter(|r| r.variant.contains("Lax-Friedrichs")).count(), 2);
     assert!(rows.iter().filter(|r| r.config.starts_with("example 3")).all(|r| r.substituted.contains("not available")));
@@ -32,7 +34,7 @@ fn fim_t1_quick_writes_its_report() {
             Some((l.to_string(), d))
         })
         .collect();
-    assert_eq!(diffs.len(), 11, "{stdout}");
+    assert_eq!(diffs.len(), 14, "{stdout}");
     for (l, d) in &diffs {
         let bound = if l.contains("Lax-Friedrichs") { 1.0 } else { 1e-2 };
         assert!(d.is_finite() && *d <= bound, "{l}");

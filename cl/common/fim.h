@@ -260,9 +260,9 @@ NP_FN float np_fim_root(const float *m, const float *ih, const float *nb, float 
     return hi;
 }
 
-/* g(U_x): the smallest valid candidate where every extremum of eq. 6 is a minimum there, else
- * the root of the exact H_G (src/fim/godunov.rs: solve). */
-NP_FN float np_fim_solve(const float *m, const float *ih, const float *nb, int tsai)
+/* g(U_x): the smallest valid candidate where every extremum of eq. 6 is a minimum there (paper:
+ * wherever one is valid), else the root of the exact H_G (src/fim/godunov.rs: solve). */
+NP_FN float np_fim_solve(const float *m, const float *ih, const float *nb, int tsai, int paper)
 {
     float best = NP_FIM_INF;
     for (int combo = 0; combo < 27; ++combo) {
@@ -273,7 +273,7 @@ NP_FN float np_fim_solve(const float *m, const float *ih, const float *nb, int t
         if (valid && u < best) best = u;
     }
     int all_min = 1;
-    for (int k = 0; k < 3; ++k) if (best + best > nb[2 * k] + nb[2 * k + 1]) all_min = 0;
+    if (!paper) for (int k = 0; k < 3; ++k) if (best + best > nb[2 * k] + nb[2 * k + 1]) all_min = 0;
     return best < NP_FIM_INF && all_min ? best : np_fim_root(m, ih, nb, best);
 }
 
@@ -285,6 +285,7 @@ typedef struct {
     float tol;           /* converged when an update lowers u by at most tol * u */
     int tsai;            /* 1: Tsai's validity test, 0: the paper's index test */
     int groups;          /* work-groups launched (they stride over the device-side list) */
+    int paper;           /* 1: 004's valid-minimum candidate (Local::Paper), 0: exact */
 } np_fim_params;
 
 #endif

@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use anyhow::{bail, Result};
-use neuroport::fim::{self, connectivity, metric::Metric, Params, Problem, Solver, Validity};
+use neuroport::fim::{self, connectivity, metric::Metric, Local, Params, Problem, Solver, Validity};
 use neuroport::volume::{read_mask_like, Outputs};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +35,10 @@ pub struct Args {
     /// Validity test of the Godunov solution: the paper's index test or Tsai et al.'s
     #[arg(long, value_enum, default_value_t = Validity::Index)]
     validity: Validity,
+    /// Local solver: exact (monotone: every schedule reaches the same u) or 004's valid-minimum
+    /// candidate as published (faster; block and node FIM may settle slightly apart)
+    #[arg(long = "local", value_enum, default_value_t = Local::Exact)]
+    local: Local,
     /// With --target: the minimal path, traced back along the characteristics, as .tck
     #[arg(long, requires = "target")]
     out_tck: Option<PathBuf>,
@@ -79,7 +83,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let source = region(&a.source)?;
     let target = a.target.as_deref().map(region).transpose()?;
     let (speed, repaired) = fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, a.alpha);
-    let params = Params { solver: a.solver, validity: a.validity, ..Params::default() };
+    let params = Params { solver: a.solver, validity: a.validity, local: a.local, ..Params::default() };
     let p1 = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source };
     let s1 = fim::solve(&device, &p1, &params)?;
     let mut out = Outputs::new();

@@ -2,7 +2,7 @@
 //! cores) and the fast sweeping baselines (Godunov; Lax-Friedrichs in `lf.rs`). Generic over the
 //! float type so tests can run them in f64.
 
-use super::godunov::{self, Neighbours, Real, Validity};
+use super::godunov::{self, Neighbours, Real};
 use super::{FimKernels, Params, Problem, Solution, Solver};
 use crate::runtime::cpu::Cpu;
 use crate::runtime::timing::wall_ms;
@@ -61,8 +61,8 @@ pub fn neighbours<R: Real>(u: &[R], dims: [usize; 3], v: usize) -> Neighbours<R>
 
 /// g(U_v) from the current u.
 #[inline]
-pub fn local<R: Real>(p: &Problem, inv_h: &[R; 3], u: &[R], v: usize, validity: Validity) -> R {
-    godunov::solve(&p.s::<R>(v), inv_h, &neighbours(u, p.dims, v), validity)
+pub fn local<R: Real>(p: &Problem, inv_h: &[R; 3], u: &[R], v: usize, params: &Params) -> R {
+    godunov::solve(&p.s::<R>(v), inv_h, &neighbours(u, p.dims, v), params.validity, params.local)
 }
 
 pub fn inv_h<R: Real>(p: &Problem) -> [R; 3] {
@@ -99,7 +99,7 @@ pub fn node_fim<R: Real>(p: &Problem, params: &Params) -> Solution {
         sol.iterations += 1;
         sol.active.push(list.len() as u32);
         // Step 1: update every active node from the same snapshot.
-        let new: Vec<R> = list.par_iter().with_min_len(256).map(|&v| local(p, &ih, &u, v, params.validity)).collect();
+        let new: Vec<R> = list.par_iter().with_min_len(256).map(|&v| local(p, &ih, &u, v, params)).collect();
         let mut converged = Vec::new();
         let mut keep = Vec::with_capacity(list.len());
         for (&v, &q) in list.iter().zip(&new) {
@@ -118,7 +118,7 @@ pub fn node_fim<R: Real>(p: &Problem, params: &Params) -> Solution {
             .collect();
         cand.par_sort_unstable();
         cand.dedup();
-        let q: Vec<R> = cand.par_iter().with_min_len(256).map(|&v| local(p, &ih, &u, v, params.validity)).collect();
+        let q: Vec<R> = cand.par_iter().with_min_len(256).map(|&v| local(p, &ih, &u, v, params)).collect();
         sol.updates += (list.len() + cand.len()) as u64;
         for &v in &converged {
             in_list[v] = false;
@@ -148,7 +148,7 @@ fn sweep_order(dims: [usize; 3], dir: usize) -> impl Iterator<Item = usize> {
 pub fn sweep<R: Real>(p: &Problem, params: &Params) -> Solution {
     let ih = inv_h::<R>(p);
     let mut u = initial::<R>(p);
-    let mut sol = sweep_rounds(p, params, &mut u, |u, v| local(p, &ih, u, v, params.validity));
+    let mut sol = sweep_rounds(p, params, &mut u, |u, v| local(p, &ih, u, v, params));
     sol.u = to_output(&u);
     sol
 }

@@ -20,6 +20,19 @@ pub enum Validity {
     Tsai,
 }
 
+/// Which local solver g(U_x) a solve uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+pub enum Local {
+    /// The valid minimum candidate where every extremum of eq. 6 is a minimum, else the exact
+    /// root of H_G: monotone in the neighbours, so every schedule reaches the same fixed point.
+    #[default]
+    Exact,
+    /// 004's procedure as published: the smallest candidate that passes the validity test (the
+    /// exact root only where none passes; 004 does not say what it does there). Not monotone
+    /// where some axis has p- > p+, so block FIM and node FIM may settle apart (docs/fim.md).
+    Paper,
+}
+
 /// The float type a CPU solver runs in (f32 as the devices, f64 for tests).
 pub trait Real:
     Copy
@@ -163,7 +176,7 @@ pub type Neighbours<R> = [[R; 2]; 3];
 /// H_G comes by regula falsi (`hg::root`), so that g is monotone in the neighbours and the
 /// result independent of the update order (see hg.rs). Accepting such candidates unchecked is
 /// ~4x faster on the brain-like example but left the GPU schedules 3.8e-5 from node FIM.
-pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: Validity) -> R {
+pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: Validity, local: Local) -> R {
     let mut best = R::INF;
     for combo in 0..27 {
         if combo == 13 {
@@ -177,7 +190,7 @@ pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: 
             }
         }
     }
-    let all_min = (0..3).all(|k| !(best + best > nb[k][0] + nb[k][1]));
+    let all_min = local == Local::Paper || (0..3).all(|k| !(best + best > nb[k][0] + nb[k][1]));
     if best.is_finite() && all_min { best } else { super::hg::root(m, inv_h, nb, best) }
 }
 
@@ -270,8 +283,8 @@ mod tests {
         let m = [1.0, 0.0, 0.0, 1.0, 0.0, 1.0];
         let nb = [[0.0, INF], [INF, INF], [INF, INF]];
         for v in [Validity::Index, Validity::Tsai] {
-            assert!((solve(&m, &[1.0; 3], &nb, v) - 1.0).abs() < 1e-12);
-            assert!((solve(&m, &[0.5; 3], &nb, v) - 2.0).abs() < 1e-12);
+            assert!((solve(&m, &[1.0; 3], &nb, v, Local::Exact) - 1.0).abs() < 1e-12);
+            assert!((solve(&m, &[0.5; 3], &nb, v, Local::Exact) - 2.0).abs() < 1e-12);
         }
     }
 
@@ -282,11 +295,11 @@ mod tests {
         let nb = [[0.0, INF], [INF, 0.5], [INF, INF]];
         let want = (0.5 + (2.0f64 - 0.25).sqrt()) / 2.0;
         for v in [Validity::Index, Validity::Tsai] {
-            assert!((solve(&m, &[1.0; 3], &nb, v) - want).abs() < 1e-12);
+            assert!((solve(&m, &[1.0; 3], &nb, v, Local::Exact) - want).abs() < 1e-12);
         }
         // b far above: only the x neighbour counts.
         let nb = [[0.0, INF], [INF, 5.0], [INF, INF]];
-        assert!((solve(&m, &[1.0; 3], &nb, Validity::Index) - 1.0).abs() < 1e-12);
+        assert!((solve(&m, &[1.0; 3], &nb, Validity::Index, Local::Exact) - 1.0).abs() < 1e-12);
     }
 
     #[test]
@@ -301,8 +314,8 @@ mod tests {
             e2 = e2.map(|x| x / n);
             let m = crate::dti::sym3::from_eigen(l, e1, e2);
             let nb: Neighbours<f64> = std::array::from_fn(|_| std::array::from_fn(|_| if r.random_bool(0.2) { INF } else { r.random_range(0.0..1.0) }));
-            let a = solve(&m, &[1.0; 3], &nb, Validity::Index);
-            let b = solve(&m, &[1.0; 3], &nb, Validity::Tsai);
+            let a = solve(&m, &[1.0; 3], &nb, Validity::Index, Local::Exact);
+            let b = solve(&m, &[1.0; 3], &nb, Validity::Tsai, Local::Exact);
             assert!(a == b || (a - b).abs() < 1e-9, "{a} vs {b}");
         }
     }
@@ -325,7 +338,7 @@ mod tests {
         let (mut slow, mut n) = (0, 0);
         for _ in 0..3000 {
             let (m, nb) = random_node(&mut r, 100.0);
-            let g = solve(&m, &h, &nb, Validity::Index);
+            let g = solve(&m, &h, &nb, Validity::Index, Local::Exact);
             if !g.is_finite() {
                 assert!(nb.iter().flatten().all(|x| !x.is_finite()));
                 continue;
@@ -340,10 +353,10 @@ mod tests {
             let mut up = nb;
             if up[k][side].is_finite() {
                 up[k][side] += r.random_range(0.0..0.3);
-                let g2 = solve(&m, &h, &up, Validity::Index);
+                let g2 = solve(&m, &h, &up, Validity::Index, Local::Exact);
                 assert!(g2 >= g * (1.0 - 1e-9), "raising a neighbour lowered g from {g} to {g2}");
             }
-            assert_eq!(solve(&m, &h, &nb, Validity::Tsai).to_bits() == g.to_bits() || (solve(&m, &h, &nb, Validity::Tsai) - g).abs() < 1e-9 * g, true);
+            assert_eq!(solve(&m, &h, &nb, Validity::Tsai, Local::Exact).to_bits() == g.to_bits() || (solve(&m, &h, &nb, Validity::Tsai, Local::Exact) - g).abs() < 1e-9 * g, true);
         }
         eprintln!("root without a guess within 1e-12 of g at {slow} of {n} nodes");
     }

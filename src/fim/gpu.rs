@@ -7,7 +7,7 @@
 //! the host as 004 Sec. 5.2 does (C_b read back and the list rebuilt and uploaded each
 //! iteration), kept measurable with `Params::host_list`.
 
-use super::{FimKernels, Params, Problem, Solution, Validity};
+use super::{FimKernels, Local, Params, Problem, Solution, Validity};
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
 use anyhow::{bail, Result};
 
@@ -34,6 +34,7 @@ struct FimParams {
     tol: f32,
     tsai: i32,
     groups: i32,
+    paper: i32,
 }
 
 pub struct GpuFim {
@@ -110,6 +111,7 @@ impl FimKernels for GpuFim {
             tol: par.tol as f32,
             tsai: (par.validity == Validity::Tsai) as i32,
             groups: groups as i32,
+            paper: (par.local == Local::Paper) as i32,
         };
         let (b_speed, b_mask, b_u) = (g.upload(&speed)?, g.upload(&mask)?, g.upload(&u0)?);
         let b_list: Buf<i32> = g.alloc(nb)?;

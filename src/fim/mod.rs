@@ -22,7 +22,7 @@ pub mod repro;
 
 use crate::runtime::{Device, Timings};
 use anyhow::{bail, Result};
-pub use godunov::Validity;
+pub use godunov::{Local, Validity};
 
 /// Which solver computes u.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
@@ -84,6 +84,8 @@ impl Problem {
 pub struct Params {
     pub solver: Solver,
     pub validity: Validity,
+    /// The local solver: exact (monotone) or 004's valid-minimum candidate.
+    pub local: Local,
     /// A node (block) has converged when an update lowers it by at most `tol * u`.
     pub tol: f64,
     /// Block edge of the GPU block FIM (004: 4).
@@ -100,7 +102,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, tol: 1e-6, block: 4, inner: 4, host_list: false, max_sweeps: 0 }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 4, host_list: false, max_sweeps: 0 }
     }
 }
 

@@ -244,6 +244,7 @@ impl Target for FimT1 {
         let quick = ctx.scale == Scale::Quick;
         let one = ctx.one_thread_cpu()?;
         let fim = Params::default();
+        let paper = Params { local: super::Local::Paper, ..fim };
         let sweep = Params { solver: Solver::Sweep, ..fim };
         let with_cpu = ctx.devices.iter().any(|d| d.is_cpu());
         let lf = Params { solver: Solver::SweepLf, ..fim };
@@ -271,9 +272,12 @@ impl Target for FimT1 {
                 runs.push(Run { dev: d, variant: "block FIM, host list".into(), params: Params { host_list: true, ..fim }, published: (None, ""), single: false });
                 // 004 Sec. 4.2: its integer-index test against Tsai's three evaluations of H.
                 runs.push(Run { dev: d, variant: "block FIM, device list, Tsai test".into(), params: Params { validity: super::Validity::Tsai, ..fim }, published: (None, ""), single: false });
+                // 004's local solver as published (the valid minimum candidate, not monotone).
+                runs.push(Run { dev: d, variant: "block FIM, device list, 004 local solver".into(), params: paper, published: pb(pg, GPU_PUBLISHED), single: false });
             }
             for d in ctx.devices.iter().filter(|d| d.is_cpu() && ex.cpu_fim) {
                 runs.push(Run { dev: d, variant: ALL_CORES.into(), params: fim, published: (None, ""), single: !quick });
+                runs.push(Run { dev: d, variant: "node FIM, 004 local solver, all cores".into(), params: paper, published: (None, ""), single: !quick });
             }
             // The CPU baselines run when the CPU is among the devices (a GPU-only run skips them).
             let sp = Params { max_sweeps: ex.sweep_cap, ..sweep };

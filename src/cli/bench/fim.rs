@@ -5,7 +5,7 @@
 use crate::cli::Ctx;
 use anyhow::{bail, Result};
 use neuroport::fim::repro::{brain, constant, describe, helix};
-use neuroport::fim::{solve, Params, Solver, Validity};
+use neuroport::fim::{solve, Local, Params, Solver, Validity};
 use neuroport::runtime::timing::wall_ms;
 
 #[derive(clap::Args)]
@@ -23,6 +23,9 @@ pub struct Args {
     solver: Solver,
     #[arg(long, value_enum, default_value_t = Validity::Index)]
     validity: Validity,
+    /// Local solver: exact (monotone) or 004's valid-minimum candidate
+    #[arg(long = "local", value_enum, default_value_t = Local::Exact)]
+    local: Local,
     /// Fast sweeping: stop after this many sweeps (0: until converged)
     #[arg(long, default_value_t = 0)]
     max_sweeps: usize,
@@ -47,9 +50,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         (3, d) => bail!("--dims takes three sizes x,y,z, not {d:?}"),
         (e, _) => bail!("--example is 1, 2 or 3, not {e}"),
     };
-    let params = Params { solver: a.solver, validity: a.validity, max_sweeps: a.max_sweeps, inner: a.inner, host_list: a.host_list, ..Params::default() };
+    let params = Params { solver: a.solver, validity: a.validity, local: a.local, max_sweeps: a.max_sweeps, inner: a.inner, host_list: a.host_list, ..Params::default() };
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
-    println!("{}, solver {:?}, validity {:?}", ex.config, a.solver, a.validity);
+    println!("{}, solver {:?}, validity {:?}, local solver {:?}", ex.config, a.solver, a.validity, a.local);
     for dev in &devices {
         if a.solver != Solver::Fim && !dev.is_cpu() {
             continue; // the sweeping baselines are CPU-only
