@@ -1,7 +1,9 @@
 /* Block FIM (004 Algorithm 5.1) for both dialects. Volumes are stored block by block (004
  * Fig. 3): voxel (x, y, z) lives at block * 64 + local, local = lx + 4 (ly + 4 lz). One
  * work-group of 64 per active block; the active list and its count stay on the device and
- * the groups stride over it, so no launch needs the count on the host. */
+ * the groups stride over it, so no launch needs the count on the host. An iteration is three
+ * launches: the active blocks' updates (which append the unconverged ones to the next list),
+ * the candidates (appended once each), the candidates' updates (appending likewise). */
 #include "common/portable.h"
 #include "common/fim.h"
 
@@ -20,15 +22,21 @@ NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, 
  * listed block in local memory, then the block's convergence by tree reduction (Sec. 5.2.3). */
 NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const np_uchar *NP_RESTRICT mask,
                           NP_GLOBAL float *u, NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
-                          np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot)
+                          np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot,
+                          NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
+                          NP_GLOBAL int *zero, NP_GLOBAL int *cand, int clear)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
     NP_LOCAL_MEM int sc[NP_FIM_BV];
     int l = NP_LID();
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
-    /* The list length of this launch, kept on the device for the run's statistics. */
-    if (NP_GROUP() == 0 && l == 0 && slot >= 0) hist[slot] = n;
+    /* The list length of this launch, kept on the device for the run's statistics; `zero` is a
+     * counter the next launch appends to and no group of this one reads (no fill per launch). */
+    if (NP_GROUP() == 0 && l == 0) {
+        if (slot >= 0) hist[slot] = n;
+        *zero = 0;
+    }
     int nvox = p.bx * p.by * p.bz * NP_FIM_BV;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += p.groups) {
@@ -65,41 +73,41 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             if (l < h) sc[l] = sc[l] && sc[l + h];
             NP_BARRIER();
         }
-        if (l == 0) conv[b] = sc[0];
+        /* Step 3 without a pass over all blocks: a block that has not converged joins the next
+         * list (C_b false) at once; candidates leave the candidate set. */
+        if (l == 0) {
+            conv[b] = sc[0];
+            if (append && !sc[0]) next[np_atomic_add_i32(next_count, 1)] = b;
+            if (clear) cand[b] = 0;
+        }
         NP_BARRIER();
     }
 }
 
-/* Step 2's candidates: the inactive 6-neighbour blocks of every converged listed block. */
+/* Step 2's candidates: the inactive 6-neighbour blocks of every converged listed block, each
+ * appended once to the candidate list (the first to raise its flag appends it). */
+NP_FN void np_fim_candidate(NP_GLOBAL const int *conv, NP_GLOBAL int *cand, NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count, int b)
+{
+    /* Only neighbours not still active (C_b true): one update of an active block must not mark
+     * it converged, or it leaves the list without its own neighbours being checked (node FIM
+     * likewise re-evaluates only neighbours outside the list). */
+    if (conv[b] && np_atomic_xchg_u32(&cand[b], 1) == 0u) cand_list[np_atomic_add_i32(cand_count, 1)] = b;
+}
+
 NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
-                              NP_GLOBAL const int *NP_RESTRICT conv, np_fim_params p, NP_GLOBAL int *cand)
+                              NP_GLOBAL const int *NP_RESTRICT conv, np_fim_params p, NP_GLOBAL int *cand,
+                              NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count)
 {
     int n = *count;
     for (int i = NP_GID(); i < n; i += p.groups * NP_FIM_BV) {
         int b = list[i];
         if (!conv[b]) continue;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
-        /* Only neighbours not still active (C_b false): one update of an active block must not
-         * mark it converged, or it leaves the list without its own neighbours being checked
-         * (node FIM likewise re-evaluates only neighbours outside the list). */
-        if (bx > 0 && conv[b - 1]) cand[b - 1] = 1;
-        if (bx < p.bx - 1 && conv[b + 1]) cand[b + 1] = 1;
-        if (by > 0 && conv[b - p.bx]) cand[b - p.bx] = 1;
-        if (by < p.by - 1 && conv[b + p.bx]) cand[b + p.bx] = 1;
-        if (bz > 0 && conv[b - p.bx * p.by]) cand[b - p.bx * p.by] = 1;
-        if (bz < p.bz - 1 && conv[b + p.bx * p.by]) cand[b + p.bx * p.by] = 1;
-    }
-}
-
-/* Device compaction: appends every block b with flag[b] == want to list (order by arrival),
- * resetting flag[b] to `reset` when reset >= 0. */
-NP_KERNEL void fim_compact(NP_GLOBAL int *flag, int nblocks, int want, int reset, NP_GLOBAL int *list, NP_GLOBAL int *count)
-{
-    int b = NP_GID();
-    if (b >= nblocks) return;
-    if (flag[b] == want) {
-        int k = np_atomic_add_i32(count, 1);
-        list[k] = b;
-        if (reset >= 0) flag[b] = reset;
+        if (bx > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - 1);
+        if (bx < p.bx - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + 1);
+        if (by > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx);
+        if (by < p.by - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx);
+        if (bz > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx * p.by);
+        if (bz < p.bz - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx * p.by);
     }
 }

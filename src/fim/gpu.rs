@@ -1,9 +1,11 @@
 //! Block FIM on a GPU (004 Algorithm 5.1) through `runtime::gpu`: entry points in `cl/fim.cl`,
 //! the Godunov update in `cl/common/fim.h`. Volumes are reordered block by block (Fig. 3).
 //!
-//! Two ways to keep the active list: on the device (default: flags, device compaction, counters
-//! cleared by device fills - a small host write would wait for the queue - and the count read
-//! back only every [`CHECK_EVERY`] iterations to see whether the list emptied) or on
+//! Two ways to keep the active list: on the device (default: the update kernels append the
+//! blocks that have not converged to the next list and the neighbour kernel the candidates, each
+//! kernel zeroing a counter the next one appends to - three launches an iteration, no fills, no
+//! host write; the count read back only every [`CHECK_EVERY`] iterations to see whether the
+//! list emptied) or on
 //! the host as 004 Sec. 5.2 does (C_b read back and the list rebuilt and uploaded each
 //! iteration), kept measurable with `Params::host_list`.
 
@@ -41,13 +43,12 @@ pub struct GpuFim {
     gpu: Gpu,
     update: Kernel,
     neighbours: Kernel,
-    compact: Kernel,
 }
 
 impl GpuFim {
     pub fn new(gpu: Gpu) -> Result<GpuFim> {
         let k = |n| gpu.kernel("fim", SOURCE, n);
-        Ok(GpuFim { update: k("fim_update")?, neighbours: k("fim_neighbours")?, compact: k("fim_compact")?, gpu })
+        Ok(GpuFim { update: k("fim_update")?, neighbours: k("fim_neighbours")?, gpu })
     }
 }
 
@@ -114,10 +115,11 @@ impl FimKernels for GpuFim {
             paper: (par.local == Local::Paper) as i32,
         };
         let (b_speed, b_mask, b_u) = (g.upload(&speed)?, g.upload(&mask)?, g.upload(&u0)?);
-        let b_list: Buf<i32> = g.alloc(nb)?;
+        // Two lists (this iteration's and the next, swapped each iteration) and their counts.
+        let lists: [Buf<i32>; 2] = [g.alloc(nb)?, g.alloc(nb)?];
+        let counts: [Buf<i32>; 2] = [g.upload(&[list0.len() as i32])?, g.zeros(1)?];
+        g.write(&lists[0], 0, &list0)?;
         let b_cand_list: Buf<i32> = g.alloc(nb)?;
-        g.write(&b_list, 0, &list0)?;
-        let b_count: Buf<i32> = g.upload(&[list0.len() as i32])?;
         let b_cand_count: Buf<i32> = g.zeros(1)?;
         let b_conv: Buf<i32> = g.upload(&vec![1i32; nb])?;
         let b_cand: Buf<i32> = g.zeros(nb)?;
@@ -125,8 +127,9 @@ impl FimKernels for GpuFim {
         let b_hist: Buf<i32> = g.zeros(2 * HIST)?;
         let mut sol = Solution::default();
         let mut count = list0.len();
-        let (upd, nbr, cmp) = (&self.update, &self.neighbours, &self.compact);
-        let nbi = nb as i32;
+        let (upd, nbr) = (&self.update, &self.neighbours);
+        let append = !par.host_list as i32;
+        let mut cur = 0;
         // A bound, not a schedule (CPU node FIM needs ~575 iterations on example 3 and ~730 on
         // the 32^3 helix; a block iteration does `inner` updates): past it the run stops with an
         // error instead of running for minutes (the old bound was ~600 K iterations).
@@ -135,29 +138,29 @@ impl FimKernels for GpuFim {
             let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
             let (s0, s1) = (slot(0), slot(1));
             sol.iterations += 1;
-            // Step 1: n Jacobi updates of every active block; C_b by reduction.
-            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_list, &b_count, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0])?;
-            // Step 2: neighbour blocks of converged blocks are updated once and reduced.
-            g.launch(nbr, Shape::items(groups * BV), args![&b_list, &b_count, &b_conv, Arg::structure(&fp), &b_cand])?;
-            g.fill_bytes(&b_cand_count, 0)?;
-            g.launch(cmp, Shape::items(nb), args![&b_cand, nbi, 1i32, 0i32, &b_cand_list, &b_cand_count])?;
-            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1])?;
+            let (list, cnt, next, next_cnt) = (&lists[cur], &counts[cur], &lists[1 - cur], &counts[1 - cur]);
+            // Step 1: n Jacobi updates of every active block; C_b by reduction; the unconverged
+            // join the next list; the candidate count starts at 0.
+            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, 0i32])?;
+            // Step 2: neighbour blocks of converged blocks are updated once and reduced; this
+            // list's count is spent and starts at 0 for the iteration after next.
+            g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count])?;
+            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, 1i32])?;
             // Step 3: the next list, every block whose C_b is false.
             if par.host_list {
                 let conv = g.download(&b_conv)?;
-                let list: Vec<i32> = (0..nbi).filter(|&b| conv[b as usize] == 0).collect();
+                let list: Vec<i32> = (0..nb as i32).filter(|&b| conv[b as usize] == 0).collect();
                 count = list.len();
                 if count > 0 {
-                    g.write(&b_list, 0, &list)?;
+                    g.write(&lists[cur], 0, &list)?;
                 }
-                g.write(&b_count, 0, &[count as i32])?;
+                g.write(&counts[cur], 0, &[count as i32])?;
                 // the count and C_b read back, the list and its count written (each waits).
                 sol.host_syncs += 2 + (count > 0) as usize;
             } else {
-                g.fill_bytes(&b_count, 0)?;
-                g.launch(cmp, Shape::items(nb), args![&b_conv, nbi, 0i32, -1i32, &b_list, &b_count])?;
+                cur = 1 - cur;
                 if sol.iterations % CHECK_EVERY == 0 {
-                    count = read1(g, &b_count)?;
+                    count = read1(g, &counts[cur])?;
                     sol.host_syncs += 1;
                 }
             }
