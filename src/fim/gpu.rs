@@ -12,6 +12,7 @@
 use super::{FimKernels, Local, Params, Problem, Solution, Validity};
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
 use anyhow::{bail, Result};
+use rayon::prelude::*;
 
 pub const SOURCE: &str = include_str!("../../cl/fim.cl");
 const B: usize = 4;
@@ -52,18 +53,25 @@ impl GpuFim {
     }
 }
 
-/// Block grid and the flat index -> blocked index map.
-pub fn blocked_index(dims: [usize; 3]) -> ([usize; 3], Vec<usize>) {
-    let bd = dims.map(|d| d.div_ceil(B));
-    let n = dims.iter().product();
-    let map = (0..n)
-        .map(|v| {
-            let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
-            let b = x / B + bd[0] * (y / B + bd[1] * (z / B));
-            b * BV + x % B + B * (y % B + B * (z % B))
-        })
-        .collect();
-    (bd, map)
+/// The blocked layout (004 Fig. 3): the block grid, and for slot `w` (block w / 64, local
+/// w % 64) the flat voxel it holds, None for padding past the grid's edge.
+fn block_grid(dims: [usize; 3]) -> [usize; 3] {
+    dims.map(|d| d.div_ceil(B))
+}
+
+#[inline]
+fn voxel_of(dims: [usize; 3], bd: [usize; 3], w: usize) -> Option<usize> {
+    let (b, l) = (w / BV, w % BV);
+    let x = (b % bd[0]) * B + l % B;
+    let y = ((b / bd[0]) % bd[1]) * B + (l / B) % B;
+    let z = (b / (bd[0] * bd[1])) * B + l / (B * B);
+    (x < dims[0] && y < dims[1] && z < dims[2]).then(|| x + dims[0] * (y + dims[1] * z))
+}
+
+#[inline]
+fn slot_of(dims: [usize; 3], bd: [usize; 3], v: usize) -> usize {
+    let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
+    (x / B + bd[0] * (y / B + bd[1] * (z / B))) * BV + x % B + B * (y % B + B * (z % B))
 }
 
 impl FimKernels for GpuFim {
@@ -73,31 +81,34 @@ impl FimKernels for GpuFim {
         }
         let g = &self.gpu;
         let n = p.nvox();
-        let (bd, map) = blocked_index(p.dims);
+        let bd = block_grid(p.dims);
         let nb = bd.iter().product::<usize>();
         let nbv = nb * BV;
         if 6 * nbv > i32::MAX as usize {
             bail!("{:?} voxels exceed the kernels' 32-bit indexing", p.dims);
         }
-        // Reorder (Fig. 3): padding voxels are outside the mask (0), sources are 2.
+        // Reorder (Fig. 3) on every core, a block at a time: padding voxels are outside the
+        // mask (0), sources are 2.
         let mut speed = vec![0f32; 6 * nbv];
-        let mut mask = vec![0u8; nbv];
-        let mut u0 = vec![f32::INFINITY; nbv];
-        let mut active = vec![0i32; nb];
-        for v in 0..n {
-            let w = map[v];
-            for c in 0..6 {
-                speed[c * nbv + w] = p.speed[c * n + v];
-            }
-            if p.mask[v] != 0 {
-                mask[w] = if p.source[v] != 0 { 2 } else { 1 };
-                if p.source[v] != 0 {
-                    u0[w] = 0.0;
-                    active[w / BV] = 1;
+        speed.par_chunks_mut(BV).enumerate().for_each(|(i, blk)| {
+            let (c, b) = (i / nb, i % nb);
+            for (l, x) in blk.iter_mut().enumerate() {
+                if let Some(v) = voxel_of(p.dims, bd, b * BV + l) {
+                    *x = p.speed[c * n + v];
                 }
             }
-        }
-        let list0: Vec<i32> = (0..nb as i32).filter(|&b| active[b as usize] == 1).collect();
+        });
+        let mut mask = vec![0u8; nbv];
+        mask.par_chunks_mut(BV).enumerate().for_each(|(b, blk)| {
+            for (l, m) in blk.iter_mut().enumerate() {
+                if let Some(v) = voxel_of(p.dims, bd, b * BV + l).filter(|&v| p.mask[v] != 0) {
+                    *m = if p.source[v] != 0 { 2 } else { 1 };
+                }
+            }
+        });
+        let u0: Vec<f32> = mask.par_iter().map(|&m| if m == 2 { 0.0 } else { f32::INFINITY }).collect();
+        let active: Vec<bool> = mask.par_chunks(BV).map(|blk| blk.contains(&2)).collect();
+        let list0: Vec<i32> = (0..nb as i32).filter(|&b| active[b as usize]).collect();
         let groups = nb.clamp(1, 4096);
         let fp = FimParams {
             nx: p.dims[0] as i32,
@@ -174,7 +185,7 @@ impl FimKernels for GpuFim {
             sol.updates += (pair[0] as usize * BV * par.inner + pair[1] as usize * BV) as u64;
         }
         let ub = g.download(&b_u)?;
-        sol.u = (0..n).map(|v| if ub[map[v]].is_finite() { ub[map[v]] } else { f32::NAN }).collect();
+        sol.u = (0..n).into_par_iter().map(|v| ub[slot_of(p.dims, bd, v)]).map(|x| if x.is_finite() { x } else { f32::NAN }).collect();
         let t = g.take_timings()?;
         sol.timings = t;
         Ok(sol)
@@ -185,4 +196,26 @@ fn read1(g: &Gpu, b: &Buf<i32>) -> Result<usize> {
     let mut x = [0i32];
     g.read(b, 0, &mut x)?;
     Ok(x[0].max(0) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every voxel has one slot and the slot leads back to it; the other slots are padding.
+    #[test]
+    fn blocked_layout_round_trips() {
+        let dims = [7, 5, 9];
+        let bd = block_grid(dims);
+        let n: usize = dims.iter().product();
+        let mut seen = vec![false; bd.iter().product::<usize>() * BV];
+        for v in 0..n {
+            let w = slot_of(dims, bd, v);
+            assert!(!seen[w]);
+            seen[w] = true;
+            assert_eq!(voxel_of(dims, bd, w), Some(v));
+        }
+        assert_eq!(seen.iter().filter(|&&s| !s).count(), seen.len() - n);
+        assert!((0..seen.len()).filter(|&w| !seen[w]).all(|w| voxel_of(dims, bd, w).is_none()));
+    }
 }
