@@ -166,8 +166,32 @@ NP_FN float np_fim_ext_qr(const float *m, const float *iv, float p)
     return best;
 }
 
-#define NP_FIM_GOLDEN 36 /* Real::GOLDEN for f32 */
+/* A piece of ext_r at fixed q as a quadratic in p (src/fim/hg.rs: piece): r held at r
+ * (rfree = 0) or at its minimiser r_sigma(p, q) (rfree = 1); c[0] p^2 + c[1] p + c[2]. */
+NP_FN void np_fim_piece(const float *m, float q, float r, int rfree, float *c)
+{
+    if (!rfree) {
+        c[0] = np_fim_s(m, 0, 0);
+        c[1] = 2.0f * (np_fim_s(m, 0, 1) * q + np_fim_s(m, 0, 2) * r);
+        c[2] = np_fim_s(m, 1, 1) * q * q + np_fim_s(m, 2, 2) * r * r + 2.0f * np_fim_s(m, 1, 2) * q * r;
+    } else {
+        float k = 1.0f / np_fim_s(m, 2, 2);
+        c[0] = np_fim_s(m, 0, 0) - np_fim_s(m, 0, 2) * np_fim_s(m, 0, 2) * k;
+        c[1] = 2.0f * (np_fim_s(m, 0, 1) - np_fim_s(m, 0, 2) * np_fim_s(m, 1, 2) * k) * q;
+        c[2] = (np_fim_s(m, 1, 1) - np_fim_s(m, 1, 2) * np_fim_s(m, 1, 2) * k) * q * q;
+    }
+}
 
+/* ext_qr at p clamped into [a, b] if p is finite, folded into *best (hg.rs: try_p). */
+NP_FN void np_fim_try(const float *m, const float *iv, float p, float *best)
+{
+    if (np_isfinite(p)) {
+        float f = np_fim_ext_qr(m, iv, np_fim_clamp(p, iv[0], iv[1]));
+        if (f < *best) *best = f;
+    }
+}
+
+/* The exact H_G^2 of eq. 6 (src/fim/hg.rs: hg2): the minimum of ext_qr over the candidate p. */
 NP_FN float np_fim_hg2(const float *m, const float *iv)
 {
     float a = iv[0], b = iv[1];
@@ -175,30 +199,55 @@ NP_FN float np_fim_hg2(const float *m, const float *iv)
         float fa = np_fim_ext_qr(m, iv, a), fb = np_fim_ext_qr(m, iv, b);
         return fa > fb ? fa : fb;
     }
-    float p0 = np_fim_clamp(0.0f, a, b);
-    float f0 = np_fim_ext_qr(m, iv, p0);
-    float cof = np_fim_s(m, 1, 1) * np_fim_s(m, 2, 2) - np_fim_s(m, 1, 2) * np_fim_s(m, 1, 2);
-    float det = np_fim_s(m, 0, 0) * cof - np_fim_s(m, 0, 1) * (np_fim_s(m, 0, 1) * np_fim_s(m, 2, 2) - np_fim_s(m, 1, 2) * np_fim_s(m, 0, 2))
-              + np_fim_s(m, 0, 2) * (np_fim_s(m, 0, 1) * np_fim_s(m, 1, 2) - np_fim_s(m, 1, 1) * np_fim_s(m, 0, 2));
-    float reach = np_sqrt(f0 * cof / det);
-    float lo = a > -reach ? a : -reach, hi = b < reach ? b : reach;
-    float best = f0;
-    const float k = 0.381966011250105f;
-    float x1 = lo + k * (hi - lo), x2 = hi - k * (hi - lo);
-    float f1 = np_fim_ext_qr(m, iv, x1), f2 = np_fim_ext_qr(m, iv, x2);
-    for (int i = 0; i < NP_FIM_GOLDEN; ++i) {
-        if (f1 < f2) {
-            hi = x2; x2 = x1; f2 = f1;
-            x1 = lo + k * (hi - lo);
-            f1 = np_fim_ext_qr(m, iv, x1);
-        } else {
-            lo = x1; x1 = x2; f1 = f2;
-            x2 = hi - k * (hi - lo);
-            f2 = np_fim_ext_qr(m, iv, x2);
+    float qe[2] = {iv[2], iv[3]}, c = iv[4], d = iv[5];
+    float best = NP_FIM_INF;
+    np_fim_try(m, iv, a, &best);
+    np_fim_try(m, iv, b, &best);
+    int rmax = c > d, nr = rmax ? 2 : 3;
+    float rv[3] = {c, d, 0.0f};
+    float mid = -np_fim_s(m, 2, 2) * (c + d) * 0.5f;
+    float pc[2][3][3]; /* pieces per q end and r choice, for the crossings */
+    for (int j = 0; j < 2; ++j) {
+        for (int k = 0; k < nr; ++k) {
+            np_fim_piece(m, qe[j], rv[k], k == 2, pc[j][k]);
+            np_fim_try(m, iv, -pc[j][k][1] / (2.0f * pc[j][k][0]), &best);
+        }
+        if (rmax) np_fim_try(m, iv, (mid - np_fim_s(m, 2, 1) * qe[j]) / np_fim_s(m, 2, 0), &best);
+    }
+    if (qe[0] > qe[1]) {
+        for (int k1 = 0; k1 < nr; ++k1) {
+            for (int k2 = 0; k2 < nr; ++k2) {
+                float al = pc[0][k1][0] - pc[1][k2][0], be = pc[0][k1][1] - pc[1][k2][1], ga = pc[0][k1][2] - pc[1][k2][2];
+                if (al == 0.0f) {
+                    np_fim_try(m, iv, -ga / be, &best);
+                    continue;
+                }
+                float disc = be * be - 4.0f * al * ga;
+                if (disc >= 0.0f) {
+                    float sq = np_sqrt(disc);
+                    np_fim_try(m, iv, (-be + sq) / (2.0f * al), &best);
+                    np_fim_try(m, iv, (-be - sq) / (2.0f * al), &best);
+                }
+            }
+        }
+    } else {
+        float det = np_fim_s(m, 0, 0) * np_fim_s(m, 1, 1) - np_fim_s(m, 0, 1) * np_fim_s(m, 0, 1);
+        float kq = -(np_fim_s(m, 1, 1) * np_fim_s(m, 0, 2) - np_fim_s(m, 0, 1) * np_fim_s(m, 1, 2)) / det;
+        np_fim_try(m, iv, kq * c, &best);
+        np_fim_try(m, iv, kq * d, &best);
+        np_fim_try(m, iv, 0.0f, &best);
+        if (rmax) {
+            float srp = np_fim_s(m, 2, 0), srq = np_fim_s(m, 2, 1);
+            if (srq != 0.0f) {
+                float q0 = mid / srq, q1 = -srp / srq;
+                float al = np_fim_s(m, 0, 0) + 2.0f * np_fim_s(m, 0, 1) * q1 + np_fim_s(m, 1, 1) * q1 * q1;
+                float be = 2.0f * (np_fim_s(m, 0, 1) * q0 + np_fim_s(m, 1, 1) * q0 * q1 + np_fim_s(m, 0, 2) * c + np_fim_s(m, 1, 2) * c * q1);
+                np_fim_try(m, iv, -be / (2.0f * al), &best);
+            } else {
+                np_fim_try(m, iv, mid / srp, &best);
+            }
         }
     }
-    float tail[4] = {f1, f2, np_fim_ext_qr(m, iv, lo), np_fim_ext_qr(m, iv, hi)};
-    for (int i = 0; i < 4; ++i) if (tail[i] < best) best = tail[i];
     return best;
 }
 
