@@ -262,7 +262,7 @@ NP_FN float np_fim_f(const float *m, const float *ih, const float *nb, float u)
 }
 
 /* g: H_G(U) = 1 to within 4 eps |U| by Illinois regula falsi (src/fim/hg.rs: root). */
-NP_FN float np_fim_root(const float *m, const float *ih, const float *nb, float guess)
+NP_FN float np_fim_root(const float *m, const float *ih, const float *nb, float guess, float *cands, int nc)
 {
     float lo = NP_FIM_INF, step = 0.0f;
     for (int k = 0; k < 3; ++k) {
@@ -282,6 +282,30 @@ NP_FN float np_fim_root(const float *m, const float *ih, const float *nb, float 
             hi = below; fh = fb;
         } else {
             lo = guess; fl = fg;
+        }
+    }
+    /* Bisection over the combinations' solutions inside the bracket (hg.rs: root). */
+    for (int i = 1; i < nc; ++i) {
+        float v = cands[i];
+        int j = i;
+        while (j > 0 && v < cands[j - 1]) { cands[j] = cands[j - 1]; --j; }
+        cands[j] = v;
+    }
+    int i0 = 0, j0 = nc, from_cand = 0;
+    while (i0 < j0 && !(cands[i0] > lo)) ++i0;
+    while (j0 > i0 && !(cands[j0 - 1] < hi)) --j0;
+    while (i0 < j0) {
+        int k = i0 + (j0 - i0) / 2;
+        float fx = np_fim_f(m, ih, nb, cands[k]);
+        if (fx >= 0.0f) { hi = cands[k]; fh = fx; j0 = k; from_cand = 1; }
+        else { lo = cands[k]; fl = fx; i0 = k + 1; }
+    }
+    if (from_cand) {
+        float below = hi - w4 * np_fabs(hi);
+        if (below > lo) {
+            float fb = np_fim_f(m, ih, nb, below);
+            if (fb < 0.0f) return hi;
+            hi = below; fh = fb;
         }
     }
     for (int i = 0; i < 64 && !(hi < NP_FIM_INF); ++i) {
@@ -313,17 +337,19 @@ NP_FN float np_fim_root(const float *m, const float *ih, const float *nb, float 
  * wherever one is valid), else the root of the exact H_G (src/fim/godunov.rs: solve). */
 NP_FN float np_fim_solve(const float *m, const float *ih, const float *nb, int tsai, int paper)
 {
-    float best = NP_FIM_INF;
+    float best = NP_FIM_INF, cands[26];
+    int nc = 0;
     for (int combo = 0; combo < 27; ++combo) {
         if (combo == 13) continue;
         int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
         int valid;
         float u = np_fim_combo(m, ih, nb, side, tsai, &valid);
+        if (u < NP_FIM_INF) cands[nc++] = u;
         if (valid && u < best) best = u;
     }
     int all_min = 1;
     if (!paper) for (int k = 0; k < 3; ++k) if (best + best > nb[2 * k] + nb[2 * k + 1]) all_min = 0;
-    return best < NP_FIM_INF && all_min ? best : np_fim_root(m, ih, nb, best);
+    return best < NP_FIM_INF && all_min ? best : np_fim_root(m, ih, nb, best, cands, nc);
 }
 
 /* Solver settings shared with the host (#[repr(C)] FimParams in src/fim/gpu.rs). */

@@ -178,24 +178,30 @@ pub type Neighbours<R> = [[R; 2]; 3];
 /// ~4x faster on the brain-like example but left the GPU schedules 3.8e-5 from node FIM.
 pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: Validity, local: Local) -> R {
     let mut best = R::INF;
+    // Every combination's solution, valid or not: H_G's root is often one of them, so the root
+    // search brackets with them first.
+    let mut cands = [R::INF; 26];
+    let mut nc = 0;
     for combo in 0..27 {
         if combo == 13 {
             continue; // all three critical: H = 0
         }
         // side[k]: -1 backward difference (U - left)/h, +1 forward (right - U)/h, 0 critical.
         let side = [combo % 3, (combo / 3) % 3, combo / 9].map(|d| d as i32 - 1);
-        if let Some(u) = solve_combo(m, inv_h, nb, side, validity) {
-            if u < best {
+        if let Some((u, valid)) = solve_combo(m, inv_h, nb, side, validity) {
+            cands[nc] = u;
+            nc += 1;
+            if valid && u < best {
                 best = u;
             }
         }
     }
     let all_min = local == Local::Paper || (0..3).all(|k| !(best + best > nb[k][0] + nb[k][1]));
-    if best.is_finite() && all_min { best } else { super::hg::root(m, inv_h, nb, best) }
+    if best.is_finite() && all_min { best } else { super::hg::root(m, inv_h, nb, best, &mut cands[..nc]) }
 }
 
-/// The solution of one combination if it has one and it passes the validity test.
-fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i32; 3], validity: Validity) -> Option<R> {
+/// The solution of one combination if it has one, and whether it passes the validity test.
+fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i32; 3], validity: Validity) -> Option<(R, bool)> {
     // U = n0 + t keeps the quadratic's coefficients small (n0: the largest neighbour used).
     let mut n0 = -R::INF;
     for k in 0..3 {
@@ -269,7 +275,7 @@ fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i
             (hamiltonian(m, &gk) - R::ONE).abs() < tol
         }),
     };
-    valid.then_some(u)
+    Some((u, valid))
 }
 
 #[cfg(test)]
@@ -344,7 +350,7 @@ mod tests {
                 continue;
             }
             n += 1;
-            slow += ((super::super::hg::root(&m, &h, &nb, f64::INFINITY) - g).abs() <= 1e-12 * g) as usize;
+            slow += ((super::super::hg::root(&m, &h, &nb, f64::INFINITY, &mut []) - g).abs() <= 1e-12 * g) as usize;
             // H_G(g) = 1: just below g it is < 1, at g >= 1 (1e-9 relative: f64 quadratic roots).
             let hg = |u: f64| super::super::hg::hg2(&m, &std::array::from_fn(|k| [(u - nb[k][0]) * h[k], (nb[k][1] - u) * h[k]]));
             assert!(hg(g * (1.0 + 1e-9) + 1e-12) >= 1.0 && hg(g * (1.0 - 1e-9) - 1e-12) < 1.0, "H_G around g = {g}: {} {}", hg(g * (1.0 - 1e-9)), hg(g * (1.0 + 1e-9)));

@@ -179,6 +179,19 @@ pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
     best
 }
 
+/// Insertion sort (at most 26 values, no allocation; the same in fim.h).
+fn sort<R: Real>(x: &mut [R]) {
+    for i in 1..x.len() {
+        let v = x[i];
+        let mut j = i;
+        while j > 0 && v < x[j - 1] {
+            x[j] = x[j - 1];
+            j -= 1;
+        }
+        x[j] = v;
+    }
+}
+
 fn intervals<R: Real>(inv_h: &[R; 3], nb: &Neighbours<R>, u: R) -> Intervals<R> {
     std::array::from_fn(|k| [(u - nb[k][0]) * inv_h[k], (nb[k][1] - u) * inv_h[k]])
 }
@@ -189,7 +202,7 @@ fn intervals<R: Real>(inv_h: &[R; 3], nb: &Neighbours<R>, u: R) -> Intervals<R> 
 /// At U = the lowest neighbour every interval holds 0, so H_G = 0: the bracket's low end.
 /// Regula falsi with the Illinois halving: H_G^2 is piecewise smooth in U, so it converges in a
 /// few evaluations where bisection needs ~24 (f32) or ~50 (f64).
-pub fn root<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, guess: R) -> R {
+pub fn root<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, guess: R, cands: &mut [R]) -> R {
     let mut lo = R::INF;
     let mut step = R::ZERO;
     for k in 0..3 {
@@ -216,6 +229,36 @@ pub fn root<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, guess: R) -
             (hi, fh) = (below, fb);
         } else {
             (lo, fl) = (guess, fg);
+        }
+    }
+    // Bisection over the combinations' solutions inside the bracket (H_G is nondecreasing in
+    // U): ~log2(26) evaluations; where the root is one of them, one more confirms it.
+    sort(cands);
+    let (mut i, mut j) = (0, cands.len());
+    while i < j && !(cands[i] > lo) {
+        i += 1;
+    }
+    while j > i && !(cands[j - 1] < hi) {
+        j -= 1;
+    }
+    let mut from_cand = false;
+    while i < j {
+        let k = i + (j - i) / 2;
+        let fx = f(cands[k]);
+        if fx >= R::ZERO {
+            (hi, fh, j, from_cand) = (cands[k], fx, k, true);
+        } else {
+            (lo, fl, i) = (cands[k], fx, k + 1);
+        }
+    }
+    if from_cand {
+        let below = hi - width(hi);
+        if below > lo {
+            let fb = f(below);
+            if fb < R::ZERO {
+                return hi;
+            }
+            (hi, fh) = (below, fb);
         }
     }
     for _ in 0..64 {
