@@ -47,3 +47,24 @@ fn launch_check_names_the_kernel_and_argument() {
     gpu.launch(&k, Shape::items(2), args![&x, 2i32, &t]).unwrap();
     assert_eq!(gpu.download(&t).unwrap(), vec![3.0]);
 }
+
+/// Timing off: the work still runs (same result) and leaves nothing in the timings; back on, it
+/// is timed again.
+#[test]
+fn untimed_work_runs_and_is_not_timed() {
+    let Some((_, gpu)) = opencl_gpu() else { return };
+    let k = gpu.kernel("layer", neuroport::runtime::gpu::selftest::SOURCE, "layer_fatomic").unwrap();
+    let x = gpu.upload(&[1.5f32, 2.0, 4.0]).unwrap();
+    gpu.take_timings().unwrap();
+    gpu.set_timing(false);
+    let t = gpu.zeros::<f32>(1).unwrap();
+    gpu.launch(&k, Shape::items(3), args![&x, 3i32, &t]).unwrap();
+    assert_eq!(gpu.download(&t).unwrap(), vec![7.5]);
+    let off = gpu.take_timings().unwrap();
+    assert_eq!((off.kernel_ms, off.transfer_ms), (0.0, 0.0), "{off:?}");
+    gpu.set_timing(true);
+    gpu.launch(&k, Shape::items(3), args![&x, 3i32, &t]).unwrap();
+    assert_eq!(gpu.download(&t).unwrap(), vec![15.0]);
+    let on = gpu.take_timings().unwrap();
+    assert!(on.kernel_ms > 0.0 && on.transfer_ms > 0.0, "{on:?}");
+}

@@ -5,7 +5,8 @@
 #     issue 9: `bench fim --example 3` with the exact and 004's local solver on CUDA, NVIDIA
 #     OpenCL and the CPU (16 cores); CUDA with 1, 2, 8 Jacobi updates per block and the host
 #     list; ncu on one fim_update launch (speed of light, occupancy, warp states).
-#   PART=b: issue 10, scripts/device/reg5.sh (registration per evaluation and airwc).
+#   PART=b (~2 min): issue 10, `reproduce airwc --scale paper` on CUDA (4, 8, 16 work-groups
+#     per SM) and NVIDIA OpenCL; FIM example 3 (exact solver) with 1 and 2 updates per block.
 . "$(dirname "$0")/common.sh"
 "$B" devices | tee "$OUT/devices.txt"
 OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
@@ -46,6 +47,22 @@ echo "=== FIM summary"
 cat "$F"
 fi
 if [ "$PART" = b ]; then
-  bash scripts/device/reg5.sh
+  # Issue 10: airwc at 002's size on CUDA (work-groups per SM 4, the default, then 8 and 16) and
+  # NVIDIA OpenCL; then FIM example 3, exact solver, with 1 and 2 updates per block.
+  R="$OUT/airwc.txt"
+  for v in "cuda 4" "cuda 8" "cuda 16" "$OCL 4"; do
+    set -- $v
+    stamp "reproduce airwc --scale paper --backend $1, $2 groups per unit"
+    d="$OUT/airwc-${1%%:*}-$2"
+    NEUROPORT_REG_GROUPS_PER_UNIT=$2 step 100 "$B" reproduce airwc --backend "$1" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
+    { echo "## $1, $2 groups per unit"; grep -hE "time per evaluation|evaluations|registration time|displacement" "$d"/airwc.md 2>/dev/null | grep -v "by cost" | cut -d'|' -f2-7; grep -hE "by cost" "$d"/airwc.md 2>/dev/null | cut -d'|' -f2-7; } | tee -a "$R"
+  done
+  F="$OUT/fim.txt"
+  for i in 1 2; do
+    stamp "bench fim cuda exact inner $i"
+    { echo "## cuda exact inner $i"; step 60 "$B" bench fim --example 3 --backend cuda --local exact --inner $i --repeats 1 2>&1 | tail -1; } | tee -a "$F"
+  done
+  echo "=== airwc summary"
+  cat "$R"
 fi
 stamp "round5.sh done"

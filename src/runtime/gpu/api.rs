@@ -73,6 +73,8 @@ pub trait Queue: Send + Sync {
     fn finish(&self) -> Result<()>;
     /// Device time of the kernels and transfers queued since the last call (waits for them).
     fn take_timings(&self) -> Result<Timings>;
+    /// Timing events on (default) or off for the work queued from now on.
+    fn set_timing(&self, on: bool);
     fn mem_free(&self) -> u64;
     fn max_alloc(&self) -> u64;
     /// Whether the device runs kernels on host cores (no transfers worth staging).

@@ -214,6 +214,10 @@ impl Queue for ClQueue {
         self.timeline.take()
     }
 
+    fn set_timing(&self, on: bool) {
+        self.timeline.set_enabled(on);
+    }
+
     fn mem_free(&self) -> u64 {
         self.dev.info.global_mem_bytes / 2
     }

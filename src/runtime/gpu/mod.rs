@@ -296,6 +296,12 @@ impl Gpu {
         self.q.take_timings()
     }
 
+    /// Timing events on (the default) or off for the work queued from now on; untimed work is
+    /// missing from `take_timings`.
+    pub fn set_timing(&self, on: bool) {
+        self.q.set_timing(on)
+    }
+
     pub fn mem_total(&self) -> u64 {
         self.info().global_mem_bytes
     }

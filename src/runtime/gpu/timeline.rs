@@ -4,6 +4,7 @@
 
 use crate::runtime::Timings;
 use anyhow::Result;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// A timed piece of queued work; `ms` waits for it.
@@ -19,6 +20,9 @@ pub struct Timeline<I: Interval> {
     pending: Mutex<Vec<(bool, I)>>,
     /// Figures of intervals already resolved, handed out on the next `take`.
     carry: Mutex<Timings>,
+    /// Off: work is queued without timing events (a CUDA event pair per operation costs
+    /// microseconds, which a loop of tiny launches such as registration's evaluations feels).
+    enabled: AtomicBool,
 }
 
 fn resolve<I: Interval>(evs: Vec<(bool, I)>) -> Result<Timings> {
@@ -36,10 +40,21 @@ fn resolve<I: Interval>(evs: Vec<(bool, I)>) -> Result<Timings> {
 
 impl<I: Interval> Timeline<I> {
     pub fn new() -> Timeline<I> {
-        Timeline { pending: Mutex::new(Vec::new()), carry: Mutex::new(Timings::default()) }
+        Timeline { pending: Mutex::new(Vec::new()), carry: Mutex::new(Timings::default()), enabled: AtomicBool::new(true) }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::Relaxed)
+    }
+
+    pub fn set_enabled(&self, on: bool) {
+        self.enabled.store(on, Ordering::Relaxed);
     }
 
     pub fn push(&self, kernel: bool, i: I) -> Result<()> {
+        if !self.enabled() {
+            return Ok(());
+        }
         let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         p.push((kernel, i));
         if p.len() > MAX_PENDING {
