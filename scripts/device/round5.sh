@@ -7,6 +7,7 @@
 #     list; ncu on one fim_update launch (speed of light, occupancy, warp states).
 #   PART=b (~2 min): issue 10, `reproduce airwc --scale paper` on CUDA (4, 8, 16 work-groups
 #     per SM) and NVIDIA OpenCL; FIM example 3 (exact solver) with 1 and 2 updates per block.
+#   PART=c (~6 min): `reproduce fim-t1 --scale paper` on CUDA and NVIDIA OpenCL.
 . "$(dirname "$0")/common.sh"
 "$B" devices | tee "$OUT/devices.txt"
 OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
@@ -64,5 +65,14 @@ if [ "$PART" = b ]; then
   done
   echo "=== airwc summary"
   cat "$R"
+fi
+if [ "$PART" = c ]; then
+  # Issue 9: 004 Table 1 at paper scale on CUDA and NVIDIA OpenCL (GPU rows only).
+  for be in cuda $OCL; do
+    stamp "reproduce fim-t1 --scale paper --backend $be"
+    d="$OUT/fim-t1-${be%%:*}"
+    step 200 "$B" reproduce fim-t1 --backend "$be" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
+    grep -h "run time" "$d"/fim-t1.md 2>/dev/null | cut -d'|' -f2-7
+  done
 fi
 stamp "round5.sh done"
