@@ -7,7 +7,8 @@
 #     list; ncu on one fim_update launch (speed of light, occupancy, warp states).
 #   PART=b (~2 min): issue 10, `reproduce airwc --scale paper` on CUDA (4, 8, 16 work-groups
 #     per SM) and NVIDIA OpenCL; FIM example 3 (exact solver) with 1 and 2 updates per block.
-#   PART=c (~6 min): `reproduce fim-t1 --scale paper` on CUDA and NVIDIA OpenCL.
+#   PART=c (~2.5 min): `reproduce fim-t1 --scale paper` on CUDA and NVIDIA OpenCL.
+#   PART=d (~2-6 min): `reproduce fim-t1 --scale paper` on the CPU (16 cores, one thread).
 . "$(dirname "$0")/common.sh"
 "$B" devices | tee "$OUT/devices.txt"
 OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
@@ -74,5 +75,13 @@ if [ "$PART" = c ]; then
     step 200 "$B" reproduce fim-t1 --backend "$be" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
     grep -h "run time" "$d"/fim-t1.md 2>/dev/null | cut -d'|' -f2-7
   done
+fi
+if [ "$PART" = d ]; then
+  # Issue 9: the CPU rows of 004 Table 1 at paper scale (16 cores and one thread).
+  stamp "reproduce fim-t1 --scale paper --backend cpu"
+  d="$OUT/fim-t1-cpu"
+  step 400 "$B" reproduce fim-t1 --backend cpu --scale paper --repeats 1 --out "$d" > "$d.log" 2>&1
+  grep -h "run time" "$d"/fim-t1.md 2>/dev/null | cut -d'|' -f2-7
+  grep -h "faster than fast sweeping\|max difference" "$d"/fim-t1.md 2>/dev/null | cut -c1-260
 fi
 stamp "round5.sh done"
