@@ -182,76 +182,76 @@ NP_FN void np_fim_piece(const float *m, float q, float r, int rfree, float *c)
     }
 }
 
-/* ext_qr at p clamped into [a, b] if p is finite, folded into *best (hg.rs: try_p). */
-NP_FN void np_fim_try(const float *m, const float *iv, float p, float *best)
-{
-    if (np_isfinite(p)) {
-        float f = np_fim_ext_qr(m, iv, np_fim_clamp(p, iv[0], iv[1]));
-        if (f < *best) *best = f;
-    }
-}
-
-/* The exact H_G^2 of eq. 6 (src/fim/hg.rs: hg2): the minimum of ext_qr over the candidate p. */
+/* The exact H_G^2 of eq. 6 (src/fim/hg.rs: hg2): the minimum of ext_qr over the candidate p
+ * (clamped into [a, b]; non-finite ones skipped), or for a > b the larger end. The candidates
+ * are gathered first and ext_qr called from one place: calling it at every candidate's site
+ * inlined it ~30 times (4x the PTX, 20 s of NVRTC). */
 NP_FN float np_fim_hg2(const float *m, const float *iv)
 {
     float a = iv[0], b = iv[1];
-    if (a > b) {
-        float fa = np_fim_ext_qr(m, iv, a), fb = np_fim_ext_qr(m, iv, b);
-        return fa > fb ? fa : fb;
-    }
-    float qe[2] = {iv[2], iv[3]}, c = iv[4], d = iv[5];
-    float best = NP_FIM_INF;
-    np_fim_try(m, iv, a, &best);
-    np_fim_try(m, iv, b, &best);
-    int rmax = c > d, nr = rmax ? 2 : 3;
-    float rv[3] = {c, d, 0.0f};
-    float mid = -np_fim_s(m, 2, 2) * (c + d) * 0.5f;
-    float pc[2][3][3]; /* pieces per q end and r choice, for the crossings */
-    for (int j = 0; j < 2; ++j) {
-        for (int k = 0; k < nr; ++k) {
-            np_fim_piece(m, qe[j], rv[k], k == 2, pc[j][k]);
-            np_fim_try(m, iv, -pc[j][k][1] / (2.0f * pc[j][k][0]), &best);
+    float pts[28];
+    int np = 0, pmax = a > b;
+    pts[np++] = a;
+    pts[np++] = b;
+    if (!pmax) {
+        float qe[2] = {iv[2], iv[3]}, c = iv[4], d = iv[5];
+        int rmax = c > d, nr = rmax ? 2 : 3;
+        float rv[3] = {c, d, 0.0f};
+        float mid = -np_fim_s(m, 2, 2) * (c + d) * 0.5f;
+        float pc[2][3][3]; /* pieces per q end and r choice, for the crossings */
+        for (int j = 0; j < 2; ++j) {
+            for (int k = 0; k < nr; ++k) {
+                np_fim_piece(m, qe[j], rv[k], k == 2, pc[j][k]);
+                pts[np++] = -pc[j][k][1] / (2.0f * pc[j][k][0]);
+            }
+            if (rmax) pts[np++] = (mid - np_fim_s(m, 2, 1) * qe[j]) / np_fim_s(m, 2, 0);
         }
-        if (rmax) np_fim_try(m, iv, (mid - np_fim_s(m, 2, 1) * qe[j]) / np_fim_s(m, 2, 0), &best);
-    }
-    if (qe[0] > qe[1]) {
-        for (int k1 = 0; k1 < nr; ++k1) {
-            for (int k2 = 0; k2 < nr; ++k2) {
-                float al = pc[0][k1][0] - pc[1][k2][0], be = pc[0][k1][1] - pc[1][k2][1], ga = pc[0][k1][2] - pc[1][k2][2];
-                if (al == 0.0f) {
-                    np_fim_try(m, iv, -ga / be, &best);
-                    continue;
+        if (qe[0] > qe[1]) {
+            for (int k1 = 0; k1 < nr; ++k1) {
+                for (int k2 = 0; k2 < nr; ++k2) {
+                    float al = pc[0][k1][0] - pc[1][k2][0], be = pc[0][k1][1] - pc[1][k2][1], ga = pc[0][k1][2] - pc[1][k2][2];
+                    if (al == 0.0f) {
+                        pts[np++] = -ga / be;
+                        continue;
+                    }
+                    float disc = be * be - 4.0f * al * ga;
+                    if (disc >= 0.0f) {
+                        float sq = np_sqrt(disc);
+                        pts[np++] = (-be + sq) / (2.0f * al);
+                        pts[np++] = (-be - sq) / (2.0f * al);
+                    }
                 }
-                float disc = be * be - 4.0f * al * ga;
-                if (disc >= 0.0f) {
-                    float sq = np_sqrt(disc);
-                    np_fim_try(m, iv, (-be + sq) / (2.0f * al), &best);
-                    np_fim_try(m, iv, (-be - sq) / (2.0f * al), &best);
+            }
+        } else {
+            float det = np_fim_s(m, 0, 0) * np_fim_s(m, 1, 1) - np_fim_s(m, 0, 1) * np_fim_s(m, 0, 1);
+            float kq = -(np_fim_s(m, 1, 1) * np_fim_s(m, 0, 2) - np_fim_s(m, 0, 1) * np_fim_s(m, 1, 2)) / det;
+            pts[np++] = kq * c;
+            pts[np++] = kq * d;
+            pts[np++] = 0.0f;
+            if (rmax) {
+                float srp = np_fim_s(m, 2, 0), srq = np_fim_s(m, 2, 1);
+                if (srq != 0.0f) {
+                    float q0 = mid / srq, q1 = -srp / srq;
+                    float al = np_fim_s(m, 0, 0) + 2.0f * np_fim_s(m, 0, 1) * q1 + np_fim_s(m, 1, 1) * q1 * q1;
+                    float be = 2.0f * (np_fim_s(m, 0, 1) * q0 + np_fim_s(m, 1, 1) * q0 * q1 + np_fim_s(m, 0, 2) * c + np_fim_s(m, 1, 2) * c * q1);
+                    pts[np++] = -be / (2.0f * al);
+                } else {
+                    pts[np++] = mid / srp;
                 }
             }
         }
-    } else {
-        float det = np_fim_s(m, 0, 0) * np_fim_s(m, 1, 1) - np_fim_s(m, 0, 1) * np_fim_s(m, 0, 1);
-        float kq = -(np_fim_s(m, 1, 1) * np_fim_s(m, 0, 2) - np_fim_s(m, 0, 1) * np_fim_s(m, 1, 2)) / det;
-        np_fim_try(m, iv, kq * c, &best);
-        np_fim_try(m, iv, kq * d, &best);
-        np_fim_try(m, iv, 0.0f, &best);
-        if (rmax) {
-            float srp = np_fim_s(m, 2, 0), srq = np_fim_s(m, 2, 1);
-            if (srq != 0.0f) {
-                float q0 = mid / srq, q1 = -srp / srq;
-                float al = np_fim_s(m, 0, 0) + 2.0f * np_fim_s(m, 0, 1) * q1 + np_fim_s(m, 1, 1) * q1 * q1;
-                float be = 2.0f * (np_fim_s(m, 0, 1) * q0 + np_fim_s(m, 1, 1) * q0 * q1 + np_fim_s(m, 0, 2) * c + np_fim_s(m, 1, 2) * c * q1);
-                np_fim_try(m, iv, -be / (2.0f * al), &best);
-            } else {
-                np_fim_try(m, iv, mid / srp, &best);
-            }
-        }
+    }
+    float best = pmax ? -NP_FIM_INF : NP_FIM_INF;
+    for (int i = 0; i < np; ++i) {
+        if (!np_isfinite(pts[i])) continue;
+        float f = np_fim_ext_qr(m, iv, pmax ? pts[i] : np_fim_clamp(pts[i], a, b));
+        if (pmax ? f > best : f < best) best = f;
     }
     return best;
 }
 
-NP_FN float np_fim_f(const float *m, const float *ih, const float *nb, float u)
+/* Called from six places in np_fim_root: one copy. */
+NP_FN_CALLED float np_fim_f(const float *m, const float *ih, const float *nb, float u)
 {
     float iv[6];
     for (int k = 0; k < 3; ++k) {

@@ -10,6 +10,8 @@
   #define NP_GLOBAL
   #define NP_CONST_PTR const
   #define NP_FN static __device__ __forceinline__
+  /* A function called from many places whose body is large: one copy, called (code size). */
+  #define NP_FN_CALLED static __device__ __noinline__
   #define NP_LOCAL_MEM __shared__
   #define NP_GID() ((int)(blockIdx.x * blockDim.x + threadIdx.x))
   #define NP_LID() ((int)threadIdx.x)
@@ -57,6 +59,7 @@
   #define NP_GLOBAL __global
   #define NP_CONST_PTR __global const
   #define NP_FN static inline
+  #define NP_FN_CALLED static __attribute__((noinline))
   #define NP_LOCAL_MEM __local
   #define NP_GID() ((int)get_global_id(0))
   #define NP_LID() ((int)get_local_id(0))

@@ -27,7 +27,7 @@ fim() { # fim LABEL LIMIT ARGS...: one bench fim line, also kept in $F
   local label=$1 lim=$2; shift 2
   stamp "bench fim $label"
   echo "## $label" >> "$F"
-  step "$lim" "$B" bench fim --example 3 "$@" 2>&1 | tail -1 | tee -a "$F"
+  NEUROPORT_STAGES=1 step "$lim" "$B" bench fim --example 3 "$@" 2>&1 | tail -2 | tee -a "$F"
 }
 for be in cuda $OCL; do
   fim "$be paper" 60 --backend "$be" --local paper --repeats 3

@@ -12,7 +12,13 @@
 use super::{FimKernels, Local, Params, Problem, Solution, Validity};
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
 use anyhow::{bail, Result};
+use crate::runtime::stages::{record, stage};
 use rayon::prelude::*;
+use std::time::Instant;
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
 
 pub const SOURCE: &str = include_str!("../../cl/fim.cl");
 const B: usize = 4;
@@ -89,6 +95,7 @@ impl FimKernels for GpuFim {
         }
         // Reorder (Fig. 3) on every core, a block at a time: padding voxels are outside the
         // mask (0), sources are 2.
+        let t_reorder = Instant::now();
         let mut speed = vec![0f32; 6 * nbv];
         speed.par_chunks_mut(BV).enumerate().for_each(|(i, blk)| {
             let (c, b) = (i / nb, i % nb);
@@ -125,7 +132,9 @@ impl FimKernels for GpuFim {
             groups: groups as i32,
             paper: (par.local == Local::Paper) as i32,
         };
-        let (b_speed, b_mask, b_u) = (g.upload(&speed)?, g.upload(&mask)?, g.upload(&u0)?);
+        record("fim reorder", ms_since(t_reorder));
+        let (b_speed, b_mask, b_u) = stage("fim upload", || -> Result<_> { Ok((g.upload(&speed)?, g.upload(&mask)?, g.upload(&u0)?)) })?;
+        let t_iter = Instant::now();
         // Two lists (this iteration's and the next, swapped each iteration) and their counts.
         let lists: [Buf<i32>; 2] = [g.alloc(nb)?, g.alloc(nb)?];
         let counts: [Buf<i32>; 2] = [g.upload(&[list0.len() as i32])?, g.zeros(1)?];
@@ -179,6 +188,9 @@ impl FimKernels for GpuFim {
         if count > 0 {
             bail!("the block FIM did not converge in {max_iter} iterations");
         }
+        g.finish()?;
+        record("fim iterations", ms_since(t_iter));
+        let t_out = Instant::now();
         let hist = g.download(&b_hist)?;
         for pair in hist.chunks(2).take(sol.iterations.min(HIST)) {
             sol.active.push(pair[0] as u32);
@@ -186,6 +198,7 @@ impl FimKernels for GpuFim {
         }
         let ub = g.download(&b_u)?;
         sol.u = (0..n).into_par_iter().map(|v| ub[slot_of(p.dims, bd, v)]).map(|x| if x.is_finite() { x } else { f32::NAN }).collect();
+        record("fim download", ms_since(t_out));
         let t = g.take_timings()?;
         sol.timings = t;
         Ok(sol)

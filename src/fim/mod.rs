@@ -153,5 +153,6 @@ pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> 
     if params.block == 0 || params.inner == 0 || !(params.tol >= 0.0) {
         bail!("block size and iterations per block must be at least 1, tol non-negative");
     }
-    kernels(device, params)?.solve(p, params)
+    let mut k = crate::runtime::stages::stage("fim kernels", || kernels(device, params))?;
+    k.solve(p, params)
 }
