@@ -96,20 +96,28 @@ impl FimKernels for GpuFim {
         // Reorder (Fig. 3) on every core, a block at a time: padding voxels are outside the
         // mask (0), sources are 2.
         let t_reorder = Instant::now();
-        let mut speed = vec![0f32; 6 * nbv];
-        speed.par_chunks_mut(BV).enumerate().for_each(|(i, blk)| {
-            let (c, b) = (i / nb, i % nb);
-            for (l, x) in blk.iter_mut().enumerate() {
-                if let Some(v) = voxel_of(p.dims, bd, b * BV + l) {
-                    *x = p.speed[c * n + v];
-                }
-            }
-        });
         let mut mask = vec![0u8; nbv];
         mask.par_chunks_mut(BV).enumerate().for_each(|(b, blk)| {
             for (l, m) in blk.iter_mut().enumerate() {
                 if let Some(v) = voxel_of(p.dims, bd, b * BV + l).filter(|&v| p.mask[v] != 0) {
                     *m = if p.source[v] != 0 { 2 } else { 1 };
+                }
+            }
+        });
+        // S only where the kernel uses it (voxels it updates, mask 1): most blocks of a brain
+        // lie outside the white matter and stay zero.
+        let mut speed = vec![0f32; 6 * nbv];
+        speed.par_chunks_mut(BV).enumerate().for_each(|(i, blk)| {
+            let (c, b) = (i / nb, i % nb);
+            let mb = &mask[b * BV..(b + 1) * BV];
+            if !mb.contains(&1) {
+                return;
+            }
+            for (l, x) in blk.iter_mut().enumerate() {
+                if mb[l] == 1 {
+                    if let Some(v) = voxel_of(p.dims, bd, b * BV + l) {
+                        *x = p.speed[c * n + v];
+                    }
                 }
             }
         });
