@@ -52,8 +52,9 @@ pub trait Real:
     const ONE: Self;
     /// Machine epsilon: Tsai's threshold is made of it (see `tsai_tol`).
     const EPS: Self;
-    /// Golden-section steps of the tests' reference for `hg::hg2`: the bracket shrinks by 0.618 per step and the minimum
-    /// may sit at a kink (a max of two pieces), where the value error is linear in the bracket:
+    /// Golden-section steps of the tests' reference for `hg::hg2`: the bracket shrinks by 0.618
+    /// per step and the minimum may sit at a kink (a max of two pieces), where the value error
+    /// is linear in the bracket:
     /// 0.618^36 = 3e-8 (below f32's 6e-8 rounding), 0.618^60 = 3e-13 in f64.
     const GOLDEN: usize;
     fn of(x: f64) -> Self;

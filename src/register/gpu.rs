@@ -119,11 +119,10 @@ impl GpuCost {
 
 impl CostKernels for GpuCost {
     fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()> {
-        let g = &self.gpu;
-        g.set_timing(true);
-        // Evaluations not yet taken keep their own scale.
+        // Evaluations not yet taken keep their own scale; the uploads below are timed in full.
         let pending = self.take_timings();
         let g = &self.gpu;
+        g.set_timing(true);
         let nf = fixed.nvox();
         if nf > i32::MAX as usize || moving.nvox() > i32::MAX as usize {
             bail!("register: images beyond 2^31 voxels are not supported on GPUs");
