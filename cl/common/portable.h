@@ -49,6 +49,7 @@
   #define np_make_float4(a, b, c, d) make_float4((a), (b), (c), (d))
   /* Hardware trilinear filtering at voxel-index coordinates (voxel i's centre at i). */
   #define np_tex3d_f4(t, x, y, z) tex3D<float4>((cudaTextureObject_t)(t), (x) + 0.5f, (y) + 0.5f, (z) + 0.5f)
+  #define np_tex3d_f1(t, x, y, z) tex3D<float>((cudaTextureObject_t)(t), (x) + 0.5f, (y) + 0.5f, (z) + 0.5f)
   #define np_atomic_add_i32(p, v) atomicAdd((int *)(p), (int)(v))
   #define np_atomic_add_u32(p, v) atomicAdd((unsigned int *)(p), (unsigned int)(v))
   #define np_atomic_min_i32(p, v) atomicMin((int *)(p), (int)(v))
@@ -97,6 +98,7 @@
   __constant sampler_t np_linear_sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;
   /* Hardware trilinear filtering at voxel-index coordinates (voxel i's centre at i). */
   #define np_tex3d_f4(t, x, y, z) read_imagef((t), np_linear_sampler, (float4)((x) + 0.5f, (y) + 0.5f, (z) + 0.5f, 0.0f))
+  #define np_tex3d_f1(t, px, py, pz) np_tex3d_f4(t, px, py, pz).x
   #define np_atomic_add_i32(p, v) atomic_add((volatile __global int *)(p), (int)(v))
   #define np_atomic_add_u32(p, v) atomic_add((volatile __global uint *)(p), (uint)(v))
   #define np_atomic_min_i32(p, v) atomic_min((volatile __global int *)(p), (int)(v))

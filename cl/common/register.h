@@ -13,8 +13,13 @@
 
 #define NP_REG_GROUP 256
 #define NP_REG_MAXBINS 32
-/* Voxels per pass of an item's loop whose loads are in flight together (register.cl). */
+/* Slices per pass of an item's loop whose loads are in flight together (register.cl). */
 #define NP_REG_UNROLL 4
+/* A tile's x and y extent (NP_REG_TX x NP_REG_TY = NP_REG_GROUP items) and the most maps one
+ * launch evaluates (src/register/gpu.rs TILE, MAX_MAPS). */
+#define NP_REG_TX 16
+#define NP_REG_TY 16
+#define NP_REG_MAXMAPS 8
 #define NP_REG_SAD 0
 #define NP_REG_SSD 1
 #define NP_REG_NCC 2
@@ -32,6 +37,8 @@
 
 /* Fixed-voxel -> moving-voxel map, rows of 4 (src/register/mod.rs voxel_map_f32). */
 typedef struct { float m[12]; } np_reg_map;
+/* The maps of one launch, NP_REG_MAXMAPS x 12 (unused ones ignored). */
+typedef struct { float m[12 * NP_REG_MAXMAPS]; } np_reg_maps;
 /* src/register/cost.rs CostSpec. */
 typedef struct {
     int cost, bins;
@@ -143,15 +150,16 @@ NP_FN void np_reg_block_sum(const float *acc, int inside, int total, NP_LOCAL_PT
     }
 }
 
-/* The end of one evaluation, after the voxel loop, in one launch: each work-group reduces its
- * sums into partial[group] and adds its histogram to the global one; the last work-group to
- * finish (a global counter, `done`, kept at 0 between launches) sums the partials in group
- * order into *out and, for MI/NMI, takes the global histogram (reading and zeroing it with
- * atomic exchanges, so the next launch starts from zeros), copies it to hist_out and puts the
- * entropies H(F), H(M), H(F,M) (nats) in out->s[0..2]. One 32-byte record is then all the host
- * reads. */
+/* The end of one map's evaluation, after the voxel loop, in one launch: each work-group reduces
+ * its sums into partial[group] (`group` its index among the map's ngroups; every buffer here is
+ * the map's own) and adds its histogram to the map's global one; the last of the map's
+ * work-groups to finish (a global counter, `done`, kept at 0 between launches) sums the
+ * partials in group order into *out and, for MI/NMI, takes the global histogram (reading and
+ * zeroing it with atomic exchanges, so the next launch starts from zeros), copies it to
+ * hist_out and puts the entropies H(F), H(M), H(F,M) (nats) in out->s[0..2]. One 32-byte
+ * record per map is then all the host reads. */
 NP_FN void np_reg_finish(const np_reg_spec *sp, float *acc, int inside, int total, int ngroups, NP_LOCAL_PTR float *red,
-                         NP_LOCAL_PTR int *cnt, NP_LOCAL_PTR np_uint *lh, NP_GLOBAL np_reg_partial *partial,
+                         NP_LOCAL_PTR int *cnt, NP_LOCAL_PTR np_uint *lh, int group, NP_GLOBAL np_reg_partial *partial,
                          NP_GLOBAL np_uint *hist, NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out,
                          NP_GLOBAL np_uint *hist_out, NP_LOCAL_PTR int *last)
 {
@@ -159,7 +167,7 @@ NP_FN void np_reg_finish(const np_reg_spec *sp, float *acc, int inside, int tota
     int histo = sp->cost > NP_REG_NCC;
     np_reg_block_sum(acc, inside, total, red, cnt);
     if (l == 0) {
-        NP_GLOBAL np_reg_partial *p = partial + NP_GROUP();
+        NP_GLOBAL np_reg_partial *p = partial + group;
         for (int k = 0; k < 5; k++)
             p->s[k] = red[k * NP_REG_GROUP];
         p->inside = cnt[0];

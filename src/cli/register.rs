@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mut k = register::kernels(&device)?;
     let t0 = std::time::Instant::now();
     let r = register::register(k.as_mut(), &fixed, &moving, &o, &mut |l| {
-        eprintln!("level {}/{}: {}x{}x{} at {:.2} mm, cost {:.6} after {} evaluations", l.level, l.levels, l.dims[0], l.dims[1], l.dims[2], l.voxel_mm[0], l.cost, l.evals)
+        eprintln!("{}", l.line())
     })?;
     let wall = t0.elapsed().as_secs_f64();
     let mut out = Outputs::new();

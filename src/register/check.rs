@@ -3,8 +3,8 @@
 //!
 //! Tolerances, derived. In-kernel samples are bit-identical to the CPU's (register.h), so the
 //! overlap count and MI/NMI histograms must be equal, and the sums differ only by float32
-//! accumulation: each item adds about nvox / (groups x 256) terms, then two tree reductions of
-//! depth <= 10 each, so |device - cpu| <= (terms + 20) 2^-24 sum |x_i|, with sum |x_i| bounded
+//! accumulation: each item adds at most `Layout::terms_per_item` terms (its slices over all its
+//! tiles), then two tree reductions of depth <= 10 each, so |device - cpu| <= (terms + 20) 2^-24 sum |x_i|, with sum |x_i| bounded
 //! by n max |x|. The error reported is |device - cpu| / (n max|x| 2^-24) against that depth.
 //! MI/NMI come back as entropies computed on the device in float32: every -p ln p term carries
 //! at most ~6 roundings (p = c (1/N), the logarithm, the product; OpenCL's log is within 3 ulp)
@@ -19,9 +19,11 @@
 //! that bound on the mean sample change, tolerance 1; MI/NMI rows count the joint-histogram
 //! entries that moved against twice the number of samples that lie within their bound of a
 //! moving-intensity bin edge (only those can change bin), tolerance 1.
+//! Batches: several maps in one launch must give each map exactly (bit for bit, histogram
+//! count for count) what it gets alone: each map's work-groups, tiles and sums are the same.
 
 use super::cost::{CostKind, CostSpec, Stats};
-use super::gpu::{GpuCost, Sampling, GROUP};
+use super::gpu::{GpuCost, Sampling};
 use super::{cpu, CostKernels};
 use crate::check::CheckRow;
 use crate::runtime::gpu::Gpu;
@@ -86,7 +88,6 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     let fixed = random_volume([48, 40, 36], &mut r);
     let moving = random_volume([44, 46, 38], &mut r);
     let m = random_map(&mut r);
-    let n_f = fixed.nvox();
     let mut rows = Vec::new();
     for sampling in [Sampling::InKernel, Sampling::Texture] {
         let mut k = match GpuCost::new(gpu.clone(), sampling) {
@@ -103,20 +104,42 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
                 continue;
             }
             let got = k.evaluate(&m)?;
-            let hist = if kind.uses_histogram() { k.last_histogram()? } else { Vec::new() };
+            let hist = if kind.uses_histogram() { k.last_histogram(0)? } else { Vec::new() };
             let want = cpu::evaluate(&fixed, &moving, &spec, &m);
             let name = format!("register {} {}", kind.name(), k.variant());
             rows.push(match sampling {
-                Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, n_f, k.groups(n_f)),
+                Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, k.layout(fixed.geom.dims).terms_per_item()),
                 Sampling::Texture => {
                     let unit = 3.0 * 2f64.powi(-(gpu.filter_bits().unwrap_or(22) as i32));
                     let (sum, near) = texture_bounds(&moving, &fixed.geom, &m, &spec, unit);
                     texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near)
                 }
             });
+            if sampling == Sampling::InKernel && matches!(kind, CostKind::Ncc | CostKind::Mi) {
+                rows.push(batch_row(&mut k, dev, kind, &mut r)?);
+            }
         }
     }
     Ok(rows)
+}
+
+/// Three maps in one launch against each alone: differing sums, counts or histogram entries.
+fn batch_row(k: &mut GpuCost, dev: &Device, kind: CostKind, r: &mut impl Rng) -> Result<CheckRow> {
+    let maps: Vec<[f32; 12]> = (0..3).map(|_| random_map(r)).collect();
+    let together = k.evaluate_many(&maps)?;
+    let mut hists = Vec::new();
+    for i in 0..maps.len() {
+        hists.push(if kind.uses_histogram() { k.last_histogram(i)? } else { Vec::new() });
+    }
+    let mut differ = 0.0;
+    for (i, m) in maps.iter().enumerate() {
+        let alone = k.evaluate(m)?;
+        let hist = if kind.uses_histogram() { k.last_histogram(0)? } else { Vec::new() };
+        let (a, b) = (&together[i], &alone);
+        let same = a.inside == b.inside && a.total == b.total && a.sums.iter().zip(&b.sums).all(|(x, y)| x.to_bits() == y.to_bits() && x.is_finite()) && hists[i] == hist;
+        differ += if same { 0.0 } else { 1.0 };
+    }
+    Ok(CheckRow::new(&format!("register {} batch of 3", kind.name()), dev, differ, 0.0, "maps of one launch differing from the same map alone (must be 0)"))
 }
 
 /// Joint-histogram entries that differ (L1 distance of the counts).
@@ -128,7 +151,7 @@ fn moved(a: &[u32], b: &[u32]) -> f64 {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[u32], want: &Stats, nvox: usize, groups: usize) -> CheckRow {
+fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[u32], want: &Stats, terms_per_item: usize) -> CheckRow {
     if got.inside != want.inside || got.total != want.total {
         return CheckRow::new(name, dev, f64::INFINITY, 0.0, format!("overlap {} of {} vs the CPU's {} of {}", got.inside, got.total, want.inside, want.total));
     }
@@ -143,7 +166,7 @@ fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[
         let err = if c.is_finite() { (c - w).abs() / unit } else { f64::INFINITY };
         return CheckRow::new(name, dev, err, tol, "histogram identical; cost error in units of 2^-24 x the entropies (MI) or |NMI|");
     }
-    let terms = nvox.div_ceil(groups * GROUP) as f64 + 20.0;
+    let terms = terms_per_item as f64 + 20.0;
     let n = want.inside as f64;
     let max_abs = 1.0f64; // values in [0, 1): |f - m|, (f - m)^2, |a|, |b|, |ab| all below 1
     let worst = (0..5).map(|i| (got.sums[i] - want.sums[i]).abs() / (n * max_abs * 2f64.powi(-24))).fold(0.0, f64::max);

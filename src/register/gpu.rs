@@ -1,13 +1,13 @@
 //! The cost kernel on a GPU (OpenCL or CUDA through `runtime::gpu`): entry points in
-//! cl/register.cl, math in cl/common/register.h. The images of a level are uploaded once; an
-//! evaluation is one launch, with the 12-number voxel map passed by value, over a fixed number
-//! of work-groups whose last one to finish reduces everything (MI/NMI: the joint histogram to
-//! its entropies), and one 32-byte record read back into pinned memory. Nothing else crosses
-//! the bus per evaluation: the histogram and the groups' counter are left zeroed on the device
-//! for the next launch; the last histogram is kept on the device for the conformance check.
-//! Only one evaluation in [`TIME_EVERY`] is timed with device events (a CUDA event pair per
-//! operation costs microseconds in a loop of ~30 us evaluations); the split reported scales the
-//! timed ones to all.
+//! cl/register.cl, math in cl/common/register.h. The images of a level are uploaded once; up to
+//! [`MAX_MAPS`] evaluations are one launch, the 12-number voxel maps passed by value, each map
+//! served by its own [`Layout::groups`] work-groups, whose last one to finish reduces the map's
+//! sums (MI/NMI: its joint histogram to entropies); one 32-byte record per map is read back
+//! into pinned memory. Nothing else crosses the bus per launch: histograms and the groups'
+//! counters are left zeroed on the device for the next launch; the last histograms are kept on
+//! the device for the conformance check. Only one launch in [`TIME_EVERY`] is timed with device
+//! events (a CUDA event pair per operation costs microseconds in a loop of ~30 us evaluations);
+//! the split reported scales the timed ones to all.
 
 use super::cost::{CostSpec, Stats};
 use super::CostKernels;
@@ -19,8 +19,48 @@ use anyhow::{bail, Result};
 pub const SOURCE: &str = include_str!("../../cl/register.cl");
 /// Work-group size (NP_REG_GROUP in register.h).
 pub const GROUP: usize = 256;
-/// One evaluation in this many is timed with device events.
+/// One launch in this many is timed with device events.
 pub const TIME_EVERY: u64 = 16;
+/// Maps per launch (NP_REG_MAXMAPS in register.h).
+pub const MAX_MAPS: usize = 8;
+/// A tile's extent in x and y (NP_REG_TX, NP_REG_TY: one item per column).
+pub const TILE: [usize; 2] = [16, 16];
+/// The longest walk in z of one tile.
+pub const MAX_TZ: usize = 16;
+
+/// How one map's fixed grid is cut into tiles and shared among work-groups (register.cl).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Slices per tile.
+    pub tz: usize,
+    pub tiles: usize,
+    /// Work-groups per map; group g takes tiles g, g + groups, ...
+    pub groups: usize,
+}
+
+impl Layout {
+    /// The tile depth that gives the busiest work-group the fewest slices to walk with at most
+    /// `cap` groups (ties: the deeper tile, which re-reads fewer halo slices).
+    pub fn new(dims: [usize; 3], cap: usize) -> Layout {
+        let cols = dims[0].div_ceil(TILE[0]) * dims[1].div_ceil(TILE[1]);
+        let cap = cap.max(1);
+        let mut best: Option<(usize, Layout)> = None;
+        for tz in 1..=MAX_TZ.min(dims[2].max(1)) {
+            let tiles = cols * dims[2].div_ceil(tz);
+            let groups = tiles.min(cap);
+            let work = tiles.div_ceil(groups) * tz;
+            if best.as_ref().is_none_or(|(w, _)| work <= *w) {
+                best = Some((work, Layout { tz, tiles, groups }));
+            }
+        }
+        best.expect("at least one depth").1
+    }
+
+    /// Most terms one item adds (its slices over all its tiles): the accumulation depth.
+    pub fn terms_per_item(&self) -> usize {
+        self.tiles.div_ceil(self.groups) * self.tz
+    }
+}
 
 /// How the moving image is sampled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,13 +71,14 @@ pub enum Sampling {
     Texture,
 }
 
+/// np_reg_maps: the maps of one launch.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Map {
-    pub m: [f32; 12],
+#[derive(Clone, Copy, Debug)]
+pub struct Maps {
+    pub m: [f32; 12 * MAX_MAPS],
 }
-unsafe impl bytemuck::Zeroable for Map {}
-unsafe impl bytemuck::Pod for Map {}
+unsafe impl bytemuck::Zeroable for Maps {}
+unsafe impl bytemuck::Pod for Maps {}
 
 /// np_reg_partial: 5 sums, the overlap and the sample count.
 #[repr(C)]
@@ -59,7 +100,7 @@ struct Loaded {
     fdims: [usize; 3],
     mdims: [usize; 3],
     spec: CostSpec,
-    groups: usize,
+    layout: Layout,
     partial: Buf<u32>,
     out: Buf<u32>,
     /// Zero between launches (the last work-group re-zeroes them).
@@ -76,8 +117,8 @@ pub struct GpuCost {
     cost: Kernel,
     cost_tex: Kernel,
     loaded: Option<Loaded>,
-    /// Evaluations, and of them timed, since the last `take_timings`.
-    evals: u64,
+    /// Launches, and of them timed, since the last `take_timings`.
+    launches: u64,
     timed: u64,
     /// The uploads of the last `load` (timed in full, not scaled).
     load_t: Timings,
@@ -86,15 +127,15 @@ pub struct GpuCost {
 impl GpuCost {
     pub fn new(gpu: Gpu, sampling: Sampling) -> Result<GpuCost> {
         let k = |name| gpu.kernel("register", SOURCE, name);
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, evals: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
-    /// Work-groups per evaluation. On a GPU a whole number of waves: `NEUROPORT_REG_GROUPS_PER_UNIT`
-    /// (default 4) per compute unit, all resident at once (4 x 256 items fit an SM up to 64
-    /// registers), so no partial last wave leaves units idle while the grid-stride loop of the
-    /// others finishes (ncu: 1024 groups were 1.29-1.55 waves on the H100); each item keeps
-    /// NP_REG_UNROLL voxels' loads in flight instead. On CPU OpenCL devices a few per core.
-    pub fn groups(&self, nvox: usize) -> usize {
+    /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
+    /// most `NEUROPORT_REG_GROUPS_PER_UNIT` (default 4) per compute unit, all resident at once
+    /// (4 x 256 items fit an SM up to 64 registers), so no partial wave leaves units idle; each
+    /// item keeps NP_REG_UNROLL slices' loads in flight instead. On CPU OpenCL devices a few
+    /// per core.
+    pub fn layout(&self, dims: [usize; 3]) -> Layout {
         let info = self.gpu.info();
         let units = info.compute_units as usize;
         let cap = if (info.is_gpu || info.backend == "cuda") && units > 0 {
@@ -105,15 +146,50 @@ impl GpuCost {
         } else {
             8 * units.max(1)
         };
-        nvox.div_ceil(GROUP).clamp(1, cap)
+        Layout::new(dims, cap)
     }
 
-    /// The joint histogram of the last evaluation (for the conformance check).
-    pub fn last_histogram(&self) -> Result<Vec<u32>> {
+    /// The joint histogram of map `i` of the last launch (for the conformance check).
+    pub fn last_histogram(&self, i: usize) -> Result<Vec<u32>> {
         match &self.loaded {
-            Some(l) => self.gpu.download(&l.hist_out),
+            Some(l) => {
+                let nb = (l.spec.bins * l.spec.bins) as usize;
+                let mut h = vec![0u32; nb];
+                self.gpu.read(&l.hist_out, i * nb, &mut h)?;
+                Ok(h)
+            }
             None => bail!("register: no images loaded"),
         }
+    }
+
+    /// One launch of up to MAX_MAPS maps.
+    fn launch(&mut self, maps: &[[f32; 12]], out: &mut Vec<Stats>) -> Result<()> {
+        let Some(l) = &mut self.loaded else { bail!("register: evaluate before load") };
+        let g = &self.gpu;
+        let timed = self.launches % TIME_EVERY == 0;
+        g.set_timing(timed);
+        self.launches += 1;
+        self.timed += timed as u64;
+        let mut all = Maps { m: [0.0; 12 * MAX_MAPS] };
+        for (i, m) in maps.iter().enumerate() {
+            all.m[12 * i..12 * i + 12].copy_from_slice(m);
+        }
+        let [fx, fy, fz] = l.fdims.map(|d| d as i32);
+        let [mx, my, mz] = l.mdims.map(|d| d as i32);
+        let shape = Shape::groups(maps.len() * l.layout.groups, GROUP);
+        let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&l.spec));
+        match &l.tex {
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &l.partial, &l.hist, &l.done, &l.out, &l.hist_out])?,
+            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &l.partial, &l.hist, &l.done, &l.out, &l.hist_out])?,
+        }
+        g.download_into(&l.out, 0, &mut l.record, 0..PARTIAL_WORDS * maps.len())?;
+        // One queue sync: no event object created and destroyed per launch.
+        g.finish()?;
+        for p in bytemuck::cast_slice::<u32, Partial>(&l.record[..PARTIAL_WORDS * maps.len()]) {
+            // MI/NMI: the device has put H(F), H(M), H(F,M) in the sums (Stats).
+            out.push(Stats { inside: p.inside as u64, total: p.total as u64, sums: p.s.map(|v| v as f64), hist: Vec::new() });
+        }
+        Ok(())
     }
 }
 
@@ -129,17 +205,12 @@ impl CostKernels for GpuCost {
         }
         let tex = match self.sampling {
             Sampling::Texture => {
-                // float4 texels with the image in .x: the layer's one texture format.
-                let mut f4 = vec![0.0f32; 4 * moving.nvox()];
-                for (t, &v) in f4.chunks_exact_mut(4).zip(moving.as_flat()) {
-                    t[0] = v;
-                }
-                let b = g.upload(&f4)?;
-                Some(g.texture3d(&b, 0, moving.geom.dims)?)
+                let b = g.upload(moving.as_flat())?;
+                Some(g.texture3d_scalar(&b, 0, moving.geom.dims)?)
             }
             Sampling::InKernel => None,
         };
-        let groups = self.groups(nf);
+        let layout = self.layout(fixed.geom.dims);
         let bins = (spec.bins * spec.bins) as usize;
         self.loaded = Some(Loaded {
             fixed: g.upload(fixed.as_flat())?,
@@ -148,13 +219,13 @@ impl CostKernels for GpuCost {
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
             spec: *spec,
-            groups,
-            partial: g.alloc(PARTIAL_WORDS * groups)?,
-            out: g.alloc(PARTIAL_WORDS)?,
-            hist: g.zeros(bins)?,
-            done: g.zeros(1)?,
-            hist_out: g.alloc(bins)?,
-            record: g.pinned(PARTIAL_WORDS)?,
+            layout,
+            partial: g.alloc(PARTIAL_WORDS * layout.groups * MAX_MAPS)?,
+            out: g.alloc(PARTIAL_WORDS * MAX_MAPS)?,
+            hist: g.zeros(bins * MAX_MAPS)?,
+            done: g.zeros(MAX_MAPS)?,
+            hist_out: g.alloc(bins * MAX_MAPS)?,
+            record: g.pinned(PARTIAL_WORDS * MAX_MAPS)?,
         });
         self.load_t = self.gpu.take_timings().unwrap_or_default();
         self.load_t.add(&pending);
@@ -162,35 +233,25 @@ impl CostKernels for GpuCost {
     }
 
     fn evaluate(&mut self, m: &[f32; 12]) -> Result<Stats> {
-        let Some(l) = &mut self.loaded else { bail!("register: evaluate before load") };
-        let g = &self.gpu;
-        let timed = self.evals % TIME_EVERY == 0;
-        g.set_timing(timed);
-        self.evals += 1;
-        self.timed += timed as u64;
-        let map = Map { m: *m };
-        let [fx, fy, fz] = l.fdims.map(|d| d as i32);
-        let [mx, my, mz] = l.mdims.map(|d| d as i32);
-        let shape = Shape::groups(l.groups, GROUP);
-        let (ng, mp, sp) = (l.groups as i32, Arg::structure(&map), Arg::structure(&l.spec));
-        match &l.tex {
-            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, ng, mp, sp, &l.partial, &l.hist, &l.done, &l.out, &l.hist_out])?,
-            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, ng, mp, sp, &l.partial, &l.hist, &l.done, &l.out, &l.hist_out])?,
+        let mut out = Vec::with_capacity(1);
+        self.launch(std::slice::from_ref(m), &mut out)?;
+        Ok(out.pop().expect("one record"))
+    }
+
+    fn evaluate_many(&mut self, maps: &[[f32; 12]]) -> Result<Vec<Stats>> {
+        let mut out = Vec::with_capacity(maps.len());
+        for chunk in maps.chunks(MAX_MAPS) {
+            self.launch(chunk, &mut out)?;
         }
-        g.download_into(&l.out, 0, &mut l.record, 0..PARTIAL_WORDS)?;
-        // One queue sync: no event object created and destroyed per evaluation.
-        g.finish()?;
-        let p: Partial = bytemuck::cast_slice::<u32, Partial>(&l.record[..])[0];
-        // MI/NMI: the device has put H(F), H(M), H(F,M) in the sums (Stats).
-        Ok(Stats { inside: p.inside as u64, total: p.total as u64, sums: p.s.map(|v| v as f64), hist: Vec::new() })
+        Ok(out)
     }
 
     fn take_timings(&mut self) -> Timings {
         let mut t = self.gpu.take_timings().unwrap_or_default();
-        let scale = self.evals as f64 / self.timed.max(1) as f64;
+        let scale = self.launches as f64 / self.timed.max(1) as f64;
         t.kernel_ms *= scale;
         t.transfer_ms *= scale;
-        (self.evals, self.timed) = (0, 0);
+        (self.launches, self.timed) = (0, 0);
         t.add(&std::mem::take(&mut self.load_t));
         t
     }

@@ -13,6 +13,7 @@ pub mod check;
 pub mod cost;
 pub mod cpu;
 pub mod gpu;
+pub mod lockstep;
 pub mod params;
 pub mod pyramid;
 pub mod repro;
@@ -34,6 +35,11 @@ pub trait CostKernels {
     fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()>;
     /// One evaluation; `m` is the voxel map's top 3 rows, row-major.
     fn evaluate(&mut self, m: &[f32; 12]) -> Result<Stats>;
+    /// Several independent evaluations (a GPU does them in one launch); each map's result is
+    /// what [`evaluate`](Self::evaluate) gives it alone.
+    fn evaluate_many(&mut self, maps: &[[f32; 12]]) -> Result<Vec<Stats>> {
+        maps.iter().map(|m| self.evaluate(m)).collect()
+    }
     /// Time since the last call, split into kernel, transfer and host.
     fn take_timings(&mut self) -> Timings;
     /// How the moving image is sampled ("native", "texture", "in-kernel").
@@ -125,6 +131,36 @@ pub struct LevelReport {
     pub voxel_mm: [f32; 3],
     pub cost: f64,
     pub evals: usize,
+    /// Calls to the device (batches of evaluations).
+    pub rounds: usize,
+    /// Wall time of the level, of its image upload, and of its evaluations; device time of
+    /// its kernels (ms).
+    pub wall_ms: f64,
+    pub load_ms: f64,
+    pub eval_ms: f64,
+    pub kernel_ms: f64,
+}
+
+impl LevelReport {
+    /// The progress line of `register` and `reproduce airwc`.
+    pub fn line(&self) -> String {
+        format!(
+            "level {}/{}: {}x{}x{} at {:.2} mm, cost {:.6} after {} evaluations in {} device calls; {:.1} ms ({:.3} ms per evaluation, kernels {:.1} ms, upload {:.1} ms)",
+            self.level,
+            self.levels,
+            self.dims[0],
+            self.dims[1],
+            self.dims[2],
+            self.voxel_mm[0],
+            self.cost,
+            self.evals,
+            self.rounds,
+            self.wall_ms,
+            self.eval_ms / self.evals.max(1) as f64,
+            self.kernel_ms,
+            self.load_ms
+        )
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -197,24 +233,29 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
     let mut reports = Vec::new();
     let mut timings = Timings::default();
     for (li, (f, m)) in fp.iter().zip(&mp).enumerate() {
+        let level_t0 = Instant::now();
         k.load(f, m, &spec)?;
+        let load_ms = level_t0.elapsed().as_secs_f64() * 1e3;
+        let (eval_ms0, mut rounds) = (eval_ms, 0);
         let vox = f.geom.voxel_size.iter().fold(0.0f32, |a, &b| a.max(b)) as f64;
         let finest = li + 1 == fp.len();
         let search = o.coarse_search && !finest;
         let keep = if search && li + 2 < fp.len() { COARSE_KEEP } else { 1 };
         // Initial steps are 2 voxels, so a fraction of a voxel is half that in step units.
         let xtol = if finest { FINE_XTOL_VOXELS } else { COARSE_XTOL_VOXELS } / 2.0;
-        let mut objective = |q: &[f64]| -> Result<f64> {
-            let t = affine::mul(&start, &params::matrix(q, centre));
-            let vm = voxel_map_f32(&t, &f.geom, &m.geom);
+        // The cost of a batch of full parameter vectors: one call to the device.
+        let mut objective = |qs: &[Vec<f64>]| -> Result<Vec<f64>> {
+            let maps: Vec<[f32; 12]> = qs.iter().map(|q| voxel_map_f32(&affine::mul(&start, &params::matrix(q, centre)), &f.geom, &m.geom)).collect();
             let t0 = Instant::now();
-            let s = k.evaluate(&vm)?;
+            let s = k.evaluate_many(&maps)?;
             eval_ms += t0.elapsed().as_secs_f64() * 1e3;
-            Ok(s.cost(o.cost))
+            rounds += 1;
+            Ok(s.iter().map(|s| s.cost(o.cost)).collect())
         };
         let mut found: Vec<simplex::Minimum> = Vec::new();
         let mut level_evals = 0;
-        // First the minima carried from the coarser level, then rotations of the best of them.
+        // First the minima carried from the coarser level, then rotations of the best of them;
+        // the searches of a phase are independent and run in lockstep (lockstep.rs).
         for phase in 0..if search { 2 } else { 1 } {
             let starts = if phase == 0 {
                 std::mem::take(&mut candidates)
@@ -227,20 +268,34 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
             let steps = &params::steps(o.dof, vox)[..free];
             let stop = simplex::Stop { ftol: 1e-7, xtol, max_evals: o.evals_per_dof * free };
             let probe = simplex::Stop { max_evals: PROBE_EVALS_PER_DOF * free, ..stop };
-            for s in &starts {
-                // The parameters not free here stay as they start (zero at the coarsest level).
-                let mut sub = |q: &[f64]| -> Result<f64> {
-                    let mut full = s.clone();
-                    full[..free].copy_from_slice(q);
-                    objective(&full)
-                };
-                // Rotated starts are probes: one simplex, stopped early (PROBE_EVALS_PER_DOF);
-                // the minima carried down get the full run with its restart.
-                let r = if phase == 0 { simplex::minimise(&mut sub, &s[..free], steps, stop)? } else { simplex::amoeba(&mut sub, &s[..free], steps, probe)? };
+            let searches: Vec<lockstep::Search<'_, simplex::Minimum>> = starts
+                .iter()
+                .map(|s| {
+                    Box::new(move |f: &mut simplex::Batch| {
+                        // The parameters not free here stay as they start (zero at the coarsest level).
+                        let mut sub = |qs: &[Vec<f64>]| -> Result<Vec<f64>> {
+                            let full: Vec<Vec<f64>> = qs
+                                .iter()
+                                .map(|q| {
+                                    let mut v = s.clone();
+                                    v[..free].copy_from_slice(q);
+                                    v
+                                })
+                                .collect();
+                            f(&full)
+                        };
+                        // Rotated starts are probes: one simplex, stopped early (PROBE_EVALS_PER_DOF);
+                        // the minima carried down get the full run with its restart.
+                        let r = if phase == 0 { simplex::minimise(&mut sub, &s[..free], steps, stop)? } else { simplex::amoeba(&mut sub, &s[..free], steps, probe)? };
+                        let mut x = s.clone();
+                        x[..free].copy_from_slice(&r.x);
+                        Ok(simplex::Minimum { x, ..r })
+                    }) as lockstep::Search<'_, simplex::Minimum>
+                })
+                .collect();
+            for r in lockstep::run(searches, &mut objective)? {
                 level_evals += r.evals;
-                let mut x = s.clone();
-                x[..free].copy_from_slice(&r.x);
-                found.push(simplex::Minimum { x, ..r });
+                found.push(r);
             }
         }
         found.sort_by(|a, b| a.f.total_cmp(&b.f));
@@ -254,10 +309,23 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
             }
         }
         evals += level_evals;
-        let r = LevelReport { level: li + 1, levels: o.levels, dims: f.geom.dims, voxel_mm: f.geom.voxel_size, cost: kept[0].f, evals: level_evals };
+        let t = k.take_timings();
+        let r = LevelReport {
+            level: li + 1,
+            levels: o.levels,
+            dims: f.geom.dims,
+            voxel_mm: f.geom.voxel_size,
+            cost: kept[0].f,
+            evals: level_evals,
+            rounds,
+            wall_ms: level_t0.elapsed().as_secs_f64() * 1e3,
+            load_ms,
+            eval_ms: eval_ms - eval_ms0,
+            kernel_ms: t.kernel_ms,
+        };
         progress(&r);
         reports.push(r);
-        timings.add(&k.take_timings());
+        timings.add(&t);
         candidates = kept.into_iter().map(|r| r.x).collect();
     }
     let p = candidates.swap_remove(0);

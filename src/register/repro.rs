@@ -125,7 +125,7 @@ impl Target for Airwc {
                     }
                 }
                 let t0 = Instant::now();
-                let r = register(k.as_mut(), &c.fixed, &c.moving, &Options::new(c.dof, c.cost, 3), &mut |_| {})?;
+                let r = register(k.as_mut(), &c.fixed, &c.moving, &Options::new(c.dof, c.cost, 3), &mut |l| ctx.say(&format!("    {}", l.line())))?;
                 let wall = t0.elapsed().as_secs_f64();
                 let err = mean_displacement(&r.transform, &c.truth, &c.fixed.geom, &c.brain);
                 let gpu = !dev.is_cpu();

@@ -7,8 +7,15 @@
 //! units of the best on every parameter (the simplex has collapsed: parameters are scaled so
 //! one unit is one initial step); or `max_evals` cost evaluations. NR advises restarting at
 //! the claimed minimum; [`minimise`] restarts once with half the initial steps.
+//!
+//! The objective takes a batch of points and returns their costs: the starting simplex (n + 1
+//! vertices) and a shrink (n) are independent evaluations, which a GPU does in one launch, and
+//! [`super::lockstep`] merges the requests of several runs into one batch.
 
 use anyhow::Result;
+
+/// Costs of a batch of points, in order.
+pub type Batch<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<f64>> + 'a;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Stop {
@@ -25,7 +32,7 @@ pub struct Minimum {
 
 /// Minimises `f` from `start` with initial steps `steps` (one vertex per parameter), then
 /// restarts once from the result with half the steps.
-pub fn minimise(f: &mut dyn FnMut(&[f64]) -> Result<f64>, start: &[f64], steps: &[f64], stop: Stop) -> Result<Minimum> {
+pub fn minimise(f: &mut Batch, start: &[f64], steps: &[f64], stop: Stop) -> Result<Minimum> {
     let first = amoeba(f, start, steps, stop)?;
     let left = stop.max_evals.saturating_sub(first.evals);
     if left <= start.len() + 1 {
@@ -39,7 +46,7 @@ pub fn minimise(f: &mut dyn FnMut(&[f64]) -> Result<f64>, start: &[f64], steps: 
 }
 
 /// One run of the simplex.
-pub fn amoeba(f: &mut dyn FnMut(&[f64]) -> Result<f64>, start: &[f64], steps: &[f64], stop: Stop) -> Result<Minimum> {
+pub fn amoeba(f: &mut Batch, start: &[f64], steps: &[f64], stop: Stop) -> Result<Minimum> {
     let n = start.len();
     let mut p: Vec<Vec<f64>> = (0..=n)
         .map(|i| {
@@ -50,10 +57,7 @@ pub fn amoeba(f: &mut dyn FnMut(&[f64]) -> Result<f64>, start: &[f64], steps: &[
             v
         })
         .collect();
-    let mut y = Vec::with_capacity(n + 1);
-    for v in &p {
-        y.push(f(v)?);
-    }
+    let mut y = f(&p)?;
     let mut evals = n + 1;
     let scale: Vec<f64> = steps.iter().map(|s| s.abs().max(1e-300)).collect();
     loop {
@@ -76,7 +80,7 @@ pub fn amoeba(f: &mut dyn FnMut(&[f64]) -> Result<f64>, start: &[f64], steps: &[
         let mut tr = |fac: f64, p: &mut Vec<Vec<f64>>, y: &mut Vec<f64>, evals: &mut usize| -> Result<f64> {
             // The point on the line from the worst vertex through the centroid at `fac`.
             let trial: Vec<f64> = (0..n).map(|j| centroid[j] + fac * (p[ihi][j] - centroid[j])).collect();
-            let yt = f(&trial)?;
+            let yt = f(std::slice::from_ref(&trial))?[0];
             *evals += 1;
             if yt < y[ihi] {
                 y[ihi] = yt;
@@ -91,11 +95,13 @@ pub fn amoeba(f: &mut dyn FnMut(&[f64]) -> Result<f64>, start: &[f64], steps: &[
             let ysave = y[ihi];
             let yc = tr(0.5, &mut p, &mut y, &mut evals)?;
             if yc >= ysave {
-                for i in 0..=n {
-                    if i != ilo {
-                        p[i] = (0..n).map(|j| 0.5 * (p[i][j] + p[ilo][j])).collect();
-                        y[i] = f(&p[i])?;
-                    }
+                let others: Vec<usize> = (0..=n).filter(|&i| i != ilo).collect();
+                for &i in &others {
+                    p[i] = (0..n).map(|j| 0.5 * (p[i][j] + p[ilo][j])).collect();
+                }
+                let ys = f(&others.iter().map(|&i| p[i].clone()).collect::<Vec<_>>())?;
+                for (&i, v) in others.iter().zip(ys) {
+                    y[i] = v;
                 }
                 evals += n;
             }
@@ -107,9 +113,13 @@ pub fn amoeba(f: &mut dyn FnMut(&[f64]) -> Result<f64>, start: &[f64], steps: &[
 mod tests {
     use super::*;
 
+    fn one_by_one(g: impl Fn(&[f64]) -> f64) -> impl FnMut(&[Vec<f64>]) -> Result<Vec<f64>> {
+        move |b: &[Vec<f64>]| Ok(b.iter().map(|x| g(x)).collect())
+    }
+
     #[test]
     fn finds_the_minimum_of_a_skewed_quadratic() {
-        let mut f = |x: &[f64]| -> Result<f64> { Ok((x[0] - 3.0).powi(2) + 10.0 * (x[1] + 1.0 - 0.5 * x[0]).powi(2) + (x[2] - 0.25).powi(2)) };
+        let mut f = one_by_one(|x: &[f64]| (x[0] - 3.0).powi(2) + 10.0 * (x[1] + 1.0 - 0.5 * x[0]).powi(2) + (x[2] - 0.25).powi(2));
         let m = minimise(&mut f, &[0.0, 0.0, 0.0], &[1.0, 1.0, 1.0], Stop { ftol: 0.0, xtol: 1e-6, max_evals: 5000 }).unwrap();
         assert!((m.x[0] - 3.0).abs() < 1e-4 && (m.x[1] - 0.5).abs() < 1e-4 && (m.x[2] - 0.25).abs() < 1e-4, "{:?}", m.x);
         assert!(m.evals < 5000);
@@ -117,7 +127,7 @@ mod tests {
 
     #[test]
     fn respects_the_evaluation_budget() {
-        let mut f = |x: &[f64]| -> Result<f64> { Ok(x.iter().map(|v| v.abs()).sum()) };
+        let mut f = one_by_one(|x: &[f64]| x.iter().map(|v| v.abs()).sum());
         let m = minimise(&mut f, &[5.0; 6], &[1.0; 6], Stop { ftol: 0.0, xtol: 0.0, max_evals: 100 }).unwrap();
         assert!(m.evals <= 100 + 6, "{}", m.evals);
     }

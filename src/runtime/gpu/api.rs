@@ -66,8 +66,9 @@ pub trait Queue: Send + Sync {
     fn pinned(&self, bytes: usize) -> Result<RawPinned>;
     fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel>;
     fn launch(&self, k: &RawKernel, name: &str, dims: LaunchDims, args: &[Arg]) -> Result<()>;
-    /// A float4 3-D texture with linear filtering, clamped, filled from `src` at `byte_offset`.
-    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3]) -> Result<RawTexture>;
+    /// A 3-D texture of `channels` floats per texel (1 or 4) with linear filtering, clamped,
+    /// filled from `src` at `byte_offset`.
+    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize) -> Result<RawTexture>;
     fn record(&self) -> Result<RawEvent>;
     fn wait_for(&self, e: &RawEvent) -> Result<()>;
     fn finish(&self) -> Result<()>;

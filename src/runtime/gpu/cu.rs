@@ -61,7 +61,7 @@ impl Drop for CuEvent {
     }
 }
 
-/// A float4 3-D CUDA array and its texture object.
+/// A 3-D CUDA array (1 or 4 floats per texel) and its texture object.
 pub struct CuTexture {
     pub(crate) obj: sys::CUtexObject,
     array: sys::CUarray,
@@ -220,7 +220,7 @@ impl Queue for CuQueue {
         })
     }
 
-    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3]) -> Result<RawTexture> {
+    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize) -> Result<RawTexture> {
         let m = raw(src)?;
         self.bind()?;
         let desc = sys::CUDA_ARRAY3D_DESCRIPTOR {
@@ -228,11 +228,11 @@ impl Queue for CuQueue {
             Height: dims[1],
             Depth: dims[2],
             Format: sys::CUarray_format::CU_AD_FORMAT_FLOAT,
-            NumChannels: 4,
+            NumChannels: channels as u32,
             Flags: 0,
         };
         let mut array: sys::CUarray = std::ptr::null_mut();
-        unsafe { sys::cuArray3DCreate_v2(&mut array, &desc) }.result().map_err(|e| err(&format!("cannot create a {dims:?} float4 3-D array"), e))?;
+        unsafe { sys::cuArray3DCreate_v2(&mut array, &desc) }.result().map_err(|e| err(&format!("cannot create a {dims:?} 3-D array of {channels} floats per texel"), e))?;
         let mut tex = CuTexture { obj: 0, array, ctx: self.dev.ctx.clone() };
         // Every field spelled out: CUmemorytype has no zero value, so mem::zeroed() is invalid.
         let cp = sys::CUDA_MEMCPY3D {
@@ -245,7 +245,7 @@ impl Queue for CuQueue {
             srcDevice: m.ptr + byte_offset as u64,
             srcArray: std::ptr::null_mut(),
             reserved0: std::ptr::null_mut(),
-            srcPitch: dims[0] * 16,
+            srcPitch: dims[0] * 4 * channels,
             srcHeight: dims[1],
             dstXInBytes: 0,
             dstY: 0,
@@ -258,7 +258,7 @@ impl Queue for CuQueue {
             reserved1: std::ptr::null_mut(),
             dstPitch: 0,
             dstHeight: 0,
-            WidthInBytes: dims[0] * 16,
+            WidthInBytes: dims[0] * 4 * channels,
             Height: dims[1],
             Depth: dims[2],
         };

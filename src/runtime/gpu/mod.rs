@@ -235,7 +235,19 @@ impl Gpu {
         if (texel_offset + texels) * 4 > src.len() {
             return Err(anyhow!("texture of {dims:?} texels at {texel_offset} past a buffer of {} floats", src.len()));
         }
-        let raw = self.q.texture3d(&src.raw, texel_offset * 16, dims)?;
+        let raw = self.q.texture3d(&src.raw, texel_offset * 16, dims, 4)?;
+        Ok(Texture3d { raw, dims })
+    }
+
+    /// A one-float-per-texel 3-D texture (read by `np_tex3d_f1`), otherwise as
+    /// [`texture3d`](Self::texture3d): a scalar image costs a quarter of the float4 texture's
+    /// bytes and texture-cache lines.
+    pub fn texture3d_scalar(&self, src: &Buf<f32>, offset: usize, dims: [usize; 3]) -> Result<Texture3d> {
+        let texels: usize = dims.iter().product();
+        if offset + texels > src.len() {
+            return Err(anyhow!("texture of {dims:?} texels at {offset} past a buffer of {} floats", src.len()));
+        }
+        let raw = self.q.texture3d(&src.raw, offset * 4, dims, 1)?;
         Ok(Texture3d { raw, dims })
     }
 

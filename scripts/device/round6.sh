@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Round 6's H100 measurements (issue 10: tiled cost kernel, batched evaluations, scalar texture),
+# from the repo root with the release binary carried as dist/neuroport. Key lines last.
+#   PART=a (~7 min): `check` on CUDA and NVIDIA OpenCL; `reproduce airwc --scale paper` on CUDA
+#     (4 and 8 work-groups per SM) and NVIDIA OpenCL, with the per-level lines; `register` on
+#     two 1 mm phantom brains (12 dof NCC, 3 levels) as a user runs it, CUDA and OpenCL; ncu
+#     on one full-resolution evaluation, in-kernel and texture.
+. "$(dirname "$0")/common.sh"
+"$B" devices | tee "$OUT/devices.txt"
+OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
+W=$(mktemp -d)
+trap 'rm -rf "$W"; pack' EXIT
+export NEUROPORT_PTX_CACHE="$W/ptx"
+PART=${PART:-a}
+if [ "$PART" = a ]; then
+for be in cuda $OCL; do
+  stamp "check --backend $be"
+  step 100 "$B" check --backend "$be" --seed 43 > "$OUT/check-${be%%:*}.txt" 2>&1
+  grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep register "$OUT/check-${be%%:*}.txt" | head -14; tail -1 "$OUT/check-${be%%:*}.txt"
+done
+R="$OUT/airwc.txt"
+for v in "cuda 4" "cuda 8" "$OCL 4"; do
+  set -- $v
+  stamp "reproduce airwc --scale paper --backend $1, $2 groups per unit"
+  d="$OUT/airwc-${1%%:*}-$2"
+  NEUROPORT_REG_GROUPS_PER_UNIT=$2 step 120 "$B" reproduce airwc --backend "$1" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
+  { echo "## $1, $2 groups per unit"; grep -hE "time per evaluation|evaluations|registration time|displacement" "$d"/airwc.md 2>/dev/null | grep -v "by cost" | cut -d'|' -f2-7,9-11; grep -hE "by cost" "$d"/airwc.md 2>/dev/null | cut -d'|' -f2-7; grep "level " "$d.log"; } | tee -a "$R"
+done
+stamp "synth two 1 mm brains"
+step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+U="$OUT/register.txt"
+for be in cuda $OCL; do
+  for rep in 1 2; do
+    stamp "register 12 dof NCC on $be ($rep)"
+    { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
+  done
+done
+NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+if [ -n "$NCU" ]; then
+  for k in register_cost register_cost_texture; do
+    stamp "ncu $k"
+    timeout 150 "$NCU" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis -k "regex:^$k\$" --launch-skip 3 -c 1 "$B" reproduce airwc --backend cuda --scale paper --repeats 0 --out "$W/ncu-$k" > "$OUT/ncu-$k.txt" 2>&1
+    grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Grid Size|Warp Cycles Per Issued" "$OUT/ncu-$k.txt" | head -14
+  done
+fi
+echo "=== airwc summary"
+cat "$R"
+echo "=== register (user command)"
+cat "$U"
+fi
