@@ -35,6 +35,8 @@
         int z1 = z0 + tz < fnz ? z0 + tz : fnz;                                                          \
         int col = x < fnx && y < fny;                                                                    \
         int base = x + fnx * y;                                                                          \
+        float cq[3];                                                                                     \
+        np_reg_map_column(&map, (float)x, (float)y, cq);                                                 \
         /* NP_REG_UNROLL slices per pass: all their loads (fixed value, 8 gathers or one texture   \
          * fetch) are issued before any is used, so several samples' memory latency overlaps. A    \
          * voxel off the grid or outside the moving image samples voxel 0 (a valid address) and  \
@@ -45,7 +47,7 @@
             for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
                 float q[3];                                                                              \
                 valid[u] = col && z + u < z1;                                                            \
-                np_reg_map_point(&map, (float)x, (float)y, (float)(z + u), q);                           \
+                np_reg_map_slice(&map, cq, (float)(z + u), q);                                           \
                 ok[u] = valid[u] && np_reg_inside(q, mnx, mny, mnz);                                     \
                 if (!ok[u])                                                                              \
                     q[0] = q[1] = q[2] = 0.0f;                                                           \

@@ -56,6 +56,20 @@ NP_FN void np_reg_map_point(const np_reg_map *a, float x, float y, float z, floa
     }
 }
 
+/* The same map split for a column walked in z: m0 x + m1 y once per column (`a`), then per
+ * slice (a + m2 z) + m3 - the operations and order of np_reg_map_point, so the same bits. */
+NP_FN void np_reg_map_column(const np_reg_map *a, float x, float y, float *col)
+{
+    for (int r = 0; r < 3; r++)
+        col[r] = NP_REG_ADD(NP_REG_MUL(a->m[4 * r], x), NP_REG_MUL(a->m[4 * r + 1], y));
+}
+
+NP_FN void np_reg_map_slice(const np_reg_map *a, const float *col, float z, float *q)
+{
+    for (int r = 0; r < 3; r++)
+        q[r] = NP_REG_ADD(NP_REG_ADD(col[r], NP_REG_MUL(a->m[4 * r + 2], z)), a->m[4 * r + 3]);
+}
+
 NP_FN int np_reg_inside(const float *q, int nx, int ny, int nz)
 {
     return q[0] >= 0.0f && q[0] <= (float)(nx - 1) && q[1] >= 0.0f && q[1] <= (float)(ny - 1) && q[2] >= 0.0f && q[2] <= (float)(nz - 1);

@@ -5,6 +5,8 @@
 #     (4 and 8 work-groups per SM) and NVIDIA OpenCL, with the per-level lines; `register` on
 #     two 1 mm phantom brains (12 dof NCC, 3 levels) as a user runs it, CUDA and OpenCL; ncu
 #     on one full-resolution evaluation, in-kernel and texture.
+#   PART=b (~4 min): after the column-split map and the parallel preparation: `check` (register
+#     rows), airwc on CUDA and NVIDIA OpenCL, `register` twice per API, ncu in-kernel.
 . "$(dirname "$0")/common.sh"
 "$B" devices | tee "$OUT/devices.txt"
 OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
@@ -12,14 +14,25 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; pack' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
 PART=${PART:-a}
+if [ "$PART" = b ]; then
+  for be in cuda $OCL; do
+    stamp "check --backend $be"
+    step 100 "$B" check --backend "$be" --seed 44 > "$OUT/check-${be%%:*}.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; tail -1 "$OUT/check-${be%%:*}.txt"
+  done
+  VARIANTS="cuda 4|$OCL 4"; REPS="1 2 3"; KERNELS="register_cost"
+fi
 if [ "$PART" = a ]; then
-for be in cuda $OCL; do
+  for be in cuda $OCL; do
   stamp "check --backend $be"
   step 100 "$B" check --backend "$be" --seed 43 > "$OUT/check-${be%%:*}.txt" 2>&1
   grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep register "$OUT/check-${be%%:*}.txt" | head -14; tail -1 "$OUT/check-${be%%:*}.txt"
-done
+  done
+  VARIANTS="cuda 4|cuda 8|$OCL 4"; REPS="1 2"; KERNELS="register_cost register_cost_texture"
+fi
 R="$OUT/airwc.txt"
-for v in "cuda 4" "cuda 8" "$OCL 4"; do
+IFS='|' read -ra VS <<< "$VARIANTS"
+for v in "${VS[@]}"; do
   set -- $v
   stamp "reproduce airwc --scale paper --backend $1, $2 groups per unit"
   d="$OUT/airwc-${1%%:*}-$2"
@@ -31,21 +44,21 @@ step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
 step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
 U="$OUT/register.txt"
 for be in cuda $OCL; do
-  for rep in 1 2; do
+  for rep in $REPS; do
     stamp "register 12 dof NCC on $be ($rep)"
     { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
   done
 done
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 if [ -n "$NCU" ]; then
-  for k in register_cost register_cost_texture; do
+  for k in $KERNELS; do
     stamp "ncu $k"
     timeout 150 "$NCU" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis -k "regex:^$k\$" --launch-skip 3 -c 1 "$B" reproduce airwc --backend cuda --scale paper --repeats 0 --out "$W/ncu-$k" > "$OUT/ncu-$k.txt" 2>&1
     grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Grid Size|Warp Cycles Per Issued" "$OUT/ncu-$k.txt" | head -14
   done
 fi
 echo "=== airwc summary"
-cat "$R"
+cut -c1-220 "$R"
 echo "=== register (user command)"
 cat "$U"
-fi
+

@@ -56,7 +56,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let flirt = affine::to_flirt(&r.transform, &fixed.geom, &moving.geom);
     out.file(&PathBuf::from(format!("{prefix}.mat")), |p| affine::write(p, &flirt))?;
     let written = out.commit()?;
-    eprintln!("{}: {} dof {}, {} evaluations, {:.3} ms per evaluation, final cost {:.6}; registration {:.2} s", device.label(), a.dof.count(), a.cost.name(), r.evals, r.ms_per_eval(), r.cost, wall);
+    eprintln!("{}: {} dof {}, {} evaluations, {:.3} ms per evaluation, final cost {:.6}; registration {:.2} s ({:.0} ms before the first level: intensity ranges, centres of mass, pyramid)", device.label(), a.dof.count(), a.cost.name(), r.evals, r.ms_per_eval(), r.cost, wall, r.prep_ms);
     for w in written {
         println!("{}", w.display());
     }

@@ -79,19 +79,16 @@ impl CostSpec {
     /// The spec for a pair of images (their full-resolution values, so every pyramid level
     /// shares the same bins).
     pub fn new(kind: CostKind, fixed: &[f32], moving: &[f32]) -> Result<CostSpec> {
-        let range = |v: &[f32]| v.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-        let mean = |v: &[f32]| (v.iter().map(|&x| x as f64).sum::<f64>() / v.len().max(1) as f64) as f32;
-        let (flo, fhi) = range(fixed);
-        let (mlo, mhi) = range(moving);
         if fixed.is_empty() || moving.is_empty() {
             bail!("an image is empty");
         }
+        let ((flo, fhi, fmean), (mlo, mhi, mmean)) = rayon::join(|| summary(fixed), || summary(moving));
         let inv = |lo: f32, hi: f32| if hi > lo { BINS as f32 / (hi - lo) } else { 0.0 };
         Ok(CostSpec {
             cost: kind.code(),
             bins: BINS as i32,
-            fixed_shift: mean(fixed),
-            moving_shift: mean(moving),
+            fixed_shift: fmean,
+            moving_shift: mmean,
             fixed_lo: flo,
             fixed_inv_width: inv(flo, fhi),
             moving_lo: mlo,
@@ -101,6 +98,19 @@ impl CostSpec {
     pub fn kind(&self) -> CostKind {
         CostKind::ALL[self.cost as usize]
     }
+}
+
+/// Minimum, maximum and mean of `v`, on every core: fixed pieces summed in order, so the mean's
+/// bits do not depend on the thread count.
+fn summary(v: &[f32]) -> (f32, f32, f32) {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 16;
+    let parts: Vec<(f32, f32, f64)> = v
+        .par_chunks(PIECE)
+        .map(|c| c.iter().fold((f32::INFINITY, f32::NEG_INFINITY, 0.0f64), |(lo, hi, s), &x| (lo.min(x), hi.max(x), s + x as f64)))
+        .collect();
+    let (lo, hi, sum) = parts.iter().fold((f32::INFINITY, f32::NEG_INFINITY, 0.0f64), |(lo, hi, s), p| (lo.min(p.0), hi.max(p.1), s + p.2));
+    (lo, hi, (sum / v.len() as f64) as f32)
 }
 
 /// Histogram bin of `v` (see [`CostSpec`]); the device computes the same in cl/common/register.h.

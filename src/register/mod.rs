@@ -174,6 +174,8 @@ pub struct Registration {
     pub evals: usize,
     /// Wall time spent in cost evaluations (upload, kernels, read-back), ms.
     pub eval_ms: f64,
+    /// Wall time before the first level: intensity ranges, centres of mass, pyramid (ms).
+    pub prep_ms: f64,
     pub levels: Vec<LevelReport>,
     pub timings: Timings,
 }
@@ -215,6 +217,7 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
     if o.levels == 0 || o.levels > MAX_LEVELS {
         bail!("--levels must be 1 to {MAX_LEVELS}, got {}", o.levels);
     }
+    let prep_t0 = Instant::now();
     let spec = CostSpec::new(o.cost, fixed.as_flat(), moving.as_flat())?;
     let start = match o.init {
         Some(m) => m,
@@ -225,7 +228,10 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
         None => affine::IDENTITY,
     };
     let centre = pivot(&fixed.geom);
-    let (fp, mp) = (pyramid::build(fixed, o.levels), pyramid::build(moving, o.levels));
+    let (fc, mc) = rayon::join(|| pyramid::coarser(fixed, o.levels), || pyramid::coarser(moving, o.levels));
+    let fp: Vec<&Volume> = fc.iter().chain([fixed]).collect();
+    let mp: Vec<&Volume> = mc.iter().chain([moving]).collect();
+    let prep_ms = prep_t0.elapsed().as_secs_f64() * 1e3;
     let n = o.dof.count();
     let mut candidates = vec![vec![0.0; n]];
     let mut evals = 0;
@@ -331,7 +337,7 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
     let p = candidates.swap_remove(0);
     let cost = reports.last().map_or(f64::NAN, |r| r.cost);
     let transform = affine::mul(&start, &params::matrix(&p, centre));
-    Ok(Registration { transform, start, params: p, cost, evals, eval_ms, levels: reports, timings })
+    Ok(Registration { transform, start, params: p, cost, evals, eval_ms, prep_ms, levels: reports, timings })
 }
 
 /// `p` rotated by +-COARSE_TURN_DEG about each axis, one axis at a time.

@@ -46,11 +46,11 @@ pub fn halve(v: &Volume) -> Volume {
     Volume::from_flat(Geometry { dims: nd, voxel_size, affine, header: v.geom.header.clone() }, 1, data)
 }
 
-/// Levels coarsest first; the last is `v` itself.
-pub fn build(v: &Volume, levels: usize) -> Vec<Volume> {
-    let mut out = vec![v.clone()];
-    while out.len() < levels {
-        let next = halve(out.last().expect("non-empty"));
+/// The `levels - 1` levels above `v`, coarsest first (`v` itself, the finest, is not copied).
+pub fn coarser(v: &Volume, levels: usize) -> Vec<Volume> {
+    let mut out: Vec<Volume> = Vec::new();
+    while out.len() + 1 < levels {
+        let next = halve(out.last().unwrap_or(v));
         out.push(next);
     }
     out.reverse();
