@@ -13,6 +13,14 @@
 #include "common/portable.h"
 #include "common/register.h"
 
+/* CUDA: at least NP_REG_MIN_BLOCKS work-groups resident per SM, when the host sets it
+ * (NEUROPORT_REG_MIN_BLOCKS), capping registers per item. */
+#if defined(NP_CUDA) && defined(NP_REG_MIN_BLOCKS)
+  #define NP_REG_BOUNDS __launch_bounds__(NP_REG_GROUP, NP_REG_MIN_BLOCKS)
+#else
+  #define NP_REG_BOUNDS
+#endif
+
 #define NP_REG_LOOP(SAMPLE)                                                                              \
     NP_LOCAL_MEM float red[5 * NP_REG_GROUP];                                                            \
     NP_LOCAL_MEM int cnt[2 * NP_REG_GROUP];                                                              \
@@ -68,7 +76,7 @@
     np_reg_finish(&spec, acc, inside, total, ngroups, red, cnt, lh, g, partial + ngroups * e, hist + nb * e, done + e, out + e, \
                   hist_out + nb * e, &last);
 
-NP_KERNEL void register_cost(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving,
+NP_KERNEL void NP_REG_BOUNDS register_cost(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving,
                              int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
                              np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
                              NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
@@ -76,7 +84,7 @@ NP_KERNEL void register_cost(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL
     NP_REG_LOOP(np_reg_trilinear(moving, q, mnx, mny, mnz))
 }
 
-NP_KERNEL void register_cost_texture(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving,
+NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving,
                                      int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
                                      np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
                                      NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)

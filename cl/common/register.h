@@ -13,8 +13,11 @@
 
 #define NP_REG_GROUP 256
 #define NP_REG_MAXBINS 32
-/* Slices per pass of an item's loop whose loads are in flight together (register.cl). */
+/* Slices per pass of an item's loop whose loads are in flight together (register.cl); the host
+ * may set it (NEUROPORT_REG_UNROLL) to build other loop shapes. */
+#ifndef NP_REG_UNROLL
 #define NP_REG_UNROLL 4
+#endif
 /* A tile's x and y extent (NP_REG_TX x NP_REG_TY = NP_REG_GROUP items) and the most maps one
  * launch evaluates (src/register/gpu.rs TILE, MAX_MAPS). */
 #define NP_REG_TX 16

@@ -5,6 +5,8 @@
 #     (4 and 8 work-groups per SM) and NVIDIA OpenCL, with the per-level lines; `register` on
 #     two 1 mm phantom brains (12 dof NCC, 3 levels) as a user runs it, CUDA and OpenCL; ncu
 #     on one full-resolution evaluation, in-kernel and texture.
+#   PART=c (~3 min): `bench register` over loop shapes (unroll 2/4/8, CUDA launch bounds,
+#     8 groups per SM) on CUDA and NVIDIA OpenCL, and on the CPU.
 #   PART=b (~4 min): after the column-split map and the parallel preparation: `check` (register
 #     rows), airwc on CUDA and NVIDIA OpenCL, `register` twice per API, ncu in-kernel.
 . "$(dirname "$0")/common.sh"
@@ -14,6 +16,22 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; pack' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
 PART=${PART:-a}
+if [ "$PART" = c ]; then
+  # Loop shape: slices in flight per item (NEUROPORT_REG_UNROLL) and, on CUDA, work-groups
+  # resident per SM (NEUROPORT_REG_MIN_BLOCKS caps registers), SAD/NCC/MI, 240x256x176.
+  C="$OUT/bench.txt"
+  for v in "cuda - -" "cuda 2 -" "cuda 8 -" "cuda 4 6" "cuda 2 8" "cuda 4 -:g8" "$OCL - -" "$OCL 2 -" "$OCL 8 -"; do
+    set -- $v
+    env=(); [ "$2" != - ] && env+=(NEUROPORT_REG_UNROLL=$2)
+    b=${3%%:*}; [ "$b" != - ] && env+=(NEUROPORT_REG_MIN_BLOCKS=$b)
+    case "$3" in *:g8) env+=(NEUROPORT_REG_GROUPS_PER_UNIT=8);; esac
+    stamp "bench register $v"
+    { echo "## $v"; env "${env[@]}" timeout 100 "$B" bench register --backend "$1" --costs sad,ncc,mi --repeats 3 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
+  done
+  stamp "bench register cpu (16 cores)"
+  { echo "## cpu"; timeout 100 "$B" bench register --backend cpu --costs sad,ncc,mi --repeats 1 --evals 10 2>&1 | grep -v "bench register:"; } | tee -a "$C"
+  exit 0
+fi
 if [ "$PART" = b ]; then
   for be in cuda $OCL; do
     stamp "check --backend $be"

@@ -62,6 +62,30 @@ impl Layout {
     }
 }
 
+/// The program's name and source: cl/register.cl, or, when `NEUROPORT_REG_UNROLL` or
+/// `NEUROPORT_REG_MIN_BLOCKS` is set (tuning the loop shape with `bench register`), the same
+/// with those defines in front, under its own name (kernels are cached by program name).
+fn program() -> (&'static str, &'static str) {
+    use std::sync::OnceLock;
+    static TUNED: OnceLock<(&'static str, &'static str)> = OnceLock::new();
+    *TUNED.get_or_init(|| {
+        let var = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| (1..=64).contains(&v));
+        let (unroll, blocks) = (var("NEUROPORT_REG_UNROLL"), var("NEUROPORT_REG_MIN_BLOCKS"));
+        if unroll.is_none() && blocks.is_none() {
+            return ("register", SOURCE);
+        }
+        let mut defs = String::new();
+        if let Some(u) = unroll {
+            defs += &format!("#define NP_REG_UNROLL {u}\n");
+        }
+        if let Some(b) = blocks {
+            defs += &format!("#define NP_REG_MIN_BLOCKS {b}\n");
+        }
+        let name = format!("register-u{}-b{}", unroll.unwrap_or(0), blocks.unwrap_or(0));
+        (Box::leak(name.into_boxed_str()), Box::leak(format!("{defs}{SOURCE}").into_boxed_str()))
+    })
+}
+
 /// How the moving image is sampled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sampling {
@@ -126,7 +150,8 @@ pub struct GpuCost {
 
 impl GpuCost {
     pub fn new(gpu: Gpu, sampling: Sampling) -> Result<GpuCost> {
-        let k = |name| gpu.kernel("register", SOURCE, name);
+        let (program, source) = program();
+        let k = |name| gpu.kernel(program, source, name);
         Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 

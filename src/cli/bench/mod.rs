@@ -8,6 +8,7 @@ mod geodesic;
 mod layer;
 mod nifti;
 mod probtrack;
+mod register;
 mod split;
 
 use super::Ctx;
@@ -48,6 +49,9 @@ pub enum Command {
     /// Probabilistic streamlining: steps/s of a 003 Table II workload, kernels vs wall, with
     /// the memory floor
     Probtrack(probtrack::Args),
+    /// Affine registration cost kernel (002): evaluations/s, one map per call and eight, wall
+    /// and device time per evaluation, image GB/s, every cost and sampling
+    Register(register::Args),
     /// Multi-device scaling: bedpost, geodesic and probtrack split over the first 1, 2, 4 ...
     /// devices of --backend (a list or gpus): wall time, speed-up, efficiency
     Split(split::Args),
@@ -62,6 +66,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<i32> {
         Command::Layer(a) => layer::run(ctx, a),
         Command::Nifti(a) => nifti::run(ctx, a),
         Command::Probtrack(a) => probtrack::run(ctx, a),
+        Command::Register(a) => register::run(ctx, a),
         Command::Split(a) => split::run(ctx, a),
     }
 }
