@@ -14,9 +14,11 @@
 #define NP_REG_GROUP 256
 #define NP_REG_MAXBINS 32
 /* Slices per pass of an item's loop whose loads are in flight together (register.cl); the host
- * may set it (NEUROPORT_REG_UNROLL) to build other loop shapes. */
+ * may set it (NEUROPORT_REG_UNROLL) to build other loop shapes. 2: on the H100 (`bench
+ * register`, tiled loop) 2 beat 4 by 6-8 % in-kernel on CUDA and NVIDIA OpenCL, 8 lost 40 %;
+ * the texture path did not care. */
 #ifndef NP_REG_UNROLL
-#define NP_REG_UNROLL 4
+#define NP_REG_UNROLL 2
 #endif
 /* A tile's x and y extent (NP_REG_TX x NP_REG_TY = NP_REG_GROUP items) and the most maps one
  * launch evaluates (src/register/gpu.rs TILE, MAX_MAPS). */
