@@ -36,6 +36,9 @@
   typedef unsigned int np_uint;
   typedef unsigned long long np_ulong;
   #define NP_RESTRICT __restrict__
+  /* A load of data read once (streamed): evict-first in L2, so it does not push out data that
+   * is read again (CUDA's ld.global.cs). */
+  #define np_load_stream(p) __ldcs(p)
   #define NP_TEX3D unsigned long long
   #define NP_LOCAL_PTR
   #define np_atomic_inc_local_u32(p) atomicAdd((unsigned int *)(p), 1u)
@@ -85,6 +88,7 @@
   typedef uint np_uint;
   typedef ulong np_ulong;
   #define NP_RESTRICT restrict
+  #define np_load_stream(p) (*(p))
   #define NP_TEX3D __read_only image3d_t
   #define NP_LOCAL_PTR __local
   #define np_atomic_inc_local_u32(p) atomic_inc((volatile __local uint *)(p))

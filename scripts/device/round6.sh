@@ -7,6 +7,7 @@
 #     on one full-resolution evaluation, in-kernel and texture.
 #   PART=c (~3 min): `bench register` over loop shapes (unroll 2/4/8, CUDA launch bounds,
 #     8 groups per SM) on CUDA and NVIDIA OpenCL, and on the CPU.
+#   PART=e (~1 min): `bench register` on CUDA with the fixed image streamed past L2 or not.
 #   PART=b (~4 min): after the column-split map and the parallel preparation: `check` (register
 #     rows), airwc on CUDA and NVIDIA OpenCL, `register` twice per API, ncu in-kernel.
 . "$(dirname "$0")/common.sh"
@@ -16,6 +17,15 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; pack' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
 PART=${PART:-a}
+if [ "$PART" = e ]; then
+  # The fixed image streamed past L2 (CUDA __ldcs, default) or not (NEUROPORT_REG_STREAM=0).
+  C="$OUT/bench.txt"
+  for v in "1" "0" "1" "0"; do
+    stamp "bench register cuda, stream $v"
+    { echo "## cuda stream $v"; NEUROPORT_REG_STREAM=$v timeout 100 "$B" bench register --backend cuda --costs sad,ncc,mi --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
+  done
+  exit 0
+fi
 if [ "$PART" = c ]; then
   # Loop shape: slices in flight per item (NEUROPORT_REG_UNROLL) and, on CUDA, work-groups
   # resident per SM (NEUROPORT_REG_MIN_BLOCKS caps registers), SAD/NCC/MI, 240x256x176.

@@ -62,16 +62,17 @@ impl Layout {
     }
 }
 
-/// The program's name and source: cl/register.cl, or, when `NEUROPORT_REG_UNROLL` or
-/// `NEUROPORT_REG_MIN_BLOCKS` is set (tuning the loop shape with `bench register`), the same
-/// with those defines in front, under its own name (kernels are cached by program name).
+/// The program's name and source: cl/register.cl, or, when `NEUROPORT_REG_UNROLL`,
+/// `NEUROPORT_REG_MIN_BLOCKS` or `NEUROPORT_REG_STREAM=0` is set (tuning the loop shape with
+/// `bench register`), the same with those defines in front, under its own name (kernels are
+/// cached by program name).
 fn program() -> (&'static str, &'static str) {
     use std::sync::OnceLock;
     static TUNED: OnceLock<(&'static str, &'static str)> = OnceLock::new();
     *TUNED.get_or_init(|| {
-        let var = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| (1..=64).contains(&v));
-        let (unroll, blocks) = (var("NEUROPORT_REG_UNROLL"), var("NEUROPORT_REG_MIN_BLOCKS"));
-        if unroll.is_none() && blocks.is_none() {
+        let var = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| v <= 64);
+        let (unroll, blocks, stream) = (var("NEUROPORT_REG_UNROLL").filter(|&v| v > 0), var("NEUROPORT_REG_MIN_BLOCKS").filter(|&v| v > 0), var("NEUROPORT_REG_STREAM"));
+        if unroll.is_none() && blocks.is_none() && stream != Some(0) {
             return ("register", SOURCE);
         }
         let mut defs = String::new();
@@ -81,7 +82,10 @@ fn program() -> (&'static str, &'static str) {
         if let Some(b) = blocks {
             defs += &format!("#define NP_REG_MIN_BLOCKS {b}\n");
         }
-        let name = format!("register-u{}-b{}", unroll.unwrap_or(0), blocks.unwrap_or(0));
+        if stream == Some(0) {
+            defs += "#define NP_REG_NO_STREAM 1\n";
+        }
+        let name = format!("register-u{}-b{}-s{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1));
         (Box::leak(name.into_boxed_str()), Box::leak(format!("{defs}{SOURCE}").into_boxed_str()))
     })
 }
