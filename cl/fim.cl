@@ -1,6 +1,6 @@
 /* Block FIM (004 Algorithm 5.1) for both dialects. Volumes are stored block by block (004
  * Fig. 3): voxel (x, y, z) lives at block * 64 + local, local = lx + 4 (ly + 4 lz). One
- * work-group of 64 per active block; the active list and its count stay on the device and
+ * work-group of NP_FIM_LANES x 64 per active block; the active list and its count stay on the device and
  * the groups stride over it, so no launch needs the count on the host. An iteration is three
  * launches: the active blocks' updates (which append the unconverged ones to the next list),
  * the candidates (appended once each), the candidates' updates (appending likewise). */
@@ -19,7 +19,10 @@ NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, 
 }
 
 /* Step 1 (and, with inner = 1 over the candidate list, step 2): `inner` Jacobi updates of every
- * listed block in local memory, then the block's convergence by tree reduction (Sec. 5.2.3). */
+ * listed block in local memory, then the block's convergence by tree reduction (Sec. 5.2.3).
+ * A work-group is NP_FIM_LANES x 64 items: item t serves voxel t % 64 as lane t / 64, so a warp
+ * holds one lane of 32 voxels and runs the same combinations for all of them; lane 0 takes the
+ * minimum over the lanes (exact in any order) and, where needed, the root, and owns the voxel. */
 NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const np_uchar *NP_RESTRICT mask,
                           NP_GLOBAL float *u, NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                           np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot,
@@ -28,12 +31,14 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
     NP_LOCAL_MEM int sc[NP_FIM_BV];
-    int l = NP_LID();
+    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
+    NP_LOCAL_MEM float ssol[26 * NP_FIM_BV];
+    int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
     /* The list length of this launch, kept on the device for the run's statistics; `zero` is a
      * counter the next launch appends to and no group of this one reads (no fill per launch). */
-    if (NP_GROUP() == 0 && l == 0) {
+    if (NP_GROUP() == 0 && t == 0) {
         if (slot >= 0) hist[slot] = n;
         *zero = 0;
     }
@@ -45,37 +50,56 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         int m = mask[v];
         float s[6];
         for (int c = 0; c < 6; ++c) s[c] = speed[c * nvox + v];
-        su[l] = u[v];
+        if (lane == 0) su[l] = u[v];
         int done = 1;
         NP_BARRIER();
         for (int it = 0; it < inner; ++it) {
             float old = su[l], next = old;
+            float nb[6];
             if (m == 1) {
-                float nb[6];
                 nb[0] = lx > 0 ? su[l - 1] : np_fim_at(u, p, b, lx - 1, ly, lz);
                 nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_at(u, p, b, lx + 1, ly, lz);
                 nb[2] = ly > 0 ? su[l - NP_FIM_B] : np_fim_at(u, p, b, lx, ly - 1, lz);
                 nb[3] = ly < NP_FIM_B - 1 ? su[l + NP_FIM_B] : np_fim_at(u, p, b, lx, ly + 1, lz);
                 nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz - 1);
                 nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz + 1);
-                float q = np_fim_solve(s, ih, nb, p.tsai, p.paper);
-                if (q < old) next = q;
+                float best = NP_FIM_INF;
+                for (int c = lane; c < 26; c += NP_FIM_LANES) {
+                    int combo = c < 13 ? c : c + 1; /* 13: all three critical, no equation */
+                    int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
+                    int valid;
+                    float x = np_fim_combo(s, ih, nb, side, p.tsai, &valid);
+                    ssol[c * NP_FIM_BV + l] = x;
+                    if (valid && x < best) best = x;
+                }
+                sbest[lane * NP_FIM_BV + l] = best;
             }
-            done = !(next < old) || old - next <= p.tol * next;
             NP_BARRIER();
-            su[l] = next;
+            if (lane == 0) {
+                if (m == 1) {
+                    float best = sbest[l];
+                    for (int k = 1; k < NP_FIM_LANES; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
+                    float q = np_fim_pick(s, ih, nb, p.paper, best, ssol + l, NP_FIM_BV);
+                    if (q < old) next = q;
+                }
+                done = !(next < old) || old - next <= p.tol * next;
+            }
+            NP_BARRIER();
+            if (lane == 0) su[l] = next;
             NP_BARRIER();
         }
-        u[v] = su[l];
-        sc[l] = done;
+        if (lane == 0) {
+            u[v] = su[l];
+            sc[l] = done;
+        }
         NP_BARRIER();
         for (int h = NP_FIM_BV / 2; h > 0; h >>= 1) {
-            if (l < h) sc[l] = sc[l] && sc[l + h];
+            if (t < h) sc[t] = sc[t] && sc[t + h];
             NP_BARRIER();
         }
         /* Step 3 without a pass over all blocks: a block that has not converged joins the next
          * list (C_b false) at once; candidates leave the candidate set. */
-        if (l == 0) {
+        if (t == 0) {
             conv[b] = sc[0];
             if (append && !sc[0]) next[np_atomic_add_i32(next_count, 1)] = b;
             if (clear) cand[b] = 0;

@@ -11,6 +11,12 @@
 #endif
 #define NP_FIM_B 4          /* block edge (004: 4^3 blocks) */
 #define NP_FIM_BV 64        /* voxels per block */
+/* Work-items per voxel in fim_update: lane j solves combinations j, j + LANES, ... of eq. 6.
+ * One item per voxel left a launch with ~450 active blocks at 5 % occupancy, each warp as long
+ * as its lanes' 26 combinations in a row; the host may set it (NEUROPORT_FIM_LANES). */
+#ifndef NP_FIM_LANES
+#define NP_FIM_LANES 4
+#endif
 
 /* S in FSL order a b c d e f = xx xy xz yy yz zz. */
 NP_FN float np_fim_s(const float *m, int i, int j)
@@ -333,23 +339,23 @@ NP_FN float np_fim_root(const float *m, const float *ih, const float *nb, float 
     return hi;
 }
 
-/* g(U_x): the smallest valid candidate where every extremum of eq. 6 is a minimum there (paper:
- * wherever one is valid), else the root of the exact H_G (src/fim/godunov.rs: solve). */
-NP_FN float np_fim_solve(const float *m, const float *ih, const float *nb, int tsai, int paper)
+/* The end of g(U_x) (src/fim/godunov.rs: solve) once the 26 combinations are solved (by the
+ * lanes of fim_update): `best` the smallest valid solution, sol[c * stride] combination c's
+ * solution (INF where none). The smallest valid candidate where every extremum of eq. 6 is a
+ * minimum there (paper: wherever one is valid), else the root of the exact H_G, bracketed by the
+ * finite solutions in combination order (np_fim_root sorts them). */
+NP_FN float np_fim_pick(const float *m, const float *ih, const float *nb, int paper, float best, NP_LOCAL_PTR const float *sol, int stride)
 {
-    float best = NP_FIM_INF, cands[26];
-    int nc = 0;
-    for (int combo = 0; combo < 27; ++combo) {
-        if (combo == 13) continue;
-        int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
-        int valid;
-        float u = np_fim_combo(m, ih, nb, side, tsai, &valid);
-        if (u < NP_FIM_INF) cands[nc++] = u;
-        if (valid && u < best) best = u;
-    }
     int all_min = 1;
     if (!paper) for (int k = 0; k < 3; ++k) if (best + best > nb[2 * k] + nb[2 * k + 1]) all_min = 0;
-    return best < NP_FIM_INF && all_min ? best : np_fim_root(m, ih, nb, best, cands, nc);
+    if (best < NP_FIM_INF && all_min) return best;
+    float cands[26];
+    int nc = 0;
+    for (int c = 0; c < 26; ++c) {
+        float x = sol[c * stride];
+        if (x < NP_FIM_INF) cands[nc++] = x;
+    }
+    return np_fim_root(m, ih, nb, best, cands, nc);
 }
 
 /* Solver settings shared with the host (#[repr(C)] FimParams in src/fim/gpu.rs). */

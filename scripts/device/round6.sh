@@ -7,6 +7,8 @@
 #     on one full-resolution evaluation, in-kernel and texture.
 #   PART=c (~3 min): `bench register` over loop shapes (unroll 2/4/8, CUDA launch bounds,
 #     8 groups per SM) on CUDA and NVIDIA OpenCL, and on the CPU.
+#   PART=f (~4 min): issue 9, `check`, then `bench fim --example 3` with 1-8 work-items per voxel
+#     in fim_update, 004's and the exact local solver, CUDA and NVIDIA OpenCL; ncu on fim_update.
 #   PART=e (~1 min): `bench register` on CUDA with the fixed image streamed past L2 or not.
 #   PART=b (~4 min): after the column-split map and the parallel preparation: `check` (register
 #     rows), airwc on CUDA and NVIDIA OpenCL, `register` twice per API, ncu in-kernel.
@@ -17,6 +19,31 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; pack' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
 PART=${PART:-a}
+if [ "$PART" = f ]; then
+  # Issue 9: fim_update with 1, 2, 4, 8 work-items per voxel (NEUROPORT_FIM_LANES), example 3.
+  for be in cuda $OCL; do
+    stamp "check --backend $be"
+    step 100 "$B" check --backend "$be" --seed 45 > "$OUT/check-${be%%:*}.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep fim_block "$OUT/check-${be%%:*}.txt"; tail -1 "$OUT/check-${be%%:*}.txt"
+  done
+  F="$OUT/fim.txt"
+  for v in "cuda paper 1" "cuda paper 2" "cuda paper 4" "cuda paper 8" "cuda exact 1" "cuda exact 4" "cuda exact 8" "$OCL paper 1" "$OCL paper 4" "$OCL exact 1" "$OCL exact 4"; do
+    set -- $v
+    stamp "bench fim $v"
+    { echo "## $v"; NEUROPORT_FIM_LANES=$3 NEUROPORT_STAGES=1 step 60 "$B" bench fim --example 3 --backend "$1" --local "$2" --repeats 3 2>&1 | tail -2; } | tee -a "$F"
+  done
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  if [ -n "$NCU" ]; then
+    for l in paper exact; do
+      stamp "ncu fim_update ($l)"
+      timeout 120 "$NCU" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats -k regex:^fim_update\$ --launch-skip 300 -c 1 "$B" --backend cuda bench fim --example 3 --local $l --repeats 0 > "$OUT/ncu-fim-$l.txt" 2>&1
+      grep -E "Duration|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Block Size|Grid Size" "$OUT/ncu-fim-$l.txt" | head -10
+    done
+  fi
+  echo "=== FIM summary"
+  cat "$F"
+  exit 0
+fi
 if [ "$PART" = e ]; then
   # The fixed image streamed past L2 (CUDA __ldcs, default) or not (NEUROPORT_REG_STREAM=0).
   C="$OUT/bench.txt"

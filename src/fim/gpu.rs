@@ -50,12 +50,29 @@ pub struct GpuFim {
     gpu: Gpu,
     update: Kernel,
     neighbours: Kernel,
+    /// Work-items per voxel in fim_update (NP_FIM_LANES).
+    lanes: usize,
+}
+
+/// Work-items per voxel in fim_update (NP_FIM_LANES in fim.h).
+pub const LANES: usize = 4;
+
+/// The program's name, source and lanes: cl/fim.cl, or with `NEUROPORT_FIM_LANES` (1 to 26)
+/// defined in front under its own name (kernels are cached by program name), for tuning.
+fn program() -> (&'static str, &'static str, usize) {
+    use std::sync::OnceLock;
+    static TUNED: OnceLock<(&'static str, &'static str, usize)> = OnceLock::new();
+    *TUNED.get_or_init(|| match std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)) {
+        Some(k) if k != LANES => (Box::leak(format!("fim-l{k}").into_boxed_str()), Box::leak(format!("#define NP_FIM_LANES {k}\n{SOURCE}").into_boxed_str()), k),
+        _ => ("fim", SOURCE, LANES),
+    })
 }
 
 impl GpuFim {
     pub fn new(gpu: Gpu) -> Result<GpuFim> {
-        let k = |n| gpu.kernel("fim", SOURCE, n);
-        Ok(GpuFim { update: k("fim_update")?, neighbours: k("fim_neighbours")?, gpu })
+        let (program, source, lanes) = program();
+        let k = |n| gpu.kernel(program, source, n);
+        Ok(GpuFim { update: k("fim_update")?, neighbours: k("fim_neighbours")?, gpu, lanes })
     }
 }
 
@@ -169,11 +186,11 @@ impl FimKernels for GpuFim {
             let (list, cnt, next, next_cnt) = (&lists[cur], &counts[cur], &lists[1 - cur], &counts[1 - cur]);
             // Step 1: n Jacobi updates of every active block; C_b by reduction; the unconverged
             // join the next list; the candidate count starts at 0.
-            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, 0i32])?;
+            g.launch(upd, Shape::groups(groups, BV * self.lanes), args![&b_speed, &b_mask, &b_u, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, 0i32])?;
             // Step 2: neighbour blocks of converged blocks are updated once and reduced; this
             // list's count is spent and starts at 0 for the iteration after next.
             g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count])?;
-            g.launch(upd, Shape::groups(groups, BV), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, 1i32])?;
+            g.launch(upd, Shape::groups(groups, BV * self.lanes), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, 1i32])?;
             // Step 3: the next list, every block whose C_b is false.
             if par.host_list {
                 let conv = g.download(&b_conv)?;
