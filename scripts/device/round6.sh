@@ -7,6 +7,7 @@
 #     on one full-resolution evaluation, in-kernel and texture.
 #   PART=c (~3 min): `bench register` over loop shapes (unroll 2/4/8, CUDA launch bounds,
 #     8 groups per SM) on CUDA and NVIDIA OpenCL, and on the CPU.
+#   PART=g (~1.5 min): `check` and `bench fim --example 3` with the final defaults.
 #   PART=f (~4 min): issue 9, `check`, then `bench fim --example 3` with 1-8 work-items per voxel
 #     in fim_update, 004's and the exact local solver, CUDA and NVIDIA OpenCL; ncu on fim_update.
 #   PART=e (~1 min): `bench register` on CUDA with the fixed image streamed past L2 or not.
@@ -19,6 +20,21 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; pack' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
 PART=${PART:-a}
+if [ "$PART" = g ]; then
+  # The defaults after round 6 (fim_update lanes by local solver: 004's 4, exact 1).
+  for be in cuda $OCL; do
+    stamp "check --backend $be"
+    step 100 "$B" check --backend "$be" --seed 46 > "$OUT/check-${be%%:*}.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "fim_block|batch" "$OUT/check-${be%%:*}.txt"; tail -1 "$OUT/check-${be%%:*}.txt"
+  done
+  F="$OUT/fim.txt"
+  for v in "cuda paper" "cuda exact" "$OCL paper" "$OCL exact"; do
+    set -- $v
+    stamp "bench fim $v"
+    { echo "## $v"; step 60 "$B" bench fim --example 3 --backend "$1" --local "$2" --repeats 3 2>&1 | tail -1; } | tee -a "$F"
+  done
+  exit 0
+fi
 if [ "$PART" = f ]; then
   # Issue 9: fim_update with 1, 2, 4, 8 work-items per voxel (NEUROPORT_FIM_LANES), example 3.
   for be in cuda $OCL; do

@@ -81,10 +81,16 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
             ("fim_block[host list]", Params { host_list: true, ..base }),
             // Tsai's test reaches the same roots (src/fim/godunov.rs: tsai_tol).
             ("fim_block[tsai]", Params { validity: super::Validity::Tsai, ..base }),
+            // 004's local solver: fim_update with several work-items per voxel (gpu.rs lanes).
+            ("fim_block[004 local]", Params { local: super::Local::Paper, ..base }),
         ]
     };
+    let want_paper = if dev.is_cpu() { None } else { Some(solve(reference, &p, &Params { local: super::Local::Paper, ..base })?) };
     for (name, params) in cases {
-        let want = want.u.clone();
+        let want = match (&want_paper, params.local) {
+            (Some(w), super::Local::Paper) => w.u.clone(),
+            _ => want.u.clone(),
+        };
         let got = solve(dev, &p, &params)?;
         rows.push(CheckRow::new(name, dev, max_rel_diff(&got.u, &want), tolerance(&p, &params), note(&p.dims)));
     }

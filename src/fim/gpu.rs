@@ -48,31 +48,49 @@ struct FimParams {
 
 pub struct GpuFim {
     gpu: Gpu,
-    update: Kernel,
-    neighbours: Kernel,
-    /// Work-items per voxel in fim_update (NP_FIM_LANES).
-    lanes: usize,
+    /// fim_update and fim_neighbours built with this many lanes.
+    built: (usize, Kernel, Kernel),
 }
 
-/// Work-items per voxel in fim_update (NP_FIM_LANES in fim.h).
-pub const LANES: usize = 4;
-
-/// The program's name, source and lanes: cl/fim.cl, or with `NEUROPORT_FIM_LANES` (1 to 26)
-/// defined in front under its own name (kernels are cached by program name), for tuning.
-fn program() -> (&'static str, &'static str, usize) {
-    use std::sync::OnceLock;
-    static TUNED: OnceLock<(&'static str, &'static str, usize)> = OnceLock::new();
-    *TUNED.get_or_init(|| match std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)) {
-        Some(k) if k != LANES => (Box::leak(format!("fim-l{k}").into_boxed_str()), Box::leak(format!("#define NP_FIM_LANES {k}\n{SOURCE}").into_boxed_str()), k),
-        _ => ("fim", SOURCE, LANES),
+/// Work-items per voxel in fim_update (NP_FIM_LANES in fim.h) by local solver. With 004's
+/// solver the 26 combinations are most of an update, and 4 lanes took example 3's kernels from
+/// 261 to 208 ms on the H100 (CUDA; NVIDIA OpenCL 180 -> 158); with the exact solver ~40 % of
+/// updates end in H_G's root, which runs on one lane, and the larger groups (94 registers x 256
+/// items) left fewer blocks resident: 627 -> 686 ms. `NEUROPORT_FIM_LANES` (1 to 26) overrides
+/// both, for tuning.
+pub fn lanes(local: Local) -> usize {
+    std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(match local {
+        Local::Paper => 4,
+        Local::Exact => 1,
     })
 }
 
+/// The program built with `lanes` work-items per voxel, under its own name (kernels are cached
+/// by program name): cl/fim.cl with NP_FIM_LANES defined in front.
+fn program(lanes: usize) -> (&'static str, &'static str) {
+    use std::sync::Mutex;
+    static BUILT: Mutex<Vec<(usize, &'static str, &'static str)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(_, n, s)) = built.iter().find(|b| b.0 == lanes) {
+        return (n, s);
+    }
+    let name: &'static str = Box::leak(format!("fim-l{lanes}").into_boxed_str());
+    let source: &'static str = Box::leak(format!("#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
+    built.push((lanes, name, source));
+    (name, source)
+}
+
 impl GpuFim {
-    pub fn new(gpu: Gpu) -> Result<GpuFim> {
-        let (program, source, lanes) = program();
-        let k = |n| gpu.kernel(program, source, n);
-        Ok(GpuFim { update: k("fim_update")?, neighbours: k("fim_neighbours")?, gpu, lanes })
+    /// Builds the kernels for `local`'s lane count (a solve with the other local solver
+    /// builds its own on first use).
+    pub fn new(gpu: Gpu, local: Local) -> Result<GpuFim> {
+        let built = Self::build(&gpu, lanes(local))?;
+        Ok(GpuFim { gpu, built })
+    }
+
+    fn build(gpu: &Gpu, lanes: usize) -> Result<(usize, Kernel, Kernel)> {
+        let (program, source) = program(lanes);
+        Ok((lanes, gpu.kernel(program, source, "fim_update")?, gpu.kernel(program, source, "fim_neighbours")?))
     }
 }
 
@@ -172,7 +190,11 @@ impl FimKernels for GpuFim {
         let b_hist: Buf<i32> = g.zeros(2 * HIST)?;
         let mut sol = Solution::default();
         let mut count = list0.len();
-        let (upd, nbr) = (&self.update, &self.neighbours);
+        let lanes = lanes(par.local);
+        if self.built.0 != lanes {
+            self.built = Self::build(g, lanes)?;
+        }
+        let (upd, nbr) = (&self.built.1, &self.built.2);
         let append = !par.host_list as i32;
         let mut cur = 0;
         // A bound, not a schedule (CPU node FIM needs ~575 iterations on example 3 and ~730 on
@@ -186,11 +208,11 @@ impl FimKernels for GpuFim {
             let (list, cnt, next, next_cnt) = (&lists[cur], &counts[cur], &lists[1 - cur], &counts[1 - cur]);
             // Step 1: n Jacobi updates of every active block; C_b by reduction; the unconverged
             // join the next list; the candidate count starts at 0.
-            g.launch(upd, Shape::groups(groups, BV * self.lanes), args![&b_speed, &b_mask, &b_u, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, 0i32])?;
+            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_mask, &b_u, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, 0i32])?;
             // Step 2: neighbour blocks of converged blocks are updated once and reduced; this
             // list's count is spent and starts at 0 for the iteration after next.
             g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count])?;
-            g.launch(upd, Shape::groups(groups, BV * self.lanes), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, 1i32])?;
+            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, 1i32])?;
             // Step 3: the next list, every block whose C_b is false.
             if par.host_list {
                 let conv = g.download(&b_conv)?;
