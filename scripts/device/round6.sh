@@ -7,6 +7,8 @@
 #     on one full-resolution evaluation, in-kernel and texture.
 #   PART=c (~3 min): `bench register` over loop shapes (unroll 2/4/8, CUDA launch bounds,
 #     8 groups per SM) on CUDA and NVIDIA OpenCL, and on the CPU.
+#   PART=h (~2 min): after pinned read-backs stopped making an event: `bench register`, airwc
+#     and `register` on CUDA and NVIDIA OpenCL.
 #   PART=g (~1.5 min): `check` and `bench fim --example 3` with the final defaults.
 #   PART=f (~4 min): issue 9, `check`, then `bench fim --example 3` with 1-8 work-items per voxel
 #     in fim_update, 004's and the exact local solver, CUDA and NVIDIA OpenCL; ncu on fim_update.
@@ -20,6 +22,15 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; pack' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
 PART=${PART:-a}
+if [ "$PART" = h ]; then
+  # No completion event made for pinned read-backs: `bench register` and `register`, both APIs.
+  C="$OUT/bench.txt"
+  for be in cuda $OCL; do
+    stamp "bench register $be"
+    { echo "## $be"; timeout 100 "$B" bench register --backend "$be" --costs sad,ncc,mi --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
+  done
+  VARIANTS="cuda 4|$OCL 4"; REPS="1 2 3"; KERNELS=""
+fi
 if [ "$PART" = g ]; then
   # The defaults after round 6 (fim_update lanes by local solver: 004's 4, exact 1).
   for be in cuda $OCL; do

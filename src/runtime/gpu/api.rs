@@ -60,9 +60,11 @@ pub trait Queue: Send + Sync {
     fn fill(&self, buf: &RawBuf, byte: u8) -> Result<()>;
     /// Copies `len` bytes from host memory at `src` into `buf` at `offset`. The source must stay
     /// valid and unchanged until the returned event completes.
-    unsafe fn write_async(&self, buf: &RawBuf, offset: usize, src: *const u8, len: usize) -> Result<RawEvent>;
+    /// With `mark`, the returned event completes with the copy; without, None (no event object
+    /// is made: a caller that waits with `finish` saves its cost, microseconds per copy).
+    unsafe fn write_async(&self, buf: &RawBuf, offset: usize, src: *const u8, len: usize, mark: bool) -> Result<Option<RawEvent>>;
     /// Copies `len` bytes of `buf` at `offset` to host memory at `dst`, complete with the event.
-    unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize) -> Result<RawEvent>;
+    unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize, mark: bool) -> Result<Option<RawEvent>>;
     fn pinned(&self, bytes: usize) -> Result<RawPinned>;
     fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel>;
     fn launch(&self, k: &RawKernel, name: &str, dims: LaunchDims, args: &[Arg]) -> Result<()>;

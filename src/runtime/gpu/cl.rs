@@ -98,24 +98,24 @@ impl Queue for ClQueue {
         self.track(false, Event::new(ev))
     }
 
-    unsafe fn write_async(&self, buf: &RawBuf, offset: usize, src: *const u8, len: usize) -> Result<RawEvent> {
+    unsafe fn write_async(&self, buf: &RawBuf, offset: usize, src: *const u8, len: usize, mark: bool) -> Result<Option<RawEvent>> {
         let m = raw(buf)?;
         let ev = cq::enqueue_write_buffer(self.q(), m.mem(), CL_NON_BLOCKING, offset, len, src as *const c_void, 0, ptr::null())
             .map_err(|e| cl_err("host-to-device copy failed", e))?;
         let ev = Event::new(ev);
-        let mark = self.record()?;
+        let done = if mark { Some(self.record()?) } else { None };
         self.track(false, ev)?;
-        Ok(mark)
+        Ok(done)
     }
 
-    unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize) -> Result<RawEvent> {
+    unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize, mark: bool) -> Result<Option<RawEvent>> {
         let m = raw(buf)?;
         let ev = cq::enqueue_read_buffer(self.q(), m.mem(), CL_NON_BLOCKING, offset, len, dst as *mut c_void, 0, ptr::null())
             .map_err(|e| cl_err("device-to-host copy failed", e))?;
         let ev = Event::new(ev);
-        let mark = self.record()?;
+        let done = if mark { Some(self.record()?) } else { None };
         self.track(false, ev)?;
-        Ok(mark)
+        Ok(done)
     }
 
     fn pinned(&self, bytes: usize) -> Result<RawPinned> {

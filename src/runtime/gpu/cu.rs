@@ -155,24 +155,24 @@ impl Queue for CuQueue {
         self.timed(false, || unsafe { cu::memset_d8_async(m.ptr, byte, m.bytes, self.stream) }.map_err(|e| err("CUDA memset failed", e)))
     }
 
-    unsafe fn write_async(&self, buf: &RawBuf, offset: usize, src: *const u8, len: usize) -> Result<RawEvent> {
+    unsafe fn write_async(&self, buf: &RawBuf, offset: usize, src: *const u8, len: usize, mark: bool) -> Result<Option<RawEvent>> {
         let m = raw(buf)?;
         if offset + len > m.bytes {
             bail!("copy past the end of a device buffer");
         }
         let s = std::slice::from_raw_parts(src, len);
         self.timed(false, || cu::memcpy_htod_async(m.ptr + offset as u64, s, self.stream).map_err(|e| err("host-to-device copy failed", e)))?;
-        self.record()
+        if mark { self.record().map(Some) } else { Ok(None) }
     }
 
-    unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize) -> Result<RawEvent> {
+    unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize, mark: bool) -> Result<Option<RawEvent>> {
         let m = raw(buf)?;
         if offset + len > m.bytes {
             bail!("copy past the end of a device buffer");
         }
         let d = std::slice::from_raw_parts_mut(dst, len);
         self.timed(false, || cu::memcpy_dtoh_async(d, m.ptr + offset as u64, self.stream).map_err(|e| err("device-to-host copy failed", e)))?;
-        self.record()
+        if mark { self.record().map(Some) } else { Ok(None) }
     }
 
     fn pinned(&self, bytes: usize) -> Result<RawPinned> {

@@ -271,16 +271,18 @@ impl Gpu {
         if range.end > src.len || offset + range.len() > dst.len() {
             return Err(anyhow!("pinned upload out of range"));
         }
-        unsafe { self.q.write_async(&dst.raw, offset * sz, src.raw.ptr.add(range.start * sz), range.len() * sz) }.map(|_| ())
+        unsafe { self.q.write_async(&dst.raw, offset * sz, src.raw.ptr.add(range.start * sz), range.len() * sz, false) }.map(|_| ())
     }
 
-    /// Queues a copy of `src` from element `offset` into `dst[range]`, returning at once.
+    /// Queues a copy of `src` from element `offset` into `dst[range]`, returning at once; the
+    /// data is there after the next `finish` (no event is made for it: `record()` after it
+    /// gives one).
     pub fn download_into<T: Elem>(&self, src: &Buf<T>, offset: usize, dst: &mut Pinned<T>, range: std::ops::Range<usize>) -> Result<()> {
         let sz = std::mem::size_of::<T>();
         if range.end > dst.len || offset + range.len() > src.len() {
             return Err(anyhow!("pinned download out of range"));
         }
-        unsafe { self.q.read_async(&src.raw, offset * sz, dst.raw.ptr.add(range.start * sz), range.len() * sz) }.map(|_| ())
+        unsafe { self.q.read_async(&src.raw, offset * sz, dst.raw.ptr.add(range.start * sz), range.len() * sz, false) }.map(|_| ())
     }
 
     /// A point in this queue's order, for `wait_for` on another queue or a host `wait`.

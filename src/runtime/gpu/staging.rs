@@ -63,7 +63,7 @@ impl Staging {
                     // SAFETY: the slot holds SLOT bytes and its previous copy has completed.
                     unsafe {
                         par_copy(chunk, s.mem.ptr);
-                        s.busy = Some(q.write_async(dst, offset + i * SLOT, s.mem.ptr, chunk.len())?);
+                        s.busy = q.write_async(dst, offset + i * SLOT, s.mem.ptr, chunk.len(), true)?;
                     }
                 }
                 Ok(())
@@ -73,7 +73,7 @@ impl Staging {
             }
         }
         // SAFETY: waiting on the event before returning keeps `src` alive for the copy.
-        unsafe { q.write_async(dst, offset, src.as_ptr(), src.len())? }.wait()
+        marked(unsafe { q.write_async(dst, offset, src.as_ptr(), src.len(), true)? })?.wait()
     }
 
     /// Copies `dst.len()` bytes of `src` from byte `offset`; returns when they are in `dst`.
@@ -96,7 +96,7 @@ impl Staging {
                     if i < n {
                         let s = &slots[i % 2];
                         let len = chunks[i].len();
-                        pending[i % 2] = Some((i, unsafe { q.read_async(src, offset + i * SLOT, s.mem.ptr, len)? }));
+                        pending[i % 2] = Some((i, marked(unsafe { q.read_async(src, offset + i * SLOT, s.mem.ptr, len, true)? })?));
                     }
                     if i >= 1 {
                         let (j, e) = pending[(i - 1) % 2].take().expect("queued above");
@@ -113,6 +113,11 @@ impl Staging {
                 return Ok(());
             }
         }
-        unsafe { q.read_async(src, offset, dst.as_mut_ptr(), dst.len())? }.wait()
+        marked(unsafe { q.read_async(src, offset, dst.as_mut_ptr(), dst.len(), true)? })?.wait()
     }
+}
+
+/// The event of a copy queued with `mark`.
+fn marked(e: Option<RawEvent>) -> Result<RawEvent> {
+    e.ok_or_else(|| anyhow::anyhow!("a marked copy returned no event"))
 }
