@@ -3,7 +3,11 @@
  * work-group of NP_FIM_LANES x 64 per active block; the active list and its count stay on the device and
  * the groups stride over it, so no launch needs the count on the host. An iteration is three
  * launches: the active blocks' updates (which append the unconverged ones to the next list),
- * the candidates (appended once each), the candidates' updates (appending likewise). */
+ * the candidates (appended once each), the candidates' updates (appending likewise).
+ * NP_NVRTC_OPTIONS: --prec-div=false --prec-sqrt=false
+ * (CUDA built to OpenCL 1.2's accuracy of division and sqrt, 2.5 and 3 ulp, as NVIDIA's OpenCL
+ * builds this file by default: one arithmetic contract for both dialects; the block FIM's
+ * tolerances against the CPU allow it, docs/fim.md.) */
 #include "common/portable.h"
 #include "common/fim.h"
 
@@ -23,7 +27,8 @@ NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, 
  * A work-group is NP_FIM_LANES x 64 items: item t serves voxel t % 64 as lane t / 64, so a warp
  * holds one lane of 32 voxels and runs the same combinations for all of them; lane 0 takes the
  * minimum over the lanes (exact in any order) and, where needed, the root, and owns the voxel. */
-NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const np_uchar *NP_RESTRICT mask,
+NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
+                          NP_GLOBAL const np_uchar *NP_RESTRICT mask,
                           NP_GLOBAL float *u, NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                           np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot,
                           NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
@@ -33,6 +38,9 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
     NP_LOCAL_MEM int sc[NP_FIM_BV];
     NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
     NP_LOCAL_MEM float ssol[26 * NP_FIM_BV];
+    NP_LOCAL_MEM float sx[NP_FIM_BV];
+    NP_LOCAL_MEM int sneed[NP_FIM_BV];
+    NP_LOCAL_MEM int sflag[2];
     int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
@@ -42,14 +50,18 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         if (slot >= 0) hist[slot] = n;
         *zero = 0;
     }
-    int nvox = p.bx * p.by * p.bz * NP_FIM_BV;
+    if (t < 2) sflag[t] = 0;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += p.groups) {
         int b = list[i];
         int v = b * NP_FIM_BV + l;
         int m = mask[v];
+        /* S is stored only for blocks that hold voxels to update (sblock[b] >= 0 there). */
         float s[6];
-        for (int c = 0; c < 6; ++c) s[c] = speed[c * nvox + v];
+        if (m == 1) {
+            int w = sblock[b] * NP_FIM_BV + l;
+            for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
+        }
         if (lane == 0) su[l] = u[v];
         int done = 1;
         NP_BARRIER();
@@ -75,16 +87,47 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                 sbest[lane * NP_FIM_BV + l] = best;
             }
             NP_BARRIER();
-            if (lane == 0) {
-                if (m == 1) {
-                    float best = sbest[l];
-                    for (int k = 1; k < NP_FIM_LANES; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
-                    float q = np_fim_pick(s, ih, nb, p.paper, best, ssol + l, NP_FIM_BV);
-                    if (q < old) next = q;
+            /* Lane 0 takes the minimum over the lanes; where that does not settle g, H_G's root
+             * follows, each of its evaluations shared by the voxel's lanes (lane j evaluates
+             * candidates j, j + LANES, ... of H_G; lane 0 joins them and picks the next point),
+             * every group walking in step until its last root is found: one item's root of
+             * 10-16 serial H_G evaluations set the length of every launch (round 6). */
+            np_fim_rs r;
+            int need = 0, nc = 0;
+            float q = NP_FIM_INF;
+            if (lane == 0 && m == 1) {
+                float best = sbest[l];
+                for (int k = 1; k < NP_FIM_LANES; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
+                q = best;
+                if (!np_fim_settled(p.paper, best, nb)) {
+                    nc = np_fim_gather(ssol + l, NP_FIM_BV);
+                    need = np_fim_rs_start(&r, s, ih, nb, best, ssol + l, NP_FIM_BV, nc);
+                    q = r.x;
+                    sx[l] = r.x;
+                    if (need) sflag[0] = 1;
                 }
+            }
+            if (lane == 0) sneed[l] = need;
+            NP_BARRIER();
+            for (int round = 0; sflag[round & 1]; ++round) {
+                if (sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, ih, nb, sx[l], lane, NP_FIM_LANES);
+                NP_BARRIER();
+                if (t == 0) sflag[round & 1] = 0;
+                if (need) {
+                    float h2 = sbest[l];
+                    for (int k = 1; k < NP_FIM_LANES; ++k) h2 = np_fim_hg2_join(ih, nb, r.x, h2, sbest[k * NP_FIM_BV + l]);
+                    need = np_fim_rs_take(&r, h2 - 1.0f, ssol + l, NP_FIM_BV, nc);
+                    q = r.x;
+                    sx[l] = r.x;
+                    sneed[l] = need;
+                    if (need) sflag[(round + 1) & 1] = 1;
+                }
+                NP_BARRIER();
+            }
+            if (lane == 0) {
+                if (m == 1 && q < old) next = q;
                 done = !(next < old) || old - next <= p.tol * next;
             }
-            NP_BARRIER();
             if (lane == 0) su[l] = next;
             NP_BARRIER();
         }
@@ -134,4 +177,11 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
         if (bz > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx * p.by);
         if (bz < p.bz - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx * p.by);
     }
+}
+
+/* u before the first iteration: 0 on the sources (mask 2), infinite elsewhere. */
+NP_KERNEL void fim_init(NP_GLOBAL const np_uchar *NP_RESTRICT mask, NP_GLOBAL float *u, int n)
+{
+    int i = NP_GID();
+    if (i < n) u[i] = mask[i] == 2 ? 0.0f : NP_FIM_INF;
 }

@@ -61,8 +61,10 @@ fn block_fim_matches_node_fim_for_every_schedule() {
         let want = cpu::node_fim::<f64>(&p, &Params { tol: 0.0, ..Params::default() }).u;
         for validity in [Validity::Index, Validity::Tsai] {
             for host_list in [false, true] {
-                for inner in [1, 2, 4, 8] {
-                    let par = Params { inner, host_list, validity, ..Params::default() };
+                // lanes 3: the root's evaluations shared unevenly (26 combinations, up to 28
+                // points of H_G) by the voxel's work-items; 1: one item per voxel.
+                for (inner, lanes) in [(1, 1), (2, 1), (4, 1), (8, 1), (1, 3), (4, 3)] {
+                    let par = Params { inner, host_list, validity, lanes, ..Params::default() };
                     let got = fim::solve(&dev, &p, &par).unwrap();
                     let mut worst = 0.0f32;
                     for v in 0..p.nvox() {
@@ -78,7 +80,7 @@ fn block_fim_matches_node_fim_for_every_schedule() {
                             worst = worst.max((x - y).abs() / y.abs().max(f32::MIN_POSITIVE));
                         }
                     }
-                    eprintln!("walls {walls} {validity:?} inner {inner} host list {host_list}: {} iterations, worst {worst:e}", got.iterations);
+                    eprintln!("walls {walls} {validity:?} inner {inner} lanes {lanes} host list {host_list}: {} iterations, worst {worst:e}", got.iterations);
                 }
             }
         }

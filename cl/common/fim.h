@@ -191,8 +191,10 @@ NP_FN void np_fim_piece(const float *m, float q, float r, int rfree, float *c)
 /* The exact H_G^2 of eq. 6 (src/fim/hg.rs: hg2): the minimum of ext_qr over the candidate p
  * (clamped into [a, b]; non-finite ones skipped), or for a > b the larger end. The candidates
  * are gathered first and ext_qr called from one place: calling it at every candidate's site
- * inlined it ~30 times (4x the PTX, 20 s of NVRTC). */
-NP_FN float np_fim_hg2(const float *m, const float *iv)
+ * inlined it ~30 times (4x the PTX, 20 s of NVRTC). This item's part: candidates first,
+ * first + stride, ...; the parts' minimum (maximum for a > b: np_fim_hg2_join) is H_G^2 in any
+ * order, so the lanes of a voxel can share one evaluation. */
+NP_FN float np_fim_hg2_part(const float *m, const float *iv, int first, int stride)
 {
     float a = iv[0], b = iv[1];
     float pts[28];
@@ -248,7 +250,7 @@ NP_FN float np_fim_hg2(const float *m, const float *iv)
         }
     }
     float best = pmax ? -NP_FIM_INF : NP_FIM_INF;
-    for (int i = 0; i < np; ++i) {
+    for (int i = first; i < np; i += stride) {
         if (!np_isfinite(pts[i])) continue;
         float f = np_fim_ext_qr(m, iv, pmax ? pts[i] : np_fim_clamp(pts[i], a, b));
         if (pmax ? f > best : f < best) best = f;
@@ -256,106 +258,206 @@ NP_FN float np_fim_hg2(const float *m, const float *iv)
     return best;
 }
 
-/* Called from six places in np_fim_root: one copy. */
-NP_FN_CALLED float np_fim_f(const float *m, const float *ih, const float *nb, float u)
+/* H_G(u)^2 over part of the candidates (above); one copy, called from one place. */
+NP_FN_CALLED float np_fim_f_part(const float *m, const float *ih, const float *nb, float u, int first, int stride)
 {
     float iv[6];
     for (int k = 0; k < 3; ++k) {
         iv[2 * k] = (u - nb[2 * k]) * ih[k];
         iv[2 * k + 1] = (nb[2 * k + 1] - u) * ih[k];
     }
-    return np_fim_hg2(m, iv) - 1.0f;
+    return np_fim_hg2_part(m, iv, first, stride);
 }
 
-/* g: H_G(U) = 1 to within 4 eps |U| by Illinois regula falsi (src/fim/hg.rs: root). */
-NP_FN float np_fim_root(const float *m, const float *ih, const float *nb, float guess, float *cands, int nc)
+/* Two parts of H_G(u)^2 joined: the larger where the p interval is empty (a > b), else the
+ * smaller. */
+NP_FN float np_fim_hg2_join(const float *ih, const float *nb, float u, float x, float y)
 {
-    float lo = NP_FIM_INF, step = 0.0f;
+    int pmax = (u - nb[0]) * ih[0] > (nb[1] - u) * ih[0];
+    return pmax ? (x > y ? x : y) : (x < y ? x : y);
+}
+
+/* The root of H_G(U) = 1 to within 4 eps |U| (src/fim/hg.rs: root, step for step), written as a
+ * sequence of evaluations so that the lanes of a voxel share each one (fim_update): _start and
+ * _take return 1 while H_G is wanted at r->x, 0 once r->x is the root. Steps: the guess (the
+ * smallest valid solution) and the point just below it; bisection over the combinations'
+ * solutions (sorted, in local memory: `c[k * stride]`, k < nc) inside the bracket, and the point
+ * just below a bracketing solution; doubling steps while the bracket has no upper end; Illinois
+ * regula falsi. */
+#define NP_FIM_RS_GUESS 0
+#define NP_FIM_RS_GUESS_BELOW 1
+#define NP_FIM_RS_BISECT 2
+#define NP_FIM_RS_CAND_BELOW 3
+#define NP_FIM_RS_GROW 4
+#define NP_FIM_RS_RF 5
+typedef struct {
+    float lo, hi, fl, fh, step, x, g;
+    int phase, i, j, k, from_cand, last, n;
+} np_fim_rs;
+
+NP_FN float np_fim_rs_width(float u) { return 4.0f * 1.1920929e-7f * np_fabs(u); }
+
+/* The next evaluation from the top of the bisection, the doubling, or regula falsi. */
+NP_FN int np_fim_rs_next(np_fim_rs *r, NP_LOCAL_PTR const float *c, int stride)
+{
+    if (r->phase <= NP_FIM_RS_BISECT) {
+        if (r->i < r->j) {
+            r->k = r->i + (r->j - r->i) / 2;
+            r->x = c[r->k * stride];
+            r->phase = NP_FIM_RS_BISECT;
+            return 1;
+        }
+        if (r->from_cand) {
+            float below = r->hi - np_fim_rs_width(r->hi);
+            if (below > r->lo) {
+                r->x = below;
+                r->phase = NP_FIM_RS_CAND_BELOW;
+                return 1;
+            }
+        }
+        r->phase = NP_FIM_RS_GROW;
+        r->n = 0;
+    }
+    if (r->phase == NP_FIM_RS_GROW || r->phase == NP_FIM_RS_CAND_BELOW) {
+        if (!(r->hi < NP_FIM_INF) && r->n < 64) {
+            r->x = r->lo + r->step;
+            r->phase = NP_FIM_RS_GROW;
+            ++r->n;
+            return 1;
+        }
+        if (!(r->hi < NP_FIM_INF)) {
+            r->x = NP_FIM_INF; /* H_G never reached 1: S not positive definite */
+            return 0;
+        }
+        r->phase = NP_FIM_RS_RF;
+        r->n = 0;
+        r->last = 0;
+    }
+    if (r->n >= 200 || r->hi - r->lo <= np_fim_rs_width(r->hi)) {
+        r->x = r->hi;
+        return 0;
+    }
+    float x = r->hi - r->fh * (r->hi - r->lo) / (r->fh - r->fl);
+    if (!(x > r->lo && x < r->hi)) x = r->lo + (r->hi - r->lo) * 0.5f;
+    r->x = x;
+    ++r->n;
+    return 1;
+}
+
+/* The bisection's index range: the sorted solutions strictly inside (lo, hi). */
+NP_FN int np_fim_rs_bisect(np_fim_rs *r, NP_LOCAL_PTR const float *c, int stride, int nc)
+{
+    r->i = 0;
+    r->j = nc;
+    r->from_cand = 0;
+    while (r->i < r->j && !(c[r->i * stride] > r->lo)) ++r->i;
+    while (r->j > r->i && !(c[(r->j - 1) * stride] < r->hi)) --r->j;
+    r->phase = NP_FIM_RS_BISECT;
+    return np_fim_rs_next(r, c, stride);
+}
+
+/* Sorts the nc solutions in place and starts from `guess`. */
+NP_FN int np_fim_rs_start(np_fim_rs *r, const float *m, const float *ih, const float *nb, float guess, NP_LOCAL_PTR float *c, int stride, int nc)
+{
+    r->lo = NP_FIM_INF;
+    r->step = 0.0f;
     for (int k = 0; k < 3; ++k) {
-        lo = np_fmin(lo, np_fmin(nb[2 * k], nb[2 * k + 1]));
+        r->lo = np_fmin(r->lo, np_fmin(nb[2 * k], nb[2 * k + 1]));
+        /* one step along axis k alone costs h_k / sqrt(S_kk) at most */
         float d = 1.0f / (ih[k] * np_sqrt(np_fim_s(m, k, k)));
-        step = d > step ? d : step;
+        r->step = d > r->step ? d : r->step;
     }
-    if (!(lo < NP_FIM_INF)) return NP_FIM_INF;
-    const float w4 = 4.0f * 1.1920929e-7f;
-    float fl = -1.0f, hi = NP_FIM_INF, fh = 0.0f;
-    if (guess < NP_FIM_INF && guess > lo) {
-        float fg = np_fim_f(m, ih, nb, guess);
-        if (fg >= 0.0f) {
-            float below = guess - w4 * np_fabs(guess);
-            float fb = np_fim_f(m, ih, nb, below);
-            if (fb < 0.0f) return guess;
-            hi = below; fh = fb;
-        } else {
-            lo = guess; fl = fg;
-        }
-    }
-    /* Bisection over the combinations' solutions inside the bracket (hg.rs: root). */
+    r->x = NP_FIM_INF;
+    if (!(r->lo < NP_FIM_INF)) return 0;
     for (int i = 1; i < nc; ++i) {
-        float v = cands[i];
+        float v = c[i * stride];
         int j = i;
-        while (j > 0 && v < cands[j - 1]) { cands[j] = cands[j - 1]; --j; }
-        cands[j] = v;
+        while (j > 0 && v < c[(j - 1) * stride]) { c[j * stride] = c[(j - 1) * stride]; --j; }
+        c[j * stride] = v;
     }
-    int i0 = 0, j0 = nc, from_cand = 0;
-    while (i0 < j0 && !(cands[i0] > lo)) ++i0;
-    while (j0 > i0 && !(cands[j0 - 1] < hi)) --j0;
-    while (i0 < j0) {
-        int k = i0 + (j0 - i0) / 2;
-        float fx = np_fim_f(m, ih, nb, cands[k]);
-        if (fx >= 0.0f) { hi = cands[k]; fh = fx; j0 = k; from_cand = 1; }
-        else { lo = cands[k]; fl = fx; i0 = k + 1; }
+    r->fl = -1.0f;
+    r->hi = NP_FIM_INF;
+    r->fh = 0.0f;
+    if (guess < NP_FIM_INF && guess > r->lo) {
+        r->g = guess;
+        r->x = guess;
+        r->phase = NP_FIM_RS_GUESS;
+        return 1;
     }
-    if (from_cand) {
-        float below = hi - w4 * np_fabs(hi);
-        if (below > lo) {
-            float fb = np_fim_f(m, ih, nb, below);
-            if (fb < 0.0f) return hi;
-            hi = below; fh = fb;
-        }
-    }
-    for (int i = 0; i < 64 && !(hi < NP_FIM_INF); ++i) {
-        float x = lo + step, fx = np_fim_f(m, ih, nb, x);
-        if (fx >= 0.0f) { hi = x; fh = fx; }
-        else { lo = x; fl = fx; step += step; }
-    }
-    if (!(hi < NP_FIM_INF)) return NP_FIM_INF;
-    int last = 0;
-    for (int i = 0; i < 200; ++i) {
-        if (hi - lo <= w4 * np_fabs(hi)) break;
-        float x = hi - fh * (hi - lo) / (fh - fl);
-        if (!(x > lo && x < hi)) x = lo + (hi - lo) * 0.5f;
-        float fx = np_fim_f(m, ih, nb, x);
-        if (fx >= 0.0f) {
-            hi = x; fh = fx;
-            if (last > 0) fl *= 0.5f;
-            last = 1;
-        } else {
-            lo = x; fl = fx;
-            if (last < 0) fh *= 0.5f;
-            last = -1;
-        }
-    }
-    return hi;
+    return np_fim_rs_bisect(r, c, stride, nc);
 }
 
-/* The end of g(U_x) (src/fim/godunov.rs: solve) once the 26 combinations are solved (by the
- * lanes of fim_update): `best` the smallest valid solution, sol[c * stride] combination c's
- * solution (INF where none). The smallest valid candidate where every extremum of eq. 6 is a
- * minimum there (paper: wherever one is valid), else the root of the exact H_G, bracketed by the
- * finite solutions in combination order (np_fim_root sorts them). */
-NP_FN float np_fim_pick(const float *m, const float *ih, const float *nb, int paper, float best, NP_LOCAL_PTR const float *sol, int stride)
+/* Takes f = H_G(r->x)^2 - 1 and moves on. */
+NP_FN int np_fim_rs_take(np_fim_rs *r, float f, NP_LOCAL_PTR const float *c, int stride, int nc)
 {
-    int all_min = 1;
-    if (!paper) for (int k = 0; k < 3; ++k) if (best + best > nb[2 * k] + nb[2 * k + 1]) all_min = 0;
-    if (best < NP_FIM_INF && all_min) return best;
-    float cands[26];
+    float x = r->x;
+    switch (r->phase) {
+    case NP_FIM_RS_GUESS:
+        if (f >= 0.0f) {
+            r->x = x - np_fim_rs_width(x);
+            r->phase = NP_FIM_RS_GUESS_BELOW;
+            return 1;
+        }
+        r->lo = x;
+        r->fl = f;
+        return np_fim_rs_bisect(r, c, stride, nc);
+    case NP_FIM_RS_GUESS_BELOW:
+        if (f < 0.0f) {
+            r->x = r->g;
+            return 0;
+        }
+        r->hi = x;
+        r->fh = f;
+        return np_fim_rs_bisect(r, c, stride, nc);
+    case NP_FIM_RS_BISECT:
+        if (f >= 0.0f) { r->hi = x; r->fh = f; r->j = r->k; r->from_cand = 1; }
+        else { r->lo = x; r->fl = f; r->i = r->k + 1; }
+        return np_fim_rs_next(r, c, stride);
+    case NP_FIM_RS_CAND_BELOW:
+        if (f < 0.0f) {
+            r->x = r->hi;
+            return 0;
+        }
+        r->hi = x;
+        r->fh = f;
+        return np_fim_rs_next(r, c, stride);
+    case NP_FIM_RS_GROW:
+        if (f >= 0.0f) { r->hi = x; r->fh = f; }
+        else { r->lo = x; r->fl = f; r->step += r->step; }
+        return np_fim_rs_next(r, c, stride);
+    default: /* NP_FIM_RS_RF, Illinois */
+        if (f >= 0.0f) {
+            r->hi = x; r->fh = f;
+            if (r->last > 0) r->fl *= 0.5f;
+            r->last = 1;
+        } else {
+            r->lo = x; r->fl = f;
+            if (r->last < 0) r->fh *= 0.5f;
+            r->last = -1;
+        }
+        return np_fim_rs_next(r, c, stride);
+    }
+}
+
+/* Whether the smallest valid solution `best` is g(U_x) as it stands (src/fim/godunov.rs: solve):
+ * with 004's solver (paper) wherever one is valid; with the exact one where every extremum of
+ * eq. 6 is a minimum there. Otherwise the root of H_G (np_fim_rs_*). */
+NP_FN int np_fim_settled(int paper, float best, const float *nb)
+{
+    if (!(best < NP_FIM_INF)) return 0;
+    if (!paper) for (int k = 0; k < 3; ++k) if (best + best > nb[2 * k] + nb[2 * k + 1]) return 0;
+    return 1;
+}
+
+/* The combinations' finite solutions moved to the front of `sol` (in order); their count. */
+NP_FN int np_fim_gather(NP_LOCAL_PTR float *sol, int stride)
+{
     int nc = 0;
     for (int c = 0; c < 26; ++c) {
         float x = sol[c * stride];
-        if (x < NP_FIM_INF) cands[nc++] = x;
+        if (x < NP_FIM_INF) sol[(nc++) * stride] = x;
     }
-    return np_fim_root(m, ih, nb, best, cands, nc);
+    return nc;
 }
 
 /* Solver settings shared with the host (#[repr(C)] FimParams in src/fim/gpu.rs). */
@@ -367,6 +469,7 @@ typedef struct {
     int tsai;            /* 1: Tsai's validity test, 0: the paper's index test */
     int groups;          /* work-groups launched (they stride over the device-side list) */
     int paper;           /* 1: 004's valid-minimum candidate (Local::Paper), 0: exact */
+    int nspeed;          /* voxels per component of S (blocks with voxels to update x 64) */
 } np_fim_params;
 
 #endif

@@ -8,7 +8,8 @@
 //! voxel reached on one side and NaN on the other is an infinite error.
 //!
 //! Tolerance, from the arithmetic: one f32 local solve (a quadratic root: a division and a
-//! square root over sums of a few products) is right to within ~8 ulps, eps_f32 = 2^-24 each,
+//! square root over sums of a few products) is right to within ~8 ulps, eps_f32 = 2^-24 each
+//! (with OpenCL 1.2's division and sqrt, 2.5 and 3 ulps, to which CUDA builds cl/fim.cl too),
 //! and a node may stop up to `tol` * u above its fixed point (Params::tol, 1e-6). u at a voxel is
 //! built by a chain of at most L = nx + ny + nz upwind updates, and the Godunov update passes a
 //! neighbour's error on with factor at most 1 (it is monotone and non-expansive), so two

@@ -44,25 +44,22 @@ struct FimParams {
     tsai: i32,
     groups: i32,
     paper: i32,
+    nspeed: i32,
 }
 
 pub struct GpuFim {
     gpu: Gpu,
-    /// fim_update and fim_neighbours built with this many lanes.
-    built: (usize, Kernel, Kernel),
+    /// fim_update, fim_neighbours and fim_init built with this many lanes.
+    built: (usize, Kernel, Kernel, Kernel),
 }
 
-/// Work-items per voxel in fim_update (NP_FIM_LANES in fim.h) by local solver. With 004's
-/// solver the 26 combinations are most of an update, and 4 lanes took example 3's kernels from
-/// 261 to 208 ms on the H100 (CUDA; NVIDIA OpenCL 180 -> 158); with the exact solver ~40 % of
-/// updates end in H_G's root, which runs on one lane, and the larger groups (94 registers x 256
-/// items) left fewer blocks resident: 627 -> 686 ms. `NEUROPORT_FIM_LANES` (1 to 26) overrides
-/// both, for tuning.
-pub fn lanes(local: Local) -> usize {
-    std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(match local {
-        Local::Paper => 4,
-        Local::Exact => 1,
-    })
+/// Work-items per voxel in fim_update (NP_FIM_LANES in fim.h). Lane j solves combinations j,
+/// j + 4, ... of eq. 6 and takes candidates j, j + 4, ... of each of H_G's evaluations where the
+/// root is needed. On the H100 (example 3, kernels) 4 lanes took 004's solver from 276 to 140 ms
+/// and the exact one from 634 to 360 ms (CUDA; NVIDIA OpenCL 183 -> 104, 344 -> 220); 8 were no
+/// better (docs/performance.md, round 7). `NEUROPORT_FIM_LANES` (1 to 26) overrides, for tuning.
+pub fn lanes() -> usize {
+    std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(4)
 }
 
 /// The program built with `lanes` work-items per voxel, under its own name (kernels are cached
@@ -75,22 +72,23 @@ fn program(lanes: usize) -> (&'static str, &'static str) {
         return (n, s);
     }
     let name: &'static str = Box::leak(format!("fim-l{lanes}").into_boxed_str());
-    let source: &'static str = Box::leak(format!("#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
+    let diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" };
+    let source: &'static str = Box::leak(format!("{diag}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
     built.push((lanes, name, source));
     (name, source)
 }
 
 impl GpuFim {
-    /// Builds the kernels for `local`'s lane count (a solve with the other local solver
-    /// builds its own on first use).
-    pub fn new(gpu: Gpu, local: Local) -> Result<GpuFim> {
-        let built = Self::build(&gpu, lanes(local))?;
+    /// Builds the kernels for the default lane count (a solve with `Params::lanes` set builds
+    /// its own on first use).
+    pub fn new(gpu: Gpu) -> Result<GpuFim> {
+        let built = Self::build(&gpu, lanes())?;
         Ok(GpuFim { gpu, built })
     }
 
-    fn build(gpu: &Gpu, lanes: usize) -> Result<(usize, Kernel, Kernel)> {
+    fn build(gpu: &Gpu, lanes: usize) -> Result<(usize, Kernel, Kernel, Kernel)> {
         let (program, source) = program(lanes);
-        Ok((lanes, gpu.kernel(program, source, "fim_update")?, gpu.kernel(program, source, "fim_neighbours")?))
+        Ok((lanes, gpu.kernel(program, source, "fim_update")?, gpu.kernel(program, source, "fim_neighbours")?, gpu.kernel(program, source, "fim_init")?))
     }
 }
 
@@ -139,27 +137,32 @@ impl FimKernels for GpuFim {
                 }
             }
         });
-        // S only where the kernel uses it (voxels it updates, mask 1): most blocks of a brain
-        // lie outside the white matter and stay zero.
-        let mut speed = vec![0f32; 6 * nbv];
+        // S only for the blocks the kernel updates (a voxel with mask 1), numbered in `sblock`:
+        // most blocks of a brain lie outside the white matter.
+        let updated: Vec<bool> = mask.par_chunks(BV).map(|blk| blk.contains(&1)).collect();
+        let mut sblock = vec![-1i32; nb];
+        let mut live_blocks = Vec::new();
+        for b in (0..nb).filter(|&b| updated[b]) {
+            sblock[b] = live_blocks.len() as i32;
+            live_blocks.push(b);
+        }
+        let per = live_blocks.len().max(1);
+        let nspeed = per * BV;
+        let mut speed = vec![0f32; 6 * nspeed];
         speed.par_chunks_mut(BV).enumerate().for_each(|(i, blk)| {
-            let (c, b) = (i / nb, i % nb);
-            let mb = &mask[b * BV..(b + 1) * BV];
-            if !mb.contains(&1) {
-                return;
-            }
+            let (c, k) = (i / per, i % per);
+            let Some(&b) = live_blocks.get(k) else { return };
             for (l, x) in blk.iter_mut().enumerate() {
-                if mb[l] == 1 {
+                if mask[b * BV + l] == 1 {
                     if let Some(v) = voxel_of(p.dims, bd, b * BV + l) {
                         *x = p.speed[c * n + v];
                     }
                 }
             }
         });
-        let u0: Vec<f32> = mask.par_iter().map(|&m| if m == 2 { 0.0 } else { f32::INFINITY }).collect();
         let active: Vec<bool> = mask.par_chunks(BV).map(|blk| blk.contains(&2)).collect();
         let list0: Vec<i32> = (0..nb as i32).filter(|&b| active[b as usize]).collect();
-        let groups = nb.clamp(1, 4096);
+        let groups = std::env::var("NEUROPORT_FIM_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).unwrap_or(4096).min(nb).max(1);
         let fp = FimParams {
             nx: p.dims[0] as i32,
             ny: p.dims[1] as i32,
@@ -174,9 +177,11 @@ impl FimKernels for GpuFim {
             tsai: (par.validity == Validity::Tsai) as i32,
             groups: groups as i32,
             paper: (par.local == Local::Paper) as i32,
+            nspeed: nspeed as i32,
         };
         record("fim reorder", ms_since(t_reorder));
-        let (b_speed, b_mask, b_u) = stage("fim upload", || -> Result<_> { Ok((g.upload(&speed)?, g.upload(&mask)?, g.upload(&u0)?)) })?;
+        let (b_speed, b_sblock, b_mask) = stage("fim upload", || -> Result<_> { Ok((g.upload(&speed)?, g.upload(&sblock)?, g.upload(&mask)?)) })?;
+        let b_u: Buf<f32> = g.alloc(nbv)?;
         let t_iter = Instant::now();
         // Two lists (this iteration's and the next, swapped each iteration) and their counts.
         let lists: [Buf<i32>; 2] = [g.alloc(nb)?, g.alloc(nb)?];
@@ -190,11 +195,12 @@ impl FimKernels for GpuFim {
         let b_hist: Buf<i32> = g.zeros(2 * HIST)?;
         let mut sol = Solution::default();
         let mut count = list0.len();
-        let lanes = lanes(par.local);
+        let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes() };
         if self.built.0 != lanes {
             self.built = Self::build(g, lanes)?;
         }
-        let (upd, nbr) = (&self.built.1, &self.built.2);
+        let (upd, nbr, init) = (&self.built.1, &self.built.2, &self.built.3);
+        g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32])?;
         let append = !par.host_list as i32;
         let mut cur = 0;
         // A bound, not a schedule (CPU node FIM needs ~575 iterations on example 3 and ~730 on
@@ -208,11 +214,11 @@ impl FimKernels for GpuFim {
             let (list, cnt, next, next_cnt) = (&lists[cur], &counts[cur], &lists[1 - cur], &counts[1 - cur]);
             // Step 1: n Jacobi updates of every active block; C_b by reduction; the unconverged
             // join the next list; the candidate count starts at 0.
-            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_mask, &b_u, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, 0i32])?;
+            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, 0i32])?;
             // Step 2: neighbour blocks of converged blocks are updated once and reduced; this
             // list's count is spent and starts at 0 for the iteration after next.
             g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count])?;
-            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, 1i32])?;
+            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, 1i32])?;
             // Step 3: the next list, every block whose C_b is false.
             if par.host_list {
                 let conv = g.download(&b_conv)?;

@@ -96,6 +96,8 @@ pub struct Params {
     pub inner: usize,
     /// GPU: keep the active list on the host (004 Sec. 5.2) instead of on the device.
     pub host_list: bool,
+    /// GPU: work-items per voxel in the update (1 to 26; 0: [`gpu::lanes`]).
+    pub lanes: usize,
     /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
     /// solution then says `capped`.
     pub max_sweeps: usize,
@@ -104,7 +106,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, max_sweeps: 0 }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, max_sweeps: 0 }
     }
 }
 
@@ -142,7 +144,7 @@ pub trait FimKernels {
 pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> {
     Ok(match (device, params.solver) {
         (Device::Cpu(c), _) => Box::new(cpu::CpuFim::new(c.clone())),
-        (_, Solver::Fim) => Box::new(gpu::GpuFim::new(crate::runtime::gpu::Gpu::require(device)?, params.local)?),
+        (_, Solver::Fim) => Box::new(gpu::GpuFim::new(crate::runtime::gpu::Gpu::require(device)?)?),
         (_, _) => bail!("--solver {:?} is a CPU baseline; run it with --backend cpu", params.solver),
     })
 }

@@ -86,7 +86,7 @@ pub fn compile_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
         return Err(anyhow!("CUDA unavailable: libnvrtc.so.13 not found"));
     }
     let src = assemble(Dialect::Cuda, entry)?;
-    let opts = CompileOptions { arch: Some(arch), name: Some(format!("{name}.cu")), ..Default::default() };
+    let opts = CompileOptions { arch: Some(arch), name: Some(format!("{name}.cu")), options: source_options(&src), ..Default::default() };
     let r = crate::guard::quiet_catch(|| cudarc::nvrtc::compile_ptx_with_opts(src, opts)).ok_or_else(|| anyhow!("NVRTC compile of {name}.cu failed: libnvrtc lacks a function neuroport needs"))?;
     r.map_err(|e| match e {
         cudarc::nvrtc::CompileError::CompileError { log, .. } => {
@@ -94,6 +94,19 @@ pub fn compile_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
         }
         other => anyhow!("NVRTC compile of {name}.cu failed: {other:?}"),
     })
+}
+
+/// NVRTC options a program asks for in its source, after `NP_NVRTC_OPTIONS:` (the `--` words
+/// that follow). The FIM asks for OpenCL 1.2's single-precision accuracy (division 2.5 ulp, sqrt
+/// 3 ulp: `--prec-div=false --prec-sqrt=false`), which NVIDIA's OpenCL compiles to by default,
+/// so both dialects run the same arithmetic contract. `NEUROPORT_NVRTC_IEEE=1` ignores them
+/// (correctly rounded division and sqrt, NVRTC's default), for measuring what they cost.
+fn source_options(src: &str) -> Vec<String> {
+    if std::env::var("NEUROPORT_NVRTC_IEEE").is_ok_and(|v| v == "1") {
+        return Vec::new();
+    }
+    let Some(at) = src.find("NP_NVRTC_OPTIONS:") else { return Vec::new() };
+    src[at + "NP_NVRTC_OPTIONS:".len()..].split_whitespace().take_while(|w| w.starts_with("--")).map(str::to_string).collect()
 }
 
 /// [`compile_ptx`] through a disk cache: NVRTC takes about a second per program, on every run of
@@ -106,7 +119,7 @@ pub fn cached_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
 
 fn cached_ptx_in(dir: Option<std::path::PathBuf>, name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
     let src = assemble(Dialect::Cuda, entry)?;
-    let key = fnv1a(&[src.as_bytes(), arch.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes()]);
+    let key = fnv1a(&[src.as_bytes(), arch.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), source_options(&src).join(" ").as_bytes()]);
     let file = dir.as_ref().map(|d| d.join(format!("{name}-{arch}-{key:016x}.ptx")));
     if let Some(Ok(text)) = file.as_ref().map(std::fs::read_to_string) {
         if text.contains(".entry") {
@@ -245,6 +258,15 @@ pub fn grid(n: usize, block: u32) -> LaunchConfig {
 #[cfg(test)]
 mod ptx_cache_tests {
     use super::*;
+
+    /// fim.cl asks for OpenCL's accuracy of division and sqrt; a source without the marker asks
+    /// for nothing.
+    #[test]
+    fn sources_name_their_nvrtc_options() {
+        let fim = assemble(Dialect::Cuda, crate::fim::gpu::SOURCE).unwrap();
+        assert_eq!(source_options(&fim), ["--prec-div=false", "--prec-sqrt=false"]);
+        assert!(source_options("__global__ void k() {}").is_empty());
+    }
 
     #[test]
     fn cached_ptx_is_written_once_and_read_back() {
