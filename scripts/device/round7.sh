@@ -10,6 +10,12 @@
 #   PART=c (~2 min): after S stored only for updated blocks, u set on the device, 4 lanes for
 #     both solvers and CUDA built to OpenCL's division and sqrt: `check` (fim rows), `bench fim
 #     --example 3` (both solvers, both APIs, and CUDA with correctly rounded division and sqrt).
+#   PART=d (~2 min): ncu on 6 consecutive launches of an iteration in mid-run (update,
+#     neighbours, candidates' update, x2), 004's and the exact solver.
+#   PART=e (~2 min): registers per item capped (NVRTC --maxrregcount 64, 72, 80) so that more
+#     groups of fim_update are resident, `bench fim --example 3` on CUDA, both solvers.
+#   PART=f (~4 min): the final defaults: `reproduce fim-t1 --scale paper` on CUDA and NVIDIA
+#     OpenCL (004 Table 1 beside ours), `bench fim --example 3` both solvers, both APIs.
 . "$(dirname "$0")/common.sh"
 "$B" devices | tee "$OUT/devices.txt"
 OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
@@ -64,4 +70,30 @@ if [ "$PART" = c ]; then
   done
   BE=cuda
   for LOC in paper exact; do fim "$BE $LOC, IEEE division and sqrt" NEUROPORT_NVRTC_IEEE=1; done
+fi
+if [ "$PART" = d ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for LOC in paper exact; do
+    stamp "ncu fim ($LOC)"
+    timeout 200 "$NCU" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats -k regex:^fim_ --launch-skip 900 -c 6 "$B" --backend cuda bench fim --example 3 --local $LOC --repeats 0 > "$OUT/ncu-fim-$LOC.txt" 2>&1
+    grep -E "^  fim_|Duration|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|No Eligible|Stall" "$OUT/ncu-fim-$LOC.txt" | head -60
+  done
+fi
+if [ "$PART" = e ]; then
+  BE=cuda
+  for LOC in paper exact; do
+    fim "$BE $LOC"
+    for r in 64 72 80; do fim "$BE $LOC maxrregcount $r" NEUROPORT_NVRTC_OPTIONS=--maxrregcount=$r; done
+  done
+fi
+if [ "$PART" = f ]; then
+  for be in cuda $OCL; do
+    stamp "reproduce fim-t1 --scale paper --backend $be"
+    d="$OUT/fim-t1-${be%%:*}"
+    step 200 "$B" reproduce fim-t1 --backend "$be" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
+    grep -h "run time" "$d"/fim-t1.md 2>/dev/null | cut -d'|' -f2-7
+  done
+  for BE in cuda $OCL; do
+    for LOC in paper exact; do fim "$BE $LOC"; done
+  done
 fi

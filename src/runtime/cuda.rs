@@ -101,12 +101,18 @@ pub fn compile_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
 /// 3 ulp: `--prec-div=false --prec-sqrt=false`), which NVIDIA's OpenCL compiles to by default,
 /// so both dialects run the same arithmetic contract. `NEUROPORT_NVRTC_IEEE=1` ignores them
 /// (correctly rounded division and sqrt, NVRTC's default), for measuring what they cost.
+/// `NEUROPORT_NVRTC_OPTIONS` adds options to every program (for tuning, e.g. `--maxrregcount=64`).
 fn source_options(src: &str) -> Vec<String> {
-    if std::env::var("NEUROPORT_NVRTC_IEEE").is_ok_and(|v| v == "1") {
-        return Vec::new();
+    let mut opts: Vec<String> = match src.find("NP_NVRTC_OPTIONS:") {
+        Some(at) if !std::env::var("NEUROPORT_NVRTC_IEEE").is_ok_and(|v| v == "1") => {
+            src[at + "NP_NVRTC_OPTIONS:".len()..].split_whitespace().take_while(|w| w.starts_with("--")).map(str::to_string).collect()
+        }
+        _ => Vec::new(),
+    };
+    if let Ok(extra) = std::env::var("NEUROPORT_NVRTC_OPTIONS") {
+        opts.extend(extra.split_whitespace().map(str::to_string));
     }
-    let Some(at) = src.find("NP_NVRTC_OPTIONS:") else { return Vec::new() };
-    src[at + "NP_NVRTC_OPTIONS:".len()..].split_whitespace().take_while(|w| w.starts_with("--")).map(str::to_string).collect()
+    opts
 }
 
 /// [`compile_ptx`] through a disk cache: NVRTC takes about a second per program, on every run of
