@@ -57,9 +57,11 @@ pub struct GpuFim {
 /// j + 4, ... of eq. 6 and takes candidates j, j + 4, ... of each of H_G's evaluations where the
 /// root is needed. On the H100 (example 3, kernels) 4 lanes took 004's solver from 276 to 140 ms
 /// and the exact one from 634 to 360 ms (CUDA; NVIDIA OpenCL 183 -> 104, 344 -> 220); 8 were no
-/// better (docs/performance.md, round 7). `NEUROPORT_FIM_LANES` (1 to 26) overrides, for tuning.
-pub fn lanes() -> usize {
-    std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(4)
+/// better (docs/performance.md, round 7). On a CPU OpenCL device one: PoCL runs a group's
+/// items in loops between barriers, and the lanes' barriers cost more than they share (12^3
+/// helix, 2 cores: 5.2 s at 4 lanes, 3.9 s at 1). `NEUROPORT_FIM_LANES` (1 to 26) overrides.
+pub fn lanes(gpu_device: bool) -> usize {
+    std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(if gpu_device { 4 } else { 1 })
 }
 
 /// The program built with `lanes` work-items per voxel, under its own name (kernels are cached
@@ -82,7 +84,7 @@ impl GpuFim {
     /// Builds the kernels for the default lane count (a solve with `Params::lanes` set builds
     /// its own on first use).
     pub fn new(gpu: Gpu) -> Result<GpuFim> {
-        let built = Self::build(&gpu, lanes())?;
+        let built = Self::build(&gpu, lanes(gpu.info().is_gpu))?;
         Ok(GpuFim { gpu, built })
     }
 
@@ -195,7 +197,7 @@ impl FimKernels for GpuFim {
         let b_hist: Buf<i32> = g.zeros(2 * HIST)?;
         let mut sol = Solution::default();
         let mut count = list0.len();
-        let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes() };
+        let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes(g.info().is_gpu) };
         if self.built.0 != lanes {
             self.built = Self::build(g, lanes)?;
         }
