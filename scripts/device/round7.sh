@@ -14,7 +14,7 @@
 #     neighbours, candidates' update, x2), 004's and the exact solver.
 #   PART=e (~2 min): registers per item capped (NVRTC --maxrregcount 64, 72, 80) so that more
 #     groups of fim_update are resident, `bench fim --example 3` on CUDA, both solvers.
-#   PART=f (~4 min): the final defaults: `reproduce fim-t1 --scale paper` on CUDA and NVIDIA
+#   PART=f (~4 min; run twice: f, then g with the final binary: the fim-t1 plot by grid): the final defaults: `reproduce fim-t1 --scale paper` on CUDA and NVIDIA
 #     OpenCL (004 Table 1 beside ours), `bench fim --example 3` both solvers, both APIs.
 . "$(dirname "$0")/common.sh"
 "$B" devices | tee "$OUT/devices.txt"

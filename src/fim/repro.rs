@@ -53,7 +53,7 @@ pub fn constant(n: usize) -> Example {
     source[n / 2 + n * (n / 2 + n * (n / 2))] = 1;
     Example {
         id: 1,
-        config: format!("example 1: {n}^3 constant tensor"),
+        config: format!("example 1: {n}^3 constant"),
         problem: Problem { dims: [n; 3], voxel: [1.0; 3], speed: metric::constant([1.0, 0.9, 0.9, 1.0, 0.9, 1.0], nv), mask: vec![1; nv], source },
         lf: true,
         baselines: true,
