@@ -29,6 +29,13 @@ fim() { # label, env..., then backend and local solver
   stamp "bench fim $label"
   { echo "## $label"; env "$@" NEUROPORT_STAGES=1 timeout 60 "$B" bench fim --example 3 --backend "${BE}" --local "${LOC}" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
+checks() { # `check` on both APIs with seed $1, the FIM rows shown
+  for be in cuda $OCL; do
+    stamp "check --backend $be"
+    step 100 "$B" check --backend "$be" --seed "$1" > "$OUT/check-${be%%:*}.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "fim" "$OUT/check-${be%%:*}.txt"; tail -1 "$OUT/check-${be%%:*}.txt"
+  done
+}
 if [ "$PART" = a ]; then
   for BE in cuda $OCL; do
     LOC=paper
@@ -40,11 +47,7 @@ if [ "$PART" = a ]; then
   done
 fi
 if [ "$PART" = b ]; then
-  for be in cuda $OCL; do
-    stamp "check --backend $be"
-    step 100 "$B" check --backend "$be" --seed 47 > "$OUT/check-${be%%:*}.txt" 2>&1
-    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "fim" "$OUT/check-${be%%:*}.txt"; tail -1 "$OUT/check-${be%%:*}.txt"
-  done
+  checks 47
   for BE in cuda $OCL; do
     for LOC in paper exact; do
       for l in 1 2 4 8; do fim "$BE $LOC lanes $l" NEUROPORT_FIM_LANES=$l; done
@@ -60,11 +63,7 @@ if [ "$PART" = b ]; then
   fi
 fi
 if [ "$PART" = c ]; then
-  for be in cuda $OCL; do
-    stamp "check --backend $be"
-    step 100 "$B" check --backend "$be" --seed 48 > "$OUT/check-${be%%:*}.txt" 2>&1
-    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "fim" "$OUT/check-${be%%:*}.txt"; tail -1 "$OUT/check-${be%%:*}.txt"
-  done
+  checks 48
   for BE in cuda $OCL; do
     for LOC in paper exact; do fim "$BE $LOC"; done
   done
