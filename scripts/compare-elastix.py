@@ -73,6 +73,7 @@ def main():
     ap.add_argument("--bin", default="target/release/neuroport")
     ap.add_argument("--metric", choices=["mi", "ncc"], default="mi")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--samples", type=int, default=0, help="neuroport register --samples (0: every voxel, 002's cost)")
     a = ap.parse_args()
     dims, vox = SCALES[a.scale]
     with tempfile.TemporaryDirectory() as d:
@@ -85,10 +86,10 @@ def main():
         f, m = os.path.join(fx, "t1.nii.gz"), os.path.join(mv, "t1.nii.gz")
         rows = []
         t0 = time.perf_counter()
-        r = sh([a.bin, "register", "--backend", "cpu", "--threads", str(a.threads), "--fixed", f, "--moving", m, "--dof", "12", "--cost", "ncc", "--out", os.path.join(d, "np") + "/"])
+        r = sh([a.bin, "register", "--backend", "cpu", "--threads", str(a.threads), "--fixed", f, "--moving", m, "--dof", "12", "--cost", "ncc", "--samples", str(a.samples), "--out", os.path.join(d, "np") + "/"])
         wall = time.perf_counter() - t0
         ours = np.loadtxt(os.path.join(d, "np", "register_affine.txt"))
-        rows.append(("neuroport register (12 dof, NCC, 3 levels)", wall, mean_displacement(ours, truth, img, mask)))
+        rows.append((f"neuroport register (12 dof, NCC, 3 levels{f', --samples {a.samples}' if a.samples else ''})", wall, mean_displacement(ours, truth, img, mask)))
         ex, wall = elastix_affine(f, m, a.metric, a.threads)
         rows.append((f"elastix affine ({'AdvancedNormalizedCorrelation' if a.metric == 'ncc' else 'AdvancedMattesMutualInformation'}, 4 levels)", wall, mean_displacement(ex, truth, img, mask)))
         print(f"airwc pair (b), {dims} voxels of {vox} mm, {a.threads} threads, {os.cpu_count()} cores")

@@ -36,10 +36,11 @@ fn register_on(backend: &str) {
     let mat = affine::read(&d.path().join("r.mat")).unwrap();
     let back = affine::from_flirt(&mat, &g, &g);
     assert!(mean_displacement(&back, &t, &g, &brain) < 1e-6);
-    // --init from the result: starts at the answer.
+    // --init from the result: starts at the answer; --samples 5000 costs 24x28x24 points.
     let init = d.path().join("r_affine.txt");
-    let (code, _, stderr) = run(&["register", "--backend", backend, "--fixed", s(&fx), "--moving", s(&mv), "--dof", "6", "--levels", "1", "--init", s(&init), "--out", s(&d.path().join("again"))], &[]);
+    let (code, _, stderr) = run(&["register", "--backend", backend, "--fixed", s(&fx), "--moving", s(&mv), "--dof", "6", "--levels", "1", "--init", s(&init), "--samples", "5000", "--out", s(&d.path().join("again"))], &[]);
     assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("sampled every 2 voxels per axis (16128 points)"), "{stderr}");
     let t2 = affine::read(&d.path().join("again_affine.txt")).unwrap();
     assert!(mean_displacement(&t2, &truth, &g, &brain) < 0.5);
 }

@@ -15,10 +15,15 @@ fn cpu() -> Device {
 
 /// Registers the phantom pair for `truth` and returns the mean displacement error (mm).
 fn recover(truth: &Mat4, dof: Dof, cost: CostKind, levels: usize) -> (f64, usize) {
+    recover_with(truth, &Options::new(dof, cost, levels))
+}
+
+fn recover_with(truth: &Mat4, o: &Options) -> (f64, usize) {
+    let (dof, cost) = (o.dof, o.cost);
     let g = centred_geometry([64, 64, 64], [3.0; 3]);
     let (f, m) = same_subject_pair(&Head::subject(0), &g, &g, truth, 0.02, 5);
     let mut k = register::kernels(&cpu()).unwrap();
-    let r = register::register(k.as_mut(), &f.volume, &m.volume, &Options::new(dof, cost, levels), &mut |_| {}).unwrap();
+    let r = register::register(k.as_mut(), &f.volume, &m.volume, o, &mut |_| {}).unwrap();
     let e = mean_displacement(&r.transform, truth, &g, &f.brain);
     eprintln!("{dof:?} {cost:?}: {e:.3} mm, {} evaluations, {:.2} ms each", r.evals, r.ms_per_eval());
     (e, r.evals)
@@ -49,4 +54,16 @@ fn full_affine_with_shears_ncc() {
     let (e, n) = recover(&t, Dof::Affine, CostKind::Ncc, 3);
     assert!(e < 0.5, "mean displacement {e:.3} mm after {n} evaluations");
     let _ = affine::IDENTITY;
+}
+
+/// `--samples`: the finest level (64^3) costed on every second voxel per axis (32^3 points),
+/// the coarser ones on every voxel; the same bar.
+#[test]
+fn full_affine_on_a_sampled_grid_ncc() {
+    let t = truth(&[10.0, 15.0, -8.0, 6.0, -9.0, 12.0, -6.0, 8.0, 4.0, 7.0, -6.0, 5.0]);
+    let mut o = Options::new(Dof::Affine, CostKind::Ncc, 3);
+    o.samples = 20_000;
+    assert_eq!(register::sampling::stride([64; 3], o.samples), 2);
+    let (e, n) = recover_with(&t, &o);
+    assert!(e < 0.5, "mean displacement {e:.3} mm after {n} evaluations");
 }

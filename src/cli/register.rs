@@ -25,6 +25,11 @@ pub struct Args {
     /// instead of aligning the centres of mass
     #[arg(long)]
     init: Option<PathBuf>,
+    /// Evaluate the cost on a regular sub-grid of the fixed image with at least N points per
+    /// level (every s-th voxel per axis, s as large as keeps N), as elastix and FLIRT sample
+    /// instead of visiting every voxel; 0 = every voxel (002's cost)
+    #[arg(long, default_value_t = 0)]
+    samples: usize,
     /// Output prefix: writes PREFIX_warped.nii.gz, PREFIX_affine.txt and PREFIX.mat; a prefix
     /// ending in / is a folder (--out reg/ writes reg/register_warped.nii.gz ...)
     #[arg(long)]
@@ -40,6 +45,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let moving = read_finite(&a.moving)?;
     register::check_image(&moving, &a.moving.display().to_string())?;
     let mut o = Options::new(a.dof, a.cost, a.levels);
+    o.samples = a.samples;
     if let Some(p) = &a.init {
         o.init = Some(affine::read(p)?);
     }

@@ -266,6 +266,18 @@ impl CostKernels for CpuCost {
         self.timings.kernel_ms += ms;
         Ok(s)
     }
+    /// The maps of a lockstep round side by side on the pool, each evaluated as alone (a large
+    /// level's slices in parallel within it, rayon nesting the two): a small level, whose single
+    /// evaluation runs on one thread, now uses as many threads as the round has maps.
+    fn evaluate_many(&mut self, maps: &[[f32; 12]]) -> Result<Vec<Stats>> {
+        let Some((f, mv, spec)) = &self.images else { bail!("register: evaluate before load") };
+        if maps.len() < 2 {
+            return maps.iter().map(|m| self.evaluate(m)).collect();
+        }
+        let (s, ms) = wall_ms(|| self.cpu.install(|| maps.par_iter().map(|m| evaluate(f, mv, spec, m)).collect()));
+        self.timings.kernel_ms += ms;
+        Ok(s)
+    }
     fn take_timings(&mut self) -> Timings {
         std::mem::take(&mut self.timings)
     }
