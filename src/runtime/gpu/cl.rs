@@ -67,6 +67,33 @@ impl ClQueue {
     fn track(&self, kernel: bool, ev: Event) -> Result<()> {
         self.timeline.push(kernel, ev)
     }
+
+    /// Work queued now is not timed and nobody waits on it by event: enqueue it without an
+    /// event object (opencl3's calls always ask for one, and each is created and released).
+    fn quiet(&self) -> bool {
+        !self.timeline.enabled() && no_events()
+    }
+}
+
+/// The OpenCL library's entry points, for the calls opencl3 makes only with an event.
+fn runtime() -> Result<&'static cl3::OpenClRuntime> {
+    cl3::load_library().as_ref().map_err(|e| anyhow!("the OpenCL library could not be loaded: {e}"))
+}
+
+fn status(st: Option<i32>, what: &str) -> Result<()> {
+    match st {
+        Some(0) => Ok(()),
+        Some(e) => Err(cl_err(what, e)),
+        None => bail!("{what}: the OpenCL library lacks the entry point"),
+    }
+}
+
+/// Untimed work goes without event objects unless `NEUROPORT_CL_EVENTS=1` (for comparison):
+/// on the H100's OpenCL the two events of a registration evaluation (launch, read-back) cost
+/// ~8 us of its ~80 us wall (docs/performance.md, registration round 8).
+fn no_events() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("NEUROPORT_CL_EVENTS").map_or(true, |v| v != "1"))
 }
 
 fn raw(b: &RawBuf) -> Result<&ClMem> {
@@ -100,6 +127,10 @@ impl Queue for ClQueue {
 
     unsafe fn write_async(&self, buf: &RawBuf, offset: usize, src: *const u8, len: usize, mark: bool) -> Result<Option<RawEvent>> {
         let m = raw(buf)?;
+        if !mark && self.quiet() {
+            let st = runtime()?.clEnqueueWriteBuffer(self.q(), m.mem(), CL_NON_BLOCKING, offset, len, src as *const c_void, 0, ptr::null(), ptr::null_mut());
+            return status(st, "host-to-device copy failed").map(|_| None);
+        }
         let ev = cq::enqueue_write_buffer(self.q(), m.mem(), CL_NON_BLOCKING, offset, len, src as *const c_void, 0, ptr::null())
             .map_err(|e| cl_err("host-to-device copy failed", e))?;
         let ev = Event::new(ev);
@@ -110,6 +141,10 @@ impl Queue for ClQueue {
 
     unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize, mark: bool) -> Result<Option<RawEvent>> {
         let m = raw(buf)?;
+        if !mark && self.quiet() {
+            let st = runtime()?.clEnqueueReadBuffer(self.q(), m.mem(), CL_NON_BLOCKING, offset, len, dst as *mut c_void, 0, ptr::null(), ptr::null_mut());
+            return status(st, "device-to-host copy failed").map(|_| None);
+        }
         let ev = cq::enqueue_read_buffer(self.q(), m.mem(), CL_NON_BLOCKING, offset, len, dst as *mut c_void, 0, ptr::null())
             .map_err(|e| cl_err("device-to-host copy failed", e))?;
         let ev = Event::new(ev);
@@ -163,6 +198,10 @@ impl Queue for ClQueue {
         let global = [dims.global];
         let local = dims.local.map(|l| [l]);
         let lp = local.as_ref().map_or(ptr::null(), |l| l.as_ptr());
+        if self.quiet() {
+            let st = runtime()?.clEnqueueNDRangeKernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null(), ptr::null_mut());
+            return status(st, &format!("OpenCL kernel {name} launch failed"));
+        }
         let ev = unsafe { cq::enqueue_nd_range_kernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null()) }
             .map_err(|e| cl_err(&format!("OpenCL kernel {name} launch failed"), e))?;
         self.track(true, Event::new(ev))

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Round 8's H100 measurements (issue 10: OpenCL's per-evaluation wait), from the repo root with
+# the release binary carried as dist/neuroport. Key lines last.
+#   PART=a (~8 min): `check` on NVIDIA OpenCL (register rows); `bench register` on NVIDIA
+#     OpenCL with the evaluation's wait polled (NEUROPORT_CL_SPIN=1, the new default) and slept
+#     in clFinish (=0), alternating, and on CUDA beside them; `reproduce airwc --scale paper` on
+#     both APIs (OpenCL both ways); `register` on two 1 mm brains, every voxel and --samples 20000.
+#     (Outcome: polling was slower; removed.)
+#   PART=b (~4 min): untimed OpenCL work queued without event objects (NEUROPORT_CL_EVENTS=1
+#     puts them back) and by-value kernel arguments set only when changed
+#     (NEUROPORT_CL_ARG_CACHE=0 sets all): `check` on NVIDIA OpenCL, `bench register` in the
+#     four combinations and on CUDA, alternating; airwc and `register` with the defaults.
+. "$(dirname "$0")/common.sh"
+"$B" devices | tee "$OUT/devices.txt"
+OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
+W=$(mktemp -d)
+trap 'rm -rf "$W"; pack' EXIT
+export NEUROPORT_PTX_CACHE="$W/ptx"
+PART=${PART:-a}
+if [ "$PART" = b ]; then
+  stamp "check --backend $OCL"
+  step 120 "$B" check --backend "$OCL" --seed 82 > "$OUT/check-opencl.txt" 2>&1
+  grep -E "FAIL|error" "$OUT/check-opencl.txt" | head; tail -1 "$OUT/check-opencl.txt"
+  C="$OUT/bench.txt"
+  for rep in 1 2; do
+    for v in "cuda 0 1" "$OCL 1 1" "$OCL 0 1" "$OCL 1 0" "$OCL 0 0"; do
+      set -- $v
+      stamp "bench register $1 events $2 arg cache $3 ($rep)"
+      { echo "## $1 events $2 arg cache $3 ($rep)"; NEUROPORT_CL_EVENTS=$2 NEUROPORT_CL_ARG_CACHE=$3 timeout 100 "$B" bench register --backend "$1" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
+    done
+  done
+  R="$OUT/airwc.txt"
+  for be in cuda "$OCL"; do
+    stamp "reproduce airwc --scale paper --backend $be"
+    d="$OUT/airwc-${be%%:*}"
+    step 120 "$B" reproduce airwc --backend "$be" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
+    { echo "## $be"; grep -hE "time per evaluation|evaluations|registration time|displacement" "$d"/airwc.md 2>/dev/null | grep -v "by cost" | cut -d'|' -f2-7,9-11; grep "level " "$d.log"; } | tee -a "$R"
+  done
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  U="$OUT/register.txt"
+  for be in cuda "$OCL"; do
+    for rep in 1 2 3; do
+      stamp "register 12 dof NCC on $be ($rep)"
+      { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
+    done
+  done
+  echo "=== bench summary"
+  grep -E "^##|ms/eval" "$C" | cut -c1-200
+  echo "=== airwc summary"
+  grep -E "^##|time per evaluation|registration time" "$R" | cut -c1-220
+  echo "=== register (user command)"
+  grep -E "^##|registration|process wall" "$U"
+fi
+if [ "$PART" = a ]; then
+  stamp "check --backend $OCL"
+  step 120 "$B" check --backend "$OCL" --seed 81 > "$OUT/check-opencl.txt" 2>&1
+  grep -E "FAIL|error" "$OUT/check-opencl.txt" | head; grep register "$OUT/check-opencl.txt" | head -14; tail -1 "$OUT/check-opencl.txt"
+  C="$OUT/bench.txt"
+  for rep in 1 2; do
+    for v in "cuda 1" "$OCL 1" "$OCL 0"; do
+      set -- $v
+      stamp "bench register $1 spin $2 ($rep)"
+      { echo "## $1 spin $2 ($rep)"; NEUROPORT_CL_SPIN=$2 timeout 100 "$B" bench register --backend "$1" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
+    done
+  done
+  R="$OUT/airwc.txt"
+  for v in "cuda 1" "$OCL 1" "$OCL 0"; do
+    set -- $v
+    stamp "reproduce airwc --scale paper --backend $1, spin $2"
+    d="$OUT/airwc-${1%%:*}-$2"
+    NEUROPORT_CL_SPIN=$2 step 120 "$B" reproduce airwc --backend "$1" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
+    { echo "## $1, spin $2"; grep -hE "time per evaluation|evaluations|registration time|displacement" "$d"/airwc.md 2>/dev/null | grep -v "by cost" | cut -d'|' -f2-7,9-11; grep "level " "$d.log"; } | tee -a "$R"
+  done
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  U="$OUT/register.txt"
+  for v in "cuda 0" "$OCL 0" "cuda 20000" "$OCL 20000"; do
+    set -- $v
+    for rep in 1 2; do
+      stamp "register 12 dof NCC on $1, samples $2 ($rep)"
+      { echo "## $1 samples $2 run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$1" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --samples "$2" --out "$W/r-${1%%:*}-$2-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
+    done
+  done
+  echo "=== bench summary"
+  grep -E "^##|ms/eval" "$C" | cut -c1-200
+  echo "=== airwc summary"
+  cut -c1-220 "$R"
+  echo "=== register (user command)"
+  grep -E "^##|registration|process wall" "$U"
+fi
