@@ -80,6 +80,7 @@ fn bad_inputs_fail_with_one_line_naming_the_file() {
         (vec!["--fixed", s(&fx), "--moving", s(&mv), "--init", s(&bad_init)], "init.txt"),
         (vec!["--fixed", s(&fx), "--moving", s(&mv), "--levels", "0"], "--levels"),
         (vec!["--fixed", s(&fx), "--moving", s(&mv), "--dof", "7"], "--dof"),
+        (vec!["--fixed", s(&fx), "--moving", s(&mv), "--samples", "10"], "--samples"),
     ];
     for (args, named) in cases {
         let mut a = vec!["register", "--backend", "cpu"];

@@ -27,7 +27,7 @@ pub struct Args {
     init: Option<PathBuf>,
     /// Evaluate the cost on a regular sub-grid of the fixed image with at least N points per
     /// level (every s-th voxel per axis, s as large as keeps N), as elastix and FLIRT sample
-    /// instead of visiting every voxel; 0 = every voxel (002's cost)
+    /// instead of visiting every voxel; 0 = every voxel (002's cost), else at least 1000
     #[arg(long, default_value_t = 0)]
     samples: usize,
     /// Output prefix: writes PREFIX_warped.nii.gz, PREFIX_affine.txt and PREFIX.mat; a prefix

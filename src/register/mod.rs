@@ -225,6 +225,9 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
     if o.levels == 0 || o.levels > MAX_LEVELS {
         bail!("--levels must be 1 to {MAX_LEVELS}, got {}", o.levels);
     }
+    if o.samples != 0 && o.samples < sampling::MIN_SAMPLES {
+        bail!("--samples must be 0 (every voxel) or at least {}, got {}: a cost on fewer points is mostly noise", sampling::MIN_SAMPLES, o.samples);
+    }
     let prep_t0 = Instant::now();
     let spec = CostSpec::new(o.cost, fixed.as_flat(), moving.as_flat())?;
     let start = match o.init {

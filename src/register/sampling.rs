@@ -14,6 +14,10 @@
 
 use crate::volume::{Geometry, Volume};
 
+/// The fewest points `--samples` may ask for (elastix's default is 2,048 per iteration, but fresh
+/// ones each time; a fixed lattice this small would leave the optimiser a noisy cost).
+pub const MIN_SAMPLES: usize = 1000;
+
 /// The stride for a level of `dims` voxels: the largest s >= 1 with at least `samples` points on
 /// the lattice; 1 (every voxel) when `samples` is 0 or the level has fewer voxels than that.
 pub fn stride(dims: [usize; 3], samples: usize) -> usize {
