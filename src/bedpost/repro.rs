@@ -141,7 +141,7 @@ impl Target for BedpostT3 {
             }
         }
         add_speedups(&mut rows);
-        Ok(self.report(rows, notes, PlotSpec { x_label: "voxels".into(), y_label: "sampling time (s)".into(), log_x: false, log_y: true }))
+        Ok(self.report(rows, notes, PlotSpec { x_label: "voxels".into(), y_label: "sampling time (s)".into(), log_x: false, log_y: true, metric: None }))
     }
 }
 

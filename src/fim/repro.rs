@@ -353,6 +353,6 @@ impl Target for FimT1 {
             }
         }
         add_speedups(&mut rows);
-        Ok(self.report(rows, notes, PlotSpec { x_label: "example and grid".into(), y_label: "run time (s)".into(), log_x: false, log_y: true }))
+        Ok(self.report(rows, notes, PlotSpec { x_label: "example and grid".into(), y_label: "run time (s)".into(), log_x: false, log_y: true, metric: None }))
     }
 }

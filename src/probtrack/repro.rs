@@ -191,7 +191,7 @@ impl Target for ProbtrackT2 {
         }
         speedups(&mut rows);
         notes.push("Speed-ups are of the total time against our one CPU thread and all CPU cores (same config); the paper's is its one-thread C/C++ time over its GPU total.".into());
-        Ok(self.report(rows, notes, PlotSpec { x_label: "step (voxels)".into(), y_label: "time (s)".into(), log_x: false, log_y: true }))
+        Ok(self.report(rows, notes, PlotSpec { x_label: "step (voxels)".into(), y_label: "total time (s)".into(), log_x: false, log_y: true, metric: Some("total time".into()) }))
     }
 }
 
@@ -252,6 +252,6 @@ impl Target for ProbtrackT4 {
             }
         }
         speedups(&mut rows);
-        Ok(self.report(rows, notes, PlotSpec { x_label: "steps per segment (A_k)".into(), y_label: "time (s)".into(), log_x: true, log_y: true }))
+        Ok(self.report(rows, notes, PlotSpec { x_label: "steps per segment (A_k)".into(), y_label: "total time (s)".into(), log_x: true, log_y: true, metric: Some("total time".into()) }))
     }
 }

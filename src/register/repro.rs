@@ -79,7 +79,7 @@ impl Target for Airwc {
         "airwc"
     }
     fn title(&self) -> &'static str {
-        "Affine registration of 240x256x176 volumes (002 AIRWC)"
+        "Affine registration: time per cost evaluation (002 AIRWC)"
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let paper = ctx.scale == Scale::Paper;
@@ -143,6 +143,6 @@ impl Target for Airwc {
             r.speedup_vs_1thread = None;
             r.speedup_vs_all_cores = if r.metric == "registration time" { r.speedup_vs_all_cores } else { None };
         }
-        Ok(self.report(rows, notes, PlotSpec { x_label: "configuration".into(), y_label: "ms / s".into(), log_x: false, log_y: true }))
+        Ok(self.report(rows, notes, PlotSpec { x_label: "configuration".into(), y_label: "time per evaluation (ms)".into(), log_x: false, log_y: true, metric: Some("time per evaluation".into()) }))
     }
 }

@@ -188,6 +188,9 @@ pub struct PlotSpec {
     pub y_label: String,
     pub log_x: bool,
     pub log_y: bool,
+    /// The one metric drawn where a report's rows hold several (times beside counts and
+    /// errors on one axis were unreadable); None draws every row.
+    pub metric: Option<String>,
 }
 
 /// One table's results.

@@ -193,6 +193,6 @@ impl Target for Pipeline {
                 all.host_ms / 1e3
             ));
         }
-        Ok(self.report(rows, notes, PlotSpec { x_label: "stage (0 read, 1 dti fit, 2 dti write, 3 bedpost, 4 bedpost write, 5 track, 6 track write, 7 total)".into(), y_label: "wall time [s]".into(), log_x: false, log_y: true }))
+        Ok(self.report(rows, notes, PlotSpec { x_label: "stage (0 read, 1 dti fit, 2 dti write, 3 bedpost, 4 bedpost write, 5 track, 6 track write, 7 total)".into(), y_label: "wall time [s]".into(), log_x: false, log_y: true, metric: None }))
     }
 }

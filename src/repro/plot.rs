@@ -26,8 +26,13 @@ struct Line {
 }
 
 /// What a configuration's label says besides its numbers ("768 B/sample, Euler" ->
-/// "B/sample, Euler"): the key that tells apart rows of one series sharing an x.
+/// "B/sample, Euler"): the key that tells apart rows of one series sharing an x. A label that
+/// names its family before a colon ("dataset 2: step 0.1 vox, threshold 0.9") keeps just that
+/// name, numbers included: stripping them made every dataset of probtrack-t2 one zig-zag line.
 fn family(config: &str) -> String {
+    if let Some((head, _)) = config.split_once(':') {
+        return head.trim().to_string();
+    }
     let s: String = config.chars().filter(|c| !c.is_ascii_digit() && *c != '.').collect();
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -80,9 +85,10 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// Returns the PNG file's bytes (the caller writes it through its output set).
 pub fn draw(r: &Report) -> Result<Vec<u8>> {
     ensure_font();
+    let rows: Vec<&super::Row> = r.rows.iter().filter(|row| r.plot.metric.as_ref().is_none_or(|m| row.metric == *m)).collect();
     let configs: Vec<String> = {
         let mut v: Vec<String> = Vec::new();
-        for row in &r.rows {
+        for row in &rows {
             if !v.contains(&row.config) {
                 v.push(row.config.clone());
             }
@@ -91,11 +97,11 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
     };
     // Without numeric x the configurations are categories: one tick each, markers only, each
     // series shifted a little so markers at one category do not hide each other.
-    let categorical = r.rows.iter().all(|row| row.x.is_none());
+    let categorical = rows.iter().all(|row| row.x.is_none());
     let xof = |row: &super::Row| row.x.unwrap_or_else(|| configs.iter().position(|c| *c == row.config).unwrap_or(0) as f64);
     let mut series: BTreeMap<String, Vec<(String, f64, f64)>> = BTreeMap::new();
     let mut published: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for row in &r.rows {
+    for &row in &rows {
         if row.ours.is_finite() && (!r.plot.log_y || row.ours > 0.0) {
             series.entry(row.series()).or_default().push((row.config.clone(), xof(row), row.ours));
         }
@@ -307,5 +313,9 @@ mod tests {
         // thread counts ("1 thread", "2 threads") differ in text but never share an x: one line
         let rows = vec![("1 thread".to_string(), 1.0, 9.0), ("2 threads".to_string(), 2.0, 5.0)];
         assert_eq!(super::split_series("CPU", &rows).len(), 1);
+        // probtrack-t2: one line per dataset, whatever the numbers after the colon.
+        let rows: Vec<(String, f64, f64)> = [(1, 0.1, 0.9), (1, 0.2, 0.8), (2, 0.1, 0.9), (2, 0.2, 0.85)].iter().map(|&(d, x, t)| (format!("dataset {d}: step {x} vox, threshold {t}"), x, 1.0)).collect();
+        let lines = super::split_series("CPU", &rows);
+        assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU (dataset 1)", "CPU (dataset 2)"]);
     }
 }

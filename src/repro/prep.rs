@@ -69,7 +69,7 @@ impl Target for GeodesicPrep {
                 "Times are device kernel times (OpenCL profiling events, CUDA events; wall clock on the CPU), median of the repeats after one warm-up; transfers are listed apart.".into(),
                 "The paper's 50 ms covers inverting the tensors and differentiating the inverse (our 'preparation'); it did not time a tensor fit.".into(),
             ],
-            PlotSpec { x_label: "stage".into(), y_label: "ms per million voxels".into(), log_x: false, log_y: true },
+            PlotSpec { x_label: "stage".into(), y_label: "ms per million voxels".into(), log_x: false, log_y: true, metric: None },
         ))
     }
 }

@@ -155,6 +155,6 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
 /// `neuroport compare`: one table and one plot from result files made on different machines.
 pub fn write_merged(rows: Vec<Row>, notes: Vec<String>, out: &Path, id: &str) -> Result<Vec<PathBuf>> {
     let title = format!("{id}: merged results ({} rows)", rows.len());
-    let report = Report { id: id.into(), title, rows, notes, plot: super::PlotSpec { x_label: "configuration".into(), y_label: "ours".into(), log_x: false, log_y: true } };
+    let report = Report { id: id.into(), title, rows, notes, plot: super::PlotSpec { x_label: "configuration".into(), y_label: "ours".into(), log_x: false, log_y: true, metric: None } };
     write(&report, out)
 }
