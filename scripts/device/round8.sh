@@ -10,6 +10,8 @@
 #     puts them back) and by-value kernel arguments set only when changed
 #     (NEUROPORT_CL_ARG_CACHE=0 sets all): `check` on NVIDIA OpenCL, `bench register` in the
 #     four combinations and on CUDA, alternating; airwc and `register` with the defaults.
+#   PART=c (~4 min): the reduction's buffers kept across levels: `check` on both APIs,
+#     `register` on two 1 mm brains 3x per API, airwc on both APIs.
 . "$(dirname "$0")/common.sh"
 "$B" devices | tee "$OUT/devices.txt"
 OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
@@ -17,6 +19,36 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; pack' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
 PART=${PART:-a}
+if [ "$PART" = c ]; then
+  # The reduction's buffers made once and kept across levels (they were allocated, pinned
+  # memory included, and freed at every level). `check` on both APIs, then the user command.
+  for be in cuda "$OCL"; do
+    stamp "check --backend $be"
+    step 120 "$B" check --backend "$be" --seed 83 > "$OUT/check-${be%%:*}.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; tail -1 "$OUT/check-${be%%:*}.txt"
+  done
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  U="$OUT/register.txt"
+  for rep in 1 2 3; do
+    for be in cuda "$OCL"; do
+      stamp "register 12 dof NCC on $be ($rep)"
+      { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
+    done
+  done
+  R="$OUT/airwc.txt"
+  for be in cuda "$OCL"; do
+    stamp "reproduce airwc --scale paper --backend $be"
+    d="$OUT/airwc-${be%%:*}"
+    step 120 "$B" reproduce airwc --backend "$be" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
+    { echo "## $be"; grep -hE "time per evaluation|evaluations|registration time|displacement" "$d"/airwc.md 2>/dev/null | grep -v "by cost" | cut -d'|' -f2-7,9-11; grep "level " "$d.log"; } | tee -a "$R"
+  done
+  echo "=== register (user command)"
+  grep -E "^##|level|registration|process wall" "$U"
+  echo "=== airwc summary"
+  grep -E "^##|registration time|time per evaluation" "$R" | grep -v "1 thread" | cut -c1-200
+fi
 if [ "$PART" = b ]; then
   stamp "check --backend $OCL"
   step 120 "$B" check --backend "$OCL" --seed 82 > "$OUT/check-opencl.txt" 2>&1

@@ -121,6 +121,7 @@ unsafe impl bytemuck::Zeroable for Partial {}
 unsafe impl bytemuck::Pod for Partial {}
 const PARTIAL_WORDS: usize = 8;
 
+/// One level's images.
 struct Loaded {
     fixed: Buf<f32>,
     moving: Buf<f32>,
@@ -129,6 +130,13 @@ struct Loaded {
     mdims: [usize; 3],
     spec: CostSpec,
     layout: Layout,
+}
+
+/// The reduction's buffers, made once for the largest layout and kept across levels, so a level
+/// change allocates only its images. (Suspected of the 15-22 ms a 1 mm registration's second
+/// level spends loading on the H100; not it: that is the layer's page-locked staging slots,
+/// allocated at the first copy over 1 MB. docs/performance.md, registration round 8.)
+struct Scratch {
     partial: Buf<u32>,
     out: Buf<u32>,
     /// Zero between launches (the last work-group re-zeroes them).
@@ -139,12 +147,16 @@ struct Loaded {
     record: Pinned<u32>,
 }
 
+/// Joint-histogram words per map the scratch holds (NP_REG_MAXBINS squared).
+const MAX_HIST: usize = 32 * 32;
+
 pub struct GpuCost {
     gpu: Gpu,
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
     loaded: Option<Loaded>,
+    scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
     launches: u64,
     timed: u64,
@@ -156,7 +168,7 @@ impl GpuCost {
     pub fn new(gpu: Gpu, sampling: Sampling) -> Result<GpuCost> {
         let (program, source) = program();
         let k = |name| gpu.kernel(program, source, name);
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -165,6 +177,11 @@ impl GpuCost {
     /// item keeps NP_REG_UNROLL slices' loads in flight instead. On CPU OpenCL devices a few
     /// per core.
     pub fn layout(&self, dims: [usize; 3]) -> Layout {
+        Layout::new(dims, self.cap())
+    }
+
+    /// The most work-groups one map gets (see [`layout`](Self::layout)).
+    fn cap(&self) -> usize {
         let info = self.gpu.info();
         let units = info.compute_units as usize;
         let cap = if (info.is_gpu || info.backend == "cuda") && units > 0 {
@@ -175,25 +192,25 @@ impl GpuCost {
         } else {
             8 * units.max(1)
         };
-        Layout::new(dims, cap)
+        cap
     }
 
     /// The joint histogram of map `i` of the last launch (for the conformance check).
     pub fn last_histogram(&self, i: usize) -> Result<Vec<u32>> {
-        match &self.loaded {
-            Some(l) => {
+        match (&self.loaded, &self.scratch) {
+            (Some(l), Some(sc)) => {
                 let nb = (l.spec.bins * l.spec.bins) as usize;
                 let mut h = vec![0u32; nb];
-                self.gpu.read(&l.hist_out, i * nb, &mut h)?;
+                self.gpu.read(&sc.hist_out, i * nb, &mut h)?;
                 Ok(h)
             }
-            None => bail!("register: no images loaded"),
+            _ => bail!("register: no images loaded"),
         }
     }
 
     /// One launch of up to MAX_MAPS maps.
     fn launch(&mut self, maps: &[[f32; 12]], out: &mut Vec<Stats>) -> Result<()> {
-        let Some(l) = &mut self.loaded else { bail!("register: evaluate before load") };
+        let (Some(l), Some(sc)) = (&self.loaded, &mut self.scratch) else { bail!("register: evaluate before load") };
         let g = &self.gpu;
         let timed = self.launches % TIME_EVERY == 0;
         g.set_timing(timed);
@@ -208,13 +225,13 @@ impl GpuCost {
         let shape = Shape::groups(maps.len() * l.layout.groups, GROUP);
         let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&l.spec));
         match &l.tex {
-            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &l.partial, &l.hist, &l.done, &l.out, &l.hist_out])?,
-            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &l.partial, &l.hist, &l.done, &l.out, &l.hist_out])?,
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
+            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
         }
-        g.download_into(&l.out, 0, &mut l.record, 0..PARTIAL_WORDS * maps.len())?;
+        g.download_into(&sc.out, 0, &mut sc.record, 0..PARTIAL_WORDS * maps.len())?;
         // One queue sync: no event object created and destroyed per launch.
         g.finish()?;
-        for p in bytemuck::cast_slice::<u32, Partial>(&l.record[..PARTIAL_WORDS * maps.len()]) {
+        for p in bytemuck::cast_slice::<u32, Partial>(&sc.record[..PARTIAL_WORDS * maps.len()]) {
             // MI/NMI: the device has put H(F), H(M), H(F,M) in the sums (Stats).
             out.push(Stats { inside: p.inside as u64, total: p.total as u64, sums: p.s.map(|v| v as f64), hist: Vec::new() });
         }
@@ -226,6 +243,8 @@ impl CostKernels for GpuCost {
     fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()> {
         // Evaluations not yet taken keep their own scale; the uploads below are timed in full.
         let pending = self.take_timings();
+        // The old level's images go before the new ones are uploaded (not both held at once).
+        self.loaded = None;
         let g = &self.gpu;
         g.set_timing(true);
         let nf = fixed.nvox();
@@ -240,7 +259,20 @@ impl CostKernels for GpuCost {
             Sampling::InKernel => None,
         };
         let layout = self.layout(fixed.geom.dims);
-        let bins = (spec.bins * spec.bins) as usize;
+        if (spec.bins * spec.bins) as usize > MAX_HIST {
+            bail!("register: {} histogram bins exceed the device kernel's {MAX_HIST}", spec.bins * spec.bins);
+        }
+        if self.scratch.is_none() {
+            let groups = self.cap();
+            self.scratch = Some(Scratch {
+                partial: g.alloc(PARTIAL_WORDS * groups * MAX_MAPS)?,
+                out: g.alloc(PARTIAL_WORDS * MAX_MAPS)?,
+                hist: g.zeros(MAX_HIST * MAX_MAPS)?,
+                done: g.zeros(MAX_MAPS)?,
+                hist_out: g.alloc(MAX_HIST * MAX_MAPS)?,
+                record: g.pinned(PARTIAL_WORDS * MAX_MAPS)?,
+            });
+        }
         self.loaded = Some(Loaded {
             fixed: g.upload(fixed.as_flat())?,
             moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
@@ -249,12 +281,6 @@ impl CostKernels for GpuCost {
             mdims: moving.geom.dims,
             spec: *spec,
             layout,
-            partial: g.alloc(PARTIAL_WORDS * layout.groups * MAX_MAPS)?,
-            out: g.alloc(PARTIAL_WORDS * MAX_MAPS)?,
-            hist: g.zeros(bins * MAX_MAPS)?,
-            done: g.zeros(MAX_MAPS)?,
-            hist_out: g.alloc(bins * MAX_MAPS)?,
-            record: g.pinned(PARTIAL_WORDS * MAX_MAPS)?,
         });
         self.load_t = self.gpu.take_timings().unwrap_or_default();
         self.load_t.add(&pending);
