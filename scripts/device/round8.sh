@@ -12,6 +12,8 @@
 #     four combinations and on CUDA, alternating; airwc and `register` with the defaults.
 #   PART=c (~4 min): the reduction's buffers kept across levels: `check` on both APIs,
 #     `register` on two 1 mm brains 3x per API, airwc on both APIs.
+#   PART=d (~2 min): the staging slots made on a thread while the pyramid is built: `check` on
+#     CUDA, `register` on two 1 mm brains 4x per API.
 . "$(dirname "$0")/common.sh"
 "$B" devices | tee "$OUT/devices.txt"
 OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
@@ -19,6 +21,24 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; pack' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
 PART=${PART:-a}
+if [ "$PART" = d ]; then
+  # The staging slots allocated on a thread while the pyramid is built (Gpu::stage_ahead).
+  stamp "check --backend cuda"
+  step 120 "$B" check --backend cuda --seed 84 > "$OUT/check-cuda.txt" 2>&1
+  grep -E "FAIL|error" "$OUT/check-cuda.txt" | head; tail -n 1 "$OUT/check-cuda.txt"
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  U="$OUT/register.txt"
+  for rep in 1 2 3 4; do
+    for be in cuda "$OCL"; do
+      stamp "register 12 dof NCC on $be ($rep)"
+      { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
+    done
+  done
+  echo "=== register (user command)"
+  grep -E "^##|level 2|registration|process wall" "$U"
+fi
 if [ "$PART" = c ]; then
   # The reduction's buffers made once and kept across levels (they were allocated, pinned
   # memory included, and freed at every level). `check` on both APIs, then the user command.

@@ -167,6 +167,9 @@ pub struct GpuCost {
 impl GpuCost {
     pub fn new(gpu: Gpu, sampling: Sampling) -> Result<GpuCost> {
         let (program, source) = program();
+        // The second level's images are the first copy over 1 MB: its staging slots are made
+        // while the pyramid is built.
+        gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
         Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }

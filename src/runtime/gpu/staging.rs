@@ -48,6 +48,11 @@ impl Staging {
         f(g.as_mut().expect("slots set above")).map(Some)
     }
 
+    /// Allocates the slots now if they are not yet (see `Gpu::stage_ahead`).
+    pub fn warm(&self, q: &dyn Queue) {
+        let _ = self.with_slots(q, |_| Ok(()));
+    }
+
     /// Copies `src` into `dst` at byte `offset`; returns when `src` is no longer needed.
     pub fn write(&self, q: &dyn Queue, dst: &RawBuf, offset: usize, src: &[u8]) -> Result<()> {
         if src.is_empty() {
