@@ -14,6 +14,7 @@
 #     `register` on two 1 mm brains 3x per API, airwc on both APIs.
 #   PART=d (~2 min): the staging slots made on a thread while the pyramid is built: `check` on
 #     CUDA, `register` on two 1 mm brains 4x per API.
+#   PART=e (~1 min): FIM example 3 on CUDA with the staging slots made ahead (`bench fim`).
 . "$(dirname "$0")/common.sh"
 "$B" devices | tee "$OUT/devices.txt"
 OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
@@ -21,6 +22,14 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; pack' EXIT
 export NEUROPORT_PTX_CACHE="$W/ptx"
 PART=${PART:-a}
+if [ "$PART" = e ]; then
+  # FIM (issue 9): the staging slots made while the kernels load and the volumes are reordered.
+  F="$OUT/fim.txt"
+  for LOC in paper exact; do
+    stamp "bench fim cuda $LOC"
+    { echo "## cuda $LOC"; NEUROPORT_STAGES=1 timeout 120 "$B" bench fim --example 3 --backend cuda --local $LOC --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
+  done
+fi
 if [ "$PART" = d ]; then
   # The staging slots allocated on a thread while the pyramid is built (Gpu::stage_ahead).
   stamp "check --backend cuda"

@@ -84,6 +84,9 @@ impl GpuFim {
     /// Builds the kernels for the default lane count (a solve with `Params::lanes` set builds
     /// its own on first use).
     pub fn new(gpu: Gpu) -> Result<GpuFim> {
+        // The first upload (S, ~20 MB on 004's brain) would wait for the staging slots: they are
+        // made while the kernels load and the volumes are reordered.
+        gpu.stage_ahead();
         let built = Self::build(&gpu, lanes(gpu.info().is_gpu))?;
         Ok(GpuFim { gpu, built })
     }
