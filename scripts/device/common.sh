@@ -50,3 +50,12 @@ issue7_volume() {
   stamp "synth the issue-7 volume"
   step 60 $B synth --model sticks --dims "${1:-96,112,72}" --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$D" > /dev/null
 }
+# gpu_setup: the devices listed to $OUT/devices.txt, $OCL the NVIDIA OpenCL device's spec, $W a
+# scratch folder removed at exit (after packing), the PTX cache in it (cold, as a user's first run).
+gpu_setup() {
+  "$B" devices | tee "$OUT/devices.txt"
+  OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
+  W=$(mktemp -d)
+  trap 'rm -rf "$W"; pack' EXIT
+  export NEUROPORT_PTX_CACHE="$W/ptx"
+}

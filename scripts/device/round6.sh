@@ -16,11 +16,7 @@
 #   PART=b (~4 min): after the column-split map and the parallel preparation: `check` (register
 #     rows), airwc on CUDA and NVIDIA OpenCL, `register` twice per API, ncu in-kernel.
 . "$(dirname "$0")/common.sh"
-"$B" devices | tee "$OUT/devices.txt"
-OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
-W=$(mktemp -d)
-trap 'rm -rf "$W"; pack' EXIT
-export NEUROPORT_PTX_CACHE="$W/ptx"
+gpu_setup
 PART=${PART:-a}
 if [ "$PART" = h ]; then
   # No completion event made for pinned read-backs: `bench register` and `register`, both APIs.

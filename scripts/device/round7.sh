@@ -17,11 +17,7 @@
 #   PART=f (~4 min; run twice: f, then g with the final binary: the fim-t1 plot by grid): the final defaults: `reproduce fim-t1 --scale paper` on CUDA and NVIDIA
 #     OpenCL (004 Table 1 beside ours), `bench fim --example 3` both solvers, both APIs.
 . "$(dirname "$0")/common.sh"
-"$B" devices | tee "$OUT/devices.txt"
-OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
-W=$(mktemp -d)
-trap 'rm -rf "$W"; pack' EXIT
-export NEUROPORT_PTX_CACHE="$W/ptx"
+gpu_setup
 PART=${PART:-a}
 F="$OUT/fim.txt"
 fim() { # label, env..., then backend and local solver

@@ -16,12 +16,72 @@
 #     CUDA, `register` on two 1 mm brains 4x per API.
 #   PART=e (~1 min): FIM example 3 on CUDA with the staging slots made ahead (`bench fim`).
 . "$(dirname "$0")/common.sh"
-"$B" devices | tee "$OUT/devices.txt"
-OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
-W=$(mktemp -d)
-trap 'rm -rf "$W"; pack' EXIT
-export NEUROPORT_PTX_CACHE="$W/ptx"
+gpu_setup
 PART=${PART:-a}
+U="$OUT/register.txt"; R="$OUT/airwc.txt"; C="$OUT/bench.txt"
+checks() { # seed, then backends: `check` on each, failures and the register rows shown
+  local seed=$1; shift
+  for be in "$@"; do
+    stamp "check --backend $be"
+    step 120 "$B" check --backend "$be" --seed "$seed" > "$OUT/check-${be%%:*}.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep register "$OUT/check-${be%%:*}.txt" | head -14; tail -n 1 "$OUT/check-${be%%:*}.txt"
+  done
+}
+brains() { # airwc pair (b) at 1 mm in $W/a, $W/b
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+}
+reg() { # backend, run, samples: `register` 12 dof NCC on the pair, its lines to $U
+  stamp "register 12 dof NCC on $1, samples $3 ($2)"
+  { echo "## $1 samples $3 run $2"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$1" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --samples "$3" --out "$W/r-${1%%:*}-$3-$2" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
+}
+airwc() { # backend, label, env...: `reproduce airwc --scale paper`, its key rows to $R
+  local be=$1 label=$2; shift 2
+  stamp "reproduce airwc --scale paper --backend $be $label"
+  local d="$OUT/airwc-${be%%:*}$label"
+  env "$@" timeout 120 "$B" reproduce airwc --backend "$be" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1 || echo "(step ended with status $?)"
+  { echo "## $be$label"; grep -hE "time per evaluation|evaluations|registration time|displacement" "$d"/airwc.md 2>/dev/null | grep -v "by cost" | cut -d'|' -f2-7,9-11; grep "level " "$d.log"; } | tee -a "$R"
+}
+bench() { # label, backend, env...: `bench register` sad and ncc, to $C
+  local label=$1 be=$2; shift 2
+  stamp "bench register $label"
+  { echo "## $label"; env "$@" timeout 100 "$B" bench register --backend "$be" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
+}
+if [ "$PART" = a ]; then
+  checks 81 "$OCL"
+  for rep in 1 2; do
+    for v in "cuda 1" "$OCL 1" "$OCL 0"; do set -- $v; bench "$1 spin $2 ($rep)" "$1" NEUROPORT_CL_SPIN=$2; done
+  done
+  for v in "cuda 1" "$OCL 1" "$OCL 0"; do set -- $v; airwc "$1" "-$2" NEUROPORT_CL_SPIN=$2; done
+  brains
+  for v in "cuda 0" "$OCL 0" "cuda 20000" "$OCL 20000"; do set -- $v; for rep in 1 2; do reg "$1" $rep "$2"; done; done
+fi
+if [ "$PART" = b ]; then
+  checks 82 "$OCL"
+  for rep in 1 2; do
+    for v in "cuda 0 1" "$OCL 1 1" "$OCL 0 1" "$OCL 1 0" "$OCL 0 0"; do
+      set -- $v; bench "$1 events $2 arg cache $3 ($rep)" "$1" NEUROPORT_CL_EVENTS=$2 NEUROPORT_CL_ARG_CACHE=$3
+    done
+  done
+  for be in cuda "$OCL"; do airwc "$be" ""; done
+  brains
+  for be in cuda "$OCL"; do for rep in 1 2 3; do reg "$be" $rep 0; done; done
+fi
+if [ "$PART" = c ]; then
+  # The reduction's buffers made once and kept across levels (they were allocated, pinned
+  # memory included, and freed at every level).
+  checks 83 cuda "$OCL"
+  brains
+  for rep in 1 2 3; do for be in cuda "$OCL"; do reg "$be" $rep 0; done; done
+  for be in cuda "$OCL"; do airwc "$be" ""; done
+fi
+if [ "$PART" = d ]; then
+  # The staging slots allocated on a thread while the pyramid is built (Gpu::stage_ahead).
+  checks 84 cuda
+  brains
+  for rep in 1 2 3 4; do for be in cuda "$OCL"; do reg "$be" $rep 0; done; done
+fi
 if [ "$PART" = e ]; then
   # FIM (issue 9): the staging slots made while the kernels load and the volumes are reordered.
   F="$OUT/fim.txt"
@@ -30,125 +90,7 @@ if [ "$PART" = e ]; then
     { echo "## cuda $LOC"; NEUROPORT_STAGES=1 timeout 120 "$B" bench fim --example 3 --backend cuda --local $LOC --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
   done
 fi
-if [ "$PART" = d ]; then
-  # The staging slots allocated on a thread while the pyramid is built (Gpu::stage_ahead).
-  stamp "check --backend cuda"
-  step 120 "$B" check --backend cuda --seed 84 > "$OUT/check-cuda.txt" 2>&1
-  grep -E "FAIL|error" "$OUT/check-cuda.txt" | head; tail -n 1 "$OUT/check-cuda.txt"
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  U="$OUT/register.txt"
-  for rep in 1 2 3 4; do
-    for be in cuda "$OCL"; do
-      stamp "register 12 dof NCC on $be ($rep)"
-      { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
-    done
-  done
-  echo "=== register (user command)"
-  grep -E "^##|level 2|registration|process wall" "$U"
-fi
-if [ "$PART" = c ]; then
-  # The reduction's buffers made once and kept across levels (they were allocated, pinned
-  # memory included, and freed at every level). `check` on both APIs, then the user command.
-  for be in cuda "$OCL"; do
-    stamp "check --backend $be"
-    step 120 "$B" check --backend "$be" --seed 83 > "$OUT/check-${be%%:*}.txt" 2>&1
-    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; tail -1 "$OUT/check-${be%%:*}.txt"
-  done
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  U="$OUT/register.txt"
-  for rep in 1 2 3; do
-    for be in cuda "$OCL"; do
-      stamp "register 12 dof NCC on $be ($rep)"
-      { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
-    done
-  done
-  R="$OUT/airwc.txt"
-  for be in cuda "$OCL"; do
-    stamp "reproduce airwc --scale paper --backend $be"
-    d="$OUT/airwc-${be%%:*}"
-    step 120 "$B" reproduce airwc --backend "$be" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
-    { echo "## $be"; grep -hE "time per evaluation|evaluations|registration time|displacement" "$d"/airwc.md 2>/dev/null | grep -v "by cost" | cut -d'|' -f2-7,9-11; grep "level " "$d.log"; } | tee -a "$R"
-  done
-  echo "=== register (user command)"
-  grep -E "^##|level|registration|process wall" "$U"
-  echo "=== airwc summary"
-  grep -E "^##|registration time|time per evaluation" "$R" | grep -v "1 thread" | cut -c1-200
-fi
-if [ "$PART" = b ]; then
-  stamp "check --backend $OCL"
-  step 120 "$B" check --backend "$OCL" --seed 82 > "$OUT/check-opencl.txt" 2>&1
-  grep -E "FAIL|error" "$OUT/check-opencl.txt" | head; tail -1 "$OUT/check-opencl.txt"
-  C="$OUT/bench.txt"
-  for rep in 1 2; do
-    for v in "cuda 0 1" "$OCL 1 1" "$OCL 0 1" "$OCL 1 0" "$OCL 0 0"; do
-      set -- $v
-      stamp "bench register $1 events $2 arg cache $3 ($rep)"
-      { echo "## $1 events $2 arg cache $3 ($rep)"; NEUROPORT_CL_EVENTS=$2 NEUROPORT_CL_ARG_CACHE=$3 timeout 100 "$B" bench register --backend "$1" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
-    done
-  done
-  R="$OUT/airwc.txt"
-  for be in cuda "$OCL"; do
-    stamp "reproduce airwc --scale paper --backend $be"
-    d="$OUT/airwc-${be%%:*}"
-    step 120 "$B" reproduce airwc --backend "$be" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
-    { echo "## $be"; grep -hE "time per evaluation|evaluations|registration time|displacement" "$d"/airwc.md 2>/dev/null | grep -v "by cost" | cut -d'|' -f2-7,9-11; grep "level " "$d.log"; } | tee -a "$R"
-  done
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  U="$OUT/register.txt"
-  for be in cuda "$OCL"; do
-    for rep in 1 2 3; do
-      stamp "register 12 dof NCC on $be ($rep)"
-      { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
-    done
-  done
-  echo "=== bench summary"
-  grep -E "^##|ms/eval" "$C" | cut -c1-200
-  echo "=== airwc summary"
-  grep -E "^##|time per evaluation|registration time" "$R" | cut -c1-220
-  echo "=== register (user command)"
-  grep -E "^##|registration|process wall" "$U"
-fi
-if [ "$PART" = a ]; then
-  stamp "check --backend $OCL"
-  step 120 "$B" check --backend "$OCL" --seed 81 > "$OUT/check-opencl.txt" 2>&1
-  grep -E "FAIL|error" "$OUT/check-opencl.txt" | head; grep register "$OUT/check-opencl.txt" | head -14; tail -1 "$OUT/check-opencl.txt"
-  C="$OUT/bench.txt"
-  for rep in 1 2; do
-    for v in "cuda 1" "$OCL 1" "$OCL 0"; do
-      set -- $v
-      stamp "bench register $1 spin $2 ($rep)"
-      { echo "## $1 spin $2 ($rep)"; NEUROPORT_CL_SPIN=$2 timeout 100 "$B" bench register --backend "$1" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
-    done
-  done
-  R="$OUT/airwc.txt"
-  for v in "cuda 1" "$OCL 1" "$OCL 0"; do
-    set -- $v
-    stamp "reproduce airwc --scale paper --backend $1, spin $2"
-    d="$OUT/airwc-${1%%:*}-$2"
-    NEUROPORT_CL_SPIN=$2 step 120 "$B" reproduce airwc --backend "$1" --scale paper --repeats 3 --out "$d" > "$d.log" 2>&1
-    { echo "## $1, spin $2"; grep -hE "time per evaluation|evaluations|registration time|displacement" "$d"/airwc.md 2>/dev/null | grep -v "by cost" | cut -d'|' -f2-7,9-11; grep "level " "$d.log"; } | tee -a "$R"
-  done
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  U="$OUT/register.txt"
-  for v in "cuda 0" "$OCL 0" "cuda 20000" "$OCL 20000"; do
-    set -- $v
-    for rep in 1 2; do
-      stamp "register 12 dof NCC on $1, samples $2 ($rep)"
-      { echo "## $1 samples $2 run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$1" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --samples "$2" --out "$W/r-${1%%:*}-$2-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
-    done
-  done
-  echo "=== bench summary"
-  grep -E "^##|ms/eval" "$C" | cut -c1-200
-  echo "=== airwc summary"
-  cut -c1-220 "$R"
-  echo "=== register (user command)"
-  grep -E "^##|registration|process wall" "$U"
-fi
+[ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | cut -c1-200; }
+[ -s "$R" ] && { echo "=== airwc summary"; grep -E "^##|registration time|time per evaluation" "$R" | grep -v "1 thread" | cut -c1-220; }
+[ -s "$U" ] && { echo "=== register (user command)"; grep -E "^##|level|registration|process wall" "$U"; }
+exit 0
