@@ -260,21 +260,17 @@ impl CostKernels for CpuCost {
         Ok(())
     }
     fn evaluate(&mut self, m: &[f32; 12]) -> Result<Stats> {
-        let Some((f, mv, spec)) = &self.images else { bail!("register: evaluate before load") };
-        // A small level runs on this thread: handing it to the pool would cost more than it.
-        let (s, ms) = wall_ms(|| if f.nvox() < PARALLEL_MIN_VOXELS { evaluate(f, mv, spec, m) } else { self.cpu.install(|| evaluate(f, mv, spec, m)) });
-        self.timings.kernel_ms += ms;
-        Ok(s)
+        Ok(self.evaluate_many(std::slice::from_ref(m))?.pop().expect("one map, one result"))
     }
     /// The maps of a lockstep round side by side on the pool, each evaluated as alone (a large
-    /// level's slices in parallel within it, rayon nesting the two): a small level, whose single
-    /// evaluation runs on one thread, now uses as many threads as the round has maps.
+    /// level's slices in parallel within it, rayon nesting the two), so a small level, whose
+    /// single evaluation runs on one thread, uses as many threads as the round has maps.
     fn evaluate_many(&mut self, maps: &[[f32; 12]]) -> Result<Vec<Stats>> {
         let Some((f, mv, spec)) = &self.images else { bail!("register: evaluate before load") };
-        if maps.len() < 2 {
-            return maps.iter().map(|m| self.evaluate(m)).collect();
-        }
-        let (s, ms) = wall_ms(|| self.cpu.install(|| maps.par_iter().map(|m| evaluate(f, mv, spec, m)).collect()));
+        // A lone map of a small level runs on this thread: handing it to the pool would cost
+        // more than it.
+        let here = maps.len() == 1 && f.nvox() < PARALLEL_MIN_VOXELS;
+        let (s, ms) = wall_ms(|| if here { vec![evaluate(f, mv, spec, &maps[0])] } else { self.cpu.install(|| maps.par_iter().map(|m| evaluate(f, mv, spec, m)).collect()) });
         self.timings.kernel_ms += ms;
         Ok(s)
     }

@@ -9,7 +9,7 @@
 //! events (a CUDA event pair per operation costs microseconds in a loop of ~30 us evaluations);
 //! the split reported scales the timed ones to all.
 
-use super::cost::{CostSpec, Stats};
+use super::cost::{CostSpec, Stats, BINS};
 use super::CostKernels;
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Pinned, Shape, Texture3d};
 use crate::runtime::Timings;
@@ -147,8 +147,9 @@ struct Scratch {
     record: Pinned<u32>,
 }
 
-/// Joint-histogram words per map the scratch holds (NP_REG_MAXBINS squared).
-const MAX_HIST: usize = 32 * 32;
+/// Joint-histogram words per map the scratch holds: the bins every CostSpec has (cost.rs), which
+/// register.h's NP_REG_MAXBINS must cover (a test reads it).
+const MAX_HIST: usize = BINS * BINS;
 
 pub struct GpuCost {
     gpu: Gpu,
@@ -319,5 +320,22 @@ impl CostKernels for GpuCost {
             Sampling::InKernel => "in-kernel",
             Sampling::Texture => "texture",
         }
+    }
+}
+
+#[cfg(test)]
+mod header_tests {
+    /// The sizes the host allocates for agree with the ones register.h compiles in.
+    #[test]
+    fn host_sizes_match_register_h() {
+        let h = include_str!("../../cl/common/register.h");
+        let def = |name: &str| -> usize {
+            let line = h.lines().find(|l| l.starts_with(&format!("#define {name} "))).unwrap_or_else(|| panic!("{name} not defined"));
+            line.split_whitespace().nth(2).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"))
+        };
+        assert!(def("NP_REG_MAXBINS") >= super::BINS);
+        assert_eq!(def("NP_REG_GROUP"), super::GROUP);
+        assert_eq!(def("NP_REG_MAXMAPS"), super::MAX_MAPS);
+        assert_eq!([def("NP_REG_TX"), def("NP_REG_TY")], super::TILE);
     }
 }
