@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Round 9's H100 measurements, from the repo root with the release binary carried as
+# dist/neuroport (and the previous FIM kernels' binary as dist/neuroport-old). Key lines last.
+#   PART=a (~6 min): `check` on CUDA and NVIDIA OpenCL; `bench register` (sad, ncc) with the
+#     mixed sampler's in-kernel rows at 2-10 of 16 (NEUROPORT_REG_MIXED_ROWS) beside the
+#     texture and in-kernel paths; FIM example 3 with H_G's roots shared by the whole work-group
+#     against the old binary (roots shared by the voxel's 4 lanes), both local solvers, both
+#     APIs, then lanes 1, 2, 4 on CUDA.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+OLD="$PWD/dist/neuroport-old"
+C="$OUT/bench.txt"; F="$OUT/fim.txt"
+checks() { # seed, then backends: `check` on each, failures and the fim/register rows shown
+  local seed=$1; shift
+  for be in "$@"; do
+    stamp "check --backend $be"
+    step 150 "$B" check --backend "$be" --seed "$seed" > "$OUT/check-${be%%:*}.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "fim_|mixed" "$OUT/check-${be%%:*}.txt"; tail -n 1 "$OUT/check-${be%%:*}.txt"
+  done
+}
+bench() { # label, backend, env...: `bench register` sad and ncc, to $C
+  local label=$1 be=$2; shift 2
+  stamp "bench register $label"
+  { echo "## $label"; env "$@" timeout 100 "$B" bench register --backend "$be" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
+}
+fim() { # label, binary, backend, local, env...: `bench fim --example 3`, to $F
+  local label=$1 bin=$2 be=$3 loc=$4; shift 4
+  stamp "bench fim $label $be $loc"
+  { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
+}
+if [ "$PART" = a ]; then
+  checks 91 cuda "$OCL"
+  for rows in 2 4 6 8 10; do bench "cuda mixed rows $rows" cuda NEUROPORT_REG_MIXED_ROWS=$rows; done
+  for rows in 4 6 8; do bench "$OCL mixed rows $rows" "$OCL" NEUROPORT_REG_MIXED_ROWS=$rows; done
+  for rep in 1 2; do
+    for be in cuda "$OCL"; do
+      for loc in paper exact; do fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc; done
+    done
+  done
+  for lanes in 1 2 8; do for loc in paper exact; do fim "new lanes $lanes" "$B" cuda $loc NEUROPORT_FIM_LANES=$lanes; done; done
+fi
+[ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | grep -E "^##|ncc|sad" | cut -c1-220; }
+[ -s "$F" ] && { echo "=== fim summary"; grep -E "^##|ms wall" "$F" | cut -c1-200; }
+exit 0
