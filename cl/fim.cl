@@ -40,8 +40,6 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
     NP_LOCAL_MEM float ssol[26 * NP_FIM_BV];
     NP_LOCAL_MEM float sx[NP_FIM_BV];
     NP_LOCAL_MEM int sneed[NP_FIM_BV];
-    NP_LOCAL_MEM int sact[NP_FIM_BV];
-    NP_LOCAL_MEM float sarg[12 * NP_FIM_BV];
     NP_LOCAL_MEM int sflag[2];
     int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
@@ -90,14 +88,10 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             }
             NP_BARRIER();
             /* Lane 0 takes the minimum over the lanes; where that does not settle g, H_G's root
-             * follows as a sequence of evaluations. The voxels that need one get root slots
-             * (in voxel order), and every item of the group works on them: with k roots, item t
-             * evaluates candidate points t / k, t / k + P, ... of H_G for slot t % k, P = the
-             * group's items / k, at most NP_FIM_MAXPTS (round 9; before, only the voxel's own
-             * lanes shared its evaluations, and one root's 10-16 serial evaluations, each ~7
-             * candidate points long per item, set the length of every launch). The owner joins
-             * the parts (a minimum or maximum: exact in any order, so the bits do not depend on
-             * P) and picks the next point; the group walks in step until its last root. */
+             * follows, each of its evaluations shared by the voxel's lanes (lane j evaluates
+             * candidates j, j + LANES, ... of H_G; lane 0 joins them and picks the next point),
+             * every group walking in step until its last root is found: one item's root of
+             * 10-16 serial H_G evaluations set the length of every launch (round 6). */
             np_fim_rs r;
             int need = 0, nc = 0;
             float q = NP_FIM_INF;
@@ -109,49 +103,26 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                     nc = np_fim_gather(ssol + l, NP_FIM_BV);
                     need = np_fim_rs_start(&r, s, ih, nb, best, ssol + l, NP_FIM_BV, nc);
                     q = r.x;
+                    sx[l] = r.x;
+                    if (need) sflag[0] = 1;
                 }
             }
             if (lane == 0) sneed[l] = need;
             NP_BARRIER();
-            int roots = 0, slot = 0;
-            for (int i = 0; i < NP_FIM_BV; ++i) {
-                slot += i < l ? sneed[i] : 0;
-                roots += sneed[i];
-            }
-            if (need) {
-                for (int c = 0; c < 6; ++c) {
-                    sarg[12 * slot + c] = s[c];
-                    sarg[12 * slot + 6 + c] = nb[c];
+            for (int round = 0; sflag[round & 1]; ++round) {
+                if (sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, ih, nb, sx[l], lane, NP_FIM_LANES);
+                NP_BARRIER();
+                if (t == 0) sflag[round & 1] = 0;
+                if (need) {
+                    float h2 = sbest[l];
+                    for (int k = 1; k < NP_FIM_LANES; ++k) h2 = np_fim_hg2_join(ih, nb, r.x, h2, sbest[k * NP_FIM_BV + l]);
+                    need = np_fim_rs_take(&r, h2 - 1.0f, ssol + l, NP_FIM_BV, nc);
+                    q = r.x;
+                    sx[l] = r.x;
+                    sneed[l] = need;
+                    if (need) sflag[(round + 1) & 1] = 1;
                 }
-                sx[slot] = r.x;
-                sact[slot] = 1;
-            }
-            NP_BARRIER();
-            if (roots > 0) {
-                int parts = NP_FIM_LANES * NP_FIM_BV / roots;
-                parts = parts < NP_FIM_MAXPTS ? parts : NP_FIM_MAXPTS;
-                int mine = t % roots, part = t / roots;
-                float ms[6], mnb[6];
-                for (int c = 0; c < 6; ++c) {
-                    ms[c] = sarg[12 * mine + c];
-                    mnb[c] = sarg[12 * mine + 6 + c];
-                }
-                for (int round = 0;; ++round) {
-                    if (part < parts && sact[mine]) sbest[t] = np_fim_f_part(ms, ih, mnb, sx[mine], part, parts);
-                    NP_BARRIER();
-                    if (t == 0) sflag[round & 1] = 0;
-                    if (need) {
-                        float h2 = sbest[slot];
-                        for (int k = 1; k < parts; ++k) h2 = np_fim_hg2_join(ih, nb, r.x, h2, sbest[k * roots + slot]);
-                        need = np_fim_rs_take(&r, h2 - 1.0f, ssol + l, NP_FIM_BV, nc);
-                        q = r.x;
-                        sx[slot] = r.x;
-                        sact[slot] = need;
-                        if (need) sflag[(round + 1) & 1] = 1;
-                    }
-                    NP_BARRIER();
-                    if (!sflag[(round + 1) & 1]) break;
-                }
+                NP_BARRIER();
             }
             if (lane == 0) {
                 if (m == 1 && q < old) next = q;

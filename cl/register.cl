@@ -100,16 +100,3 @@ NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RES
 {
     NP_REG_LOOP(np_tex3d_f1(moving, q[0], q[1], q[2]))
 }
-
-/* Both samplers in one launch: items in tile rows ly < split sample in-kernel, the others through
- * the texture unit, so the filter pipeline and the load path work side by side (the texture
- * kernel alone looked bound by the filter rate, round 8). A tile row is 16 items, so an even
- * split keeps each warp on one path. The samples taken in-kernel are exact: the texture rows'
- * bound on the cost change holds (check.rs). */
-NP_KERNEL void NP_REG_BOUNDS register_cost_mixed(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving,
-                                   NP_TEX3D tex, int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
-                                   np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
-                                   NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out, int split)
-{
-    NP_REG_LOOP(ly < split ? np_reg_trilinear(moving, q, mnx, mny, mnz) : np_tex3d_f1(tex, q[0], q[1], q[2]))
-}

@@ -194,11 +194,10 @@ NP_FN void np_fim_piece(const float *m, float q, float r, int rfree, float *c)
  * inlined it ~30 times (4x the PTX, 20 s of NVRTC). This item's part: candidates first,
  * first + stride, ...; the parts' minimum (maximum for a > b: np_fim_hg2_join) is H_G^2 in any
  * order, so the lanes of a voxel can share one evaluation. */
-#define NP_FIM_MAXPTS 28 /* candidate points of one H_G^2 evaluation, at most (26 are used) */
 NP_FN float np_fim_hg2_part(const float *m, const float *iv, int first, int stride)
 {
     float a = iv[0], b = iv[1];
-    float pts[NP_FIM_MAXPTS];
+    float pts[28];
     int np = 0, pmax = a > b;
     pts[np++] = a;
     pts[np++] = b;

@@ -5,7 +5,9 @@
 #     mixed sampler's in-kernel rows at 2-10 of 16 (NEUROPORT_REG_MIXED_ROWS) beside the
 #     texture and in-kernel paths; FIM example 3 with H_G's roots shared by the whole work-group
 #     against the old binary (roots shared by the voxel's 4 lanes), both local solvers, both
-#     APIs, then lanes 1, 2, 4 on CUDA.
+#     APIs, then lanes 1, 2, 8 on CUDA.
+#     Outcome: neither helped (docs/performance.md); both were reverted after commit 210d3e6,
+#     whose binary this part needs (NEUROPORT_REG_MIXED_ROWS and the mixed rows are not in later ones).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}

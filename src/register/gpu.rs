@@ -97,15 +97,6 @@ pub enum Sampling {
     InKernel,
     /// The texture unit's filter (002's tex3D); NVIDIA's weights have 8 fractional bits.
     Texture,
-    /// Both in one launch: [`mixed_rows`] of a tile's 16 rows in-kernel, the rest through the
-    /// texture unit, so the two paths' hardware works side by side.
-    Mixed,
-}
-
-/// Tile rows (of 16) a mixed launch samples in-kernel: `NEUROPORT_REG_MIXED_ROWS` (0 to 16),
-/// default 6.
-pub fn mixed_rows() -> usize {
-    std::env::var("NEUROPORT_REG_MIXED_ROWS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&r| r <= TILE[1]).unwrap_or(6)
 }
 
 /// np_reg_maps: the maps of one launch.
@@ -165,7 +156,6 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
-    cost_mixed: Kernel,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
@@ -182,7 +172,7 @@ impl GpuCost {
         // while the pyramid is built.
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, cost_mixed: k("register_cost_mixed")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -238,13 +228,9 @@ impl GpuCost {
         let [mx, my, mz] = l.mdims.map(|d| d as i32);
         let shape = Shape::groups(maps.len() * l.layout.groups, GROUP);
         let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&l.spec));
-        match (&l.tex, self.sampling) {
-            (Some(t), Sampling::Mixed) => {
-                let rows = mixed_rows() as i32;
-                g.launch(&self.cost_mixed, shape, args![&l.fixed, &l.moving, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out, rows])?
-            }
-            (Some(t), _) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
-            (None, _) => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
+        match &l.tex {
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
+            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
         }
         g.download_into(&sc.out, 0, &mut sc.record, 0..PARTIAL_WORDS * maps.len())?;
         // One queue sync: no event object created and destroyed per launch.
@@ -269,14 +255,12 @@ impl CostKernels for GpuCost {
         if nf > i32::MAX as usize || moving.nvox() > i32::MAX as usize {
             bail!("register: images beyond 2^31 voxels are not supported on GPUs");
         }
-        // The texture is made from an uploaded buffer; the mixed kernel reads that buffer too.
-        let (tex, moving_buf) = match self.sampling {
-            Sampling::Texture | Sampling::Mixed => {
+        let tex = match self.sampling {
+            Sampling::Texture => {
                 let b = g.upload(moving.as_flat())?;
-                let t = g.texture3d_scalar(&b, 0, moving.geom.dims)?;
-                (Some(t), if self.sampling == Sampling::Mixed { Some(b) } else { None })
+                Some(g.texture3d_scalar(&b, 0, moving.geom.dims)?)
             }
-            Sampling::InKernel => (None, None),
+            Sampling::InKernel => None,
         };
         let layout = self.layout(fixed.geom.dims);
         if (spec.bins * spec.bins) as usize > MAX_HIST {
@@ -295,11 +279,7 @@ impl CostKernels for GpuCost {
         }
         self.loaded = Some(Loaded {
             fixed: g.upload(fixed.as_flat())?,
-            moving: match (moving_buf, &tex) {
-                (Some(b), _) => b,
-                (None, Some(_)) => g.alloc(1)?,
-                (None, None) => g.upload(moving.as_flat())?,
-            },
+            moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
             tex,
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
@@ -339,7 +319,6 @@ impl CostKernels for GpuCost {
         match self.sampling {
             Sampling::InKernel => "in-kernel",
             Sampling::Texture => "texture",
-            Sampling::Mixed => "mixed",
         }
     }
 }
