@@ -1,9 +1,13 @@
 /* Block FIM (004 Algorithm 5.1) for both dialects. Volumes are stored block by block (004
  * Fig. 3): voxel (x, y, z) lives at block * 64 + local, local = lx + 4 (ly + 4 lz). One
  * work-group of NP_FIM_LANES x 64 per active block; the active list and its count stay on the device and
- * the groups stride over it, so no launch needs the count on the host. An iteration is three
+ * the groups stride over it, so no launch needs the count on the host. An iteration is four
  * launches: the active blocks' updates (which append the unconverged ones to the next list),
- * the candidates (appended once each), the candidates' updates (appending likewise).
+ * the candidates (appended once each), the candidates' updates (appending likewise), and the
+ * candidates' results committed. Updates read u and write unew, and a block's results are
+ * copied into u by the next launch: no block reads a value another group of its own launch
+ * writes, so the result does not depend on which group runs first (before round 9 the halo
+ * came from u as other groups wrote it: runs differed by up to 1e-4 on PoCL's helix).
  * NP_NVRTC_OPTIONS: --prec-div=false --prec-sqrt=false
  * (CUDA built to OpenCL 1.2's accuracy of division and sqrt, 2.5 and 3 ulp, as NVIDIA's OpenCL
  * builds this file by default: one arithmetic contract for both dialects; the block FIM's
@@ -29,7 +33,8 @@ NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, 
  * minimum over the lanes (exact in any order) and, where needed, the root, and owns the voxel. */
 NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
                           NP_GLOBAL const np_uchar *NP_RESTRICT mask,
-                          NP_GLOBAL float *u, NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
+                          NP_GLOBAL const float *NP_RESTRICT u, NP_GLOBAL float *NP_RESTRICT unew,
+                          NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                           np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot,
                           NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
                           NP_GLOBAL int *zero, NP_GLOBAL int *cand, int clear)
@@ -132,7 +137,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             NP_BARRIER();
         }
         if (lane == 0) {
-            u[v] = su[l];
+            unew[v] = su[l];
             sc[l] = done;
         }
         NP_BARRIER();
@@ -161,14 +166,18 @@ NP_FN void np_fim_candidate(NP_GLOBAL const int *conv, NP_GLOBAL int *cand, NP_G
     if (conv[b] && np_atomic_xchg_u32(&cand[b], 1) == 0u) cand_list[np_atomic_add_i32(cand_count, 1)] = b;
 }
 
+/* After the active blocks' updates: their results copied from unew into u (64 items per listed
+ * block), and the first item of each converged one appends its candidates. */
 NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                               NP_GLOBAL const int *NP_RESTRICT conv, np_fim_params p, NP_GLOBAL int *cand,
-                              NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count)
+                              NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count,
+                              NP_GLOBAL const float *NP_RESTRICT unew, NP_GLOBAL float *NP_RESTRICT u)
 {
     int n = *count;
-    for (int i = NP_GID(); i < n; i += p.groups * NP_FIM_BV) {
-        int b = list[i];
-        if (!conv[b]) continue;
+    for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) {
+        int b = list[i / NP_FIM_BV], w = b * NP_FIM_BV + i % NP_FIM_BV;
+        u[w] = unew[w];
+        if (i % NP_FIM_BV != 0 || !conv[b]) continue;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
         if (bx > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - 1);
         if (bx < p.bx - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + 1);
@@ -176,6 +185,17 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
         if (by < p.by - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx);
         if (bz > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx * p.by);
         if (bz < p.bz - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx * p.by);
+    }
+}
+
+/* After the candidates' updates: their results copied from unew into u. */
+NP_KERNEL void fim_commit(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count, np_fim_params p,
+                          NP_GLOBAL const float *NP_RESTRICT unew, NP_GLOBAL float *NP_RESTRICT u)
+{
+    int n = *count;
+    for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) {
+        int w = list[i / NP_FIM_BV] * NP_FIM_BV + i % NP_FIM_BV;
+        u[w] = unew[w];
     }
 }
 

@@ -88,6 +88,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         return Ok(vec![CheckRow::new("fim_node", dev, max_rel_diff(&got.u, &want.u), tolerance(&p, &base), note(&p.dims, vs_node))]);
     }
     let mut rows = Vec::new();
+    let mut first = Vec::new();
     for (name, params) in [
         ("fim_block[device list]", base),
         ("fim_block[host list]", Params { host_list: true, ..base }),
@@ -96,7 +97,18 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     ] {
         let got = solve(dev, &p, &params)?;
         rows.push(CheckRow::new(name, dev, max_rel_diff(&got.u, &want.u), tolerance(&p, &params), note(&p.dims, vs_node)));
+        if first.is_empty() {
+            first = got.u;
+        }
     }
+    // The same bits on a second run and with one work-item per voxel: no result may depend on
+    // which work-groups ran first (fim.cl: updates are Jacobi across blocks).
+    let mut differ = 0;
+    for params in [base, Params { lanes: 1, ..base }] {
+        let again = solve(dev, &p, &params)?;
+        differ += again.u.iter().zip(&first).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+    }
+    rows.push(CheckRow::new("fim_block[same bits]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing from the first run on a rerun and with 1 lane")));
     // 004's local solver: fim_update with several work-items per voxel (gpu.rs lanes).
     let paper = Params { local: super::Local::Paper, ..base };
     let q = convex_problem(&p);

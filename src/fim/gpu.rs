@@ -3,11 +3,13 @@
 //!
 //! Two ways to keep the active list: on the device (default: the update kernels append the
 //! blocks that have not converged to the next list and the neighbour kernel the candidates, each
-//! kernel zeroing a counter the next one appends to - three launches an iteration, no fills, no
+//! kernel zeroing a counter the next one appends to - four launches an iteration, no fills, no
 //! host write; the count read back only every [`CHECK_EVERY`] iterations to see whether the
 //! list emptied) or on
 //! the host as 004 Sec. 5.2 does (C_b read back and the list rebuilt and uploaded each
-//! iteration), kept measurable with `Params::host_list`.
+//! iteration), kept measurable with `Params::host_list`. Updates are Jacobi across blocks too
+//! (read u, write a second buffer, committed by the next launch), so the result is the same
+//! bits whichever groups run first, whatever the lane or group count and list path.
 
 use super::{FimKernels, Local, Params, Problem, Solution, Validity};
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
@@ -49,8 +51,8 @@ struct FimParams {
 
 pub struct GpuFim {
     gpu: Gpu,
-    /// fim_update, fim_neighbours and fim_init built with this many lanes.
-    built: (usize, Kernel, Kernel, Kernel),
+    /// fim_update, fim_neighbours, fim_commit and fim_init built with this many lanes.
+    built: (usize, Kernel, Kernel, Kernel, Kernel),
 }
 
 /// Work-items per voxel in fim_update (NP_FIM_LANES in fim.h). Lane j solves combinations j,
@@ -91,9 +93,10 @@ impl GpuFim {
         Ok(GpuFim { gpu, built })
     }
 
-    fn build(gpu: &Gpu, lanes: usize) -> Result<(usize, Kernel, Kernel, Kernel)> {
+    fn build(gpu: &Gpu, lanes: usize) -> Result<(usize, Kernel, Kernel, Kernel, Kernel)> {
         let (program, source) = program(lanes);
-        Ok((lanes, gpu.kernel(program, source, "fim_update")?, gpu.kernel(program, source, "fim_neighbours")?, gpu.kernel(program, source, "fim_init")?))
+        let k = |name| gpu.kernel(program, source, name);
+        Ok((lanes, k("fim_update")?, k("fim_neighbours")?, k("fim_commit")?, k("fim_init")?))
     }
 }
 
@@ -187,6 +190,8 @@ impl FimKernels for GpuFim {
         record("fim reorder", ms_since(t_reorder));
         let (b_speed, b_sblock, b_mask) = stage("fim upload", || -> Result<_> { Ok((g.upload(&speed)?, g.upload(&sblock)?, g.upload(&mask)?)) })?;
         let b_u: Buf<f32> = g.alloc(nbv)?;
+        // Updates write here; the next launch copies a listed block's results into b_u (fim.cl).
+        let b_unew: Buf<f32> = g.alloc(nbv)?;
         let t_iter = Instant::now();
         // Two lists (this iteration's and the next, swapped each iteration) and their counts.
         let lists: [Buf<i32>; 2] = [g.alloc(nb)?, g.alloc(nb)?];
@@ -204,7 +209,7 @@ impl FimKernels for GpuFim {
         if self.built.0 != lanes {
             self.built = Self::build(g, lanes)?;
         }
-        let (upd, nbr, init) = (&self.built.1, &self.built.2, &self.built.3);
+        let (upd, nbr, commit, init) = (&self.built.1, &self.built.2, &self.built.3, &self.built.4);
         g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32])?;
         let append = !par.host_list as i32;
         let mut cur = 0;
@@ -219,11 +224,13 @@ impl FimKernels for GpuFim {
             let (list, cnt, next, next_cnt) = (&lists[cur], &counts[cur], &lists[1 - cur], &counts[1 - cur]);
             // Step 1: n Jacobi updates of every active block; C_b by reduction; the unconverged
             // join the next list; the candidate count starts at 0.
-            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, 0i32])?;
-            // Step 2: neighbour blocks of converged blocks are updated once and reduced; this
-            // list's count is spent and starts at 0 for the iteration after next.
-            g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count])?;
-            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, 1i32])?;
+            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, 0i32])?;
+            // Step 2: the active blocks' results committed, and neighbour blocks of converged
+            // blocks updated once and reduced, then committed; this list's count is spent and
+            // starts at 0 for the iteration after next.
+            g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u])?;
+            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, 1i32])?;
+            g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             // Step 3: the next list, every block whose C_b is false.
             if par.host_list {
                 let conv = g.download(&b_conv)?;
