@@ -8,6 +8,9 @@
 #     APIs, then lanes 1, 2, 8 on CUDA.
 #     Outcome: neither helped (docs/performance.md); both were reverted after commit 210d3e6,
 #     whose binary this part needs (NEUROPORT_REG_MIXED_ROWS and the mixed rows are not in later ones).
+#   PART=b (~3 min): FIM with updates Jacobi across blocks (the same bits on every run): `check`
+#     on both APIs, then example 3 with the old binary (dist/neuroport-old: halos read as other
+#     groups write them) and the new one alternating, both local solvers, both APIs, 2 rounds.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -41,6 +44,14 @@ if [ "$PART" = a ]; then
     done
   done
   for lanes in 1 2 8; do for loc in paper exact; do fim "new lanes $lanes" "$B" cuda $loc NEUROPORT_FIM_LANES=$lanes; done; done
+fi
+if [ "$PART" = b ]; then
+  checks 92 cuda "$OCL"
+  for rep in 1 2; do
+    for be in cuda "$OCL"; do
+      for loc in paper exact; do fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc; done
+    done
+  done
 fi
 [ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | grep -E "^##|ncc|sad" | cut -c1-220; }
 [ -s "$F" ] && { echo "=== fim summary"; grep -E "^##|ms wall" "$F" | cut -c1-200; }
