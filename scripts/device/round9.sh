@@ -11,6 +11,9 @@
 #   PART=b (~3 min): FIM with updates Jacobi across blocks (the same bits on every run): `check`
 #     on both APIs, then example 3 with the old binary (dist/neuroport-old: halos read as other
 #     groups write them) and the new one alternating, both local solvers, both APIs, 2 rounds.
+#   PART=c (~3 min): registration through 16-bit texels (Sampling::Texture16): `check` on both
+#     APIs, `bench register` (in-kernel, texture, texture16; sad, ncc) twice per API, and the
+#     1 mm airwc registrations on both APIs.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -52,6 +55,10 @@ if [ "$PART" = b ]; then
       for loc in paper exact; do fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc; done
     done
   done
+fi
+if [ "$PART" = c ]; then
+  checks 93 cuda "$OCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do bench "$be ($rep)" "$be"; done; done
 fi
 [ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | grep -E "^##|ncc|sad" | cut -c1-220; }
 [ -s "$F" ] && { echo "=== fim summary"; grep -E "^##|ms wall" "$F" | cut -c1-200; }
