@@ -100,14 +100,3 @@ NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RES
 {
     NP_REG_LOOP(np_tex3d_f1(moving, q[0], q[1], q[2]))
 }
-
-/* The texture path with 16-bit texels (gpu.rs Sampling::Texture16): the moving image quantised
- * to 65536 levels over [lo, lo + scale], half the texture's bytes and cache lines. */
-NP_KERNEL void NP_REG_BOUNDS register_cost_texture16(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving,
-                                       int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
-                                       np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
-                                       NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out,
-                                       float lo, float scale)
-{
-    NP_REG_LOOP(lo + scale * np_tex3d_f1(moving, q[0], q[1], q[2]))
-}

@@ -13,7 +13,8 @@
 #     groups write them) and the new one alternating, both local solvers, both APIs, 2 rounds.
 #   PART=c (~3 min): registration through 16-bit texels (Sampling::Texture16): `check` on both
 #     APIs, `bench register` (in-kernel, texture, texture16; sad, ncc) twice per API, and the
-#     1 mm airwc registrations on both APIs.
+#     Outcome: slower than float texels (docs/performance.md); reverted after commit ec2f36c, whose
+#     binary this part needs.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}

@@ -50,10 +50,9 @@ fn random_map(r: &mut impl Rng) -> [f32; 12] {
 }
 
 /// For the texture rows: the sum over inside samples of the bound on their change,
-/// `unit` x the spread (max - min) of their 8 corners plus `quant` (the texels' own rounding),
-/// and how many lie within that bound of a
+/// `unit` x the spread (max - min) of their 8 corners, and how many lie within that bound of a
 /// moving-intensity bin edge.
-fn texture_bounds(moving: &Volume, fixed: &Geometry, m: &[f32; 12], spec: &CostSpec, unit: f64, quant: f64) -> (f64, u64) {
+fn texture_bounds(moving: &Volume, fixed: &Geometry, m: &[f32; 12], spec: &CostSpec, unit: f64) -> (f64, u64) {
     let [nx, ny, nz] = fixed.dims;
     let d = moving.geom.dims;
     let (mut sum, mut near) = (0.0, 0u64);
@@ -69,7 +68,7 @@ fn texture_bounds(moving: &Volume, fixed: &Geometry, m: &[f32; 12], spec: &CostS
                     lo = lo.min(v);
                     hi = hi.max(v);
                 }
-                let delta = unit * (hi - lo) as f64 + quant;
+                let delta = unit * (hi - lo) as f64;
                 sum += delta;
                 let t = (v - spec.moving_lo) as f64 * spec.moving_inv_width as f64;
                 // + 1e-5 bin widths for the float32 rounding of the bin's own arithmetic.
@@ -90,7 +89,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     let moving = random_volume([44, 46, 38], &mut r);
     let m = random_map(&mut r);
     let mut rows = Vec::new();
-    for sampling in [Sampling::InKernel, Sampling::Texture, Sampling::Texture16] {
+    for sampling in [Sampling::InKernel, Sampling::Texture] {
         let mut k = match GpuCost::new(gpu.clone(), sampling) {
             Ok(k) => k,
             Err(e) => {
@@ -110,18 +109,9 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
             let name = format!("register {} {}", kind.name(), k.variant());
             rows.push(match sampling {
                 Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, k.layout(fixed.geom.dims).terms_per_item()),
-                Sampling::Texture | Sampling::Texture16 => {
+                Sampling::Texture => {
                     let unit = 3.0 * 2f64.powi(-(gpu.filter_bits().unwrap_or(22) as i32));
-                    // 16-bit texels: each off by at most half a level, scale 2^-17, and the
-                    // level's conversion back (t = k / 65535, lo + scale t) by a few roundings of
-                    // the value, 4 max(|lo|, |hi|) 2^-24; a filtered sample is a convex mix of them.
-                    let quant = if sampling == Sampling::Texture16 {
-                        let (_, lo, scale) = super::gpu::quantise(moving.as_flat());
-                        scale as f64 * 2f64.powi(-17) + 4.0 * (lo.abs().max((lo + scale).abs())) as f64 * 2f64.powi(-24)
-                    } else {
-                        0.0
-                    };
-                    let (sum, near) = texture_bounds(&moving, &fixed.geom, &m, &spec, unit, quant);
+                    let (sum, near) = texture_bounds(&moving, &fixed.geom, &m, &spec, unit);
                     texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near)
                 }
             });

@@ -97,23 +97,6 @@ pub enum Sampling {
     InKernel,
     /// The texture unit's filter (002's tex3D); NVIDIA's weights have 8 fractional bits.
     Texture,
-    /// The same through 16-bit texels: the moving image quantised to 65,536 levels between its
-    /// minimum and maximum (half the bytes; [`quantise`]).
-    Texture16,
-}
-
-/// The moving image as 16-bit levels over [lo, lo + scale]: level k stands for
-/// lo + scale k / 65535, within scale / 131070 of the value it replaces (non-finite values: lo).
-pub fn quantise(v: &[f32]) -> (Vec<u16>, f32, f32) {
-    use rayon::prelude::*;
-    let (lo, hi) = v.par_iter().filter(|x| x.is_finite()).fold(|| (f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x))).reduce(|| (f32::INFINITY, f32::NEG_INFINITY), |p, q| (p.0.min(q.0), p.1.max(q.1)));
-    if !(lo <= hi) {
-        return (vec![0; v.len()], 0.0, 0.0);
-    }
-    let scale = hi - lo;
-    let k = if scale > 0.0 { 65535.0 / scale as f64 } else { 0.0 };
-    let q = v.par_iter().map(|&x| if x.is_finite() { ((x - lo) as f64 * k).round().clamp(0.0, 65535.0) as u16 } else { 0 }).collect();
-    (q, lo, scale)
 }
 
 /// np_reg_maps: the maps of one launch.
@@ -143,8 +126,6 @@ struct Loaded {
     fixed: Buf<f32>,
     moving: Buf<f32>,
     tex: Option<Texture3d>,
-    /// Texture16: the levels' offset and range.
-    levels: (f32, f32),
     fdims: [usize; 3],
     mdims: [usize; 3],
     spec: CostSpec,
@@ -175,7 +156,6 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
-    cost_tex16: Kernel,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
@@ -192,7 +172,7 @@ impl GpuCost {
         // while the pyramid is built.
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, cost_tex16: k("register_cost_texture16")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -249,10 +229,6 @@ impl GpuCost {
         let shape = Shape::groups(maps.len() * l.layout.groups, GROUP);
         let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&l.spec));
         match &l.tex {
-            Some(t) if self.sampling == Sampling::Texture16 => {
-                let (lo, scale) = l.levels;
-                g.launch(&self.cost_tex16, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out, lo, scale])?
-            }
             Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
         }
@@ -279,16 +255,10 @@ impl CostKernels for GpuCost {
         if nf > i32::MAX as usize || moving.nvox() > i32::MAX as usize {
             bail!("register: images beyond 2^31 voxels are not supported on GPUs");
         }
-        let mut levels = (0.0, 0.0);
         let tex = match self.sampling {
             Sampling::Texture => {
                 let b = g.upload(moving.as_flat())?;
                 Some(g.texture3d_scalar(&b, 0, moving.geom.dims)?)
-            }
-            Sampling::Texture16 => {
-                let (q, lo, scale) = quantise(moving.as_flat());
-                levels = (lo, scale);
-                Some(g.texture3d_unorm16(&g.upload(&q)?, moving.geom.dims)?)
             }
             Sampling::InKernel => None,
         };
@@ -311,7 +281,6 @@ impl CostKernels for GpuCost {
             fixed: g.upload(fixed.as_flat())?,
             moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
             tex,
-            levels,
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
             spec: *spec,
@@ -350,28 +319,7 @@ impl CostKernels for GpuCost {
         match self.sampling {
             Sampling::InKernel => "in-kernel",
             Sampling::Texture => "texture",
-            Sampling::Texture16 => "texture16",
         }
-    }
-}
-
-#[cfg(test)]
-mod quantise_tests {
-    /// Every value comes back from its level within half a level (plus float rounding); the
-    /// ends map to 0 and 65535; a constant image and non-finite values do not divide by zero.
-    #[test]
-    fn levels_are_within_half_a_step() {
-        let v: Vec<f32> = (0..10_000).map(|i| -3.0 + 7.5 * ((i * 7919) % 10_000) as f32 / 9_999.0).collect();
-        let (q, lo, scale) = super::quantise(&v);
-        assert_eq!((lo, scale), (-3.0, 7.5));
-        let step = scale as f64 / 65535.0;
-        for (&x, &k) in v.iter().zip(&q) {
-            let back = lo as f64 + scale as f64 * k as f64 / 65535.0;
-            assert!((back - x as f64).abs() <= 0.5 * step + 1e-6, "{x} -> {k} -> {back}");
-        }
-        assert!(q.contains(&0) && q.contains(&65535));
-        let (q, lo, scale) = super::quantise(&[2.0, 2.0, f32::NAN]);
-        assert_eq!((q, lo, scale), (vec![0, 0, 0], 2.0, 0.0));
     }
 }
 

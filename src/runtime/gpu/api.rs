@@ -9,23 +9,6 @@ use crate::runtime::{DeviceInfo, Timings};
 use anyhow::Result;
 use std::sync::Arc;
 
-/// How a texture's texels are stored. Filtering returns float either way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Texel {
-    F32,
-    /// 16-bit unsigned normalised: texel k/65535 reads as that fraction of 1.
-    Unorm16,
-}
-
-impl Texel {
-    pub fn bytes(self) -> usize {
-        match self {
-            Texel::F32 => 4,
-            Texel::Unorm16 => 2,
-        }
-    }
-}
-
 /// A compiled kernel of either API.
 pub enum RawKernel {
     Cl(std::sync::Mutex<opencl3::kernel::Kernel>),
@@ -85,9 +68,9 @@ pub trait Queue: Send + Sync {
     fn pinned(&self, bytes: usize) -> Result<RawPinned>;
     fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel>;
     fn launch(&self, k: &RawKernel, name: &str, dims: LaunchDims, args: &[Arg]) -> Result<()>;
-    /// A 3-D texture of `channels` values per texel (1 or 4) stored as `texel`, with linear
-    /// filtering, clamped, filled from `src` at `byte_offset`.
-    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize, texel: Texel) -> Result<RawTexture>;
+    /// A 3-D texture of `channels` floats per texel (1 or 4) with linear filtering, clamped,
+    /// filled from `src` at `byte_offset`.
+    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize) -> Result<RawTexture>;
     fn record(&self) -> Result<RawEvent>;
     fn wait_for(&self, e: &RawEvent) -> Result<()>;
     fn finish(&self) -> Result<()>;

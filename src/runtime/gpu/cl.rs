@@ -1,7 +1,7 @@
 //! The layer's primitives on OpenCL: one profiling command queue per `Gpu`, programs cached per
 //! device (`runtime::opencl::ClDevice`), page-locked memory as mapped ALLOC_HOST_PTR buffers.
 
-use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned, Texel};
+use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned};
 use super::args::Arg;
 use super::buffer::RawBuf;
 use super::texture::RawTexture;
@@ -13,7 +13,7 @@ use opencl3::command_queue::{self as cq, CommandQueue, CL_QUEUE_PROFILING_ENABLE
 use opencl3::event::Event;
 use opencl3::kernel::{set_kernel_arg, Kernel};
 use opencl3::memory::{
-    cl_image_desc, cl_image_format, Buffer, Image, CL_FLOAT, CL_UNORM_INT16, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
+    cl_image_desc, cl_image_format, Buffer, Image, CL_FLOAT, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
     CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_R, CL_RGBA,
 };
 use opencl3::memory::ClMem as _;
@@ -207,7 +207,7 @@ impl Queue for ClQueue {
         self.track(true, Event::new(ev))
     }
 
-    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize, texel: Texel) -> Result<RawTexture> {
+    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize) -> Result<RawTexture> {
         let dev = &self.dev;
         if !dev.info.image_support {
             bail!("{} has no image support", dev.info.name);
@@ -217,11 +217,7 @@ impl Queue for ClQueue {
             bail!("grid {dims:?} exceeds the 3-D image limits {max:?} of {}", dev.info.name);
         }
         let order = if channels == 1 { CL_R } else { CL_RGBA };
-        let data = match texel {
-            Texel::F32 => CL_FLOAT,
-            Texel::Unorm16 => CL_UNORM_INT16,
-        };
-        let format = cl_image_format { image_channel_order: order, image_channel_data_type: data };
+        let format = cl_image_format { image_channel_order: order, image_channel_data_type: CL_FLOAT };
         // SAFETY: a plain C struct; all-zero is its documented "unused" value for the other fields.
         let mut desc: cl_image_desc = unsafe { std::mem::zeroed() };
         desc.image_type = CL_MEM_OBJECT_IMAGE3D;
@@ -229,7 +225,7 @@ impl Queue for ClQueue {
         desc.image_height = dims[1];
         desc.image_depth = dims[2];
         let img = unsafe { Image::create(&dev.context, CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut()) }
-            .with_context(|| format!("cannot create a {dims:?} {texel:?} image of {channels} channels on {}", dev.info.name))?;
+            .with_context(|| format!("cannot create a {dims:?} float image of {channels} channels on {}", dev.info.name))?;
         let origin = [0usize; 3];
         let ev = unsafe { cq::enqueue_copy_buffer_to_image(self.q(), raw(src)?.mem(), img.get(), byte_offset, origin.as_ptr(), dims.as_ptr(), 0, ptr::null()) }
             .map_err(|e| cl_err("cannot fill a 3-D image", e))?;

@@ -2,7 +2,7 @@
 //! one non-blocking stream per `Gpu`, modules cached per device (`runtime::cuda::CudaDevice`),
 //! page-locked memory from cuMemHostAlloc, times from event pairs around every operation.
 
-use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned, Texel};
+use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned};
 use super::args::Arg;
 use super::buffer::RawBuf;
 use super::texture::RawTexture;
@@ -220,24 +220,19 @@ impl Queue for CuQueue {
         })
     }
 
-    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize, texel: Texel) -> Result<RawTexture> {
+    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize) -> Result<RawTexture> {
         let m = raw(src)?;
         self.bind()?;
-        let row = dims[0] * texel.bytes() * channels;
         let desc = sys::CUDA_ARRAY3D_DESCRIPTOR {
             Width: dims[0],
             Height: dims[1],
             Depth: dims[2],
-            // Integer texels are read as fractions of their range (flags below: not as integers).
-            Format: match texel {
-                Texel::F32 => sys::CUarray_format::CU_AD_FORMAT_FLOAT,
-                Texel::Unorm16 => sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT16,
-            },
+            Format: sys::CUarray_format::CU_AD_FORMAT_FLOAT,
             NumChannels: channels as u32,
             Flags: 0,
         };
         let mut array: sys::CUarray = std::ptr::null_mut();
-        unsafe { sys::cuArray3DCreate_v2(&mut array, &desc) }.result().map_err(|e| err(&format!("cannot create a {dims:?} 3-D array of {channels} {texel:?} per texel"), e))?;
+        unsafe { sys::cuArray3DCreate_v2(&mut array, &desc) }.result().map_err(|e| err(&format!("cannot create a {dims:?} 3-D array of {channels} floats per texel"), e))?;
         let mut tex = CuTexture { obj: 0, array, ctx: self.dev.ctx.clone() };
         // Every field spelled out: CUmemorytype has no zero value, so mem::zeroed() is invalid.
         let cp = sys::CUDA_MEMCPY3D {
@@ -250,7 +245,7 @@ impl Queue for CuQueue {
             srcDevice: m.ptr + byte_offset as u64,
             srcArray: std::ptr::null_mut(),
             reserved0: std::ptr::null_mut(),
-            srcPitch: row,
+            srcPitch: dims[0] * 4 * channels,
             srcHeight: dims[1],
             dstXInBytes: 0,
             dstY: 0,
@@ -263,7 +258,7 @@ impl Queue for CuQueue {
             reserved1: std::ptr::null_mut(),
             dstPitch: 0,
             dstHeight: 0,
-            WidthInBytes: row,
+            WidthInBytes: dims[0] * 4 * channels,
             Height: dims[1],
             Depth: dims[2],
         };

@@ -17,7 +17,6 @@ mod texture;
 mod timeline;
 
 pub use api::RawEvent as Event;
-pub use api::Texel;
 pub use args::{args, Arg, Elem};
 pub use buffer::Buf;
 pub use pipeline::{Lanes, Step};
@@ -250,7 +249,7 @@ impl Gpu {
         if (texel_offset + texels) * 4 > src.len() {
             return Err(anyhow!("texture of {dims:?} texels at {texel_offset} past a buffer of {} floats", src.len()));
         }
-        let raw = self.q.texture3d(&src.raw, texel_offset * 16, dims, 4, Texel::F32)?;
+        let raw = self.q.texture3d(&src.raw, texel_offset * 16, dims, 4)?;
         Ok(Texture3d { raw, dims })
     }
 
@@ -262,18 +261,7 @@ impl Gpu {
         if offset + texels > src.len() {
             return Err(anyhow!("texture of {dims:?} texels at {offset} past a buffer of {} floats", src.len()));
         }
-        let raw = self.q.texture3d(&src.raw, offset * 4, dims, 1, Texel::F32)?;
-        Ok(Texture3d { raw, dims })
-    }
-
-    /// A one-value-per-texel 3-D texture of 16-bit unsigned normalised texels (k reads as
-    /// k / 65535), otherwise as [`texture3d_scalar`](Self::texture3d_scalar): half its bytes.
-    pub fn texture3d_unorm16(&self, src: &Buf<u16>, dims: [usize; 3]) -> Result<Texture3d> {
-        let texels: usize = dims.iter().product();
-        if texels > src.len() {
-            return Err(anyhow!("texture of {dims:?} texels past a buffer of {} values", src.len()));
-        }
-        let raw = self.q.texture3d(&src.raw, 0, dims, 1, Texel::Unorm16)?;
+        let raw = self.q.texture3d(&src.raw, offset * 4, dims, 1)?;
         Ok(Texture3d { raw, dims })
     }
 
