@@ -15,6 +15,8 @@
 #     APIs, `bench register` (in-kernel, texture, texture16; sad, ncc) twice per API, and the
 #     Outcome: slower than float texels (docs/performance.md); reverted after commit ec2f36c, whose
 #     binary this part needs.
+#   PART=d (~2 min): ncu --set full on one launch each of register_cost_texture and
+#     register_cost (a lone NCC evaluation at 240x256x176, `bench register`), reports in $OUT.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -60,6 +62,15 @@ fi
 if [ "$PART" = c ]; then
   checks 93 cuda "$OCL"
   for rep in 1 2; do for be in cuda "$OCL"; do bench "$be ($rep)" "$be"; done; done
+fi
+if [ "$PART" = d ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  echo "ncu: $NCU"
+  for k in register_cost_texture register_cost; do
+    stamp "ncu $k"
+    timeout 240 "$NCU" --set full -k "regex:^$k\$" --launch-skip 30 -c 1 "$B" bench register --backend cuda --costs ncc --evals 40 --repeats 1 > "$OUT/ncu-$k.txt" 2>&1 || echo "(ncu ended with status $?)"
+    grep -E "Duration|Elapsed Cycles|SM Active|Throughput|Pipe|Issue Slots|Hit Rate|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Stall|L1/TEX|Texture|TEX|Mem Busy|Max Bandwidth|Eligible|Theoretical Occ" "$OUT/ncu-$k.txt" | grep -v "^==" | head -60
+  done
 fi
 [ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | grep -E "^##|ncc|sad" | cut -c1-220; }
 [ -s "$F" ] && { echo "=== fim summary"; grep -E "^##|ms wall" "$F" | cut -c1-200; }
