@@ -17,6 +17,9 @@
 #     binary this part needs.
 #   PART=d (~2 min): ncu --set full on one launch each of register_cost_texture and
 #     register_cost (a lone NCC evaluation at 240x256x176, `bench register`), reports in $OUT.
+#   PART=e (~4 min): one registration program per cost (NP_REG_KIND; NEUROPORT_REG_GENERIC=1
+#     the old single program): `check` on both APIs, `bench register` both ways alternating,
+#     two rounds per API, then `register` on two 1 mm brains 3x per API.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -71,6 +74,19 @@ if [ "$PART" = d ]; then
     timeout 240 "$NCU" --set full -k "regex:^$k\$" --launch-skip 30 -c 1 "$B" bench register --backend cuda --costs ncc --evals 40 --repeats 1 > "$OUT/ncu-$k.txt" 2>&1 || echo "(ncu ended with status $?)"
     grep -E "Duration|Elapsed Cycles|SM Active|Throughput|Pipe|Issue Slots|Hit Rate|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Stall|L1/TEX|Texture|TEX|Mem Busy|Max Bandwidth|Eligible|Theoretical Occ" "$OUT/ncu-$k.txt" | grep -v "^==" | head -60
   done
+fi
+if [ "$PART" = e ]; then
+  U="$OUT/register.txt"
+  checks 95 cuda "$OCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do for gen in 1 0; do bench "$be generic $gen ($rep)" "$be" NEUROPORT_REG_GENERIC=$gen; done; done; done
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  for rep in 1 2 3; do for be in cuda "$OCL"; do
+    stamp "register 12 dof NCC on $be ($rep)"
+    { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
+  done; done
+  echo "=== register (user command)"; grep -E "^##|level|registration|process wall" "$U"
 fi
 [ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | grep -E "^##|ncc|sad" | cut -c1-220; }
 [ -s "$F" ] && { echo "=== fim summary"; grep -E "^##|ms wall" "$F" | cut -c1-200; }
