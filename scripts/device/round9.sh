@@ -19,7 +19,8 @@
 #     register_cost (a lone NCC evaluation at 240x256x176, `bench register`), reports in $OUT.
 #   PART=e (~4 min): one registration program per cost (NP_REG_KIND; NEUROPORT_REG_GENERIC=1
 #     the old single program): `check` on both APIs, `bench register` both ways alternating,
-#     two rounds per API, then `register` on two 1 mm brains 3x per API.
+#     two rounds per API, then `register` on two 1 mm brains 3x per API. Outcome: no gain on the
+#     texture path, in-kernel NCC 29 % slower; reverted after commit 8261091 (docs/performance.md).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}

@@ -62,42 +62,32 @@ impl Layout {
     }
 }
 
-/// The program for cost `kind` (CostSpec::cost): cl/register.cl with NP_REG_KIND defined, so
-/// the per-sample choice of cost is fixed at build time (`NEUROPORT_REG_GENERIC=1`: not
-/// defined, the choice read from the spec, for comparison), and with the loop-shape defines
-/// `NEUROPORT_REG_UNROLL`, `NEUROPORT_REG_MIN_BLOCKS` and `NEUROPORT_REG_STREAM=0` when set
-/// (tuning with `bench register`), under a name of its own (kernels are cached by program name).
-fn program(kind: i32) -> (&'static str, &'static str) {
-    use std::sync::Mutex;
-    static BUILT: Mutex<Vec<(i32, &'static str, &'static str)>> = Mutex::new(Vec::new());
-    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&(_, n, s)) = built.iter().find(|b| b.0 == kind) {
-        return (n, s);
-    }
-    let var = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| v <= 64);
-    let (unroll, blocks, stream) = (var("NEUROPORT_REG_UNROLL").filter(|&v| v > 0), var("NEUROPORT_REG_MIN_BLOCKS").filter(|&v| v > 0), var("NEUROPORT_REG_STREAM"));
-    let generic = std::env::var("NEUROPORT_REG_GENERIC").is_ok_and(|v| v == "1");
-    let mut defs = String::new();
-    let mut name = String::from("register");
-    if !generic {
-        defs += &format!("#define NP_REG_KIND {kind}\n");
-        name += &format!("-k{kind}");
-    }
-    if let Some(u) = unroll {
-        defs += &format!("#define NP_REG_UNROLL {u}\n");
-        name += &format!("-u{u}");
-    }
-    if let Some(b) = blocks {
-        defs += &format!("#define NP_REG_MIN_BLOCKS {b}\n");
-        name += &format!("-b{b}");
-    }
-    if stream == Some(0) {
-        defs += "#define NP_REG_NO_STREAM 1\n";
-        name += "-s0";
-    }
-    let entry: (i32, &'static str, &'static str) = (kind, Box::leak(name.into_boxed_str()), Box::leak(format!("{defs}{SOURCE}").into_boxed_str()));
-    built.push(entry);
-    (entry.1, entry.2)
+/// The program's name and source: cl/register.cl, or, when `NEUROPORT_REG_UNROLL`,
+/// `NEUROPORT_REG_MIN_BLOCKS` or `NEUROPORT_REG_STREAM=0` is set (tuning the loop shape with
+/// `bench register`), the same with those defines in front, under its own name (kernels are
+/// cached by program name).
+fn program() -> (&'static str, &'static str) {
+    use std::sync::OnceLock;
+    static TUNED: OnceLock<(&'static str, &'static str)> = OnceLock::new();
+    *TUNED.get_or_init(|| {
+        let var = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| v <= 64);
+        let (unroll, blocks, stream) = (var("NEUROPORT_REG_UNROLL").filter(|&v| v > 0), var("NEUROPORT_REG_MIN_BLOCKS").filter(|&v| v > 0), var("NEUROPORT_REG_STREAM"));
+        if unroll.is_none() && blocks.is_none() && stream != Some(0) {
+            return ("register", SOURCE);
+        }
+        let mut defs = String::new();
+        if let Some(u) = unroll {
+            defs += &format!("#define NP_REG_UNROLL {u}\n");
+        }
+        if let Some(b) = blocks {
+            defs += &format!("#define NP_REG_MIN_BLOCKS {b}\n");
+        }
+        if stream == Some(0) {
+            defs += "#define NP_REG_NO_STREAM 1\n";
+        }
+        let name = format!("register-u{}-b{}-s{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1));
+        (Box::leak(name.into_boxed_str()), Box::leak(format!("{defs}{SOURCE}").into_boxed_str()))
+    })
 }
 
 /// How the moving image is sampled.
@@ -140,8 +130,6 @@ struct Loaded {
     mdims: [usize; 3],
     spec: CostSpec,
     layout: Layout,
-    /// Index of this cost's kernels in `GpuCost::kernels`.
-    kernels: usize,
 }
 
 /// The reduction's buffers, made once for the largest layout and kept across levels, so a level
@@ -166,8 +154,8 @@ const MAX_HIST: usize = BINS * BINS;
 pub struct GpuCost {
     gpu: Gpu,
     sampling: Sampling,
-    /// The cost kernels (in-kernel, texture) per cost code, built at the first load of each.
-    kernels: Vec<(i32, Kernel, Kernel)>,
+    cost: Kernel,
+    cost_tex: Kernel,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
@@ -179,22 +167,12 @@ pub struct GpuCost {
 
 impl GpuCost {
     pub fn new(gpu: Gpu, sampling: Sampling) -> Result<GpuCost> {
+        let (program, source) = program();
         // The second level's images are the first copy over 1 MB: its staging slots are made
         // while the pyramid is built.
         gpu.stage_ahead();
-        Ok(GpuCost { kernels: Vec::new(), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
-    }
-
-    /// The kernels for cost code `kind`, built the first time.
-    fn kernels_for(&mut self, kind: i32) -> Result<usize> {
-        if let Some(i) = self.kernels.iter().position(|k| k.0 == kind) {
-            return Ok(i);
-        }
-        let (program, source) = program(kind);
-        let k = |name| self.gpu.kernel(program, source, name);
-        let built = (kind, k("register_cost")?, k("register_cost_texture")?);
-        self.kernels.push(built);
-        Ok(self.kernels.len() - 1)
+        let k = |name| gpu.kernel(program, source, name);
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -237,7 +215,6 @@ impl GpuCost {
     /// One launch of up to MAX_MAPS maps.
     fn launch(&mut self, maps: &[[f32; 12]], out: &mut Vec<Stats>) -> Result<()> {
         let (Some(l), Some(sc)) = (&self.loaded, &mut self.scratch) else { bail!("register: evaluate before load") };
-        let (_, cost, cost_tex) = &self.kernels[l.kernels];
         let g = &self.gpu;
         let timed = self.launches % TIME_EVERY == 0;
         g.set_timing(timed);
@@ -252,8 +229,8 @@ impl GpuCost {
         let shape = Shape::groups(maps.len() * l.layout.groups, GROUP);
         let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&l.spec));
         match &l.tex {
-            Some(t) => g.launch(cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
-            None => g.launch(cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
+            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
         }
         g.download_into(&sc.out, 0, &mut sc.record, 0..PARTIAL_WORDS * maps.len())?;
         // One queue sync: no event object created and destroyed per launch.
@@ -270,7 +247,6 @@ impl CostKernels for GpuCost {
     fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()> {
         // Evaluations not yet taken keep their own scale; the uploads below are timed in full.
         let pending = self.take_timings();
-        let kernels = self.kernels_for(spec.cost)?;
         // The old level's images go before the new ones are uploaded (not both held at once).
         self.loaded = None;
         let g = &self.gpu;
@@ -309,7 +285,6 @@ impl CostKernels for GpuCost {
             mdims: moving.geom.dims,
             spec: *spec,
             layout,
-            kernels,
         });
         self.load_t = self.gpu.take_timings().unwrap_or_default();
         self.load_t.add(&pending);
