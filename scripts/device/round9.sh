@@ -21,6 +21,9 @@
 #     the old single program): `check` on both APIs, `bench register` both ways alternating,
 #     two rounds per API, then `register` on two 1 mm brains 3x per API. Outcome: no gain on the
 #     texture path, in-kernel NCC 29 % slower; reverted after commit 8261091 (docs/performance.md).
+#   PART=f (~2 min): the registration kernels' launch shape again at round 9's code: work-groups
+#     per SM (NEUROPORT_REG_GROUPS_PER_UNIT 4, 5, 8) x slices in flight (NEUROPORT_REG_UNROLL 2, 4)
+#     on CUDA; FIM example 3 with 2 Jacobi updates per block per iteration (--inner 2).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -88,6 +91,15 @@ if [ "$PART" = e ]; then
     { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
   done; done
   echo "=== register (user command)"; grep -E "^##|level|registration|process wall" "$U"
+fi
+if [ "$PART" = f ]; then
+  for un in 2 4; do for gpu in 4 5 8; do bench "cuda groups/SM $gpu unroll $un" cuda NEUROPORT_REG_GROUPS_PER_UNIT=$gpu NEUROPORT_REG_UNROLL=$un; done; done
+  for loc in paper exact; do
+    for inner in 1 2; do
+      stamp "bench fim cuda $loc inner $inner"
+      { echo "## cuda $loc inner $inner"; timeout 120 "$B" bench fim --example 3 --backend cuda --local $loc --inner $inner --repeats 3 2>&1 | tail -1 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
+    done
+  done
 fi
 [ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | grep -E "^##|ncc|sad" | cut -c1-220; }
 [ -s "$F" ] && { echo "=== fim summary"; grep -E "^##|ms wall" "$F" | cut -c1-200; }
