@@ -24,6 +24,8 @@
 #   PART=f (~2 min): the registration kernels' launch shape again at round 9's code: work-groups
 #     per SM (NEUROPORT_REG_GROUPS_PER_UNIT 4, 5, 8) x slices in flight (NEUROPORT_REG_UNROLL 2, 4)
 #     on CUDA; FIM example 3 with 2 Jacobi updates per block per iteration (--inner 2).
+#   PART=g (~2 min): the inside test without branches (bitwise &), against the previous binary
+#     (dist/neuroport-old), `bench register` alternating, two rounds per API.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -100,6 +102,12 @@ if [ "$PART" = f ]; then
       { echo "## cuda $loc inner $inner"; timeout 120 "$B" bench fim --example 3 --backend cuda --local $loc --inner $inner --repeats 3 2>&1 | tail -1 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
     done
   done
+fi
+if [ "$PART" = g ]; then
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    B="$OLD" bench "$be old ($rep)" "$be"
+    bench "$be new ($rep)" "$be"
+  done; done
 fi
 [ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | grep -E "^##|ncc|sad" | cut -c1-220; }
 [ -s "$F" ] && { echo "=== fim summary"; grep -E "^##|ms wall" "$F" | cut -c1-200; }
