@@ -65,7 +65,7 @@
                 float q[3];                                                                              \
                 valid[u] = col && z + u < z1;                                                            \
                 np_reg_map_slice(&map, cq, (float)(z + u), q);                                           \
-                ok[u] = valid[u] & np_reg_inside(q, mnx, mny, mnz);                                     \
+                ok[u] = valid[u] && np_reg_inside(q, mnx, mny, mnz);                                     \
                 if (!ok[u])                                                                              \
                     q[0] = q[1] = q[2] = 0.0f;                                                           \
                 fv[u] = NP_REG_FIXED_LOAD(fixed + (valid[u] ? base + fnx * fny * (z + u) : 0));          \

@@ -75,11 +75,9 @@ NP_FN void np_reg_map_slice(const np_reg_map *a, const float *col, float z, floa
         q[r] = NP_REG_ADD(NP_REG_ADD(col[r], NP_REG_MUL(a->m[4 * r + 2], z)), a->m[4 * r + 3]);
 }
 
-/* Bitwise, not short-circuit: six compares and no branch per sample (&& compiled to a chain of
- * three branches in the sample loop; round 9). */
 NP_FN int np_reg_inside(const float *q, int nx, int ny, int nz)
 {
-    return (q[0] >= 0.0f) & (q[0] <= (float)(nx - 1)) & (q[1] >= 0.0f) & (q[1] <= (float)(ny - 1)) & (q[2] >= 0.0f) & (q[2] <= (float)(nz - 1));
+    return q[0] >= 0.0f && q[0] <= (float)(nx - 1) && q[1] >= 0.0f && q[1] <= (float)(ny - 1) && q[2] >= 0.0f && q[2] <= (float)(nz - 1);
 }
 
 NP_FN float np_reg_lerp(float a, float b, float t)

@@ -25,7 +25,8 @@
 #     per SM (NEUROPORT_REG_GROUPS_PER_UNIT 4, 5, 8) x slices in flight (NEUROPORT_REG_UNROLL 2, 4)
 #     on CUDA; FIM example 3 with 2 Jacobi updates per block per iteration (--inner 2).
 #   PART=g (~2 min): the inside test without branches (bitwise &), against the previous binary
-#     (dist/neuroport-old), `bench register` alternating, two rounds per API.
+#     (dist/neuroport-old), `bench register` alternating, two rounds per API. Outcome: texture -2 %,
+#     in-kernel +4 %, PoCL in-kernel +12-38 %; reverted after commit 116fe5b.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
