@@ -51,8 +51,16 @@ struct FimParams {
 
 pub struct GpuFim {
     gpu: Gpu,
-    /// fim_update, fim_neighbours, fim_commit and fim_init built with this many lanes.
-    built: (usize, Kernel, Kernel, Kernel, Kernel),
+    built: Built,
+}
+
+/// fim.cl's kernels, built with `lanes` work-items per voxel.
+struct Built {
+    lanes: usize,
+    update: Kernel,
+    neighbours: Kernel,
+    commit: Kernel,
+    init: Kernel,
 }
 
 /// Work-items per voxel in fim_update (NP_FIM_LANES in fim.h). Lane j solves combinations j,
@@ -93,10 +101,10 @@ impl GpuFim {
         Ok(GpuFim { gpu, built })
     }
 
-    fn build(gpu: &Gpu, lanes: usize) -> Result<(usize, Kernel, Kernel, Kernel, Kernel)> {
+    fn build(gpu: &Gpu, lanes: usize) -> Result<Built> {
         let (program, source) = program(lanes);
         let k = |name| gpu.kernel(program, source, name);
-        Ok((lanes, k("fim_update")?, k("fim_neighbours")?, k("fim_commit")?, k("fim_init")?))
+        Ok(Built { lanes, update: k("fim_update")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")? })
     }
 }
 
@@ -206,10 +214,10 @@ impl FimKernels for GpuFim {
         let mut sol = Solution::default();
         let mut count = list0.len();
         let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes(g.info().is_gpu) };
-        if self.built.0 != lanes {
+        if self.built.lanes != lanes {
             self.built = Self::build(g, lanes)?;
         }
-        let (upd, nbr, commit, init) = (&self.built.1, &self.built.2, &self.built.3, &self.built.4);
+        let Built { update: upd, neighbours: nbr, commit, init, .. } = &self.built;
         g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32])?;
         let append = !par.host_list as i32;
         let mut cur = 0;
