@@ -27,6 +27,10 @@
 #   PART=g (~2 min): the inside test without branches (bitwise &), against the previous binary
 #     (dist/neuroport-old), `bench register` alternating, two rounds per API. Outcome: texture -2 %,
 #     in-kernel +4 %, PoCL in-kernel +12-38 %; reverted after commit 116fe5b.
+#   PART=h (~3 min): FIM with one iteration in 8 timed by device events (the rest queued without
+#     them), against the previous binary (every launch timed), alternating, both APIs, both
+#     local solvers, two rounds; then the new one with NEUROPORT_FIM_TIME_ALL=1 (the sampled
+#     kernel time against the full one).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -109,6 +113,12 @@ if [ "$PART" = g ]; then
     B="$OLD" bench "$be old ($rep)" "$be"
     bench "$be new ($rep)" "$be"
   done; done
+fi
+if [ "$PART" = h ]; then
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
+  done; done; done
+  for be in cuda "$OCL"; do for loc in paper exact; do fim "new, every iteration timed" "$B" "$be" $loc NEUROPORT_FIM_TIME_ALL=1; done; done
 fi
 [ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | grep -E "^##|ncc|sad" | cut -c1-220; }
 [ -s "$F" ] && { echo "=== fim summary"; grep -E "^##|ms wall" "$F" | cut -c1-200; }

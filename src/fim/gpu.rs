@@ -27,6 +27,11 @@ const B: usize = 4;
 const BV: usize = 64;
 /// Device-side list: iterations between reads of the active count.
 pub const CHECK_EVERY: usize = 8;
+/// One iteration in this many is timed with device events, and the iterations' device time
+/// scaled from them (`NEUROPORT_FIM_TIME_ALL=1`: every one): an event per launch cost NVIDIA's
+/// OpenCL ~35 ms of example 3's ~3,500 launches (round 9). A multiple of CHECK_EVERY, so the
+/// timed iterations hold their share of the count reads.
+pub const TIME_EVERY: usize = 8;
 /// Iterations whose list lengths are recorded on the device.
 const HIST: usize = 1 << 16;
 
@@ -225,10 +230,25 @@ impl FimKernels for GpuFim {
         // the 32^3 helix; a block iteration does `inner` updates): past it the run stops with an
         // error instead of running for minutes (the old bound was ~600 K iterations).
         let max_iter = 64 * (bd[0] + bd[1] + bd[2]) + 20_000;
+        // The set-up's device time in full; the iterations' sampled (TIME_EVERY).
+        let mut timings = g.take_timings()?;
+        let every = if std::env::var("NEUROPORT_FIM_TIME_ALL").is_ok_and(|v| v == "1") { 1 } else { TIME_EVERY };
+        let mut timed = 0;
+        // Timing back on however the loop ends (the queue outlives this solve).
+        struct TimingOn<'a>(&'a Gpu);
+        impl Drop for TimingOn<'_> {
+            fn drop(&mut self) {
+                self.0.set_timing(true);
+            }
+        }
+        let on = TimingOn(g);
         while count > 0 && sol.iterations < max_iter {
             let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
             let (s0, s1) = (slot(0), slot(1));
             sol.iterations += 1;
+            let time_it = sol.iterations % every == 0 || sol.iterations == 1;
+            g.set_timing(time_it);
+            timed += time_it as usize;
             let (list, cnt, next, next_cnt) = (&lists[cur], &counts[cur], &lists[1 - cur], &counts[1 - cur]);
             // Step 1: n Jacobi updates of every active block; C_b by reduction; the unconverged
             // join the next list; the candidate count starts at 0.
@@ -262,6 +282,12 @@ impl FimKernels for GpuFim {
             bail!("the block FIM did not converge in {max_iter} iterations");
         }
         g.finish()?;
+        drop(on);
+        let mut it = g.take_timings()?;
+        let scale = sol.iterations as f64 / timed.max(1) as f64;
+        it.kernel_ms *= scale;
+        it.transfer_ms *= scale;
+        timings.add(&it);
         record("fim iterations", ms_since(t_iter));
         let t_out = Instant::now();
         let hist = g.download(&b_hist)?;
@@ -272,8 +298,8 @@ impl FimKernels for GpuFim {
         let ub = g.download(&b_u)?;
         sol.u = (0..n).into_par_iter().map(|v| ub[slot_of(p.dims, bd, v)]).map(|x| if x.is_finite() { x } else { f32::NAN }).collect();
         record("fim download", ms_since(t_out));
-        let t = g.take_timings()?;
-        sol.timings = t;
+        timings.add(&g.take_timings()?);
+        sol.timings = timings;
         Ok(sol)
     }
 }
