@@ -166,8 +166,17 @@ NP_FN void np_fim_candidate(NP_GLOBAL const int *conv, NP_GLOBAL int *cand, NP_G
     if (conv[b] && np_atomic_xchg_u32(&cand[b], 1) == 0u) cand_list[np_atomic_add_i32(cand_count, 1)] = b;
 }
 
-/* After the active blocks' updates: their results copied from unew into u (64 items per listed
- * block), and the first item of each converged one appends its candidates. */
+/* Item i of a commit: voxel i % 64 of listed block list[i / 64] copied from unew into u; the
+ * block. */
+NP_FN int np_fim_commit(NP_GLOBAL const int *list, int i, NP_GLOBAL const float *unew, NP_GLOBAL float *u)
+{
+    int b = list[i / NP_FIM_BV], w = b * NP_FIM_BV + i % NP_FIM_BV;
+    u[w] = unew[w];
+    return b;
+}
+
+/* After the active blocks' updates: their results committed (64 items per listed block), and
+ * the first item of each converged one appends its candidates. */
 NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                               NP_GLOBAL const int *NP_RESTRICT conv, np_fim_params p, NP_GLOBAL int *cand,
                               NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count,
@@ -175,8 +184,7 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
 {
     int n = *count;
     for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) {
-        int b = list[i / NP_FIM_BV], w = b * NP_FIM_BV + i % NP_FIM_BV;
-        u[w] = unew[w];
+        int b = np_fim_commit(list, i, unew, u);
         if (i % NP_FIM_BV != 0 || !conv[b]) continue;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
         if (bx > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - 1);
@@ -188,15 +196,12 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
     }
 }
 
-/* After the candidates' updates: their results copied from unew into u. */
+/* After the candidates' updates: their results committed. */
 NP_KERNEL void fim_commit(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count, np_fim_params p,
                           NP_GLOBAL const float *NP_RESTRICT unew, NP_GLOBAL float *NP_RESTRICT u)
 {
     int n = *count;
-    for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) {
-        int w = list[i / NP_FIM_BV] * NP_FIM_BV + i % NP_FIM_BV;
-        u[w] = unew[w];
-    }
+    for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) np_fim_commit(list, i, unew, u);
 }
 
 /* u before the first iteration: 0 on the sources (mask 2), infinite elsewhere. */

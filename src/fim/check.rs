@@ -116,7 +116,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     rows.push(CheckRow::new("fim_block[004 local]", dev, max_rel_diff(&got.u, &want.u), tolerance(&q, &paper), note(&q.dims, "constant field, one source (u convex) vs CPU node FIM")));
     let got = solve(dev, &p, &paper)?;
     let err = fixed_point_residual(&p, &got.u, &paper, &want.u);
-    rows.push(CheckRow::new("fim_block[004 local, fixed point]", dev, err, paper.tol + 16.0 * f32::EPSILON as f64 / 2.0, note(&p.dims, "random anisotropic field: largest lowering by one more update")));
+    rows.push(CheckRow::new("fim_block[004 local, fixed point]", dev, err, fixed_point_tolerance(&paper), note(&p.dims, "random anisotropic field: largest lowering by one more update")));
     Ok(rows)
 }
 
@@ -131,6 +131,12 @@ pub fn convex_problem(p: &Problem) -> Problem {
     }
     q.source.iter_mut().enumerate().for_each(|(v, s)| *s = (v == s0) as u8);
     q
+}
+
+/// The fixed-point row's bound: the device's stopping test (tol) and the rounding of g on the
+/// device and on the CPU (8 eps_f32 each).
+pub fn fixed_point_tolerance(params: &Params) -> f64 {
+    params.tol + 16.0 * f32::EPSILON as f64 / 2.0
 }
 
 /// The largest relative lowering (u - g(u)) / u one more update of `u` would make, with g on the
@@ -160,7 +166,7 @@ mod tests {
     fn fixed_point_residual_tells_converged_from_not() {
         let p = random_problem(5);
         let paper = Params { local: crate::fim::Local::Paper, ..Params::default() };
-        let tol = paper.tol + 16.0 * f32::EPSILON as f64 / 2.0;
+        let tol = fixed_point_tolerance(&paper);
         let u = crate::fim::cpu::node_fim::<f32>(&p, &paper).u;
         assert!(fixed_point_residual(&p, &u, &paper, &u) <= tol);
         let early = crate::fim::cpu::sweep::<f32>(&p, &Params { max_sweeps: 1, ..paper }).u;

@@ -140,6 +140,8 @@ impl FimKernels for GpuFim {
             bail!("the GPU block FIM runs 4^3 blocks (004); block size {} is CPU-only", par.block);
         }
         let g = &self.gpu;
+        // Timed in full from here, whatever an earlier solve that failed mid-loop left.
+        g.set_timing(true);
         let n = p.nvox();
         let bd = block_grid(p.dims);
         let nb = bd.iter().product::<usize>();
@@ -233,22 +235,14 @@ impl FimKernels for GpuFim {
         // The set-up's device time in full; the iterations' sampled (TIME_EVERY).
         let mut timings = g.take_timings()?;
         let every = if std::env::var("NEUROPORT_FIM_TIME_ALL").is_ok_and(|v| v == "1") { 1 } else { TIME_EVERY };
-        let mut timed = 0;
-        // Timing back on however the loop ends (the queue outlives this solve).
-        struct TimingOn<'a>(&'a Gpu);
-        impl Drop for TimingOn<'_> {
-            fn drop(&mut self) {
-                self.0.set_timing(true);
-            }
-        }
-        let on = TimingOn(g);
+        let mut timed = 0u64;
         while count > 0 && sol.iterations < max_iter {
             let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
             let (s0, s1) = (slot(0), slot(1));
             sol.iterations += 1;
             let time_it = sol.iterations % every == 0 || sol.iterations == 1;
             g.set_timing(time_it);
-            timed += time_it as usize;
+            timed += time_it as u64;
             let (list, cnt, next, next_cnt) = (&lists[cur], &counts[cur], &lists[1 - cur], &counts[1 - cur]);
             // Step 1: n Jacobi updates of every active block; C_b by reduction; the unconverged
             // join the next list; the candidate count starts at 0.
@@ -282,11 +276,9 @@ impl FimKernels for GpuFim {
             bail!("the block FIM did not converge in {max_iter} iterations");
         }
         g.finish()?;
-        drop(on);
+        g.set_timing(true);
         let mut it = g.take_timings()?;
-        let scale = sol.iterations as f64 / timed.max(1) as f64;
-        it.kernel_ms *= scale;
-        it.transfer_ms *= scale;
+        it.scale_sampled(sol.iterations as u64, timed);
         timings.add(&it);
         record("fim iterations", ms_since(t_iter));
         let t_out = Instant::now();

@@ -188,15 +188,14 @@ impl GpuCost {
     fn cap(&self) -> usize {
         let info = self.gpu.info();
         let units = info.compute_units as usize;
-        let cap = if (info.is_gpu || info.backend == "cuda") && units > 0 {
+        if (info.is_gpu || info.backend == "cuda") && units > 0 {
             let per_unit = std::env::var("NEUROPORT_REG_GROUPS_PER_UNIT").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&k| k > 0).unwrap_or(4);
             units * per_unit
         } else if info.is_gpu || info.backend == "cuda" {
             1024
         } else {
             8 * units.max(1)
-        };
-        cap
+        }
     }
 
     /// The joint histogram of map `i` of the last launch (for the conformance check).
@@ -307,9 +306,7 @@ impl CostKernels for GpuCost {
 
     fn take_timings(&mut self) -> Timings {
         let mut t = self.gpu.take_timings().unwrap_or_default();
-        let scale = self.launches as f64 / self.timed.max(1) as f64;
-        t.kernel_ms *= scale;
-        t.transfer_ms *= scale;
+        t.scale_sampled(self.launches, self.timed);
         (self.launches, self.timed) = (0, 0);
         t.add(&std::mem::take(&mut self.load_t));
         t

@@ -20,6 +20,13 @@ impl Timings {
         self.transfer_ms += o.transfer_ms;
         self.host_ms += o.host_ms;
     }
+    /// Device times measured on `timed` of `all` like units of work (launches, iterations),
+    /// scaled to all of them; host time is wall clock, already whole.
+    pub fn scale_sampled(&mut self, all: u64, timed: u64) {
+        let k = all as f64 / timed.max(1) as f64;
+        self.kernel_ms *= k;
+        self.transfer_ms *= k;
+    }
 }
 
 /// Wall-clock milliseconds of `f`, for host work and for the CPU backend's "kernels".
