@@ -11,7 +11,7 @@
 
 use super::cost::{CostSpec, Stats, BINS};
 use super::CostKernels;
-use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Pinned, Shape, Texture3d};
+use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Mapped, Pinned, Shape, Texture3d};
 use crate::runtime::Timings;
 use crate::volume::Volume;
 use anyhow::{bail, Result};
@@ -145,6 +145,9 @@ struct Scratch {
     /// The last evaluation's joint histogram.
     hist_out: Buf<u32>,
     record: Pinned<u32>,
+    /// Where CUDA's kernel writes the records itself (mapped host memory): no read-back copy.
+    /// `NEUROPORT_REG_MAPPED=0` uses `out` and a copy into `record`, as OpenCL does.
+    mapped: Option<Mapped<u32>>,
 }
 
 /// Joint-histogram words per map the scratch holds: the bins every CostSpec has (cost.rs), which
@@ -227,14 +230,22 @@ impl GpuCost {
         let [mx, my, mz] = l.mdims.map(|d| d as i32);
         let shape = Shape::groups(maps.len() * l.layout.groups, GROUP);
         let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&l.spec));
+        let dst = sc.mapped.as_ref().map_or(&sc.out, |m| m.buf());
         match &l.tex {
-            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
-            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, &sc.out, &sc.hist_out])?,
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
-        g.download_into(&sc.out, 0, &mut sc.record, 0..PARTIAL_WORDS * maps.len())?;
+        let words = PARTIAL_WORDS * maps.len();
+        if sc.mapped.is_none() {
+            g.download_into(&sc.out, 0, &mut sc.record, 0..words)?;
+        }
         // One queue sync: no event object created and destroyed per launch.
         g.finish()?;
-        for p in bytemuck::cast_slice::<u32, Partial>(&sc.record[..PARTIAL_WORDS * maps.len()]) {
+        let record: &[u32] = match &sc.mapped {
+            Some(m) => &m[..words],
+            None => &sc.record[..words],
+        };
+        for p in bytemuck::cast_slice::<u32, Partial>(record) {
             // MI/NMI: the device has put H(F), H(M), H(F,M) in the sums (Stats).
             out.push(Stats { inside: p.inside as u64, total: p.total as u64, sums: p.s.map(|v| v as f64), hist: Vec::new() });
         }
@@ -274,6 +285,7 @@ impl CostKernels for GpuCost {
                 done: g.zeros(MAX_MAPS)?,
                 hist_out: g.alloc(MAX_HIST * MAX_MAPS)?,
                 record: g.pinned(PARTIAL_WORDS * MAX_MAPS)?,
+                mapped: if std::env::var("NEUROPORT_REG_MAPPED").is_ok_and(|v| v == "0") { None } else { g.mapped(PARTIAL_WORDS * MAX_MAPS)? },
             });
         }
         self.loaded = Some(Loaded {

@@ -66,6 +66,12 @@ pub trait Queue: Send + Sync {
     /// Copies `len` bytes of `buf` at `offset` to host memory at `dst`, complete with the event.
     unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize, mark: bool) -> Result<Option<RawEvent>>;
     fn pinned(&self, bytes: usize) -> Result<RawPinned>;
+    /// Pinned host memory that kernels write directly (CUDA mapped memory), with the device's
+    /// view of it; None where the API has no such guarantee (OpenCL 1.2: a kernel may not write
+    /// a buffer while the host has it mapped).
+    fn mapped(&self, _bytes: usize) -> Result<Option<(RawPinned, RawBuf)>> {
+        Ok(None)
+    }
     fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel>;
     fn launch(&self, k: &RawKernel, name: &str, dims: LaunchDims, args: &[Arg]) -> Result<()>;
     /// A 3-D texture of `channels` floats per texel (1 or 4) with linear filtering, clamped,

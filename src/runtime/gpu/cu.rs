@@ -25,10 +25,15 @@ pub struct CuMem {
     pub(crate) ptr: sys::CUdeviceptr,
     bytes: usize,
     ctx: Arc<CudaContext>,
+    /// The device's view of mapped host memory, freed with its host side (`RawPinned`).
+    borrowed: bool,
 }
 
 impl Drop for CuMem {
     fn drop(&mut self) {
+        if self.borrowed {
+            return;
+        }
         let _ = self.ctx.bind_to_thread();
         let _ = unsafe { cu::free_sync(self.ptr) };
     }
@@ -147,7 +152,7 @@ impl Queue for CuQueue {
     fn alloc(&self, bytes: usize) -> Result<RawBuf> {
         self.bind()?;
         let ptr = unsafe { cu::malloc_sync(bytes) }.map_err(|e| anyhow!("cannot allocate {bytes} bytes on {}: {e:?}", self.dev.info.name))?;
-        Ok(RawBuf::Cu(CuMem { ptr, bytes, ctx: self.dev.ctx.clone() }))
+        Ok(RawBuf::Cu(CuMem { ptr, bytes, ctx: self.dev.ctx.clone(), borrowed: false }))
     }
 
     fn fill(&self, buf: &RawBuf, byte: u8) -> Result<()> {
@@ -179,6 +184,15 @@ impl Queue for CuQueue {
         self.bind()?;
         let p = unsafe { cu::malloc_host(bytes, 0) }.map_err(|e| err(&format!("cannot allocate {bytes} bytes of pinned memory"), e))?;
         Ok(RawPinned { ptr: p as *mut u8, bytes, owner: PinnedOwner::Cu(self.dev.ctx.clone()) })
+    }
+
+    fn mapped(&self, bytes: usize) -> Result<Option<(RawPinned, RawBuf)>> {
+        self.bind()?;
+        let p = unsafe { cu::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.map_err(|e| err(&format!("cannot allocate {bytes} bytes of mapped memory"), e))?;
+        let host = RawPinned { ptr: p as *mut u8, bytes, owner: PinnedOwner::Cu(self.dev.ctx.clone()) };
+        let mut dptr: sys::CUdeviceptr = 0;
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dptr, p, 0) }.result().map_err(|e| err("cannot map pinned memory for the device", e))?;
+        Ok(Some((host, RawBuf::Cu(CuMem { ptr: dptr, bytes, ctx: self.dev.ctx.clone(), borrowed: true }))))
     }
 
     fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel> {

@@ -93,6 +93,27 @@ impl<T: Elem> std::ops::DerefMut for Pinned<T> {
     }
 }
 
+/// Host memory that kernels write directly ([`Gpu::mapped`]): `buf` is passed to a kernel, and
+/// the host reads the values (`Deref`) after the queue has finished the launch, with no copy.
+pub struct Mapped<T: Elem> {
+    // Declared first so it drops first: the device's view goes before the memory it views.
+    buf: Buf<T>,
+    host: Pinned<T>,
+}
+
+impl<T: Elem> Mapped<T> {
+    pub fn buf(&self) -> &Buf<T> {
+        &self.buf
+    }
+}
+
+impl<T: Elem> std::ops::Deref for Mapped<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.host
+    }
+}
+
 /// Signatures parsed once per entry source per process, shared by every device.
 fn signatures(program: &'static str, source: &'static str) -> Result<Arc<HashMap<String, Vec<Param>>>> {
     static CACHE: Mutex<Vec<(&'static str, Arc<HashMap<String, Vec<Param>>>)>> = Mutex::new(Vec::new());
@@ -276,6 +297,13 @@ impl Gpu {
     pub fn pinned<T: Elem>(&self, n: usize) -> Result<Pinned<T>> {
         let raw = self.q.pinned(buffer::alloc_bytes::<T>(n))?;
         Ok(Pinned { raw, len: n, _t: std::marker::PhantomData })
+    }
+
+    /// `n` elements of host memory that kernels write directly (CUDA mapped memory): a small
+    /// result read without a copy after `finish`. None on OpenCL.
+    pub fn mapped<T: Elem>(&self, n: usize) -> Result<Option<Mapped<T>>> {
+        let bytes = buffer::alloc_bytes::<T>(n);
+        Ok(self.q.mapped(bytes)?.map(|(host, raw)| Mapped { buf: Buf::new(raw, n), host: Pinned { raw: host, len: n, _t: std::marker::PhantomData } }))
     }
 
     /// Queues a copy of `src[range]` into `dst` at element `offset`, returning at once; `src` must

@@ -58,6 +58,17 @@ pub fn run(dev: &Device, _reference: &Device, seed: u64) -> Result<Vec<CheckRow>
     let err = got.iter().zip(&want).map(|(g, w)| ((g - w).abs() / 16.0) as f64).fold(0.0, f64::max);
     rows.push(row("layer_axpy (every argument kind)", dev, got.iter().all(|v| v.is_finite()), err, 4.0 * f32::EPSILON as f64, ""));
 
+    // Mapped host memory (CUDA): the kernel writes it directly and the host reads it after
+    // `finish`, no copy. It starts as y, which differs from the launch's result everywhere a
+    // is not 0, so a launch that did not write it cannot pass.
+    if let Some(mp) = gpu.mapped::<f32>(m)? {
+        gpu.write(mp.buf(), 0, &y)?;
+        gpu.launch(&k, Shape::items(m), args![&bx, mp.buf(), m as i32, a, Arg::structure(&p), mask])?;
+        gpu.finish()?;
+        let differ = mp.iter().zip(&got).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        rows.push(row("layer mapped host memory", dev, differ == 0, differ as f64, 0.0, "values differing from the same launch into device memory (must be 0)"));
+    }
+
     // The argument check refuses a swapped list before the device sees it.
     let refused = gpu.launch(&k, Shape::items(m), args![&bx, m as i32, &by, a, Arg::structure(&p), mask]).is_err()
         && gpu.launch(&k, Shape::items(m), args![&bx, &by, m as i32]).is_err();
