@@ -45,8 +45,28 @@ fn perp(a: [f64; 3]) -> [f64; 3] {
     c.map(|x| x / n)
 }
 
+/// The bundles' thickness, as fractions of the grid: `tube` of the smaller in-plane edge (the
+/// arch's half-width; the projection bundles' half-width is 0.8 of it), `slab` of the z edge (the
+/// arch's half-height). Each at least 1.5 voxels.
+#[derive(Clone, Copy, Debug)]
+pub struct Bundles {
+    pub tube: f64,
+    pub slab: f64,
+}
+
+impl Default for Bundles {
+    fn default() -> Self {
+        Bundles { tube: 0.06, slab: 0.25 }
+    }
+}
+
 /// The phantom on a `dims` grid; `seed` jitters eigenvalues by a few percent.
 pub fn brain_like(dims: [usize; 3], voxel_size: [f32; 3], seed: u64) -> Phantom {
+    brain_like_with(dims, voxel_size, seed, Bundles::default())
+}
+
+/// [`brain_like`] with bundles of the given thickness.
+pub fn brain_like_with(dims: [usize; 3], voxel_size: [f32; 3], seed: u64, bundles_shape: Bundles) -> Phantom {
     let geom = Geometry::synthetic(dims, voxel_size);
     let nvox = geom.nvox();
     let [nx, ny, nz] = dims.map(|d| d as f64);
@@ -60,8 +80,8 @@ pub fn brain_like(dims: [usize; 3], voxel_size: [f32; 3], seed: u64) -> Phantom 
     // arch: a half circle in the x-y plane centred at (cx, cy - ny/8), radius ~ nx/3
     let arch_r = nx.min(ny) * 0.3;
     let arch_c = [c[0], c[1] - ny * 0.12];
-    let tube = (nx.min(ny) * 0.06).max(1.5);
-    let slab = (nz * 0.25).max(1.5);
+    let tube = (nx.min(ny) * bundles_shape.tube).max(1.5);
+    let slab = (nz * bundles_shape.slab).max(1.5);
     for z in 0..dims[2] {
         for y in 0..dims[1] {
             for x in 0..dims[0] {
