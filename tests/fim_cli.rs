@@ -34,6 +34,8 @@ fn two_regions_write_costs_pathway_and_path() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("E(gamma) = "), "{stderr}");
+    // Solver and metric named as the command line spells them.
+    assert!(stderr.contains("fim solver, sharpened metric"), "{stderr}");
     for f in ["res_cost1.nii.gz", "res_cost2.nii.gz", "res_total.nii.gz", "res_pathway.nii.gz"] {
         assert!(stdout.contains(f), "{f} not listed: {stdout}");
     }

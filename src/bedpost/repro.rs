@@ -12,7 +12,7 @@
 
 use super::{init, kernels, post, sample, sim, Config, Table, SEGMENT};
 use crate::dti;
-use crate::repro::published::lookup;
+use crate::repro::published::{lookup, shown};
 use crate::repro::{add_speedups, PlotSpec, Report, Row, RunCtx, Scale, Target, ALL_CORES, ONE_THREAD};
 use crate::runtime::{timing::median, timing::wall_ms, Device, Timings};
 use crate::synth;
@@ -100,8 +100,10 @@ impl Target for BedpostT3 {
             if ctx.scale == Scale::Quick {
                 let p = PAPER.iter().find(|d| d.id == ds.id).map(|d| d.nmask).unwrap_or(0);
                 notes.push(format!(
-                    "Published for dataset {} ({p} voxels, not comparable with this quick run): {:?} s on the {CPU_PUBLISHED}, {:?} s on the {GPU_PUBLISHED}.",
-                    ds.id, published_cpu, published_gpu
+                    "Published for dataset {} ({p} voxels, not comparable with this quick run): {} s on the {CPU_PUBLISHED}, {} s on the {GPU_PUBLISHED}.",
+                    ds.id,
+                    shown(published_cpu),
+                    shown(published_gpu)
                 ));
             }
             for (dev, variant) in &devices {

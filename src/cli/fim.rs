@@ -89,10 +89,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mut out = Outputs::new();
     out.nifti(&named(&a.out, "cost1"), &geom, 1, &s1.u)?;
     let mut summary = format!(
-        "{}, {:?} solver, {:?} metric: u1 reached {} of {} mask voxels in {} iterations ({:.1} updates/voxel, {:.1} ms)",
+        "{}, {} solver, {} metric: u1 reached {} of {} mask voxels in {} iterations ({:.1} updates/voxel, {:.1} ms)",
         device.label(),
-        a.solver,
-        a.metric,
+        cli_name(a.solver),
+        cli_name(a.metric),
         s1.u.iter().filter(|x| !x.is_nan()).count(),
         p1.mask.iter().filter(|&&m| m != 0).count(),
         s1.iterations,
@@ -119,4 +119,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         println!("{}", w.display());
     }
     Ok(0)
+}
+
+/// A value's name as the command line spells it (`sweep-lf`, `sharpened`), for the summary.
+fn cli_name<T: clap::ValueEnum>(v: T) -> String {
+    v.to_possible_value().map_or_else(String::new, |p| p.get_name().to_string())
 }

@@ -11,7 +11,7 @@
 
 use super::{kernels, metric, Params, Problem, Solution, Solver};
 use crate::dti::sym3;
-use crate::repro::published::lookup;
+use crate::repro::published::{lookup, shown};
 use crate::repro::{add_speedups, timed_median, PlotSpec, Report, Row, RunCtx, Scale, Target, ALL_CORES, ONE_THREAD};
 use crate::runtime::timing::wall_ms;
 use crate::runtime::Device;
@@ -269,7 +269,7 @@ impl Target for FimT1 {
             let pubd = |col: &str| lookup(TABLE, "example", &ex.id.to_string(), col);
             let (pg, ps, pl) = (pubd("gpu_fim_s"), pubd("cpu_fast_sweeping_godunov_s"), pubd("cpu_fast_sweeping_lax_friedrichs_s"));
             if !ex.paper_size {
-                notes.push(format!("Published for example {} (64^3 / 256x256x100, not comparable with {}): GPU FIM {pg:?} s on the {GPU_PUBLISHED}; fast sweeping Godunov {ps:?} s, Lax-Friedrichs {pl:?} s on the {CPU_PUBLISHED}.", ex.id, ex.config));
+                notes.push(format!("Published for example {} (64^3 / 256x256x100, not comparable with {}): GPU FIM {} s on the {GPU_PUBLISHED}; fast sweeping Godunov {} s, Lax-Friedrichs {} s on the {CPU_PUBLISHED}.", ex.id, ex.config, shown(pg), shown(ps), shown(pl)));
             }
             let pb = |v: Option<f64>, d: &'static str| if ex.paper_size { (v, d) } else { (None, "") };
             let mut runs = Vec::new();

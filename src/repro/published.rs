@@ -31,6 +31,11 @@ pub fn lookup(name: &str, key: &str, value: &str, col: &str) -> Option<f64> {
     table(name).into_iter().find(|r| r.get(key).map(|v| v == value).unwrap_or(false)).and_then(|r| r.get(col)?.parse().ok())
 }
 
+/// A published figure for a note: the number, or "not given".
+pub fn shown(v: Option<f64>) -> String {
+    v.map_or_else(|| "not given".to_string(), |x| format!("{x}"))
+}
+
 /// Figures the papers give in their text rather than in a table.
 pub mod text {
     /// 001 Sec. 5.2: tensor preparation takes roughly 50 ms per million voxels on a GTX 260.
@@ -40,6 +45,12 @@ pub mod text {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shown_prints_the_number_or_says_it_is_missing() {
+        assert_eq!(super::shown(Some(1.5)), "1.5");
+        assert_eq!(super::shown(None), "not given");
+    }
+
     #[test]
     fn tables_parse() {
         assert_eq!(super::lookup("geodesic_table3_speedup", "seeds", "4096", "time_s"), Some(5.571));

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Round 10's H100 measurements, from the repo root with the release binary carried as
+# dist/neuroport and the previous commit's as dist/neuroport-old. Key lines last.
+#   PART=a (~6 min): `check` on CUDA and NVIDIA OpenCL (the layer's mapped-memory row, the
+#     registration rows with whole tiles skipping the inside test); `bench register` old against
+#     new alternating, two rounds per API, then the new one with NEUROPORT_REG_MAPPED=0 (the
+#     record copied back, as before) and NEUROPORT_REG_TEX_NEAR=1 (texture tiles mapped from
+#     their first slice); FIM example 3 on the thinner phantom (199 K white-matter voxels, the
+#     new binary) against the old 402 K one (old binary), both APIs, both local solvers;
+#     `register` on two 1 mm brains, 3 runs per API.
+#   PART=b (~3 min): `reproduce fim-t1 --scale paper` on CUDA (Table 1 with the new example 3).
+#   PART=c (~2 min): FIM example 3 (199 K voxels) with the neighbour blocks found once per block
+#     (new) against dividing the block index at every halo read (old), alternating, both APIs,
+#     both local solvers, two rounds; then 2, 8 and 16 lanes per voxel on CUDA.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+OLD="$PWD/dist/neuroport-old"
+C="$OUT/bench.txt"; F="$OUT/fim.txt"; U="$OUT/register.txt"
+checks() { # seed, then backends
+  local seed=$1; shift
+  for be in "$@"; do
+    stamp "check --backend $be"
+    step 150 "$B" check --backend "$be" --seed "$seed" > "$OUT/check-${be%%:*}.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "mapped|register (ncc|sad)" "$OUT/check-${be%%:*}.txt"; tail -n 1 "$OUT/check-${be%%:*}.txt"
+  done
+}
+bench() { # label, binary, backend, env...
+  local label=$1 bin=$2 be=$3; shift 3
+  stamp "bench register $label"
+  { echo "## $label"; env "$@" timeout 100 "$bin" bench register --backend "$be" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
+}
+fim() { # label, binary, backend, local, env...
+  local label=$1 bin=$2 be=$3 loc=$4; shift 4
+  stamp "bench fim $label $be $loc"
+  { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
+}
+if [ "$PART" = a ]; then
+  checks 101 cuda "$OCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    bench "$be old ($rep)" "$OLD" "$be"
+    bench "$be new ($rep)" "$B" "$be"
+  done; done
+  bench "cuda new, record copied back" "$B" cuda NEUROPORT_REG_MAPPED=0
+  bench "cuda new, texture tiles from their first slice" "$B" cuda NEUROPORT_REG_TEX_NEAR=1
+  bench "$OCL new, texture tiles from their first slice" "$B" "$OCL" NEUROPORT_REG_TEX_NEAR=1
+  for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "old (402 K voxels)" "$OLD" "$be" $loc; fim "new (199 K voxels)" "$B" "$be" $loc
+  done; done
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  for rep in 1 2 3; do for be in cuda "$OCL"; do
+    stamp "register 12 dof NCC on $be ($rep)"
+    { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
+  done; done
+  echo "=== register (user command)"; grep -E "^##|level|registration|process wall" "$U"
+fi
+if [ "$PART" = c ]; then
+  checks 103 cuda "$OCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
+  done; done; done
+  for lanes in 2 8 16; do for loc in paper exact; do fim "new lanes $lanes" "$B" cuda $loc NEUROPORT_FIM_LANES=$lanes; done; done
+fi
+if [ "$PART" = b ]; then
+  stamp "reproduce fim-t1 --scale paper --backend cuda"
+  step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" 2>&1 | tail -25
+fi
+[ -s "$C" ] && { echo "=== bench summary"; grep -E "^##|ms/eval" "$C" | grep -E "^##|ncc|sad" | cut -c1-220; }
+[ -s "$F" ] && { echo "=== fim summary"; grep -E "^##|ms wall" "$F" | cut -c1-200; }
+exit 0
