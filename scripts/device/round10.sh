@@ -12,6 +12,11 @@
 #   PART=c (~2 min): FIM example 3 (199 K voxels) with the neighbour blocks found once per block
 #     (new) against dividing the block index at every halo read (old), alternating, both APIs,
 #     both local solvers, two rounds; then 2, 8 and 16 lanes per voxel on CUDA.
+#   PART=d (~2 min): ncu, durations and grid sizes of 16 consecutive launches mid-run of example 3
+#     (199 K voxels; 004's solver, then the exact one): where an iteration's time goes.
+#   PART=e (~3 min): OpenCL's read-back as one blocking read (new) against a read and clFinish
+#     (old binary), `bench register` alternating, two rounds, both APIs, then the new binary with
+#     NEUROPORT_CL_BLOCKING_READ=0; `register` on two 1 mm brains, 3 runs per API.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -62,6 +67,28 @@ if [ "$PART" = c ]; then
     fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
   done; done; done
   for lanes in 2 8 16; do for loc in paper exact; do fim "new lanes $lanes" "$B" cuda $loc NEUROPORT_FIM_LANES=$lanes; done; done
+fi
+if [ "$PART" = d ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for loc in paper exact; do
+    stamp "ncu fim $loc"
+    timeout 240 "$NCU" --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,sm__warps_active.avg.pct_of_peak_sustained_active --launch-skip 1600 --launch-count 16 "$B" bench fim --example 3 --backend cuda --local $loc --repeats 1 > "$OUT/ncu-fim-$loc.txt" 2>&1 || echo "(ncu ended with status $?)"
+    grep -E "fim_[a-z]+|gpu__time_duration|launch__grid_size|warps_active" "$OUT/ncu-fim-$loc.txt" | grep -v "^==" | sed 's/  */ /g' | head -80
+  done
+fi
+if [ "$PART" = e ]; then
+  checks 105 cuda "$OCL"
+  for rep in 1 2; do for be in "$OCL" cuda; do
+    bench "$be old ($rep)" "$OLD" "$be"
+    bench "$be new ($rep)" "$B" "$be"
+  done; done
+  bench "$OCL new, read and clFinish" "$B" "$OCL" NEUROPORT_CL_BLOCKING_READ=0
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  for rep in 1 2 3; do for be in cuda "$OCL"; do
+    { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } >> "$U"
+  done; done
+  echo "=== register (user command)"; grep -E "^##|registration|process wall" "$U"
 fi
 if [ "$PART" = b ]; then
   stamp "reproduce fim-t1 --scale paper --backend cuda"
