@@ -26,6 +26,14 @@ NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, 
     return u[(bx + p.bx * (by + p.by * bz)) * NP_FIM_BV + lx + NP_FIM_B * (ly + NP_FIM_B * lz)];
 }
 
+/* How fim_update treats its list: 004's step 1 (active blocks), its step 2 (candidates, once
+ * each), or both at once (the device list's default since round 10: the candidates found after
+ * one iteration's update are updated with the next iteration's active blocks, two launches an
+ * iteration instead of four). */
+#define NP_FIM_ACTIVE 0
+#define NP_FIM_CANDIDATES 1
+#define NP_FIM_FOLDED 2
+
 /* Step 1 (and, with inner = 1 over the candidate list, step 2): `inner` Jacobi updates of every
  * listed block in local memory, then the block's convergence by tree reduction (Sec. 5.2.3).
  * A work-group is NP_FIM_LANES x 64 items: item t serves voxel t % 64 as lane t / 64, so a warp
@@ -37,7 +45,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                           NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                           np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot,
                           NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
-                          NP_GLOBAL int *zero, NP_GLOBAL int *cand, int clear)
+                          NP_GLOBAL int *zero, NP_GLOBAL int *cand, int mode)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
     NP_LOCAL_MEM int sc[NP_FIM_BV];
@@ -68,7 +76,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         }
         if (lane == 0) su[l] = u[v];
-        int done = 1;
+        /* done: the last update changed nothing; still: no update of this launch did. */
+        int done = 1, still = 1;
         NP_BARRIER();
         for (int it = 0; it < inner; ++it) {
             float old = su[l], next = old;
@@ -132,25 +141,30 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             if (lane == 0) {
                 if (m == 1 && q < old) next = q;
                 done = !(next < old) || old - next <= p.tol * next;
+                still &= done;
             }
             if (lane == 0) su[l] = next;
             NP_BARRIER();
         }
         if (lane == 0) {
             unew[v] = su[l];
-            sc[l] = done;
+            sc[l] = done | still << 1;
         }
         NP_BARRIER();
         for (int h = NP_FIM_BV / 2; h > 0; h >>= 1) {
-            if (t < h) sc[t] = sc[t] && sc[t + h];
+            if (t < h) sc[t] = sc[t] & sc[t + h];
             NP_BARRIER();
         }
         /* Step 3 without a pass over all blocks: a block that has not converged joins the next
-         * list (C_b false) at once; candidates leave the candidate set. */
+         * list (C_b false) at once; candidates leave the candidate set. Folded lists
+         * (NP_FIM_FOLDED) hold the active blocks and last iteration's candidates: a candidate
+         * that no update of this launch changed leaves as inactive without activating its
+         * neighbours (conv 2), as in 004's step 2 where it is never added. */
         if (t == 0) {
-            conv[b] = sc[0];
-            if (append && !sc[0]) next[np_atomic_add_i32(next_count, 1)] = b;
-            if (clear) cand[b] = 0;
+            int was_cand = mode != NP_FIM_ACTIVE && cand[b], converged = sc[0] & 1, unchanged = sc[0] >> 1;
+            conv[b] = converged ? (mode == NP_FIM_FOLDED && was_cand && unchanged ? 2 : 1) : 0;
+            if (append && !converged) next[np_atomic_add_i32(next_count, 1)] = b;
+            if (was_cand) cand[b] = 0;
         }
         NP_BARRIER();
     }
@@ -185,7 +199,7 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
     int n = *count;
     for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) {
         int b = np_fim_commit(list, i, unew, u);
-        if (i % NP_FIM_BV != 0 || !conv[b]) continue;
+        if (i % NP_FIM_BV != 0 || conv[b] != 1) continue;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
         if (bx > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - 1);
         if (bx < p.bx - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + 1);

@@ -152,13 +152,22 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
     let bits = |u: &[f32]| u.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
     for (name, p) in [("helix", fim::repro::helix(10).problem), ("random", fim::check::random_problem(11 ^ 0xF1))] {
         for local in [fim::Local::Exact, fim::Local::Paper] {
-            let base = Params { local, lanes: 1, ..Params::default() };
-            let want = bits(&fim::solve(&dev, &p, &base).unwrap().u);
-            assert!(want.iter().any(|&b| f32::from_bits(b).is_finite()));
-            for (what, par) in [("again", base), ("again", base), ("3 lanes", Params { lanes: 3, ..base }), ("4 lanes", Params { lanes: 4, ..base }), ("host list", Params { host_list: true, ..base })] {
-                let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
-                let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-                assert_eq!(differ, 0, "{name} {local:?} {what}: {differ} voxels differ");
+            // The device list's two schedules (candidates folded into the next update, or 004's
+            // launch of their own), each against itself and its other paths; 004's schedule also
+            // against the host list, which runs it.
+            for folded in [true, false] {
+                let base = Params { local, lanes: 1, folded, ..Params::default() };
+                let want = bits(&fim::solve(&dev, &p, &base).unwrap().u);
+                assert!(want.iter().any(|&b| f32::from_bits(b).is_finite()));
+                let mut runs = vec![("again", base), ("again", base), ("3 lanes", Params { lanes: 3, ..base }), ("4 lanes", Params { lanes: 4, ..base })];
+                if !folded {
+                    runs.push(("host list", Params { host_list: true, ..base }));
+                }
+                for (what, par) in runs {
+                    let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
+                    let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+                    assert_eq!(differ, 0, "{name} {local:?} folded {folded} {what}: {differ} voxels differ");
+                }
             }
         }
     }

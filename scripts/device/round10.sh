@@ -17,6 +17,10 @@
 #   PART=e (~3 min): OpenCL's read-back as one blocking read (new) against a read and clFinish
 #     (old binary), `bench register` alternating, two rounds, both APIs, then the new binary with
 #     NEUROPORT_CL_BLOCKING_READ=0; `register` on two 1 mm brains, 3 runs per API.
+#   PART=f (~4 min): FIM with the candidates folded into the next iteration's update (two
+#     launches an iteration, new) against 004's schedule (old binary), alternating, both APIs,
+#     both local solvers, two rounds; the new binary with NEUROPORT_FIM_FOLD=0; CUDA with
+#     registers capped at 80 and 64 (3 and 4 resident groups per SM instead of 2).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -89,6 +93,14 @@ if [ "$PART" = e ]; then
     { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } >> "$U"
   done; done
   echo "=== register (user command)"; grep -E "^##|registration|process wall" "$U"
+fi
+if [ "$PART" = f ]; then
+  checks 106 cuda "$OCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
+  done; done; done
+  for loc in paper exact; do fim "new, 004's schedule" "$B" cuda $loc NEUROPORT_FIM_FOLD=0; done
+  for r in 80 64; do for loc in paper exact; do fim "new, maxrregcount $r" "$B" cuda $loc NEUROPORT_NVRTC_OPTIONS=--maxrregcount=$r; done; done
 fi
 if [ "$PART" = b ]; then
   stamp "reproduce fim-t1 --scale paper --backend cuda"
