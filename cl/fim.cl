@@ -224,3 +224,16 @@ NP_KERNEL void fim_init(NP_GLOBAL const np_uchar *NP_RESTRICT mask, NP_GLOBAL fl
     int i = NP_GID();
     if (i < n) u[i] = mask[i] == 2 ? 0.0f : NP_FIM_INF;
 }
+
+/* u back in the grid's own order for the download (the inverse of 004's Fig. 3 reordering,
+ * done on the host before round 10): out[v] for voxel v = x + nx (y + ny z), NaN where the
+ * front never arrived (INF) or outside the mask. */
+NP_KERNEL void fim_unblock(NP_GLOBAL const float *NP_RESTRICT u, np_fim_params p, NP_GLOBAL float *NP_RESTRICT out, int n)
+{
+    int v = NP_GID();
+    if (v >= n) return;
+    int x = v % p.nx, y = (v / p.nx) % p.ny, z = v / (p.nx * p.ny);
+    int w = (x / NP_FIM_B + p.bx * (y / NP_FIM_B + p.by * (z / NP_FIM_B))) * NP_FIM_BV + x % NP_FIM_B + NP_FIM_B * (y % NP_FIM_B + NP_FIM_B * (z % NP_FIM_B));
+    float a = u[w];
+    out[v] = a < NP_FIM_INF ? a : NP_FIM_NAN;
+}

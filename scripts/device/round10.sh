@@ -21,6 +21,9 @@
 #     launches an iteration, new) against 004's schedule (old binary), alternating, both APIs,
 #     both local solvers, two rounds; the new binary with NEUROPORT_FIM_FOLD=0; CUDA with
 #     registers capped at 80 and 64 (3 and 4 resident groups per SM instead of 2).
+#   PART=g (~2 min): FIM's u put back in grid order on the device (fim_unblock) and n values
+#     downloaded (new) against the blocked download and a host gather (old binary), alternating,
+#     both APIs, both local solvers, two rounds, with the stages (alloc and free timed too).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -101,6 +104,13 @@ if [ "$PART" = f ]; then
   done; done; done
   for loc in paper exact; do fim "new, 004's schedule" "$B" cuda $loc NEUROPORT_FIM_FOLD=0; done
   for r in 80 64; do for loc in paper exact; do fim "new, maxrregcount $r" "$B" cuda $loc NEUROPORT_NVRTC_OPTIONS=--maxrregcount=$r; done; done
+fi
+if [ "$PART" = g ]; then
+  checks 107 cuda "$OCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
+  done; done; done
+  grep -E "^##|^stages" "$F" | sed 's/exec->main 0 ms, devices 0 ms, //'
 fi
 if [ "$PART" = b ]; then
   stamp "reproduce fim-t1 --scale paper --backend cuda"

@@ -70,6 +70,7 @@ struct Built {
     neighbours: Kernel,
     commit: Kernel,
     init: Kernel,
+    unblock: Kernel,
 }
 
 /// Work-items per voxel in fim_update (NP_FIM_LANES in fim.h). Lane j solves combinations j,
@@ -113,7 +114,7 @@ impl GpuFim {
     fn build(gpu: &Gpu, lanes: usize) -> Result<Built> {
         let (program, source) = program(lanes);
         let k = |name| gpu.kernel(program, source, name);
-        Ok(Built { lanes, update: k("fim_update")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")? })
+        Ok(Built { lanes, update: k("fim_update")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")?, unblock: k("fim_unblock")? })
     }
 }
 
@@ -132,7 +133,8 @@ fn voxel_of(dims: [usize; 3], bd: [usize; 3], w: usize) -> Option<usize> {
     (x < dims[0] && y < dims[1] && z < dims[2]).then(|| x + dims[0] * (y + dims[1] * z))
 }
 
-#[inline]
+/// Slot of voxel `v`: the inverse of [`voxel_of`], as cl/fim.cl's fim_unblock computes it.
+#[cfg(test)]
 fn slot_of(dims: [usize; 3], bd: [usize; 3], v: usize) -> usize {
     let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
     (x / B + bd[0] * (y / B + bd[1] * (z / B))) * BV + x % B + B * (y % B + B * (z % B))
@@ -208,9 +210,11 @@ impl FimKernels for GpuFim {
         };
         record("fim reorder", ms_since(t_reorder));
         let (b_speed, b_sblock, b_mask) = stage("fim upload", || -> Result<_> { Ok((g.upload(&speed)?, g.upload(&sblock)?, g.upload(&mask)?)) })?;
+        let t_alloc = Instant::now();
         let b_u: Buf<f32> = g.alloc(nbv)?;
         // Updates write here; the next launch copies a listed block's results into b_u (fim.cl).
         let b_unew: Buf<f32> = g.alloc(nbv)?;
+        record("fim alloc", ms_since(t_alloc));
         let t_iter = Instant::now();
         // Two lists (this iteration's and the next, swapped each iteration) and their counts.
         let lists: [Buf<i32>; 2] = [g.alloc(nb)?, g.alloc(nb)?];
@@ -309,11 +313,17 @@ impl FimKernels for GpuFim {
             sol.active.push(pair[0] as u32);
             sol.updates += (pair[0] as usize * BV * par.inner + pair[1] as usize * BV) as u64;
         }
-        let ub = g.download(&b_u)?;
-        sol.u = (0..n).into_par_iter().map(|v| ub[slot_of(p.dims, bd, v)]).map(|x| if x.is_finite() { x } else { f32::NAN }).collect();
+        // Back in the grid's order on the device (unew is free now), then n values down.
+        g.launch(&self.built.unblock, Shape::items(n), args![&b_u, Arg::structure(&fp), &b_unew, n as i32])?;
+        let mut u = vec![0f32; n];
+        g.read(&b_unew, 0, &mut u)?;
+        sol.u = u;
         record("fim download", ms_since(t_out));
         timings.add(&g.take_timings()?);
         sol.timings = timings;
+        let t_free = Instant::now();
+        drop((b_speed, b_sblock, b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist));
+        record("fim free", ms_since(t_free));
         Ok(sol)
     }
 }
