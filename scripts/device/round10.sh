@@ -24,6 +24,9 @@
 #   PART=g (~2 min): FIM's u put back in grid order on the device (fim_unblock) and n values
 #     downloaded (new) against the blocked download and a host gather (old binary), alternating,
 #     both APIs, both local solvers, two rounds, with the stages (alloc and free timed too).
+#   PART=h (~3 min): FIM's staging slots allocated ahead on OpenCL GPUs too (new) against CUDA
+#     only (old binary), alternating, both APIs, both local solvers, two rounds, stages; then
+#     `reproduce fim-t1 --scale paper` on CUDA (PART=b).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -105,14 +108,14 @@ if [ "$PART" = f ]; then
   for loc in paper exact; do fim "new, 004's schedule" "$B" cuda $loc NEUROPORT_FIM_FOLD=0; done
   for r in 80 64; do for loc in paper exact; do fim "new, maxrregcount $r" "$B" cuda $loc NEUROPORT_NVRTC_OPTIONS=--maxrregcount=$r; done; done
 fi
-if [ "$PART" = g ]; then
+if [ "$PART" = g ] || [ "$PART" = h ]; then
   checks 107 cuda "$OCL"
   for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
     fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
   done; done; done
   grep -E "^##|^stages" "$F" | sed 's/exec->main 0 ms, devices 0 ms, //'
 fi
-if [ "$PART" = b ]; then
+if [ "$PART" = b ] || [ "$PART" = h ]; then
   stamp "reproduce fim-t1 --scale paper --backend cuda"
   step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" 2>&1 | tail -25
 fi

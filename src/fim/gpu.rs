@@ -106,7 +106,7 @@ impl GpuFim {
     pub fn new(gpu: Gpu) -> Result<GpuFim> {
         // The first upload (S, ~20 MB on 004's brain) would wait for the staging slots: they are
         // made while the kernels load and the volumes are reordered.
-        gpu.stage_ahead();
+        gpu.stage_ahead_idle();
         let built = Self::build(&gpu, lanes(gpu.info().is_gpu))?;
         Ok(GpuFim { gpu, built })
     }
