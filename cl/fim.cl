@@ -1,10 +1,11 @@
 /* Block FIM (004 Algorithm 5.1) for both dialects. Volumes are stored block by block (004
  * Fig. 3): voxel (x, y, z) lives at block * 64 + local, local = lx + 4 (ly + 4 lz). One
  * work-group of NP_FIM_LANES x 64 per active block; the active list and its count stay on the device and
- * the groups stride over it, so no launch needs the count on the host. An iteration is four
+ * the groups stride over it, so no launch needs the count on the host. 004's iteration is four
  * launches: the active blocks' updates (which append the unconverged ones to the next list),
  * the candidates (appended once each), the candidates' updates (appending likewise), and the
- * candidates' results committed. Updates read u and write unew, and a block's results are
+ * candidates' results committed. The device list folds the candidates into the next
+ * iteration's update instead (NP_FIM_FOLDED): two launches, the update and the neighbours. Updates read u and write unew, and a block's results are
  * copied into u by the next launch: no block reads a value another group of its own launch
  * writes, so the result does not depend on which group runs first (before round 9 the halo
  * came from u as other groups wrote it: runs differed by up to 1e-4 on PoCL's helix).
