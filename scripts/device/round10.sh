@@ -27,6 +27,9 @@
 #   PART=h (~3 min): FIM's staging slots allocated ahead on OpenCL GPUs too (new) against CUDA
 #     only (old binary), alternating, both APIs, both local solvers, two rounds, stages; then
 #     `reproduce fim-t1 --scale paper` on CUDA (PART=b).
+#   PART=i (~2 min): FIM's host reordering a block at a time (the block's position divided out
+#     once) against a division pair per slot (old binary), alternating, both APIs, both local
+#     solvers, two rounds, stages.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -108,7 +111,7 @@ if [ "$PART" = f ]; then
   for loc in paper exact; do fim "new, 004's schedule" "$B" cuda $loc NEUROPORT_FIM_FOLD=0; done
   for r in 80 64; do for loc in paper exact; do fim "new, maxrregcount $r" "$B" cuda $loc NEUROPORT_NVRTC_OPTIONS=--maxrregcount=$r; done; done
 fi
-if [ "$PART" = g ] || [ "$PART" = h ]; then
+if [ "$PART" = g ] || [ "$PART" = h ] || [ "$PART" = i ]; then
   checks 107 cuda "$OCL"
   for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
     fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
