@@ -235,7 +235,7 @@ impl FimKernels for GpuFim {
         // Three counts with the folded schedule: the list's, the next one's (appended to), and
         // the one after, zeroed by the update (spent an iteration ago, appended to in the next).
         let counts: [Buf<i32>; 3] = [g.upload(&[list0.len() as i32])?, g.zeros(1)?, g.zeros(1)?];
-        let folded = !par.host_list && par.folded;
+        let folded = !par.host_list && par.folded && !std::env::var("NEUROPORT_FIM_FOLD").is_ok_and(|v| v == "0");
         g.write(&lists[0], 0, &list0)?;
         let b_cand_list: Buf<i32> = g.alloc(nb)?;
         let b_cand_count: Buf<i32> = g.zeros(1)?;

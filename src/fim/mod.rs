@@ -100,8 +100,9 @@ pub struct Params {
     pub lanes: usize,
     /// GPU, device list: the candidates found after an iteration's update are updated with the
     /// next iteration's active blocks (two launches an iteration) instead of in a launch of their
-    /// own (004 Algorithm 5.1, four launches). Default on; `NEUROPORT_FIM_FOLD=0` turns it off.
-    /// The host list always runs 004's schedule.
+    /// own (004 Algorithm 5.1, four launches). Default on; `NEUROPORT_FIM_FOLD=0` in the
+    /// environment turns it off for every solve (measuring). The host list always runs 004's
+    /// schedule.
     pub folded: bool,
     /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
     /// solution then says `capped`.
@@ -111,7 +112,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, folded: !std::env::var("NEUROPORT_FIM_FOLD").is_ok_and(|v| v == "0"), max_sweeps: 0 }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, folded: true, max_sweeps: 0 }
     }
 }
 
