@@ -30,6 +30,8 @@
 #   PART=i (~2 min): FIM's host reordering a block at a time (the block's position divided out
 #     once) against a division pair per slot (old binary), alternating, both APIs, both local
 #     solvers, two rounds, stages.
+#   PART=j (~4 min): the CPU target on the 199 K example 3: node FIM on all 16 cores (exact and
+#     004's local solver) against fast sweeping with the Godunov Hamiltonian on one thread.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -117,6 +119,14 @@ if [ "$PART" = g ] || [ "$PART" = h ] || [ "$PART" = i ]; then
     fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
   done; done; done
   grep -E "^##|^stages" "$F" | sed 's/exec->main 0 ms, devices 0 ms, //'
+fi
+if [ "$PART" = j ]; then
+  for loc in exact paper; do
+    stamp "node FIM, all cores, $loc"
+    { echo "## node FIM all cores $loc"; timeout 120 "$B" bench fim --example 3 --backend cpu --solver fim --local $loc --repeats 1 2>&1 | tail -1; } | tee -a "$F"
+  done
+  stamp "fast sweeping Godunov, 1 thread"
+  { echo "## fast sweeping Godunov 1 thread exact"; timeout 400 "$B" bench fim --example 3 --backend cpu --threads 1 --solver sweep --max-sweeps 200 --repeats 0 2>&1 | tail -1; } | tee -a "$F"
 fi
 if [ "$PART" = b ] || [ "$PART" = h ]; then
   stamp "reproduce fim-t1 --scale paper --backend cuda"
