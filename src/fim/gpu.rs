@@ -230,10 +230,8 @@ impl FimKernels for GpuFim {
         let b_unew: Buf<f32> = g.alloc(nbv)?;
         record("fim alloc", ms_since(t_alloc));
         let t_iter = Instant::now();
-        // Two lists (this iteration's and the next, swapped each iteration) and their counts.
+        // Two lists (this iteration's and the next) and three counts (see the loop).
         let lists: [Buf<i32>; 2] = [g.alloc(nb)?, g.alloc(nb)?];
-        // Three counts with the folded schedule: the list's, the next one's (appended to), and
-        // the one after, zeroed by the update (spent an iteration ago, appended to in the next).
         let counts: [Buf<i32>; 3] = [g.upload(&[list0.len() as i32])?, g.zeros(1)?, g.zeros(1)?];
         let folded = !par.host_list && par.folded && !std::env::var("NEUROPORT_FIM_FOLD").is_ok_and(|v| v == "0");
         g.write(&lists[0], 0, &list0)?;
@@ -268,46 +266,42 @@ impl FimKernels for GpuFim {
             let time_it = sol.iterations % every == 0 || sol.iterations == 1;
             g.set_timing(time_it);
             timed += time_it as u64;
+            // This iteration's list and count, the next one's (appended to), and a spent count
+            // zeroed for the iteration after (lists alternate, counts rotate through three: no
+            // launch zeroes a count another launch of its iteration reads or appends to).
+            let (list, next) = (&lists[cur % 2], &lists[(cur + 1) % 2]);
+            let (cnt, next_cnt, spent) = (&counts[cur % 3], &counts[(cur + 1) % 3], &counts[(cur + 2) % 3]);
             if folded {
                 // Active blocks and the candidates found after the last update, updated together;
                 // then committed, and the neighbours of those that converged (not the candidates
                 // that came out unchanged) appended to the next list as candidates.
-                let (list, next) = (&lists[cur % 2], &lists[(cur + 1) % 2]);
-                let (cnt, next_cnt, spent) = (&counts[cur % 3], &counts[(cur + 1) % 3], &counts[(cur + 2) % 3]);
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, 1i32, spent, &b_cand, FOLDED])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED])?;
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u])?;
-                cur += 1;
-                if sol.iterations % CHECK_EVERY == 0 {
-                    count = read1(g, &counts[cur % 3])?;
-                    sol.host_syncs += 1;
-                }
-                continue;
+            } else {
+                // Step 1: n Jacobi updates of every active block; C_b by reduction; the
+                // unconverged join the next list; the candidate count starts at 0.
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE])?;
+                // Step 2: the active blocks' results committed, and neighbour blocks of converged
+                // blocks updated once and reduced, then committed.
+                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES])?;
+                g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             }
-            let (list, cnt, next, next_cnt) = (&lists[cur], &counts[cur], &lists[1 - cur], &counts[1 - cur]);
-            // Step 1: n Jacobi updates of every active block; C_b by reduction; the unconverged
-            // join the next list; the candidate count starts at 0.
-            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE])?;
-            // Step 2: the active blocks' results committed, and neighbour blocks of converged
-            // blocks updated once and reduced, then committed; this list's count is spent and
-            // starts at 0 for the iteration after next.
-            g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u])?;
-            g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, cnt, &b_cand, CANDIDATES])?;
-            g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             // Step 3: the next list, every block whose C_b is false.
             if par.host_list {
                 let conv = g.download(&b_conv)?;
-                let list: Vec<i32> = (0..nb as i32).filter(|&b| conv[b as usize] == 0).collect();
-                count = list.len();
+                let hl: Vec<i32> = (0..nb as i32).filter(|&b| conv[b as usize] == 0).collect();
+                count = hl.len();
                 if count > 0 {
-                    g.write(&lists[cur], 0, &list)?;
+                    g.write(list, 0, &hl)?;
                 }
-                g.write(&counts[cur], 0, &[count as i32])?;
+                g.write(cnt, 0, &[count as i32])?;
                 // the count and C_b read back, the list and its count written (each waits).
                 sol.host_syncs += 2 + (count > 0) as usize;
             } else {
-                cur = 1 - cur;
+                cur += 1;
                 if sol.iterations % CHECK_EVERY == 0 {
-                    count = read1(g, &counts[cur])?;
+                    count = read1(g, &counts[cur % 3])?;
                     sol.host_syncs += 1;
                 }
             }
