@@ -138,16 +138,20 @@ struct Loaded {
 /// allocated at the first copy over 1 MB. docs/performance.md, registration round 8.)
 struct Scratch {
     partial: Buf<u32>,
-    out: Buf<u32>,
     /// Zero between launches (the last work-group re-zeroes them).
     hist: Buf<u32>,
     done: Buf<u32>,
     /// The last evaluation's joint histogram.
     hist_out: Buf<u32>,
-    record: Pinned<u32>,
-    /// Where CUDA's kernel writes the records itself (mapped host memory): no read-back copy.
-    /// `NEUROPORT_REG_MAPPED=0` uses `out` and a copy into `record`, as OpenCL does.
-    mapped: Option<Mapped<u32>>,
+    records: Records,
+}
+
+/// Where the kernel's per-map records land: CUDA writes them into mapped host memory itself
+/// (no read-back copy); OpenCL (and CUDA with `NEUROPORT_REG_MAPPED=0`) into a device buffer
+/// copied back into pinned memory.
+enum Records {
+    Mapped(Mapped<u32>),
+    Copied { out: Buf<u32>, record: Pinned<u32> },
 }
 
 /// Joint-histogram words per map the scratch holds: the bins every CostSpec has (cost.rs), which
@@ -230,20 +234,23 @@ impl GpuCost {
         let [mx, my, mz] = l.mdims.map(|d| d as i32);
         let shape = Shape::groups(maps.len() * l.layout.groups, GROUP);
         let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&l.spec));
-        let dst = sc.mapped.as_ref().map_or(&sc.out, |m| m.buf());
+        let dst = match &sc.records {
+            Records::Mapped(m) => m.buf(),
+            Records::Copied { out, .. } => out,
+        };
         match &l.tex {
             Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
         let words = PARTIAL_WORDS * maps.len();
-        if sc.mapped.is_none() {
-            g.download_into(&sc.out, 0, &mut sc.record, 0..words)?;
+        if let Records::Copied { out, record } = &mut sc.records {
+            g.download_into(out, 0, record, 0..words)?;
         }
         // One queue sync: no event object created and destroyed per launch.
         g.finish()?;
-        let record: &[u32] = match &sc.mapped {
-            Some(m) => &m[..words],
-            None => &sc.record[..words],
+        let record: &[u32] = match &sc.records {
+            Records::Mapped(m) => &m[..words],
+            Records::Copied { record, .. } => &record[..words],
         };
         for p in bytemuck::cast_slice::<u32, Partial>(record) {
             // MI/NMI: the device has put H(F), H(M), H(F,M) in the sums (Stats).
@@ -280,12 +287,13 @@ impl CostKernels for GpuCost {
             let groups = self.cap();
             self.scratch = Some(Scratch {
                 partial: g.alloc(PARTIAL_WORDS * groups * MAX_MAPS)?,
-                out: g.alloc(PARTIAL_WORDS * MAX_MAPS)?,
                 hist: g.zeros(MAX_HIST * MAX_MAPS)?,
                 done: g.zeros(MAX_MAPS)?,
                 hist_out: g.alloc(MAX_HIST * MAX_MAPS)?,
-                record: g.pinned(PARTIAL_WORDS * MAX_MAPS)?,
-                mapped: if std::env::var("NEUROPORT_REG_MAPPED").is_ok_and(|v| v == "0") { None } else { g.mapped(PARTIAL_WORDS * MAX_MAPS)? },
+                records: match if std::env::var("NEUROPORT_REG_MAPPED").is_ok_and(|v| v == "0") { None } else { g.mapped(PARTIAL_WORDS * MAX_MAPS)? } {
+                    Some(m) => Records::Mapped(m),
+                    None => Records::Copied { out: g.alloc(PARTIAL_WORDS * MAX_MAPS)?, record: g.pinned(PARTIAL_WORDS * MAX_MAPS)? },
+                },
             });
         }
         self.loaded = Some(Loaded {
