@@ -59,3 +59,18 @@ gpu_setup() {
   trap 'rm -rf "$W"; pack' EXIT
   export NEUROPORT_PTX_CACHE="$W/ptx"
 }
+# register_brains FILE: two 1 mm T1 brains written into $W (airwc pair (b): subject 0, and subject
+# 1 moved by the harness's placement), then `neuroport register` 12 dof NCC on them, 3 runs on
+# CUDA and on NVIDIA OpenCL ($OCL, from gpu_setup), each run's lines appended to FILE; the
+# per-level and summary lines shown at the end.
+register_brains() {
+  local f=$1 rep be
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  for rep in 1 2 3; do for be in cuda "$OCL"; do
+    stamp "register 12 dof NCC on $be ($rep)"
+    { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } >> "$f"
+  done; done
+  echo "=== register (user command)"; grep -E "^##|level|registration|process wall" "$f"
+}

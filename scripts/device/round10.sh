@@ -32,6 +32,10 @@
 #     solvers, two rounds, stages.
 #   PART=j (~4 min): the CPU target on the 199 K example 3: node FIM on all 16 cores (exact and
 #     004's local solver) against fast sweeping with the Godunov Hamiltonian on one thread.
+#   PART=k (~2 min): after the review's refactors (one FIM loop for both schedules, the
+#     registration's records as one enum, register_brains): `check` on both APIs, `bench
+#     register` on CUDA with and without the mapped record, FIM example 3 on both APIs with
+#     both schedules, `register` on two 1 mm brains.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -67,14 +71,7 @@ if [ "$PART" = a ]; then
   for be in cuda "$OCL"; do for loc in paper exact; do
     fim "old (402 K voxels)" "$OLD" "$be" $loc; fim "new (199 K voxels)" "$B" "$be" $loc
   done; done
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  for rep in 1 2 3; do for be in cuda "$OCL"; do
-    stamp "register 12 dof NCC on $be ($rep)"
-    { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
-  done; done
-  echo "=== register (user command)"; grep -E "^##|level|registration|process wall" "$U"
+  register_brains "$U"
 fi
 if [ "$PART" = c ]; then
   checks 103 cuda "$OCL"
@@ -98,12 +95,7 @@ if [ "$PART" = e ]; then
     bench "$be new ($rep)" "$B" "$be"
   done; done
   bench "$OCL new, read and clFinish" "$B" "$OCL" NEUROPORT_CL_BLOCKING_READ=0
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  for rep in 1 2 3; do for be in cuda "$OCL"; do
-    { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } >> "$U"
-  done; done
-  echo "=== register (user command)"; grep -E "^##|registration|process wall" "$U"
+  register_brains "$U"
 fi
 if [ "$PART" = f ]; then
   checks 106 cuda "$OCL"
@@ -119,6 +111,15 @@ if [ "$PART" = g ] || [ "$PART" = h ] || [ "$PART" = i ]; then
     fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
   done; done; done
   grep -E "^##|^stages" "$F" | sed 's/exec->main 0 ms, devices 0 ms, //'
+fi
+if [ "$PART" = k ]; then
+  checks 108 cuda "$OCL"
+  bench "cuda" "$B" cuda
+  bench "cuda, record copied back" "$B" cuda NEUROPORT_REG_MAPPED=0
+  for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "folded" "$B" "$be" $loc; fim "004's schedule" "$B" "$be" $loc NEUROPORT_FIM_FOLD=0
+  done; done
+  register_brains "$U"
 fi
 if [ "$PART" = j ]; then
   for loc in exact paper; do

@@ -90,14 +90,7 @@ if [ "$PART" = e ]; then
   U="$OUT/register.txt"
   checks 95 cuda "$OCL"
   for rep in 1 2; do for be in cuda "$OCL"; do for gen in 1 0; do bench "$be generic $gen ($rep)" "$be" NEUROPORT_REG_GENERIC=$gen; done; done; done
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  for rep in 1 2 3; do for be in cuda "$OCL"; do
-    stamp "register 12 dof NCC on $be ($rep)"
-    { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } | tee -a "$U"
-  done; done
-  echo "=== register (user command)"; grep -E "^##|level|registration|process wall" "$U"
+  register_brains "$U"
 fi
 if [ "$PART" = f ]; then
   for un in 2 4; do for gpu in 4 5 8; do bench "cuda groups/SM $gpu unroll $un" cuda NEUROPORT_REG_GROUPS_PER_UNIT=$gpu NEUROPORT_REG_UNROLL=$un; done; done
