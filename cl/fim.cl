@@ -92,10 +92,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                 nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz + 1);
                 float best = NP_FIM_INF;
                 for (int c = lane; c < 26; c += NP_FIM_LANES) {
-                    int combo = c < 13 ? c : c + 1; /* 13: all three critical, no equation */
-                    int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
-                    int valid;
-                    float x = np_fim_combo(s, ih, nb, side, p.tsai, &valid);
+                    int valid; /* combination 13: all three critical, no equation */
+                    float x = np_fim_combo(s, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
                     ssol[c * NP_FIM_BV + l] = x;
                     if (valid && x < best) best = x;
                 }

@@ -65,47 +65,55 @@ NP_FN float np_fim_tsai_select(float pm, float pp, float ps)
     return a >= -b ? ps + a : ps + b;
 }
 
-/* One combination side[k] in {-1 backward, 0 critical, +1 forward}: its solution (INF if none),
- * *valid set by the validity test. nb[2k] / nb[2k+1]: backward / forward
- * neighbour on axis k (INF if unusable). */
-NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, const int *side, int tsai, int *valid)
+/* One combination of eq. 6, combo = 9 (side_z + 1) + 3 (side_y + 1) + side_x + 1 with side_k in
+ * {-1 backward, 0 critical, +1 forward}: its solution (INF if none), *valid set by the validity
+ * test. nb[2k] / nb[2k+1]: backward / forward neighbour on axis k (INF if unusable). Every array
+ * index here is a constant once the axis loops unroll, and the choices are selects or branches
+ * on the combination (the same for a whole warp in fim_update): before round 11 the sides
+ * picked neighbours, critical axes and matrix entries by run-time index, which put nb, S, v and
+ * w on the stack and every step of this, the update's main path, behind a local-memory load. */
+NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, int combo, int tsai, int *valid)
 {
+    int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
     *valid = 0;
-    float n0 = -NP_FIM_INF;
+    float used[3], n0 = -NP_FIM_INF;
     for (int k = 0; k < 3; ++k) {
+        used[k] = side[k] > 0 ? nb[2 * k + 1] : nb[2 * k];
         if (side[k] != 0) {
-            float n = nb[2 * k + (side[k] > 0)];
-            if (!(n < NP_FIM_INF)) return NP_FIM_INF;
-            if (n > n0) n0 = n;
+            if (!(used[k] < NP_FIM_INF)) return NP_FIM_INF;
+            if (used[k] > n0) n0 = used[k];
         }
     }
-    float v[3] = {0.0f, 0.0f, 0.0f}, w[3] = {0.0f, 0.0f, 0.0f};
-    int crit[2] = {0, 0}, nc = 0;
+    float v[3], w[3];
+    int nc = 0;
     for (int k = 0; k < 3; ++k) {
-        if (side[k] == 0) {
-            crit[nc < 2 ? nc : 1] = k;
-            ++nc;
-        } else {
-            float sg = side[k] < 0 ? ih[k] : -ih[k];
-            v[k] = sg;
-            w[k] = -sg * (nb[2 * k + (side[k] > 0)] - n0);
-        }
+        float sg = side[k] < 0 ? ih[k] : -ih[k];
+        v[k] = side[k] != 0 ? sg : 0.0f;
+        w[k] = side[k] != 0 ? -sg * (used[k] - n0) : 0.0f;
+        nc += side[k] == 0;
     }
     if (nc == 1) {
-        int c = crit[0];
-        v[c] = np_fim_critical(m, v, c);
-        w[c] = np_fim_critical(m, w, c);
+        for (int c = 0; c < 3; ++c) {
+            if (side[c] == 0) {
+                v[c] = np_fim_critical(m, v, c);
+                w[c] = np_fim_critical(m, w, c);
+            }
+        }
     } else if (nc == 2) {
-        int c0 = crit[0], c1 = crit[1], k = 3 - c0 - c1;
-        float a = np_fim_s(m, c0, c0), b = np_fim_s(m, c0, c1), d = np_fim_s(m, c1, c1);
-        float det = a * d - b * b;
-        float r0 = np_fim_s(m, c0, k), r1 = np_fim_s(m, c1, k);
-        float f0 = -(d * r0 - b * r1) / det;
-        float f1 = -(a * r1 - b * r0) / det;
-        v[c0] = f0 * v[k];
-        v[c1] = f1 * v[k];
-        w[c0] = f0 * w[k];
-        w[c1] = f1 * w[k];
+        for (int k = 0; k < 3; ++k) {
+            if (side[k] != 0) { /* the one axis used; c0 < c1 the critical ones */
+                int c0 = k == 0 ? 1 : 0, c1 = k == 2 ? 1 : 2;
+                float a = np_fim_s(m, c0, c0), b = np_fim_s(m, c0, c1), d = np_fim_s(m, c1, c1);
+                float det = a * d - b * b;
+                float r0 = np_fim_s(m, c0, k), r1 = np_fim_s(m, c1, k);
+                float f0 = -(d * r0 - b * r1) / det;
+                float f1 = -(a * r1 - b * r0) / det;
+                v[c0] = f0 * v[k];
+                v[c1] = f1 * v[k];
+                w[c0] = f0 * w[k];
+                w[c1] = f1 * w[k];
+            }
+        }
     }
     float qa = np_fim_quad(m, v, v);
     float qb = 2.0f * np_fim_quad(m, v, w);
