@@ -91,7 +91,6 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                 nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz - 1);
                 nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz + 1);
                 float best = NP_FIM_INF;
-#pragma unroll 2
                 for (int c = lane; c < 26; c += NP_FIM_LANES) {
                     int valid; /* combination 13: all three critical, no equation */
                     float x = np_fim_combo(s, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);

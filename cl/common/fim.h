@@ -68,71 +68,76 @@ NP_FN float np_fim_tsai_select(float pm, float pp, float ps)
 /* One combination of eq. 6, combo = 9 (side_z + 1) + 3 (side_y + 1) + side_x + 1 with side_k in
  * {-1 backward, 0 critical, +1 forward}: its solution (INF if none), *valid set by the validity
  * test. nb[2k] / nb[2k+1]: backward / forward neighbour on axis k (INF if unusable). Every array
- * index here is a constant once the axis loops unroll, and the choices are selects, not
- * branches: fim_update runs two combinations at once (its loop unrolled by 2) as two
- * independent chains in one block of straight-line code, where one chain left the SM waiting
- * on every step's latency. (Before round 11 the sides picked neighbours, critical axes and
- * matrix entries by run-time index, which put nb, S, v and w on the stack.) A combination
- * without a solution computes on with INF or NaN and is dropped at the end. */
+ * index here is a constant once the axis loops unroll, and the choices are selects or branches
+ * on the combination (the same for a whole warp in fim_update): before round 11 the sides
+ * picked neighbours, critical axes and matrix entries by run-time index, which put nb, S, v and
+ * w on the stack and every step of this, the update's main path, behind a local-memory load. */
 NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, int combo, int tsai, int *valid)
 {
     int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
+    *valid = 0;
     float used[3], n0 = -NP_FIM_INF;
-    int none = 0, nc = 0;
     for (int k = 0; k < 3; ++k) {
         used[k] = side[k] > 0 ? nb[2 * k + 1] : nb[2 * k];
-        none |= side[k] != 0 && !(used[k] < NP_FIM_INF);
-        n0 = side[k] != 0 && used[k] > n0 ? used[k] : n0;
-        nc += side[k] == 0;
+        if (side[k] != 0) {
+            if (!(used[k] < NP_FIM_INF)) return NP_FIM_INF;
+            if (used[k] > n0) n0 = used[k];
+        }
     }
     float v[3], w[3];
+    int nc = 0;
     for (int k = 0; k < 3; ++k) {
         float sg = side[k] < 0 ? ih[k] : -ih[k];
         v[k] = side[k] != 0 ? sg : 0.0f;
         w[k] = side[k] != 0 ? -sg * (used[k] - n0) : 0.0f;
+        nc += side[k] == 0;
     }
-    /* One critical axis c: its component from the other two (v[c] = 0 before). */
-    float v1[3], w1[3];
-    for (int c = 0; c < 3; ++c) {
-        v1[c] = nc == 1 && side[c] == 0 ? np_fim_critical(m, v, c) : v[c];
-        w1[c] = nc == 1 && side[c] == 0 ? np_fim_critical(m, w, c) : w[c];
+    if (nc == 1) {
+        for (int c = 0; c < 3; ++c) {
+            if (side[c] == 0) {
+                v[c] = np_fim_critical(m, v, c);
+                w[c] = np_fim_critical(m, w, c);
+            }
+        }
+    } else if (nc == 2) {
+        for (int k = 0; k < 3; ++k) {
+            if (side[k] != 0) { /* the one axis used; c0 < c1 the critical ones */
+                int c0 = k == 0 ? 1 : 0, c1 = k == 2 ? 1 : 2;
+                float a = np_fim_s(m, c0, c0), b = np_fim_s(m, c0, c1), d = np_fim_s(m, c1, c1);
+                float det = a * d - b * b;
+                float r0 = np_fim_s(m, c0, k), r1 = np_fim_s(m, c1, k);
+                float f0 = -(d * r0 - b * r1) / det;
+                float f1 = -(a * r1 - b * r0) / det;
+                v[c0] = f0 * v[k];
+                v[c1] = f1 * v[k];
+                w[c0] = f0 * w[k];
+                w[c1] = f1 * w[k];
+            }
+        }
     }
-    /* Two critical axes c0 < c1 and the one used axis k: S_CC g_C = -S_Ck g_k. */
-    for (int k = 0; k < 3; ++k) {
-        int c0 = k == 0 ? 1 : 0, c1 = k == 2 ? 1 : 2, two = nc == 2 && side[k] != 0;
-        float a = np_fim_s(m, c0, c0), b = np_fim_s(m, c0, c1), d = np_fim_s(m, c1, c1);
-        float det = a * d - b * b;
-        float r0 = np_fim_s(m, c0, k), r1 = np_fim_s(m, c1, k);
-        float f0 = -(d * r0 - b * r1) / det;
-        float f1 = -(a * r1 - b * r0) / det;
-        v1[c0] = two ? f0 * v[k] : v1[c0];
-        v1[c1] = two ? f1 * v[k] : v1[c1];
-        w1[c0] = two ? f0 * w[k] : w1[c0];
-        w1[c1] = two ? f1 * w[k] : w1[c1];
-    }
-    float qa = np_fim_quad(m, v1, v1);
-    float qb = 2.0f * np_fim_quad(m, v1, w1);
-    float qc = np_fim_quad(m, w1, w1) - 1.0f;
+    float qa = np_fim_quad(m, v, v);
+    float qb = 2.0f * np_fim_quad(m, v, w);
+    float qc = np_fim_quad(m, w, w) - 1.0f;
     float disc = qb * qb - 4.0f * qa * qc;
-    none |= !(disc >= 0.0f) || !(qa > 0.0f);
+    if (!(disc >= 0.0f) || !(qa > 0.0f)) return NP_FIM_INF;
     float t = (-qb + np_sqrt(disc)) / (2.0f * qa);
     float u = n0 + t;
     float g[3];
-    for (int k = 0; k < 3; ++k) g[k] = t * v1[k] + w1[k];
-    int ok = !none;
+    for (int k = 0; k < 3; ++k) g[k] = t * v[k] + w[k];
+    int ok = 1;
     for (int k = 0; k < 3; ++k) {
         float pm = (u - nb[2 * k]) * ih[k], pp = (nb[2 * k + 1] - u) * ih[k];
         float ps = np_fim_critical(m, g, k);
         if (tsai) {
             float gk[3] = {g[0], g[1], g[2]};
             gk[k] = np_fim_tsai_select(pm, pp, ps);
-            ok &= np_fabs(np_sqrt(np_fim_quad(m, gk, gk)) - 1.0f) < np_fim_tsai_tol(m, ih, u);
-        } else {
-            ok &= np_fim_side(pm, pp, ps) == side[k];
+            if (!(np_fabs(np_sqrt(np_fim_quad(m, gk, gk)) - 1.0f) < np_fim_tsai_tol(m, ih, u))) ok = 0;
+        } else if (np_fim_side(pm, pp, ps) != side[k]) {
+            ok = 0;
         }
     }
     *valid = ok;
-    return none ? NP_FIM_INF : u;
+    return u;
 }
 
 /* The exact Godunov H_G^2 of eq. 6 at intervals iv[2k] = p-, iv[2k+1] = p+ (src/fim/hg.rs). */
