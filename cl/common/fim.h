@@ -273,22 +273,16 @@ NP_FN float np_fim_hg2_part(const float *m, const float *iv, int first)
             }
         }
     }
-    /* The lane's points taken two at a time from the front of `mine`, which shifts down two
-     * places per pass (constant indices again): two independent ext_qr chains in flight, where
-     * one left the SM waiting on each step's latency (a root's rounds are the critical path of
-     * an update launch: round 11's build without roots took 20.7 of 53.7 ms). */
+    /* The lane's points taken from the front of `mine`, which shifts down one place per point
+     * (constant indices again); one ext_qr in the loop. */
     float best = pmax ? -NP_FIM_INF : NP_FIM_INF;
 #pragma unroll 1
-    for (int n = 0; n < NP_FIM_HG_MINE; n += 2) {
-        float x0 = mine[0], x1 = NP_FIM_HG_MINE > 1 ? mine[1 % NP_FIM_HG_MINE] : NP_FIM_INF;
-        for (int i = 0; i + 2 < NP_FIM_HG_MINE; ++i) mine[i] = mine[i + 2];
-        if (NP_FIM_HG_MINE > 1) mine[NP_FIM_HG_MINE - 2 < 0 ? 0 : NP_FIM_HG_MINE - 2] = NP_FIM_INF;
-        mine[NP_FIM_HG_MINE - 1] = NP_FIM_INF;
-        int ok0 = np_isfinite(x0), ok1 = np_isfinite(x1);
-        float y0 = ok0 ? (pmax ? x0 : np_fim_clamp(x0, a, b)) : a, y1 = ok1 ? (pmax ? x1 : np_fim_clamp(x1, a, b)) : a;
-        float f0 = np_fim_ext_qr(m, iv, y0), f1 = np_fim_ext_qr(m, iv, y1);
-        if (ok0 && (pmax ? f0 > best : f0 < best)) best = f0;
-        if (ok1 && (pmax ? f1 > best : f1 < best)) best = f1;
+    for (int n = 0; n < NP_FIM_HG_MINE; ++n) {
+        float x = mine[0];
+        for (int i = 0; i + 1 < NP_FIM_HG_MINE; ++i) mine[i] = mine[i + 1];
+        if (!np_isfinite(x)) continue;
+        float f = np_fim_ext_qr(m, iv, pmax ? x : np_fim_clamp(x, a, b));
+        if (pmax ? f > best : f < best) best = f;
     }
     return best;
 }
