@@ -113,7 +113,11 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                 for (int k = 1; k < NP_FIM_LANES; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
                 q = best;
 #ifndef NP_FIM_NOROOT /* a diagnostic build (NEUROPORT_FIM_DIAG_NOROOT): no roots, wrong answers, the rest timed */
+#ifndef NP_FIM_NOROOT /* a diagnostic build (NEUROPORT_FIM_DIAG_NOROOT): no roots, wrong answers, the rest timed */
                 if (!np_fim_settled(p.paper, best, nb)) {
+#else
+                if (0) {
+#endif
 #else
                 if (0) {
 #endif
