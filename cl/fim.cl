@@ -113,11 +113,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                 for (int k = 1; k < NP_FIM_LANES; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
                 q = best;
 #ifndef NP_FIM_NOROOT /* a diagnostic build (NEUROPORT_FIM_DIAG_NOROOT): no roots, wrong answers, the rest timed */
-#ifndef NP_FIM_NOROOT /* a diagnostic build (NEUROPORT_FIM_DIAG_NOROOT): no roots, wrong answers, the rest timed */
                 if (!np_fim_settled(p.paper, best, nb)) {
-#else
-                if (0) {
-#endif
 #else
                 if (0) {
 #endif
@@ -131,7 +127,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             if (lane == 0) sneed[l] = need;
             NP_BARRIER();
             for (int round = 0; sflag[round & 1]; ++round) {
-                if (sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, ih, nb, sx[l], lane);
+                if (sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, ih, nb, sx[l], lane, NP_FIM_LANES);
                 NP_BARRIER();
                 if (t == 0) sflag[round & 1] = 0;
                 if (need) {

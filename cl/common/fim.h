@@ -198,107 +198,85 @@ NP_FN void np_fim_piece(const float *m, float q, float r, int rfree, float *c)
     }
 }
 
-/* H_G's candidate points p sit in fixed slots (below), so that every slot index is a constant
- * once the loops unroll; lane `first` keeps the slots i with i % NP_FIM_LANES == first, in
- * registers (mine[i / NP_FIM_LANES]). Before round 11 they were appended to one array at a
- * run-time count and read back at a run-time index, which put all of it on the stack. */
-#define NP_FIM_HG_SLOTS 26
-#define NP_FIM_HG_MINE ((NP_FIM_HG_SLOTS + NP_FIM_LANES - 1) / NP_FIM_LANES)
-#define NP_FIM_HG_PUT(i, x) do { if ((i) % NP_FIM_LANES == first) mine[(i) / NP_FIM_LANES] = (x); } while (0)
-
 /* The exact H_G^2 of eq. 6 (src/fim/hg.rs: hg2): the minimum of ext_qr over the candidate p
- * (clamped into [a, b]; non-finite ones skipped), or for a > b the larger end. This lane's part
- * (NP_FIM_HG_PUT); the parts' minimum (maximum for a > b: np_fim_hg2_join) is H_G^2 in any
- * order, so the lanes of a voxel share one evaluation. Slots: 0, 1 the ends; 2 + 3j + k the
- * pieces' stationary points at q end j (k = 2: r free, or for r max-type the r-switch); from 8,
- * for q max-type the crossings of pieces k1 and k2 (two roots each), else the free q points.
- * ext_qr is called from one place: at every candidate's site it was inlined ~30 times (4x the
- * PTX, 20 s of NVRTC, round 5). */
-NP_FN float np_fim_hg2_part(const float *m, const float *iv, int first)
+ * (clamped into [a, b]; non-finite ones skipped), or for a > b the larger end. The candidates
+ * are gathered first and ext_qr called from one place: calling it at every candidate's site
+ * inlined it ~30 times (4x the PTX, 20 s of NVRTC). This item's part: candidates first,
+ * first + stride, ...; the parts' minimum (maximum for a > b: np_fim_hg2_join) is H_G^2 in any
+ * order, so the lanes of a voxel can share one evaluation. */
+NP_FN float np_fim_hg2_part(const float *m, const float *iv, int first, int stride)
 {
     float a = iv[0], b = iv[1];
-    float mine[NP_FIM_HG_MINE];
-    for (int i = 0; i < NP_FIM_HG_MINE; ++i) mine[i] = NP_FIM_INF;
-    int pmax = a > b;
-    NP_FIM_HG_PUT(0, a);
-    NP_FIM_HG_PUT(1, b);
+    float pts[28];
+    int np = 0, pmax = a > b;
+    pts[np++] = a;
+    pts[np++] = b;
     if (!pmax) {
         float qe[2] = {iv[2], iv[3]}, c = iv[4], d = iv[5];
-        int rmax = c > d;
+        int rmax = c > d, nr = rmax ? 2 : 3;
         float rv[3] = {c, d, 0.0f};
         float mid = -np_fim_s(m, 2, 2) * (c + d) * 0.5f;
         float pc[2][3][3]; /* pieces per q end and r choice, for the crossings */
         for (int j = 0; j < 2; ++j) {
-            for (int k = 0; k < 3; ++k) {
+            for (int k = 0; k < nr; ++k) {
                 np_fim_piece(m, qe[j], rv[k], k == 2, pc[j][k]);
-                float x = -pc[j][k][1] / (2.0f * pc[j][k][0]);
-                if (k == 2 && rmax) x = (mid - np_fim_s(m, 2, 1) * qe[j]) / np_fim_s(m, 2, 0);
-                NP_FIM_HG_PUT(2 + 3 * j + k, x);
+                pts[np++] = -pc[j][k][1] / (2.0f * pc[j][k][0]);
             }
+            if (rmax) pts[np++] = (mid - np_fim_s(m, 2, 1) * qe[j]) / np_fim_s(m, 2, 0);
         }
         if (qe[0] > qe[1]) {
-            for (int k1 = 0; k1 < 3; ++k1) {
-                for (int k2 = 0; k2 < 3; ++k2) {
-                    if (rmax && (k1 == 2 || k2 == 2)) continue; /* r max-type: the ends only */
+            for (int k1 = 0; k1 < nr; ++k1) {
+                for (int k2 = 0; k2 < nr; ++k2) {
                     float al = pc[0][k1][0] - pc[1][k2][0], be = pc[0][k1][1] - pc[1][k2][1], ga = pc[0][k1][2] - pc[1][k2][2];
-                    int at = 8 + 2 * (3 * k1 + k2);
                     if (al == 0.0f) {
-                        NP_FIM_HG_PUT(at, -ga / be);
+                        pts[np++] = -ga / be;
                         continue;
                     }
                     float disc = be * be - 4.0f * al * ga;
                     if (disc >= 0.0f) {
                         float sq = np_sqrt(disc);
-                        NP_FIM_HG_PUT(at, (-be + sq) / (2.0f * al));
-                        NP_FIM_HG_PUT(at + 1, (-be - sq) / (2.0f * al));
+                        pts[np++] = (-be + sq) / (2.0f * al);
+                        pts[np++] = (-be - sq) / (2.0f * al);
                     }
                 }
             }
         } else {
             float det = np_fim_s(m, 0, 0) * np_fim_s(m, 1, 1) - np_fim_s(m, 0, 1) * np_fim_s(m, 0, 1);
             float kq = -(np_fim_s(m, 1, 1) * np_fim_s(m, 0, 2) - np_fim_s(m, 0, 1) * np_fim_s(m, 1, 2)) / det;
-            NP_FIM_HG_PUT(8, kq * c);
-            NP_FIM_HG_PUT(9, kq * d);
-            NP_FIM_HG_PUT(10, 0.0f);
+            pts[np++] = kq * c;
+            pts[np++] = kq * d;
+            pts[np++] = 0.0f;
             if (rmax) {
                 float srp = np_fim_s(m, 2, 0), srq = np_fim_s(m, 2, 1);
                 if (srq != 0.0f) {
                     float q0 = mid / srq, q1 = -srp / srq;
                     float al = np_fim_s(m, 0, 0) + 2.0f * np_fim_s(m, 0, 1) * q1 + np_fim_s(m, 1, 1) * q1 * q1;
                     float be = 2.0f * (np_fim_s(m, 0, 1) * q0 + np_fim_s(m, 1, 1) * q0 * q1 + np_fim_s(m, 0, 2) * c + np_fim_s(m, 1, 2) * c * q1);
-                    NP_FIM_HG_PUT(11, -be / (2.0f * al));
+                    pts[np++] = -be / (2.0f * al);
                 } else {
-                    NP_FIM_HG_PUT(11, mid / srp);
+                    pts[np++] = mid / srp;
                 }
             }
         }
     }
-    /* The lane's points taken from the front of `mine`, which shifts down one place per point
-     * (constant indices again); one ext_qr in the loop. */
     float best = pmax ? -NP_FIM_INF : NP_FIM_INF;
-#pragma unroll 1
-    for (int n = 0; n < NP_FIM_HG_MINE; ++n) {
-        float x = mine[0];
-        for (int i = 0; i + 1 < NP_FIM_HG_MINE; ++i) mine[i] = mine[i + 1];
-        if (!np_isfinite(x)) continue;
-        float f = np_fim_ext_qr(m, iv, pmax ? x : np_fim_clamp(x, a, b));
+    for (int i = first; i < np; i += stride) {
+        if (!np_isfinite(pts[i])) continue;
+        float f = np_fim_ext_qr(m, iv, pmax ? pts[i] : np_fim_clamp(pts[i], a, b));
         if (pmax ? f > best : f < best) best = f;
     }
     return best;
 }
 
-/* H_G(u)^2 over this lane's part of the candidates (above); one copy, called from one place. */
-NP_FN_CALLED float np_fim_f_part(const float *m, const float *ih, const float *nb, float u, int first)
+/* H_G(u)^2 over part of the candidates (above); one copy, called from one place. */
+NP_FN_CALLED float np_fim_f_part(const float *m, const float *ih, const float *nb, float u, int first, int stride)
 {
-    /* S copied into registers: read through the caller's pointer it was loaded again at
-     * every use (the stack, ~30 loads per evaluation). */
-    float iv[6], sm[6];
-    for (int k = 0; k < 6; ++k) sm[k] = m[k];
+    float iv[6];
     for (int k = 0; k < 3; ++k) {
         iv[2 * k] = (u - nb[2 * k]) * ih[k];
         iv[2 * k + 1] = (nb[2 * k + 1] - u) * ih[k];
     }
-    return np_fim_hg2_part(sm, iv, first);
+    return np_fim_hg2_part(m, iv, first, stride);
 }
 
 /* Two parts of H_G(u)^2 joined: the larger where the p interval is empty (a > b), else the
