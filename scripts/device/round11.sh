@@ -15,6 +15,8 @@
 #     with and without --fmad=false.
 #   PART=d (~3 min): the kept state (deaa253 and the diagnostic #ifdef): `check` on both APIs
 #     (seeds 114, 115 on CUDA), FIM example 3 on both APIs and both local solvers.
+#   PART=e (~2 min): work-groups per FIM launch (NEUROPORT_FIM_GROUPS 264 / 528 / 1056 / 4096,
+#     the default), example 3, both local solvers, CUDA; 1056 and 4096 on NVIDIA OpenCL.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -33,6 +35,12 @@ fim() { # label, binary, backend, local, env...
   stamp "bench fim $label $be $loc"
   { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
+if [ "$PART" = e ]; then
+  for rep in 1 2; do for loc in paper exact; do for g in 4096 264 528 1056; do
+    fim "groups $g ($rep)" "$B" cuda $loc NEUROPORT_FIM_GROUPS=$g
+  done; done; done
+  for loc in paper exact; do for g in 4096 1056; do fim "groups $g" "$B" "$OCL" $loc NEUROPORT_FIM_GROUPS=$g; done; done
+fi
 if [ "$PART" = d ]; then
   checks 114 cuda "$OCL"
   stamp "check cuda seed 115"
