@@ -17,6 +17,9 @@
 #     (seeds 114, 115 on CUDA), FIM example 3 on both APIs and both local solvers.
 #   PART=e (~2 min): work-groups per FIM launch (NEUROPORT_FIM_GROUPS 264 / 528 / 1056 / 4096,
 #     the default), example 3, both local solvers, CUDA; 1056 and 4096 on NVIDIA OpenCL.
+#   PART=f (~5 min): H_G's points made one slot at a time (dist/neuroport) against the kept state
+#     (dist/neuroport-old = 30e76c3): `check` on CUDA at seeds 111-115 and on NVIDIA OpenCL,
+#     FIM example 3 alternating, two rounds, both APIs and local solvers.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -35,6 +38,17 @@ fim() { # label, binary, backend, local, env...
   stamp "bench fim $label $be $loc"
   { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
+if [ "$PART" = f ]; then
+  for seed in 111 112 113 114 115; do
+    stamp "check cuda seed $seed"
+    timeout 120 "$B" check --backend cuda --seed $seed > "$OUT/check-cuda-$seed.txt" 2>&1
+    echo "seed $seed: $(grep -E 'same bits' "$OUT/check-cuda-$seed.txt" | sed 's/  */ /g') | $(tail -n 1 "$OUT/check-cuda-$seed.txt")"
+  done
+  checks 116 "$OCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "30e76c3 ($rep)" "$OLD" "$be" $loc; fim "points by slot ($rep)" "$B" "$be" $loc
+  done; done; done
+fi
 if [ "$PART" = e ]; then
   for rep in 1 2; do for loc in paper exact; do for g in 4096 264 528 1056; do
     fim "groups $g ($rep)" "$B" cuda $loc NEUROPORT_FIM_GROUPS=$g
