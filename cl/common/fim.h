@@ -198,69 +198,71 @@ NP_FN void np_fim_piece(const float *m, float q, float r, int rfree, float *c)
     }
 }
 
-/* Candidate point `slot` (0-25) of the exact H_G^2 (src/fim/hg.rs: hg2), INF where that slot
- * holds none: 0, 1 the ends a, b; 2 + 3j + k the stationary point of piece k (r at c, at d, or
- * free) at q end j, or for r max-type (k = 2) the r-switch at q end j; from 8, for q max-type
- * the crossings of pieces k1 (q end 0) and k2 (q end 1), slot 8 + 2 (3 k1 + k2) + root, else
- * the free q points (slots 8-11). Each slot is computed on its own, so a voxel's lanes split the
- * points' making as well as their evaluation (before round 11 every lane made all of them). */
-NP_FN float np_fim_hg_point(const float *m, const float *iv, int slot)
-{
-    float a = iv[0], b = iv[1];
-    if (slot < 2) return slot == 0 ? a : b;
-    if (a > b) return NP_FIM_INF;
-    float q0 = iv[2], q1 = iv[3], c = iv[4], d = iv[5];
-    int rmax = c > d;
-    float mid = -np_fim_s(m, 2, 2) * (c + d) * 0.5f;
-    float pc[3], pd[3];
-    if (slot < 8) {
-        int j = (slot - 2) / 3, k = (slot - 2) % 3;
-        float q = j == 0 ? q0 : q1;
-        if (k == 2 && rmax) return (mid - np_fim_s(m, 2, 1) * q) / np_fim_s(m, 2, 0);
-        np_fim_piece(m, q, k == 0 ? c : (k == 1 ? d : 0.0f), k == 2, pc);
-        return -pc[1] / (2.0f * pc[0]);
-    }
-    int i = slot - 8;
-    if (q0 > q1) {
-        int k1 = i / 6, k2 = (i / 2) % 3, minus = i % 2;
-        if (rmax && (k1 == 2 || k2 == 2)) return NP_FIM_INF; /* r max-type: the ends only */
-        np_fim_piece(m, q0, k1 == 0 ? c : (k1 == 1 ? d : 0.0f), k1 == 2, pc);
-        np_fim_piece(m, q1, k2 == 0 ? c : (k2 == 1 ? d : 0.0f), k2 == 2, pd);
-        float al = pc[0] - pd[0], be = pc[1] - pd[1], ga = pc[2] - pd[2];
-        if (al == 0.0f) return minus ? NP_FIM_INF : -ga / be;
-        float disc = be * be - 4.0f * al * ga;
-        if (!(disc >= 0.0f)) return NP_FIM_INF;
-        float sq = np_sqrt(disc);
-        return minus ? (-be - sq) / (2.0f * al) : (-be + sq) / (2.0f * al);
-    }
-    if (i < 3) {
-        float det = np_fim_s(m, 0, 0) * np_fim_s(m, 1, 1) - np_fim_s(m, 0, 1) * np_fim_s(m, 0, 1);
-        float kq = -(np_fim_s(m, 1, 1) * np_fim_s(m, 0, 2) - np_fim_s(m, 0, 1) * np_fim_s(m, 1, 2)) / det;
-        return i == 0 ? kq * c : (i == 1 ? kq * d : 0.0f);
-    }
-    if (i > 3 || !rmax) return NP_FIM_INF;
-    float srp = np_fim_s(m, 2, 0), srq = np_fim_s(m, 2, 1);
-    if (srq == 0.0f) return mid / srp;
-    float qa = mid / srq, qb = -srp / srq;
-    float al = np_fim_s(m, 0, 0) + 2.0f * np_fim_s(m, 0, 1) * qb + np_fim_s(m, 1, 1) * qb * qb;
-    float be = 2.0f * (np_fim_s(m, 0, 1) * qa + np_fim_s(m, 1, 1) * qa * qb + np_fim_s(m, 0, 2) * c + np_fim_s(m, 1, 2) * c * qb);
-    return -be / (2.0f * al);
-}
-
 /* The exact H_G^2 of eq. 6 (src/fim/hg.rs: hg2): the minimum of ext_qr over the candidate p
- * (clamped into [a, b]; non-finite ones skipped), or for a > b the larger end. This item's part:
- * slots first, first + stride, ... (np_fim_hg_point); the parts' minimum (maximum for a > b:
- * np_fim_hg2_join) is H_G^2 in any order, so the lanes of a voxel share one evaluation.
- * ext_qr is called from one place: at every candidate's site it was inlined ~30 times (4x the
- * PTX, 20 s of NVRTC, round 5). */
+ * (clamped into [a, b]; non-finite ones skipped), or for a > b the larger end. The candidates
+ * are gathered first and ext_qr called from one place: calling it at every candidate's site
+ * inlined it ~30 times (4x the PTX, 20 s of NVRTC). This item's part: candidates first,
+ * first + stride, ...; the parts' minimum (maximum for a > b: np_fim_hg2_join) is H_G^2 in any
+ * order, so the lanes of a voxel can share one evaluation. */
 NP_FN float np_fim_hg2_part(const float *m, const float *iv, int first, int stride)
 {
-    int pmax = iv[0] > iv[1];
+    float a = iv[0], b = iv[1];
+    float pts[28];
+    int np = 0, pmax = a > b;
+    pts[np++] = a;
+    pts[np++] = b;
+    if (!pmax) {
+        float qe[2] = {iv[2], iv[3]}, c = iv[4], d = iv[5];
+        int rmax = c > d, nr = rmax ? 2 : 3;
+        float rv[3] = {c, d, 0.0f};
+        float mid = -np_fim_s(m, 2, 2) * (c + d) * 0.5f;
+        float pc[2][3][3]; /* pieces per q end and r choice, for the crossings */
+        for (int j = 0; j < 2; ++j) {
+            for (int k = 0; k < nr; ++k) {
+                np_fim_piece(m, qe[j], rv[k], k == 2, pc[j][k]);
+                pts[np++] = -pc[j][k][1] / (2.0f * pc[j][k][0]);
+            }
+            if (rmax) pts[np++] = (mid - np_fim_s(m, 2, 1) * qe[j]) / np_fim_s(m, 2, 0);
+        }
+        if (qe[0] > qe[1]) {
+            for (int k1 = 0; k1 < nr; ++k1) {
+                for (int k2 = 0; k2 < nr; ++k2) {
+                    float al = pc[0][k1][0] - pc[1][k2][0], be = pc[0][k1][1] - pc[1][k2][1], ga = pc[0][k1][2] - pc[1][k2][2];
+                    if (al == 0.0f) {
+                        pts[np++] = -ga / be;
+                        continue;
+                    }
+                    float disc = be * be - 4.0f * al * ga;
+                    if (disc >= 0.0f) {
+                        float sq = np_sqrt(disc);
+                        pts[np++] = (-be + sq) / (2.0f * al);
+                        pts[np++] = (-be - sq) / (2.0f * al);
+                    }
+                }
+            }
+        } else {
+            float det = np_fim_s(m, 0, 0) * np_fim_s(m, 1, 1) - np_fim_s(m, 0, 1) * np_fim_s(m, 0, 1);
+            float kq = -(np_fim_s(m, 1, 1) * np_fim_s(m, 0, 2) - np_fim_s(m, 0, 1) * np_fim_s(m, 1, 2)) / det;
+            pts[np++] = kq * c;
+            pts[np++] = kq * d;
+            pts[np++] = 0.0f;
+            if (rmax) {
+                float srp = np_fim_s(m, 2, 0), srq = np_fim_s(m, 2, 1);
+                if (srq != 0.0f) {
+                    float q0 = mid / srq, q1 = -srp / srq;
+                    float al = np_fim_s(m, 0, 0) + 2.0f * np_fim_s(m, 0, 1) * q1 + np_fim_s(m, 1, 1) * q1 * q1;
+                    float be = 2.0f * (np_fim_s(m, 0, 1) * q0 + np_fim_s(m, 1, 1) * q0 * q1 + np_fim_s(m, 0, 2) * c + np_fim_s(m, 1, 2) * c * q1);
+                    pts[np++] = -be / (2.0f * al);
+                } else {
+                    pts[np++] = mid / srp;
+                }
+            }
+        }
+    }
     float best = pmax ? -NP_FIM_INF : NP_FIM_INF;
-    for (int slot = first; slot < 26; slot += stride) {
-        float x = np_fim_hg_point(m, iv, slot);
-        if (!np_isfinite(x)) continue;
-        float f = np_fim_ext_qr(m, iv, pmax ? x : np_fim_clamp(x, iv[0], iv[1]));
+    for (int i = first; i < np; i += stride) {
+        if (!np_isfinite(pts[i])) continue;
+        float f = np_fim_ext_qr(m, iv, pmax ? pts[i] : np_fim_clamp(pts[i], a, b));
         if (pmax ? f > best : f < best) best = f;
     }
     return best;
