@@ -291,9 +291,10 @@ NP_FN float np_fim_hg2_join(const float *ih, const float *nb, float u, float x, 
  * sequence of evaluations so that the lanes of a voxel share each one (fim_update): _start and
  * _take return 1 while H_G is wanted at r->x, 0 once r->x is the root. Steps: the guess (the
  * smallest valid solution) and the point just below it; bisection over the combinations'
- * solutions (sorted, in local memory: `c[k * stride]`, k < nc) inside the bracket, and the point
- * just below a bracketing solution; doubling steps while the bracket has no upper end; Illinois
- * regula falsi. */
+ * solutions (sorted, in local memory: `c[k * stride]`, k < nc) inside the bracket, by
+ * interpolation once it has an upper end, and the point just below a bracketing solution where
+ * the secant puts the root that close; doubling steps while the bracket has no upper end;
+ * Illinois regula falsi. */
 #define NP_FIM_RS_GUESS 0
 #define NP_FIM_RS_GUESS_BELOW 1
 #define NP_FIM_RS_BISECT 2
@@ -307,19 +308,35 @@ typedef struct {
 
 NP_FN float np_fim_rs_width(float u) { return 4.0f * 1.1920929e-7f * np_fabs(u); }
 
-/* The next evaluation from the top of the bisection, the doubling, or regula falsi. */
+/* Where the secant through (lo, fl) and (hi, fh) crosses zero (src/fim/hg.rs: secant). */
+NP_FN float np_fim_secant(float lo, float fl, float hi, float fh) { return hi - fh * (hi - lo) / (fh - fl); }
+
+/* The first k in [i, j) with !(c[k] < at), or j - 1 if none (hg.rs: first_at_least). */
+NP_FN int np_fim_first_at_least(NP_LOCAL_PTR const float *c, int stride, int i, int j, float at)
+{
+    int hi = j - 1;
+    while (i < hi) {
+        int k = i + (hi - i) / 2;
+        if (c[k * stride] < at) i = k + 1;
+        else hi = k;
+    }
+    return i;
+}
+
+/* The next evaluation from the top of the bisection (interpolation search once the bracket has
+ * an upper end), the doubling, or regula falsi. */
 NP_FN int np_fim_rs_next(np_fim_rs *r, NP_LOCAL_PTR const float *c, int stride)
 {
     if (r->phase <= NP_FIM_RS_BISECT) {
         if (r->i < r->j) {
-            r->k = r->i + (r->j - r->i) / 2;
+            r->k = r->hi < NP_FIM_INF ? np_fim_first_at_least(c, stride, r->i, r->j, np_fim_secant(r->lo, r->fl, r->hi, r->fh)) : r->i + (r->j - r->i) / 2;
             r->x = c[r->k * stride];
             r->phase = NP_FIM_RS_BISECT;
             return 1;
         }
         if (r->from_cand) {
             float below = r->hi - np_fim_rs_width(r->hi);
-            if (below > r->lo) {
+            if (below > r->lo && !(np_fim_secant(r->lo, r->fl, r->hi, r->fh) < below)) {
                 r->x = below;
                 r->phase = NP_FIM_RS_CAND_BELOW;
                 return 1;
@@ -347,7 +364,7 @@ NP_FN int np_fim_rs_next(np_fim_rs *r, NP_LOCAL_PTR const float *c, int stride)
         r->x = r->hi;
         return 0;
     }
-    float x = r->hi - r->fh * (r->hi - r->lo) / (r->fh - r->fl);
+    float x = np_fim_secant(r->lo, r->fl, r->hi, r->fh);
     if (!(x > r->lo && x < r->hi)) x = r->lo + (r->hi - r->lo) * 0.5f;
     r->x = x;
     ++r->n;

@@ -192,6 +192,26 @@ fn sort<R: Real>(x: &mut [R]) {
     }
 }
 
+/// The first index k in [i, j) with !(x[k] < at), or j - 1 if there is none (binary search; the
+/// same in fim.h).
+fn first_at_least<R: Real>(x: &[R], mut i: usize, j: usize, at: R) -> usize {
+    let mut hi = j - 1;
+    while i < hi {
+        let k = i + (hi - i) / 2;
+        if x[k] < at {
+            i = k + 1;
+        } else {
+            hi = k;
+        }
+    }
+    i
+}
+
+/// Where the secant through (lo, fl) and (hi, fh) crosses zero.
+fn secant<R: Real>(lo: R, fl: R, hi: R, fh: R) -> R {
+    hi - fh * (hi - lo) / (fh - fl)
+}
+
 fn intervals<R: Real>(inv_h: &[R; 3], nb: &Neighbours<R>, u: R) -> Intervals<R> {
     std::array::from_fn(|k| [(u - nb[k][0]) * inv_h[k], (nb[k][1] - u) * inv_h[k]])
 }
@@ -232,7 +252,11 @@ pub fn root<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, guess: R, c
         }
     }
     // Bisection over the combinations' solutions inside the bracket (H_G is nondecreasing in
-    // U): ~log2(26) evaluations; where the root is one of them, one more confirms it.
+    // U): ~log2(26) evaluations; where the root is one of them, one more confirms it. Once the
+    // bracket has an upper end, the next solution tried is the first at or above the secant's
+    // zero instead of the middle one (interpolation search): the bracket it ends with, the
+    // nearest solutions on either side of the root, is the same whatever the order of tries,
+    // and on example 3 it takes 29 % (004's solver) and 59 % (exact) fewer tries (round 11).
     sort(cands);
     let (mut i, mut j) = (0, cands.len());
     while i < j && !(cands[i] > lo) {
@@ -243,7 +267,7 @@ pub fn root<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, guess: R, c
     }
     let mut from_cand = false;
     while i < j {
-        let k = i + (j - i) / 2;
+        let k = if hi.is_finite() { first_at_least(cands, i, j, secant(lo, fl, hi, fh)) } else { i + (j - i) / 2 };
         let fx = f(cands[k]);
         if fx >= R::ZERO {
             (hi, fh, j, from_cand) = (cands[k], fx, k, true);
@@ -251,9 +275,12 @@ pub fn root<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, guess: R, c
             (lo, fl, i) = (cands[k], fx, k + 1);
         }
     }
+    // The point just below a bracketing solution, only where the secant puts the root within
+    // that width of it: elsewhere the root is inside the bracket, and regula falsi gets there
+    // without that try (most were wasted: 15 K against 41 K tries on example 3, 004's solver).
     if from_cand {
         let below = hi - width(hi);
-        if below > lo {
+        if below > lo && !(secant(lo, fl, hi, fh) < below) {
             let fb = f(below);
             if fb < R::ZERO {
                 return hi;
@@ -281,7 +308,7 @@ pub fn root<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, guess: R, c
         if hi - lo <= width(hi) {
             break;
         }
-        let mut x = hi - fh * (hi - lo) / (fh - fl);
+        let mut x = secant(lo, fl, hi, fh);
         if !(x > lo && x < hi) {
             x = lo + (hi - lo) * R::of(0.5);
         }
