@@ -20,6 +20,11 @@
 #   PART=f (~5 min): H_G's points made one slot at a time (dist/neuroport) against the kept state
 #     (dist/neuroport-old = 30e76c3): `check` on CUDA at seeds 111-115 and on NVIDIA OpenCL,
 #     FIM example 3 alternating, two rounds, both APIs and local solvers.
+#   PART=g (~8 min): H_G's root search by interpolation and the conditional point below
+#     (dist/neuroport = 3d371ce) against the kept state (dist/neuroport-old = 4733d50): `check`
+#     on CUDA at seeds 111-115 and on NVIDIA OpenCL; FIM example 3 alternating, two rounds, both
+#     APIs and local solvers; CPU node FIM (16 cores) on example 3 with each binary; `reproduce
+#     fim-t1 --scale paper` on CUDA with the new one.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -38,6 +43,25 @@ fim() { # label, binary, backend, local, env...
   stamp "bench fim $label $be $loc"
   { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
+if [ "$PART" = g ]; then
+  for seed in 111 112 113 114 115; do
+    stamp "check cuda seed $seed"
+    timeout 120 "$B" check --backend cuda --seed $seed > "$OUT/check-cuda-$seed.txt" 2>&1
+    echo "seed $seed: $(grep -E 'same bits' "$OUT/check-cuda-$seed.txt" | sed 's/  */ /g') | $(tail -n 1 "$OUT/check-cuda-$seed.txt")"
+  done
+  checks 117 "$OCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "4733d50 ($rep)" "$OLD" "$be" $loc; fim "interpolated root ($rep)" "$B" "$be" $loc
+  done; done; done
+  for loc in exact paper; do
+    for v in "4733d50:$OLD" "interpolated:$B"; do
+      stamp "node FIM, all cores, $loc, ${v%%:*}"
+      { echo "## node FIM all cores $loc ${v%%:*}"; timeout 120 "${v#*:}" bench fim --example 3 --backend cpu --solver fim --local $loc --repeats 1 2>&1 | tail -1; } | tee -a "$F"
+    done
+  done
+  stamp "reproduce fim-t1 --scale paper --backend cuda"
+  step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" 2>&1 | tail -25
+fi
 if [ "$PART" = f ]; then
   for seed in 111 112 113 114 115; do
     stamp "check cuda seed $seed"
