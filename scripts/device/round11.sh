@@ -25,6 +25,8 @@
 #     on CUDA at seeds 111-115 and on NVIDIA OpenCL; FIM example 3 alternating, two rounds, both
 #     APIs and local solvers; CPU node FIM (16 cores) on example 3 with each binary; `reproduce
 #     fim-t1 --scale paper` on CUDA with the new one.
+#   PART=h (~3 min): the CPU target again with 3d371ce: node FIM on all 16 cores (exact and
+#     004's solver) and Godunov fast sweeping on one thread, run to convergence, example 3.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -43,6 +45,14 @@ fim() { # label, binary, backend, local, env...
   stamp "bench fim $label $be $loc"
   { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
+if [ "$PART" = h ]; then
+  for loc in exact paper; do
+    stamp "node FIM, all cores, $loc"
+    { echo "## node FIM all cores $loc"; timeout 120 "$B" bench fim --example 3 --backend cpu --solver fim --local $loc --repeats 1 2>&1 | tail -1; } | tee -a "$F"
+  done
+  stamp "fast sweeping Godunov, 1 thread"
+  { echo "## fast sweeping Godunov 1 thread exact"; timeout 400 "$B" bench fim --example 3 --backend cpu --threads 1 --solver sweep --max-sweeps 200 --repeats 0 2>&1 | tail -1; } | tee -a "$F"
+fi
 if [ "$PART" = g ]; then
   for seed in 111 112 113 114 115; do
     stamp "check cuda seed $seed"
