@@ -387,6 +387,24 @@ mod tests {
         crate::dti::sym3::from_eigen(l, e1, [e1[1] / n, -e1[0] / n, 0.0])
     }
 
+    /// The root search's interpolation step picks the first solution at or above a point,
+    /// clamped to the range's last: checked against a linear scan on fresh sorted lists with
+    /// repeats, sub-ranges and points below, inside and above them.
+    #[test]
+    fn first_at_least_is_the_first_solution_at_or_above() {
+        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(rand::random());
+        for _ in 0..20_000 {
+            let n = r.random_range(1..27);
+            let mut x: Vec<f64> = (0..n).map(|_| (r.random_range(0..40) as f64) * 0.25).collect();
+            sort(&mut x);
+            let i = r.random_range(0..n);
+            let j = r.random_range(i + 1..=n);
+            let at = r.random_range(-1.0..11.0);
+            let want = (i..j).find(|&k| !(x[k] < at)).unwrap_or(j - 1);
+            assert_eq!(first_at_least(&x, i, j, at), want, "{x:?} [{i}, {j}) at {at}");
+        }
+    }
+
     /// The closed form against the golden section (f64, 60 steps) on fresh random matrices
     /// (eigenvalue ratios up to 1e4) and intervals of every min/max pattern. The closed form
     /// is a minimum over feasible points evaluated exactly, so it is never below the true value
