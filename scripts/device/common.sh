@@ -74,3 +74,21 @@ register_brains() {
   done; done
   echo "=== register (user command)"; grep -E "^##|level|registration|process wall" "$f"
 }
+# checks SEED BACKEND...: `check --seed SEED` on each backend into $OUT/check-<api>.txt; shown:
+# failures, the rows matching $CHECK_ROWS (a grep -E pattern; default the FIM and registration
+# rows) and the summary line.
+checks() {
+  local seed=$1 be; shift
+  for be in "$@"; do
+    stamp "check --backend $be"
+    step 150 "$B" check --backend "$be" --seed "$seed" > "$OUT/check-${be%%:*}.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "${CHECK_ROWS:-fim_|register}" "$OUT/check-${be%%:*}.txt"; tail -n 1 "$OUT/check-${be%%:*}.txt"
+  done
+}
+# fim LABEL BINARY BACKEND LOCAL [ENV...]: `bench fim --example 3` (median of 3, stages on) with
+# that binary, local solver and environment; its last two lines appended to $F under "## LABEL".
+fim() {
+  local label=$1 bin=$2 be=$3 loc=$4; shift 4
+  stamp "bench fim $label $be $loc"
+  { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
+}

@@ -41,23 +41,11 @@ gpu_setup
 PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"
 C="$OUT/bench.txt"; F="$OUT/fim.txt"; U="$OUT/register.txt"
-checks() { # seed, then backends
-  local seed=$1; shift
-  for be in "$@"; do
-    stamp "check --backend $be"
-    step 150 "$B" check --backend "$be" --seed "$seed" > "$OUT/check-${be%%:*}.txt" 2>&1
-    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "mapped|register (ncc|sad)" "$OUT/check-${be%%:*}.txt"; tail -n 1 "$OUT/check-${be%%:*}.txt"
-  done
-}
+CHECK_ROWS='mapped|register (ncc|sad)'
 bench() { # label, binary, backend, env...
   local label=$1 bin=$2 be=$3; shift 3
   stamp "bench register $label"
   { echo "## $label"; env "$@" timeout 100 "$bin" bench register --backend "$be" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
-}
-fim() { # label, binary, backend, local, env...
-  local label=$1 bin=$2 be=$3 loc=$4; shift 4
-  stamp "bench fim $label $be $loc"
-  { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
 if [ "$PART" = a ]; then
   checks 101 cuda "$OCL"

@@ -32,18 +32,14 @@ gpu_setup
 PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"; COMBO="$PWD/dist/neuroport-combo"
 F="$OUT/fim.txt"
-checks() { # seed, then backends
-  local seed=$1; shift
-  for be in "$@"; do
-    stamp "check --backend $be"
-    step 150 "$B" check --backend "$be" --seed "$seed" > "$OUT/check-${be%%:*}.txt" 2>&1
-    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "fim" "$OUT/check-${be%%:*}.txt"; tail -n 1 "$OUT/check-${be%%:*}.txt"
+CHECK_ROWS=fim
+same_bits() { # SEED...: `check` on CUDA at each seed; its same-bits row and summary shown
+  local seed
+  for seed in "$@"; do
+    stamp "check cuda seed $seed"
+    timeout 120 "$B" check --backend cuda --seed $seed > "$OUT/check-cuda-$seed.txt" 2>&1
+    echo "seed $seed: $(grep -E 'same bits' "$OUT/check-cuda-$seed.txt" | sed 's/  */ /g') | $(tail -n 1 "$OUT/check-cuda-$seed.txt")"
   done
-}
-fim() { # label, binary, backend, local, env...
-  local label=$1 bin=$2 be=$3 loc=$4; shift 4
-  stamp "bench fim $label $be $loc"
-  { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
 if [ "$PART" = h ]; then
   for loc in exact paper; do
@@ -54,11 +50,7 @@ if [ "$PART" = h ]; then
   { echo "## fast sweeping Godunov 1 thread exact"; timeout 400 "$B" bench fim --example 3 --backend cpu --threads 1 --solver sweep --max-sweeps 200 --repeats 0 2>&1 | tail -1; } | tee -a "$F"
 fi
 if [ "$PART" = g ]; then
-  for seed in 111 112 113 114 115; do
-    stamp "check cuda seed $seed"
-    timeout 120 "$B" check --backend cuda --seed $seed > "$OUT/check-cuda-$seed.txt" 2>&1
-    echo "seed $seed: $(grep -E 'same bits' "$OUT/check-cuda-$seed.txt" | sed 's/  */ /g') | $(tail -n 1 "$OUT/check-cuda-$seed.txt")"
-  done
+  same_bits 111 112 113 114 115
   checks 117 "$OCL"
   for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
     fim "4733d50 ($rep)" "$OLD" "$be" $loc; fim "interpolated root ($rep)" "$B" "$be" $loc
@@ -73,11 +65,7 @@ if [ "$PART" = g ]; then
   step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" 2>&1 | tail -25
 fi
 if [ "$PART" = f ]; then
-  for seed in 111 112 113 114 115; do
-    stamp "check cuda seed $seed"
-    timeout 120 "$B" check --backend cuda --seed $seed > "$OUT/check-cuda-$seed.txt" 2>&1
-    echo "seed $seed: $(grep -E 'same bits' "$OUT/check-cuda-$seed.txt" | sed 's/  */ /g') | $(tail -n 1 "$OUT/check-cuda-$seed.txt")"
-  done
+  same_bits 111 112 113 114 115
   checks 116 "$OCL"
   for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
     fim "30e76c3 ($rep)" "$OLD" "$be" $loc; fim "points by slot ($rep)" "$B" "$be" $loc

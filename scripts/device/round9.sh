@@ -36,23 +36,11 @@ gpu_setup
 PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"
 C="$OUT/bench.txt"; F="$OUT/fim.txt"
-checks() { # seed, then backends: `check` on each, failures and the fim/register rows shown
-  local seed=$1; shift
-  for be in "$@"; do
-    stamp "check --backend $be"
-    step 150 "$B" check --backend "$be" --seed "$seed" > "$OUT/check-${be%%:*}.txt" 2>&1
-    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "fim_|mixed" "$OUT/check-${be%%:*}.txt"; tail -n 1 "$OUT/check-${be%%:*}.txt"
-  done
-}
+CHECK_ROWS='fim_|mixed'
 bench() { # label, backend, env...: `bench register` sad and ncc, to $C
   local label=$1 be=$2; shift 2
   stamp "bench register $label"
   { echo "## $label"; env "$@" timeout 100 "$B" bench register --backend "$be" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$C"
-}
-fim() { # label, binary, backend, local, env...: `bench fim --example 3`, to $F
-  local label=$1 bin=$2 be=$3 loc=$4; shift 4
-  stamp "bench fim $label $be $loc"
-  { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
 if [ "$PART" = a ]; then
   checks 91 cuda "$OCL"
