@@ -172,3 +172,34 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
         }
     }
 }
+
+/// Connectivity's two solves over one field (`fim::solve_regions`: a GPU uploads S once) give
+/// each region's u as a solve from that region alone, bit for bit, on the device and on the
+/// CPU, and hand the problem back with its own source.
+#[test]
+fn regions_over_one_field_give_each_region_alone() {
+    let bits = |u: &[f32]| u.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    let devices = [opencl(), neuroport::runtime::Inventory::discover(Some(2)).open_cpu().ok()];
+    for dev in devices.into_iter().flatten() {
+        let mut p = problem(5);
+        let n = p.nvox();
+        let mut second = vec![0u8; n];
+        // A whole 4^3 block of source voxels too (it holds nothing to update).
+        for v in 0..n {
+            let (x, y, z) = (v % 19, (v / 19) % 14, v / (19 * 14));
+            second[v] = ((12..16).contains(&x) && (4..8).contains(&y) && (4..8).contains(&z)) as u8;
+        }
+        let own = p.source.clone();
+        let alone: Vec<Vec<u32>> = [own.clone(), second.clone()]
+            .into_iter()
+            .map(|s| bits(&fim::solve(&dev, &Problem { source: s, ..p.clone() }, &Params::default()).unwrap().u))
+            .collect();
+        let mut regions = vec![second.clone(), own.clone()];
+        let got = fim::solve_regions(&dev, &mut p, &mut regions, &Params::default()).unwrap();
+        assert_eq!(p.source, own, "the problem's source put back");
+        assert_eq!(regions, vec![second, own.clone()], "the regions put back");
+        assert_eq!(bits(&got[0].u), alone[1], "{}: second region", dev.label());
+        assert_eq!(bits(&got[1].u), alone[0], "{}: first region", dev.label());
+        assert!(alone[0] != alone[1]);
+    }
+}

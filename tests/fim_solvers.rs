@@ -317,7 +317,7 @@ fn pathway_contains_the_traced_minimal_path() {
     let u1 = cpu::node_fim::<f32>(&p1, &Params::default()).u;
     let u2 = cpu::node_fim::<f32>(&p2, &Params::default()).u;
     let con = fim::connectivity::combine(&u1, &u2, 0.05).unwrap();
-    let path = fim::connectivity::minimal_path(&p1, &u1, &p2, &u2, con.argmin);
+    let path = fim::connectivity::minimal_path(&p1, &u1, &u2, con.argmin);
     let vox = |q: &[f64; 3]| q[0].round() as usize + 48 * (q[1].round() as usize + 48 * q[2].round() as usize);
     assert_eq!(vox(&path[0]), at(40, 24), "path starts in R1");
     assert_eq!(vox(path.last().unwrap()), at(7, 24), "path ends in R2");

@@ -4,7 +4,8 @@
 use super::Ctx;
 use anyhow::{bail, Result};
 use neuroport::fim::{self, connectivity, metric::Metric, Local, Params, Problem, Solver, Validity};
-use neuroport::volume::{read_mask_like, Outputs};
+use neuroport::runtime::stages::stage;
+use neuroport::volume::{check_free, read_mask_like, Outputs};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -63,12 +64,20 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if let Some(t) = a.out_tck.as_ref().filter(|t| t.extension().is_none_or(|e| e != "tck")) {
         bail!("{}: --out-tck must name a .tck file", t.display());
     }
+    let mut out = Outputs::new();
+    // Every output name refused before any work, as the other commands do.
+    let mut names = vec![out.nifti_name(&named(&a.out, "cost1"))];
+    if a.target.is_some() {
+        names.extend(["cost2", "total", "pathway"].map(|w| out.nifti_name(&named(&a.out, w))));
+        names.extend(a.out_tck.clone());
+    }
+    check_free(&names)?;
     // The sweeping baselines are CPU methods: they ignore a GPU --backend.
     let device = if a.solver == Solver::Fim { ctx.inventory().select_one(&ctx.backend)? } else { ctx.inventory().open_cpu()? };
-    let (tensor, geom, from) = a.input.load(&device, Some(&a.mask))?;
+    let (tensor, geom, from) = stage("read", || a.input.load(&device, Some(&a.mask)))?;
     let shown = from.display().to_string();
     let dims = geom.dims;
-    let mask = read_mask_like(&a.mask, &geom, &from, "mask")?;
+    let mask = stage("read mask", || read_mask_like(&a.mask, &geom, &from, "mask"))?;
     let n = geom.nvox();
     if let Some(v) = (0..n).find(|&v| mask[v] != 0 && !(0..6).all(|c| tensor[c * n + v].is_finite())) {
         bail!("{shown}: voxel {v} inside the mask holds a non-finite tensor");
@@ -80,40 +89,45 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         }
         Ok(r)
     };
-    let source = region(&a.source)?;
+    let source = stage("read regions", || region(&a.source))?;
     let target = a.target.as_deref().map(region).transpose()?;
-    let (speed, repaired) = fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, a.alpha);
+    let (speed, repaired) = stage("metric", || fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, a.alpha));
+    drop(tensor);
     let params = Params { solver: a.solver, validity: a.validity, local: a.local, ..Params::default() };
-    let p1 = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source };
-    let s1 = fim::solve(&device, &p1, &params)?;
-    let mut out = Outputs::new();
-    out.nifti(&named(&a.out, "cost1"), &geom, 1, &s1.u)?;
+    let mut p = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source: Vec::new() };
+    // u1 and u2 over one field: a GPU uploads it once.
+    let mut regions: Vec<Vec<u8>> = std::iter::once(source).chain(target).collect();
+    let sols = fim::solve_regions(&device, &mut p, &mut regions, &params)?;
+    let s1 = &sols[0];
     let mut summary = format!(
         "{}, {} solver, {} metric: u1 reached {} of {} mask voxels in {} iterations ({:.1} updates/voxel, {:.1} ms)",
         device.label(),
         cli_name(a.solver),
         cli_name(a.metric),
         s1.u.iter().filter(|x| !x.is_nan()).count(),
-        p1.mask.iter().filter(|&&m| m != 0).count(),
+        p.mask.iter().filter(|&&m| m != 0).count(),
         s1.iterations,
-        s1.updates_per_voxel(&p1.mask),
+        s1.updates_per_voxel(&p.mask),
         s1.timings.total_ms()
     );
     summary += &neuroport::dti::repaired_note(repaired);
-    if let Some(t) = target {
-        let p2 = Problem { source: t, ..p1.clone() };
-        let s2 = fim::solve(&device, &p2, &params)?;
-        let con = connectivity::combine(&s1.u, &s2.u, a.eps)?;
-        out.nifti(&named(&a.out, "cost2"), &geom, 1, &s2.u)?;
-        out.nifti(&named(&a.out, "total"), &geom, 1, &con.total)?;
-        out.nifti(&named(&a.out, "pathway"), &geom, 1, &con.pathway)?;
+    let con = sols.get(1).map(|s2| stage("connectivity", || connectivity::combine(&s1.u, &s2.u, a.eps))).transpose()?;
+    let mut maps: Vec<(PathBuf, usize, &[f32])> = vec![(named(&a.out, "cost1"), 1, &s1.u)];
+    let mut path = None;
+    if let (Some(s2), Some(con)) = (sols.get(1), &con) {
+        maps.extend([(named(&a.out, "cost2"), 1, &s2.u[..]), (named(&a.out, "total"), 1, &con.total), (named(&a.out, "pathway"), 1, &con.pathway)]);
         if let Some(tck) = &a.out_tck {
-            let path: Vec<[f32; 3]> = connectivity::minimal_path(&p1, &s1.u, &p2, &s2.u, con.argmin).iter().map(|&x| geom.voxel_to_world(x).map(|c| c as f32)).collect();
-            out.file(tck, |tmp| neuroport::io::tck::write_tck(tmp, std::iter::once(path)))?;
+            let xs: Vec<[f32; 3]> = connectivity::minimal_path(&p, &s1.u, &s2.u, con.argmin).iter().map(|&x| geom.voxel_to_world(x).map(|c| c as f32)).collect();
+            path = Some((tck, xs));
         }
         summary += &format!("; E(gamma) = {:.6}, pathway (eps = {}) {} voxels", con.e_gamma, a.eps, con.pathway_voxels);
     }
-    let written = out.commit()?;
+    // The maps written (and compressed) side by side.
+    stage("write", || out.niftis(&geom, &maps))?;
+    if let Some((tck, xs)) = path {
+        out.file(tck, |tmp| neuroport::io::tck::write_tck(tmp, std::iter::once(xs)))?;
+    }
+    let written = stage("commit", || out.commit())?;
     eprintln!("{summary}");
     for w in written {
         println!("{}", w.display());

@@ -115,10 +115,11 @@ fn lowest_neighbour(p: &Problem, u: &[f32], v: usize) -> Option<usize> {
     best
 }
 
-/// The minimal path between the two regions: from R1 through the minimiser of u1 + u2 to R2.
-pub fn minimal_path(p1: &Problem, u1: &[f32], p2: &Problem, u2: &[f32], argmin: usize) -> Vec<[f64; 3]> {
-    let mut path = trace(p1, u1, argmin);
+/// The minimal path between the two regions: from R1 through the minimiser of u1 + u2 to R2
+/// (`p` gives the field; its source is not read).
+pub fn minimal_path(p: &Problem, u1: &[f32], u2: &[f32], argmin: usize) -> Vec<[f64; 3]> {
+    let mut path = trace(p, u1, argmin);
     path.reverse();
-    path.extend(trace(p2, u2, argmin).into_iter().skip(1));
+    path.extend(trace(p, u2, argmin).into_iter().skip(1));
     path
 }

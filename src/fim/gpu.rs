@@ -156,35 +156,33 @@ fn slot_of(dims: [usize; 3], bd: [usize; 3], v: usize) -> usize {
     (x / B + bd[0] * (y / B + bd[1] * (z / B))) * BV + x % B + B * (y % B + B * (z % B))
 }
 
-impl FimKernels for GpuFim {
-    fn solve(&mut self, p: &Problem, par: &Params) -> Result<Solution> {
-        if par.block != B {
-            bail!("the GPU block FIM runs 4^3 blocks (004); block size {} is CPU-only", par.block);
-        }
+/// S on the device in the blocked layout, for the blocks that hold mask voxels: what the solves
+/// from several source regions over one field (connectivity's u1 and u2) share.
+struct Field {
+    speed: Buf<f32>,
+    sblock: Buf<i32>,
+    nspeed: usize,
+}
+
+impl GpuFim {
+    /// Reorders S (Fig. 3) on every core, a block at a time, and uploads it: S only for the blocks
+    /// that hold mask voxels, numbered in `sblock` (most blocks of a brain lie outside the white
+    /// matter). The kernel reads S only where it updates (mask 1), so sources do not matter here.
+    fn field(&self, p: &Problem) -> Result<Field> {
         let g = &self.gpu;
         // Timed in full from here, whatever an earlier solve that failed mid-loop left.
         g.set_timing(true);
-        let n = p.nvox();
-        let bd = block_grid(p.dims);
+        let (n, bd) = (p.nvox(), block_grid(p.dims));
         let nb = bd.iter().product::<usize>();
-        let nbv = nb * BV;
-        if 6 * nbv > i32::MAX as usize {
-            bail!("{:?} voxels exceed the kernels' 32-bit indexing", p.dims);
-        }
-        // Reorder (Fig. 3) on every core, a block at a time: padding voxels are outside the
-        // mask (0), sources are 2.
         let t_reorder = Instant::now();
-        let mut mask = vec![0u8; nbv];
-        mask.par_chunks_mut(BV).enumerate().for_each(|(b, blk)| {
-            for_block(p.dims, bd, b, |l, v| {
-                if p.mask[v] != 0 {
-                    blk[l] = if p.source[v] != 0 { 2 } else { 1 };
-                }
-            });
-        });
-        // S only for the blocks the kernel updates (a voxel with mask 1), numbered in `sblock`:
-        // most blocks of a brain lie outside the white matter.
-        let updated: Vec<bool> = mask.par_chunks(BV).map(|blk| blk.contains(&1)).collect();
+        let updated: Vec<bool> = (0..nb)
+            .into_par_iter()
+            .map(|b| {
+                let mut any = false;
+                for_block(p.dims, bd, b, |_, v| any |= p.mask[v] != 0);
+                any
+            })
+            .collect();
         let mut sblock = vec![-1i32; nb];
         let mut live_blocks = Vec::new();
         for b in (0..nb).filter(|&b| updated[b]) {
@@ -198,8 +196,65 @@ impl FimKernels for GpuFim {
             let (c, k) = (i / per, i % per);
             let Some(&b) = live_blocks.get(k) else { return };
             for_block(p.dims, bd, b, |l, v| {
-                if mask[b * BV + l] == 1 {
+                if p.mask[v] != 0 {
                     blk[l] = p.speed[c * n + v];
+                }
+            });
+        });
+        record("fim reorder", ms_since(t_reorder));
+        let (speed, sblock) = stage("fim upload", || -> Result<_> { Ok((g.upload(&speed)?, g.upload(&sblock)?)) })?;
+        Ok(Field { speed, sblock, nspeed })
+    }
+
+    fn check(p: &Problem, par: &Params) -> Result<()> {
+        if par.block != B {
+            bail!("the GPU block FIM runs 4^3 blocks (004); block size {} is CPU-only", par.block);
+        }
+        if 6 * block_grid(p.dims).iter().product::<usize>() * BV > i32::MAX as usize {
+            bail!("{:?} voxels exceed the kernels' 32-bit indexing", p.dims);
+        }
+        Ok(())
+    }
+}
+
+impl FimKernels for GpuFim {
+    fn solve(&mut self, p: &Problem, par: &Params) -> Result<Solution> {
+        Self::check(p, par)?;
+        let f = self.field(p)?;
+        self.run(&f, p, par)
+    }
+
+    fn solve_regions(&mut self, p: &mut Problem, sources: &mut [Vec<u8>], par: &Params) -> Result<Vec<Solution>> {
+        Self::check(p, par)?;
+        let f = self.field(p)?;
+        sources
+            .iter_mut()
+            .map(|s| {
+                std::mem::swap(&mut p.source, s);
+                let r = self.run(&f, p, par);
+                std::mem::swap(&mut p.source, s);
+                r
+            })
+            .collect()
+    }
+}
+
+impl GpuFim {
+    /// u from `p`'s source over the field `f` made from `p`.
+    fn run(&mut self, f: &Field, p: &Problem, par: &Params) -> Result<Solution> {
+        let g = &self.gpu;
+        g.set_timing(true);
+        let n = p.nvox();
+        let bd = block_grid(p.dims);
+        let nb = bd.iter().product::<usize>();
+        let nbv = nb * BV;
+        // The blocked mask: padding voxels are outside it (0), sources are 2.
+        let t_reorder = Instant::now();
+        let mut mask = vec![0u8; nbv];
+        mask.par_chunks_mut(BV).enumerate().for_each(|(b, blk)| {
+            for_block(p.dims, bd, b, |l, v| {
+                if p.mask[v] != 0 {
+                    blk[l] = if p.source[v] != 0 { 2 } else { 1 };
                 }
             });
         });
@@ -220,10 +275,11 @@ impl FimKernels for GpuFim {
             tsai: (par.validity == Validity::Tsai) as i32,
             groups: groups as i32,
             paper: (par.local == Local::Paper) as i32,
-            nspeed: nspeed as i32,
+            nspeed: f.nspeed as i32,
         };
         record("fim reorder", ms_since(t_reorder));
-        let (b_speed, b_sblock, b_mask) = stage("fim upload", || -> Result<_> { Ok((g.upload(&speed)?, g.upload(&sblock)?, g.upload(&mask)?)) })?;
+        let b_mask = stage("fim upload", || g.upload(&mask))?;
+        let (b_speed, b_sblock) = (&f.speed, &f.sblock);
         let t_alloc = Instant::now();
         let b_u: Buf<f32> = g.alloc(nbv)?;
         // Updates write here; the next launch copies a listed block's results into b_u (fim.cl).
@@ -275,16 +331,16 @@ impl FimKernels for GpuFim {
                 // Active blocks and the candidates found after the last update, updated together;
                 // then committed, and the neighbours of those that converged (not the candidates
                 // that came out unchanged) appended to the next list as candidates.
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED])?;
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u])?;
             } else {
                 // Step 1: n Jacobi updates of every active block; C_b by reduction; the
                 // unconverged join the next list; the candidate count starts at 0.
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE])?;
                 // Step 2: the active blocks' results committed, and neighbour blocks of converged
                 // blocks updated once and reduced, then committed.
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u])?;
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![&b_speed, &b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES])?;
                 g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             }
             // Step 3: the next list, every block whose C_b is false.
@@ -330,7 +386,7 @@ impl FimKernels for GpuFim {
         timings.add(&g.take_timings()?);
         sol.timings = timings;
         let t_free = Instant::now();
-        drop((b_speed, b_sblock, b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist));
+        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist));
         record("fim free", ms_since(t_free));
         Ok(sol)
     }

@@ -25,26 +25,36 @@ pub fn speed_from_tensor(tensor: &[f32], geom: &Geometry, mask: &[u8], metric: M
         Metric::Inverse => 1.0,
     };
     let flip = if geom.det() > 0.0 { -1.0 } else { 1.0 };
-    let rows: Vec<([f64; 6], bool)> = (0..n)
-        .into_par_iter()
-        .with_min_len(4096)
-        .map(|v| {
-            if mask[v] == 0 {
-                return ([1.0, 0.0, 0.0, 1.0, 0.0, 1.0], false);
-            }
-            let t: [f64; 6] = std::array::from_fn(|c| tensor[c * n + v] as f64);
-            let repaired = !sym3::surely_above(&t, LAMBDA_FLOOR as f64) && sym3::eigen(&t).0[2] < LAMBDA_FLOOR as f64;
-            let s = sym3::inverse(&sharpen_one(&t, alpha, LAMBDA_FLOOR as f64));
-            ([s[0], flip * s[1], flip * s[2], s[3], s[4], s[5]], repaired)
-        })
-        .collect();
+    // Written straight into the six component planes, a run of voxels per task (a row of
+    // (S, repaired) per voxel first cost 56 B x nvox and a serial transpose: ~0.4 GB and
+    // ~0.3 s on a 256x256x100 brain).
+    const RUN: usize = 4096;
     let mut out = vec![0.0f32; 6 * n];
-    for (v, (s, _)) in rows.iter().enumerate() {
-        for c in 0..6 {
-            out[c * n + v] = s[c] as f32;
-        }
-    }
-    (out, rows.iter().filter(|r| r.1).count())
+    let mut planes: Vec<std::slice::ChunksMut<f32>> = out.chunks_mut(n.max(1)).map(|c| c.chunks_mut(RUN)).collect();
+    let runs: Vec<[&mut [f32]; 6]> = (0..n.div_ceil(RUN)).map(|_| std::array::from_fn(|c| planes[c].next().expect("six planes of n"))).collect();
+    let repaired = runs
+        .into_par_iter()
+        .enumerate()
+        .map(|(r, run)| {
+            let mut repaired = 0;
+            for i in 0..run[0].len() {
+                let v = r * RUN + i;
+                let s = if mask[v] == 0 {
+                    [1.0, 0.0, 0.0, 1.0, 0.0, 1.0]
+                } else {
+                    let t: [f64; 6] = std::array::from_fn(|c| tensor[c * n + v] as f64);
+                    repaired += (!sym3::surely_above(&t, LAMBDA_FLOOR as f64) && sym3::eigen(&t).0[2] < LAMBDA_FLOOR as f64) as usize;
+                    let s = sym3::inverse(&sharpen_one(&t, alpha, LAMBDA_FLOOR as f64));
+                    [s[0], flip * s[1], flip * s[2], s[3], s[4], s[5]]
+                };
+                for c in 0..6 {
+                    run[c][i] = s[c] as f32;
+                }
+            }
+            repaired
+        })
+        .sum();
+    (out, repaired)
 }
 
 /// A constant speed matrix over `n` voxels (the synthetic examples give S directly).

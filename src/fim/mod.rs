@@ -144,6 +144,20 @@ impl Solution {
 /// What a device does for the FIM.
 pub trait FimKernels {
     fn solve(&mut self, p: &Problem, params: &Params) -> Result<Solution>;
+
+    /// u from each of `sources` in turn over `p`'s field (each swapped into `p.source` for its
+    /// solve and put back). A GPU reorders and uploads S once for all of them.
+    fn solve_regions(&mut self, p: &mut Problem, sources: &mut [Vec<u8>], params: &Params) -> Result<Vec<Solution>> {
+        sources
+            .iter_mut()
+            .map(|s| {
+                std::mem::swap(&mut p.source, s);
+                let r = self.solve(p, params);
+                std::mem::swap(&mut p.source, s);
+                r
+            })
+            .collect()
+    }
 }
 
 /// The solver for `params` on `device`: the sweeping baselines always run on the CPU.
@@ -155,12 +169,32 @@ pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> 
     })
 }
 
-/// u from the source region of `p`.
-pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> {
-    p.validate()?;
+fn check_params(params: &Params) -> Result<()> {
     if params.block == 0 || params.inner == 0 || !(params.tol >= 0.0) {
         bail!("block size and iterations per block must be at least 1, tol non-negative");
     }
+    Ok(())
+}
+
+/// u from the source region of `p`.
+pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> {
+    p.validate()?;
+    check_params(params)?;
     let mut k = crate::runtime::stages::stage("fim kernels", || kernels(device, params))?;
     k.solve(p, params)
+}
+
+/// u from each region of `sources` over the field of `p` (connectivity's u1 and u2), in order;
+/// `p.source` is not read. The same u as [`solve`] for each region alone, without a copy of the
+/// field per region, and a GPU uploads S once.
+pub fn solve_regions(device: &Device, p: &mut Problem, sources: &mut [Vec<u8>], params: &Params) -> Result<Vec<Solution>> {
+    for s in sources.iter_mut() {
+        std::mem::swap(&mut p.source, s);
+        let ok = p.validate();
+        std::mem::swap(&mut p.source, s);
+        ok?;
+    }
+    check_params(params)?;
+    let mut k = crate::runtime::stages::stage("fim kernels", || kernels(device, params))?;
+    k.solve_regions(p, sources, params)
 }
