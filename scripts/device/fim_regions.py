@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Two small regions for `neuroport fim --source/--target` inside a white-matter mask (standard
+library only, for the device machine): spheres of radius 3 voxels around the white-matter voxels
+at the 2nd and 98th percentile along x, written on the mask's grid (its header reused) as
+SRC.nii.gz and TGT.nii.gz.  Usage: fim_regions.py WM.nii.gz SRC.nii.gz TGT.nii.gz"""
+import array, gzip, struct, sys
+
+wm_path, src_path, tgt_path = sys.argv[1:4]
+raw = gzip.open(wm_path).read()
+dims = struct.unpack('<8h', raw[40:56])
+datatype = struct.unpack('<h', raw[70:72])[0]
+off = int(struct.unpack('<f', raw[108:112])[0])
+nx, ny, nz = dims[1:4]
+n = nx * ny * nz
+codes = {2: 'B', 16: 'f', 4: 'h', 8: 'i', 512: 'H', 64: 'd'}
+if datatype not in codes:
+    sys.exit(f'{wm_path}: datatype {datatype} not handled')
+vals = array.array(codes[datatype], raw[off:])[:n]
+wm = [i for i in range(n) if vals[i]]
+by_x = sorted(wm, key=lambda i: i % nx)
+pos = lambda i: (i % nx, (i // nx) % ny, i // (nx * ny))
+
+def sphere(centre, path, r=3):
+    out = array.array(codes[datatype], bytes(n * array.array(codes[datatype]).itemsize))
+    cx, cy, cz = centre
+    k = 0
+    for z in range(max(0, cz - r), min(nz, cz + r + 1)):
+        for y in range(max(0, cy - r), min(ny, cy + r + 1)):
+            for x in range(max(0, cx - r), min(nx, cx + r + 1)):
+                i = x + nx * (y + ny * z)
+                if vals[i] and (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2 <= r * r:
+                    out[i] = 1
+                    k += 1
+    gzip.open(path, 'wb', compresslevel=1).write(raw[:off] + out.tobytes())
+    print(f'{path}: {k} voxels around {centre}')
+
+sphere(pos(by_x[len(by_x) // 50]), src_path)
+sphere(pos(by_x[-len(by_x) // 50]), tgt_path)
