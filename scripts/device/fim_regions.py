@@ -31,7 +31,8 @@ def sphere(centre, path, r=3):
                 if vals[i] and (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2 <= r * r:
                     out[i] = 1
                     k += 1
-    gzip.open(path, 'wb', compresslevel=1).write(raw[:off] + out.tobytes())
+    with gzip.open(path, 'wb', compresslevel=1) as f:
+        f.write(raw[:off] + out.tobytes())
     print(f'{path}: {k} voxels around {centre}')
 
 sphere(pos(by_x[len(by_x) // 50]), src_path)
