@@ -5,8 +5,8 @@
 #     tensor phantom (synth, 7 volumes, no noise; tensors fitted on CUDA; two 3-voxel spheres at
 #     the ends of the white matter from scripts/device/fim_regions.py), old and new binary
 #     alternating, two rounds, CUDA and NVIDIA OpenCL, stages and peak memory; the outputs of the
-#     two binaries compared byte for byte; FIM example 3 (bench) old / new on CUDA; `check` on
-#     both APIs.
+#     two binaries compared byte for byte.
+#   PART=b (~1 min): FIM example 3 (bench) old / new on CUDA; `check` on both APIs.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -37,6 +37,8 @@ if [ "$PART" = a ]; then
   for be in cuda opencl; do for m in cost1 cost2 total pathway; do
     cmp -s "$W/old-${be}_$m.nii.gz" "$W/new-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: DIFFER"
   done; done | tee "$OUT/same.txt"
+fi
+if [ "$PART" = b ]; then
   for loc in paper exact; do fim "old" "$OLD" cuda $loc; fim "new" "$B" cuda $loc; done
   checks 121 cuda "$OCL"
 fi
