@@ -52,11 +52,11 @@ pub struct TensorInput {
 }
 
 impl TensorInput {
-    /// The tensor volume (6 volumes, FSL order, mm^2/s), read or fitted on `device` inside `mask`
-    /// (every voxel without one), and the file it came from. Voxels holding NaN/Inf are zeroed
-    /// (outside every mask) with a warning.
-    pub fn load(&self, device: &Device, mask: Option<&Path>) -> Result<(Vec<f32>, Geometry, PathBuf)> {
-        if let Some(t) = &self.tensor {
+    /// With `--tensor`, the volume read as [`TensorInput::load`] does (no device needed, so a
+    /// command can read it while the devices are found); None for a DWI to fit.
+    pub fn read_tensor(&self) -> Option<Result<(Vec<f32>, Geometry, PathBuf)>> {
+        let t = self.tensor.as_ref()?;
+        Some((|| {
             let mut v = read_nifti(t)?;
             if v.nvol() != 6 {
                 bail!("{}: a tensor volume has 6 volumes (FSL order xx,xy,xz,yy,yz,zz), this has {}", t.display(), v.nvol());
@@ -64,7 +64,16 @@ impl TensorInput {
             let mut all = vec![1u8; v.nvox()];
             skip_nonfinite(&mut v, t, &mut all)?;
             let g = v.geom.clone();
-            return Ok((v.into_flat(), g, t.clone()));
+            Ok((v.into_flat(), g, t.clone()))
+        })())
+    }
+
+    /// The tensor volume (6 volumes, FSL order, mm^2/s), read or fitted on `device` inside `mask`
+    /// (every voxel without one), and the file it came from. Voxels holding NaN/Inf are zeroed
+    /// (outside every mask) with a warning.
+    pub fn load(&self, device: &Device, mask: Option<&Path>) -> Result<(Vec<f32>, Geometry, PathBuf)> {
+        if let Some(r) = self.read_tensor() {
+            return r;
         }
         let (Some(dwi), Some(bvals), Some(bvecs)) = (&self.dwi, &self.bvals, &self.bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
         let (mut v, grads) = read_dwi_with(dwi, GradFiles::Fsl { bvals, bvecs })?;

@@ -73,8 +73,19 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     }
     check_free(&names)?;
     // The sweeping baselines are CPU methods: they ignore a GPU --backend.
-    let device = if a.solver == Solver::Fim { ctx.inventory().select_one(&ctx.backend)? } else { ctx.inventory().open_cpu()? };
-    let (tensor, geom, from) = stage("read", || a.input.load(&device, Some(&a.mask)))?;
+    let pick = || stage("open device", || if a.solver == Solver::Fim { ctx.inventory().select_one(&ctx.backend) } else { ctx.inventory().open_cpu() });
+    // A tensor file, the masks and the metric are made while the devices are found (discovery
+    // runs on its own thread: 0.1-0.3 s on the H100 box); a DWI is fitted on the device first.
+    let mut fitted_on = None;
+    let (tensor, geom, from) = match stage("read", || a.input.read_tensor()) {
+        Some(r) => r?,
+        None => {
+            let d = pick()?;
+            let r = stage("fit", || a.input.load(&d, Some(&a.mask)))?;
+            fitted_on = Some(d);
+            r
+        }
+    };
     let shown = from.display().to_string();
     let dims = geom.dims;
     let mask = stage("read mask", || read_mask_like(&a.mask, &geom, &from, "mask"))?;
@@ -93,6 +104,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let target = a.target.as_deref().map(region).transpose()?;
     let (speed, repaired) = stage("metric", || fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, a.alpha));
     drop(tensor);
+    let device = match fitted_on {
+        Some(d) => d,
+        None => pick()?,
+    };
     let params = Params { solver: a.solver, validity: a.validity, local: a.local, ..Params::default() };
     let mut p = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source: Vec::new() };
     // u1 and u2 over one field: a GPU uploads it once.
@@ -128,6 +143,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         out.file(tck, |tmp| neuroport::io::tck::write_tck(tmp, std::iter::once(xs)))?;
     }
     let written = stage("commit", || out.commit())?;
+    stage("release", || drop((sols, device)));
     eprintln!("{summary}");
     for w in written {
         println!("{}", w.display());

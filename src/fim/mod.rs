@@ -196,5 +196,7 @@ pub fn solve_regions(device: &Device, p: &mut Problem, sources: &mut [Vec<u8>], 
     }
     check_params(params)?;
     let mut k = crate::runtime::stages::stage("fim kernels", || kernels(device, params))?;
-    k.solve_regions(p, sources, params)
+    let r = k.solve_regions(p, sources, params);
+    crate::runtime::stages::stage("fim release", || drop(k));
+    r
 }
