@@ -105,7 +105,21 @@ impl Ctx {
         // Commands that may not touch a device discover on first use, on this thread.
         let background = !matches!(cli.command, Command::Compare(_) | Command::Synth(_));
         let probe = spec.clone();
-        let pending = background.then(|| std::thread::Builder::new().name("discovery".into()).spawn(move || Inventory::discover_for(threads, spec.as_ref())).ok()).flatten();
+        let pending = background
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("discovery".into())
+                    .spawn(move || {
+                        let inv = Inventory::discover_for(threads, spec.as_ref());
+                        // The one GPU such a command will use, opened while it reads.
+                        if let Some(s) = &spec {
+                            inv.open_ahead(s);
+                        }
+                        inv
+                    })
+                    .ok()
+            })
+            .flatten();
         Ctx { backend: cli.backend.clone(), pending: std::sync::Mutex::new(pending), inventory: std::sync::OnceLock::new(), threads, probe }
     }
 

@@ -145,6 +145,8 @@ pub struct Inventory {
     pub cuda: Vec<DeviceInfo>,
     pub notes: Vec<String>,
     threads: Option<usize>,
+    /// GPUs opened ahead ([`Inventory::open_ahead`]), each handed to the first open of its spec.
+    ahead: std::sync::Mutex<Vec<Device>>,
 }
 
 // SAFETY: the only field that is not Send is OpenCL's cl_device_id, an opaque handle that the
@@ -183,7 +185,29 @@ impl Inventory {
         } else {
             Vec::new()
         };
-        Inventory { cpu, opencl, cuda, notes, threads }
+        Inventory { cpu, opencl, cuda, notes, threads, ahead: Default::default() }
+    }
+
+    /// Opens ahead the GPU that a one-device `spec` picks (`cuda[:N]`, `opencl[:P:D]`, `auto`),
+    /// kept for the first open of that device. The CLI calls it on the discovery thread, so the
+    /// driver's context creation (~0.1 s for CUDA on the H100 box) overlaps the reading of the
+    /// command's inputs instead of following it. Errors are left for that open to report; a
+    /// later open of the same device makes its own, as before.
+    pub fn open_ahead(&self, spec: &BackendSpec) {
+        let gpu_auto = !self.cuda.is_empty() || self.opencl.iter().any(|o| o.3.is_gpu);
+        let one = matches!(spec, BackendSpec::Cuda(_) | BackendSpec::OpenCl(_)) || (*spec == BackendSpec::Auto && gpu_auto);
+        if let Some(d) = one.then(|| self.select(spec, false).ok()).flatten().and_then(|mut v| v.pop()) {
+            if !d.is_cpu() {
+                self.ahead.lock().unwrap_or_else(|e| e.into_inner()).push(d);
+            }
+        }
+    }
+
+    /// The device opened ahead for `spec` (`cuda:0`, `opencl:1:0`), taken.
+    fn take_ahead(&self, spec: &str) -> Option<Device> {
+        let mut a = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        let i = a.iter().position(|d| d.info().spec == spec)?;
+        Some(a.swap_remove(i))
     }
 
     pub fn infos(&self) -> Vec<DeviceInfo> {
@@ -260,10 +284,16 @@ impl Inventory {
     }
 
     fn open_cuda(&self, n: usize) -> Result<Device> {
+        if let Some(d) = self.take_ahead(&format!("cuda:{n}")) {
+            return Ok(d);
+        }
         Ok(Device::Cuda(Arc::new(cuda::CudaDevice::open(n)?)))
     }
 
     fn open_opencl(&self, o: &(usize, usize, opencl3::types::cl_device_id, DeviceInfo)) -> Result<Device> {
+        if let Some(d) = self.take_ahead(&o.3.spec) {
+            return Ok(d);
+        }
         Ok(Device::OpenCl(Arc::new(opencl::ClDevice::open(o.2, o.3.clone())?)))
     }
 
