@@ -7,6 +7,11 @@
 #     alternating, two rounds, CUDA and NVIDIA OpenCL, stages and peak memory; the outputs of the
 #     two binaries compared byte for byte.
 #   PART=b (~1 min): FIM example 3 (bench) old / new on CUDA; `check` on both APIs.
+#   PART=c (~4 min): the README's commands (synth, dti, track geodesic, bedpost, probtrack, fim,
+#     register on two 1 mm brains) with the old and the new binary on cuda, NVIDIA OpenCL and
+#     auto, alternating, two rounds: each command's wall and stages, and every output compared
+#     byte for byte between the binaries (the GPU opened on the discovery thread must change
+#     nothing but the wall); then PART=a's fim --target runs again.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -24,6 +29,35 @@ user() {
   { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/user.txt"
   rm -f "$err"
 }
+# readme BINARY BACKEND FOLDER: the README's commands into FOLDER, each timed (wall) into $OUT/readme.txt.
+readme() {
+  local b=$1 be=$2 o=$3; mkdir -p "$o"
+  { echo "## $(basename "$b") $be";
+    NEUROPORT_STAGES=1 wall "dti" 60 "$b" dti --backend "$be" --dwi "$W/demo/dwi.nii.gz" --bvals "$W/demo/bvals" --bvecs "$W/demo/bvecs" --mask "$W/demo/mask.nii.gz" --out "$o/dti"
+    NEUROPORT_STAGES=1 wall "track geodesic" 60 "$b" track geodesic --backend "$be" --tensor "$W/demo/dti_tensor.nii.gz" --seeds "$W/demo/wm.nii.gz" --dirs 32 --step 0.1 --max-steps 2000 --out "$o/fibres.tck"
+    NEUROPORT_STAGES=1 wall "bedpost" 60 "$b" bedpost --backend "$be" --dwi "$W/sticks/dwi.nii.gz" --bvals "$W/sticks/bvals" --bvecs "$W/sticks/bvecs" --mask "$W/sticks/mask.nii.gz" --samples 50 --burnin 500 --thin 2 --out "$o/bedpost"
+    NEUROPORT_STAGES=1 wall "probtrack" 60 "$b" probtrack --backend "$be" --bedpost "$W/sticks/bedpost" --seeds "$W/sticks/wm.nii.gz" --nsamples 50 --out "$o/ptx"
+    NEUROPORT_STAGES=1 wall "fim" 60 "$b" fim --backend "$be" --tensor "$W/demo/dti_tensor.nii.gz" --mask "$W/demo/wm.nii.gz" --source "$W/demo/wm.nii.gz" --out "$o/fim"
+    NEUROPORT_STAGES=1 wall "register" 60 "$b" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/bb/t1.nii.gz" --dof 12 --cost ncc --out "$o/reg"
+  } | tee -a "$OUT/readme.txt"
+}
+if [ "$PART" = c ]; then
+  stamp "README inputs"
+  step 60 "$B" synth --out "$W/demo" > /dev/null 2>&1
+  step 60 "$B" dti --backend cpu --dwi "$W/demo/dwi.nii.gz" --bvals "$W/demo/bvals" --bvecs "$W/demo/bvecs" --mask "$W/demo/mask.nii.gz" --out "$W/demo/dti" > /dev/null 2>&1
+  step 60 "$B" synth --model sticks --out "$W/sticks" > /dev/null 2>&1
+  step 120 "$B" bedpost --backend cuda --dwi "$W/sticks/dwi.nii.gz" --bvals "$W/sticks/bvals" --bvecs "$W/sticks/bvecs" --mask "$W/sticks/mask.nii.gz" --samples 50 --burnin 500 --thin 2 --out "$W/sticks/bedpost" > /dev/null 2>&1
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/bb" > /dev/null 2>&1
+  for rep in 1 2; do for be in cuda "$OCL" auto; do
+    stamp "README commands $be ($rep)"
+    readme "$OLD" "$be" "$W/r-old-${be%%:*}-$rep"; readme "$B" "$be" "$W/r-new-${be%%:*}-$rep"
+  done; done
+  for be in cuda opencl auto; do
+    (cd "$W/r-old-$be-1" && find . -type f | sort | while read -r f; do cmp -s "$f" "$W/r-new-$be-1/$f" || echo "$be: $f DIFFERS"; done; echo "$be: $(find . -type f | wc -l) files compared")
+  done | tee "$OUT/same-readme.txt"
+  PART=a
+fi
 if [ "$PART" = a ]; then
   stamp "synth 256x256x100 at 1 mm"
   step 120 "$B" synth --out "$W/b" --dims 256,256,100 --voxel 1,1,1 --dirs 6 --b0 1 --snr inf > /dev/null
