@@ -5,6 +5,7 @@
 use super::cpu::neighbour_indices;
 use super::Problem;
 use anyhow::{bail, Result};
+use rayon::prelude::*;
 
 pub struct Connectivity {
     /// u1 + u2; NaN where either is NaN.
@@ -22,14 +23,16 @@ pub fn combine(u1: &[f32], u2: &[f32], eps: f64) -> Result<Connectivity> {
     if !(eps >= 0.0 && eps.is_finite()) {
         bail!("--eps must be a non-negative number, not {eps}");
     }
-    let total: Vec<f32> = u1.iter().zip(u2).map(|(a, b)| a + b).collect();
-    let Some((argmin, &e)) = total.iter().enumerate().filter(|(_, x)| !x.is_nan()).min_by(|a, b| a.1.total_cmp(b.1)) else {
+    // On every core (a 256x256x100 grid took 32 ms on one); ties go to the lowest index, as
+    // the field's doc says, whatever the split.
+    let total: Vec<f32> = u1.par_iter().zip(u2).map(|(a, b)| a + b).collect();
+    let Some((argmin, &e)) = total.par_iter().enumerate().filter(|(_, x)| !x.is_nan()).min_by(|a, b| a.1.total_cmp(b.1).then(a.0.cmp(&b.0))) else {
         bail!("no path joins the source and the target inside the mask");
     };
     let thr = (1.0 + eps) * e as f64;
     // The minimiser itself is always in (u < (1 + eps) E fails only at eps = 0 there).
-    let pathway: Vec<f32> = total.iter().enumerate().map(|(v, &x)| ((x as f64) < thr || v == argmin) as u8 as f32).collect();
-    let pathway_voxels = pathway.iter().filter(|&&x| x > 0.0).count();
+    let pathway: Vec<f32> = total.par_iter().enumerate().map(|(v, &x)| ((x as f64) < thr || v == argmin) as u8 as f32).collect();
+    let pathway_voxels = pathway.par_iter().filter(|&&x| x > 0.0).count();
     Ok(Connectivity { total, e_gamma: e as f64, argmin, pathway, pathway_voxels })
 }
 
@@ -122,4 +125,29 @@ pub fn minimal_path(p: &Problem, u1: &[f32], u2: &[f32], argmin: usize) -> Vec<[
     path.reverse();
     path.extend(trace(p, u2, argmin).into_iter().skip(1));
     path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The minimum's lowest index among ties, NaN skipped, on a grid long enough to be split
+    /// across threads (ties placed far apart so they land in different pieces).
+    #[test]
+    fn combine_takes_the_lowest_index_among_ties() {
+        let n = 1 << 20;
+        let mut u1 = vec![5.0f32; n];
+        let u2 = vec![1.0f32; n];
+        u1[0] = f32::NAN;
+        for &v in &[n - 3, 700_001, 300_000, n / 2] {
+            u1[v] = 2.0;
+        }
+        let c = combine(&u1, &u2, 0.0).unwrap();
+        assert_eq!((c.argmin, c.e_gamma), (300_000, 3.0));
+        assert!(c.total[0].is_nan());
+        assert_eq!(c.pathway_voxels, 1, "eps = 0: the minimiser alone");
+        let c = combine(&u1, &u2, 0.5).unwrap();
+        assert_eq!(c.pathway_voxels, 4);
+        assert!(combine(&[f32::NAN; 4], &[1.0; 4], 0.1).is_err());
+    }
 }
