@@ -11,6 +11,7 @@
 use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::io::{self, Read};
+use std::sync::{mpsc, Arc, Mutex};
 
 /// Header of a member with the `NP` subfield: ID1 ID2 CM FLG(FEXTRA) MTIME(4) XFL OS, XLEN,
 /// SI1 SI2 LEN, then compressed member length and raw length (u32, little-endian).
@@ -39,37 +40,62 @@ pub fn sizes(h: &[u8]) -> Option<(usize, usize)> {
     (len >= HEADER + 8 && raw <= 1 << 28 && len <= HEADER + 8 + raw + raw / 1024 + 64).then_some((len, raw))
 }
 
-/// Inflates a stream of `NP` members, a wave of them at a time on every core.
+/// Inflates a stream of `NP` members, a wave of them at a time on every core, the next wave
+/// inflating while the caller copies out the current one (before, the copy and conversion of a
+/// wave waited for nothing but held every core idle). Buffers of consumed members are handed
+/// back to the inflate, so a read does not fault in fresh pages for every member.
 pub struct ParallelMembers<R: Read + Send> {
     src: R,
     eof: bool,
-    /// Compressed members read ahead, inflated with the next refill.
-    pending: Vec<Vec<u8>>,
+    /// The next wave, inflating on the pool.
+    next: Option<mpsc::Receiver<io::Result<Vec<Vec<u8>>>>>,
     ready: VecDeque<Vec<u8>>,
     cur: Vec<u8>,
     pos: usize,
     wave: usize,
+    spare: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 impl<R: Read + Send> ParallelMembers<R> {
     pub fn new(src: R) -> Self {
         let wave = rayon::current_num_threads().max(1);
-        ParallelMembers { src, eof: false, pending: Vec::new(), ready: VecDeque::new(), cur: Vec::new(), pos: 0, wave }
+        ParallelMembers { src, eof: false, next: None, ready: VecDeque::new(), cur: Vec::new(), pos: 0, wave, spare: Arc::default() }
+    }
+
+    /// Reads the next wave's compressed members here and starts their inflate on the pool.
+    fn launch(&mut self) -> io::Result<()> {
+        if self.eof {
+            return Ok(());
+        }
+        let comp = read_wave(&mut self.src, &mut self.eof, self.wave)?;
+        if comp.is_empty() {
+            return Ok(());
+        }
+        let (tx, rx) = mpsc::channel();
+        let spare = Arc::clone(&self.spare);
+        rayon::spawn(move || {
+            let raw = comp
+                .par_iter()
+                .map(|m| {
+                    let buf = spare.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+                    inflate(m, buf)
+                })
+                .collect();
+            // The reader may have been dropped meanwhile: nothing waits then.
+            let _ = tx.send(raw);
+        });
+        self.next = Some(rx);
+        Ok(())
     }
 
     fn refill(&mut self) -> io::Result<()> {
-        if self.pending.is_empty() && !self.eof {
-            self.pending = read_wave(&mut self.src, &mut self.eof, self.wave)?;
+        if self.next.is_none() {
+            self.launch()?;
         }
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let comp = std::mem::take(&mut self.pending);
-        let (src, eof, wave) = (&mut self.src, &mut self.eof, self.wave);
-        let (next, raw) = rayon::join(|| if *eof { Ok(Vec::new()) } else { read_wave(src, eof, wave) }, || comp.par_iter().map(|m| inflate(m)).collect::<io::Result<Vec<_>>>());
-        self.ready.extend(raw?);
-        self.pending = next?;
-        Ok(())
+        let Some(rx) = self.next.take() else { return Ok(()) };
+        let raw = rx.recv().map_err(|_| bad("a gzip member's inflate stopped"))??;
+        self.ready.extend(raw);
+        self.launch()
     }
 }
 
@@ -81,7 +107,10 @@ impl<R: Read + Send> Read for ParallelMembers<R> {
             }
             match self.ready.pop_front() {
                 Some(next) => {
-                    self.cur = next;
+                    let done = std::mem::replace(&mut self.cur, next);
+                    if done.capacity() > 0 {
+                        self.spare.lock().unwrap_or_else(|e| e.into_inner()).push(done);
+                    }
                     self.pos = 0;
                 }
                 None => return Ok(0),
@@ -133,11 +162,12 @@ fn read_up_to(src: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// One member's raw bytes, its CRC-32 and length checked.
-fn inflate(m: &[u8]) -> io::Result<Vec<u8>> {
+/// One member's raw bytes (into `out`, emptied first), its CRC-32 and length checked.
+fn inflate(m: &[u8], mut out: Vec<u8>) -> io::Result<Vec<u8>> {
     let (len, raw) = sizes(m).ok_or_else(|| bad("bad gzip member header"))?;
     let body = &m[HEADER..len - 8];
-    let mut out = Vec::with_capacity(raw);
+    out.clear();
+    out.reserve(raw);
     let mut d = flate2::Decompress::new(false);
     let status = d.decompress_vec(body, &mut out, flate2::FlushDecompress::Finish).map_err(|e| bad(&format!("corrupt deflate data ({e})")))?;
     let t = &m[len - 8..];
