@@ -5,7 +5,7 @@
 #     tensor phantom (synth, 7 volumes, no noise; tensors fitted on CUDA; two 3-voxel spheres at
 #     the ends of the white matter from scripts/device/fim_regions.py), old and new binary
 #     alternating, two rounds, CUDA and NVIDIA OpenCL, stages and peak memory; the outputs of the
-#     two binaries compared byte for byte.
+#     two binaries compared byte for byte; the tensor's read alone (bench nifti --read-only).
 #   PART=b (~1 min): FIM example 3 (bench) old / new on CUDA; `check` on both APIs.
 #   PART=c (~4 min): the README's commands (synth, dti, track geodesic, bedpost, probtrack, fim,
 #     register on two 1 mm brains) with the old and the new binary on cuda, NVIDIA OpenCL and
@@ -64,6 +64,9 @@ if [ "$PART" = a ]; then
   stamp "dti on CUDA"
   step 120 "$B" dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/d/" > /dev/null
   step 120 python3 scripts/device/fim_regions.py "$W/b/wm.nii.gz" "$W/src.nii.gz" "$W/tgt.nii.gz"
+  for rep in 1 2; do for bin in "$OLD" "$B"; do
+    { echo "## read $(basename "$bin") ($rep)"; "$bin" bench nifti --input "$W/d/dti_tensor.nii.gz" --read-only 2>&1 | tail -1; } | tee -a "$OUT/read.txt"
+  done; done
   for rep in 1 2; do for be in cuda "$OCL"; do
     user "old ($rep)" "$OLD" "$be" "$W/old-${be%%:*}"
     user "new ($rep)" "$B" "$be" "$W/new-${be%%:*}"
