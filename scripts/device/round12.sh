@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Round 12 on the lent H100 (docs/performance.md "Round 12"; results in
-# docs/results/h100-2026-11-26-round12/). Binaries: dist/neuroport (new), dist/neuroport-old.
+# docs/results/h100-2026-11-25-round12/). Binaries: dist/neuroport (new), dist/neuroport-old.
 #   PART=a (~5 min): the user's whole `neuroport fim --target` command on a 256x256x100 1 mm
 #     tensor phantom (synth, 7 volumes, no noise; tensors fitted on CUDA; two 3-voxel spheres at
 #     the ends of the white matter from scripts/device/fim_regions.py), old and new binary
