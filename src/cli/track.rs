@@ -103,10 +103,16 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         bail!("--cone must be a half-angle in (0, 180] degrees, not {c}");
     }
     check_free([a.out.as_path(), output::csv_path(&a.out).as_path()])?;
+    // A tensor file is read while the devices are found (discovery, and the GPU's opening, run
+    // on their own thread); a DWI is fitted, and the metric fields are prepared, on the first
+    // device.
+    let read = stage("tensor", || a.input.read_tensor()).transpose()?;
     let split = ctx.split()?;
-    // The tensor fit (when given a DWI) and the metric fields are prepared on the first device.
     let device = split.first().clone();
-    let (mut tensor, geom, source) = stage("tensor", || tensor_of(&device, &a))?;
+    let (mut tensor, geom, source) = match read {
+        Some(t) => t,
+        None => stage("tensor", || tensor_of(&device, &a))?,
+    };
     // A fitted tensor is already repaired; a read one may not be positive definite.
     let repaired = if a.input.tensor.is_some() { dti::repair_tensors(&mut tensor) } else { 0 };
     let dims = geom.dims;
