@@ -173,33 +173,38 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
     }
 }
 
-/// Connectivity's two solves over one field (`fim::solve_regions`: a GPU uploads S once) give
-/// each region's u as a solve from that region alone, bit for bit, on the device and on the
-/// CPU, and hand the problem back with its own source.
+/// Connectivity's solves over one field (`fim::solve_regions`: a GPU uploads S once and runs
+/// the regions together, stacked) give each region's u as a solve from that region alone, bit
+/// for bit, on the device and on the CPU, for both list paths and both local solvers, and hand
+/// the problem back with its own source. Three regions: the problem's own two sources, a whole
+/// 4^3 block of sources (nothing in it to update), and one voxel in the closed pocket (its front
+/// stays there while the others cross the grid).
 #[test]
 fn regions_over_one_field_give_each_region_alone() {
     let bits = |u: &[f32]| u.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
     let devices = [opencl(), neuroport::runtime::Inventory::discover(Some(2)).open_cpu().ok()];
     for dev in devices.into_iter().flatten() {
-        let mut p = problem(5);
-        let n = p.nvox();
-        let mut second = vec![0u8; n];
-        // A whole 4^3 block of source voxels too (it holds nothing to update).
-        for v in 0..n {
-            let (x, y, z) = (v % 19, (v / 19) % 14, v / (19 * 14));
-            second[v] = ((12..16).contains(&x) && (4..8).contains(&y) && (4..8).contains(&z)) as u8;
+        for par in [Params::default(), Params { host_list: true, ..Params::default() }, Params { local: fim::Local::Paper, ..Params::default() }] {
+            let mut p = problem(5);
+            let n = p.nvox();
+            let (mut block, mut pocket) = (vec![0u8; n], vec![0u8; n]);
+            for v in 0..n {
+                let (x, y, z) = (v % 19, (v / 19) % 14, v / (19 * 14));
+                block[v] = ((12..16).contains(&x) && (4..8).contains(&y) && (4..8).contains(&z)) as u8;
+                pocket[v] = (x == 1 && y == 1 && z == 0) as u8;
+            }
+            let own = p.source.clone();
+            let regions0 = vec![block, own.clone(), pocket];
+            let alone: Vec<Vec<u32>> = regions0.iter().map(|s| bits(&fim::solve(&dev, &Problem { source: s.clone(), ..p.clone() }, &par).unwrap().u)).collect();
+            let mut regions = regions0.clone();
+            let got = fim::solve_regions(&dev, &mut p, &mut regions, &par).unwrap();
+            assert_eq!(p.source, own, "the problem's source put back");
+            assert_eq!(regions, regions0, "the regions put back");
+            for (k, (g, a)) in got.iter().zip(&alone).enumerate() {
+                assert_eq!(&bits(&g.u), a, "{} {par:?}: region {k}", dev.label());
+            }
+            assert!(alone[0] != alone[1] && alone[1] != alone[2]);
+            assert_eq!(alone[2].iter().filter(|&&b| f32::from_bits(b).is_finite()).count(), 8, "the pocket's front fills its 2^3 voxels only");
         }
-        let own = p.source.clone();
-        let alone: Vec<Vec<u32>> = [own.clone(), second.clone()]
-            .into_iter()
-            .map(|s| bits(&fim::solve(&dev, &Problem { source: s, ..p.clone() }, &Params::default()).unwrap().u))
-            .collect();
-        let mut regions = vec![second.clone(), own.clone()];
-        let got = fim::solve_regions(&dev, &mut p, &mut regions, &Params::default()).unwrap();
-        assert_eq!(p.source, own, "the problem's source put back");
-        assert_eq!(regions, vec![second, own.clone()], "the regions put back");
-        assert_eq!(bits(&got[0].u), alone[1], "{}: second region", dev.label());
-        assert_eq!(bits(&got[1].u), alone[0], "{}: first region", dev.label());
-        assert!(alone[0] != alone[1]);
     }
 }

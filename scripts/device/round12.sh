@@ -7,6 +7,9 @@
 #     alternating, two rounds, CUDA and NVIDIA OpenCL, stages and peak memory; the outputs of the
 #     two binaries compared byte for byte; the tensor's read alone (bench nifti --read-only).
 #   PART=b (~1 min): FIM example 3 (bench) old / new on CUDA; `check` on both APIs.
+#   PART=d (~2 min): connectivity's two regions solved together (stacked along z in one run)
+#     against one after the other (NEUROPORT_FIM_STACK=0), same binary, alternating, two rounds,
+#     CUDA and NVIDIA OpenCL, outputs compared byte for byte; `check` on both APIs.
 #   PART=c (~4 min): the README's commands (synth, dti, track geodesic, bedpost, probtrack, fim,
 #     register on two 1 mm brains) with the old and the new binary on cuda, NVIDIA OpenCL and
 #     auto, alternating, two rounds: each command's wall and stages, and every output compared
@@ -18,12 +21,12 @@ PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"
 F="$OUT/fim.txt"
 CHECK_ROWS=fim
-# user LABEL BINARY BACKEND PREFIX: `neuroport fim --target` on the phantom; its summary,
-# stages and the process's wall and peak memory appended to $OUT/user.txt.
+# user LABEL BINARY BACKEND PREFIX [ENV...]: `neuroport fim --target` on the phantom; its
+# summary, stages and the process's wall and peak memory appended to $OUT/user.txt.
 user() {
-  local label=$1 bin=$2 be=$3 prefix=$4 err; err=$(mktemp)
+  local label=$1 bin=$2 be=$3 prefix=$4 err; shift 4; err=$(mktemp)
   stamp "fim --target $label $be"
-  NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" fim --backend "$be" \
+  env "$@" NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" fim --backend "$be" \
     --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" \
     --out "$prefix" --force > /dev/null 2> "$err"
   { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/user.txt"
@@ -58,12 +61,24 @@ if [ "$PART" = c ]; then
   done | tee "$OUT/same-readme.txt"
   PART=a
 fi
-if [ "$PART" = a ]; then
+if [ "$PART" = a ] || [ "$PART" = d ]; then
   stamp "synth 256x256x100 at 1 mm"
   step 120 "$B" synth --out "$W/b" --dims 256,256,100 --voxel 1,1,1 --dirs 6 --b0 1 --snr inf > /dev/null
   stamp "dti on CUDA"
   step 120 "$B" dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/d/" > /dev/null
   step 120 python3 scripts/device/fim_regions.py "$W/b/wm.nii.gz" "$W/src.nii.gz" "$W/tgt.nii.gz"
+fi
+if [ "$PART" = d ]; then
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    user "one after the other ($rep)" "$B" "$be" "$W/seq-${be%%:*}" NEUROPORT_FIM_STACK=0
+    user "stacked ($rep)" "$B" "$be" "$W/stk-${be%%:*}"
+  done; done
+  for be in cuda opencl; do for m in cost1 cost2 total pathway; do
+    cmp -s "$W/seq-${be}_$m.nii.gz" "$W/stk-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: DIFFER"
+  done; done | tee "$OUT/same.txt"
+  checks 131 cuda "$OCL"
+fi
+if [ "$PART" = a ]; then
   for rep in 1 2; do for bin in "$OLD" "$B"; do
     { echo "## read $(basename "$bin") ($rep)"; "$bin" bench nifti --input "$W/d/dti_tensor.nii.gz" --read-only 2>&1 | tail -1; } | tee -a "$OUT/read.txt"
   done; done

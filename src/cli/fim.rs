@@ -114,12 +114,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mut regions: Vec<Vec<u8>> = std::iter::once(source).chain(target).collect();
     let sols = fim::solve_regions(&device, &mut p, &mut regions, &params)?;
     let s1 = &sols[0];
+    let reached = |s: &fim::Solution| s.u.iter().filter(|x| !x.is_nan()).count();
+    // Regions a GPU solved together (stacked) share one run's figures.
+    let (what, counts, per) = match &sols[..] {
+        [s1, s2] if s1.together > 1 => ("u1 and u2", format!("{} and {}", reached(s1), reached(s2)), " for both"),
+        _ => ("u1", reached(s1).to_string(), ""),
+    };
     let mut summary = format!(
-        "{}, {} solver, {} metric: u1 reached {} of {} mask voxels in {} iterations ({:.1} updates/voxel, {:.1} ms)",
+        "{}, {} solver, {} metric: {what} reached {counts} of {} mask voxels in {} iterations ({:.1} updates/voxel{per}, {:.1} ms)",
         device.label(),
         cli_name(a.solver),
         cli_name(a.metric),
-        s1.u.iter().filter(|x| !x.is_nan()).count(),
         p.mask.iter().filter(|&&m| m != 0).count(),
         s1.iterations,
         s1.updates_per_voxel(&p.mask),

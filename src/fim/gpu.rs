@@ -162,6 +162,85 @@ struct Field {
     speed: Buf<f32>,
     sblock: Buf<i32>,
     nspeed: usize,
+    /// `sblock` on the host, for the stacked grid's own.
+    host_sblock: Vec<i32>,
+}
+
+/// S and its block numbering as a solve reads them.
+#[derive(Clone, Copy)]
+struct FieldRef<'a> {
+    speed: &'a Buf<f32>,
+    sblock: &'a Buf<i32>,
+    nspeed: usize,
+}
+
+impl Field {
+    fn as_ref(&self) -> FieldRef<'_> {
+        FieldRef { speed: &self.speed, sblock: &self.sblock, nspeed: self.nspeed }
+    }
+}
+
+/// Several source regions over one field solved in one run: copies of the grid stacked along z,
+/// each starting on a block boundary after a layer of blocks outside the mask, so no front
+/// crosses from one copy to the next and every block sees the neighbours, the schedule and so
+/// the bits of its own region's solve alone; the copies' blocks share the field's S. Each launch
+/// then carries every region's active blocks (an update launch lasts about as long as its
+/// slowest block, so two regions cost less than twice one), and the run ends when the last
+/// region's list empties.
+struct Stack {
+    dims: [usize; 3],
+    copies: usize,
+    /// Slices from one copy's start to the next's.
+    off: usize,
+}
+
+impl Stack {
+    fn new(dims: [usize; 3], copies: usize) -> Stack {
+        Stack { dims, copies, off: B * (dims[2].div_ceil(B) + 1) }
+    }
+
+    fn dims(&self) -> [usize; 3] {
+        [self.dims[0], self.dims[1], self.off * (self.copies - 1) + self.dims[2]]
+    }
+
+    /// Whether the stacked grid stays within the kernels' 32-bit indexing (as `GpuFim::check`).
+    fn fits(&self) -> bool {
+        6 * block_grid(self.dims()).iter().product::<usize>() * BV <= i32::MAX as usize
+    }
+
+    /// The stacked problem: `p`'s mask in every copy, copy c's source `sources[c]`; S is the
+    /// field's (not copied).
+    fn problem(&self, p: &Problem, sources: &[Vec<u8>]) -> Problem {
+        let (n, slab) = (p.nvox(), self.off * self.dims[0] * self.dims[1]);
+        let total = self.dims().iter().product::<usize>();
+        let (mut mask, mut source) = (vec![0u8; total], vec![0u8; total]);
+        for (c, s) in sources.iter().enumerate() {
+            mask[c * slab..c * slab + n].copy_from_slice(&p.mask);
+            source[c * slab..c * slab + n].copy_from_slice(s);
+        }
+        Problem { dims: self.dims(), voxel: p.voxel, speed: Vec::new(), mask, source }
+    }
+
+    /// The stacked grid's S numbering: each copy's blocks numbered as the field's, the gap
+    /// layers without S.
+    fn sblock(&self, base: &[i32]) -> Vec<i32> {
+        let bd = block_grid(self.dims);
+        let (plane, layer) = (bd[0] * bd[1], self.off / B);
+        let nb2 = block_grid(self.dims()).iter().product::<usize>();
+        (0..nb2)
+            .map(|b| {
+                let bz = (b / plane) % layer;
+                if bz < bd[2] { base[bz * plane + b % plane] } else { -1 }
+            })
+            .collect()
+    }
+
+    /// Copy c's u out of the stacked run's; each region's solution carries the run's figures.
+    fn split(&self, mut run: Solution) -> Vec<Solution> {
+        let (n, slab) = (self.dims.iter().product::<usize>(), self.off * self.dims[0] * self.dims[1]);
+        let u = std::mem::take(&mut run.u);
+        (0..self.copies).map(|c| Solution { u: u[c * slab..c * slab + n].to_vec(), together: self.copies, ..run.clone() }).collect()
+    }
 }
 
 impl GpuFim {
@@ -202,8 +281,9 @@ impl GpuFim {
             });
         });
         record("fim reorder", ms_since(t_reorder));
-        let (speed, sblock) = stage("fim upload", || -> Result<_> { Ok((g.upload(&speed)?, g.upload(&sblock)?)) })?;
-        Ok(Field { speed, sblock, nspeed })
+        let host_sblock = sblock;
+        let (speed, sblock) = stage("fim upload", || -> Result<_> { Ok((g.upload(&speed)?, g.upload(&host_sblock)?)) })?;
+        Ok(Field { speed, sblock, nspeed, host_sblock })
     }
 
     fn check(p: &Problem, par: &Params) -> Result<()> {
@@ -221,17 +301,25 @@ impl FimKernels for GpuFim {
     fn solve(&mut self, p: &Problem, par: &Params) -> Result<Solution> {
         Self::check(p, par)?;
         let f = self.field(p)?;
-        self.run(&f, p, par)
+        self.run(f.as_ref(), p, par)
     }
 
     fn solve_regions(&mut self, p: &mut Problem, sources: &mut [Vec<u8>], par: &Params) -> Result<Vec<Solution>> {
         Self::check(p, par)?;
         let f = self.field(p)?;
+        let stack = Stack::new(p.dims, sources.len());
+        // Stacked by default; NEUROPORT_FIM_STACK=0 solves the regions one after the other.
+        if sources.len() > 1 && stack.fits() && !std::env::var("NEUROPORT_FIM_STACK").is_ok_and(|v| v == "0") {
+            let q = stage("fim stack", || stack.problem(p, sources));
+            let sb = self.gpu.upload(&stack.sblock(&f.host_sblock))?;
+            let run = self.run(FieldRef { sblock: &sb, ..f.as_ref() }, &q, par)?;
+            return Ok(stack.split(run));
+        }
         sources
             .iter_mut()
             .map(|s| {
                 std::mem::swap(&mut p.source, s);
-                let r = self.run(&f, p, par);
+                let r = self.run(f.as_ref(), p, par);
                 std::mem::swap(&mut p.source, s);
                 r
             })
@@ -241,7 +329,7 @@ impl FimKernels for GpuFim {
 
 impl GpuFim {
     /// u from `p`'s source over the field `f` made from `p`.
-    fn run(&mut self, f: &Field, p: &Problem, par: &Params) -> Result<Solution> {
+    fn run(&mut self, f: FieldRef, p: &Problem, par: &Params) -> Result<Solution> {
         let g = &self.gpu;
         g.set_timing(true);
         let n = p.nvox();
@@ -279,7 +367,7 @@ impl GpuFim {
         };
         record("fim reorder", ms_since(t_reorder));
         let b_mask = stage("fim upload", || g.upload(&mask))?;
-        let (b_speed, b_sblock) = (&f.speed, &f.sblock);
+        let (b_speed, b_sblock) = (f.speed, f.sblock);
         let t_alloc = Instant::now();
         let b_u: Buf<f32> = g.alloc(nbv)?;
         // Updates write here; the next launch copies a listed block's results into b_u (fim.cl).

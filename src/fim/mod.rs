@@ -132,6 +132,10 @@ pub struct Solution {
     /// GPU: times the host waited on the queue inside the iteration loop.
     pub host_syncs: usize,
     pub timings: Timings,
+    /// Regions solved in the same run ([`solve_regions`] on a GPU stacks them): the figures
+    /// above (iterations, updates, active blocks, timings) are then the run's, for all of them.
+    /// 0 or 1: this region alone.
+    pub together: usize,
 }
 
 impl Solution {
