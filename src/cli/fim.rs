@@ -6,6 +6,7 @@ use anyhow::{bail, Result};
 use neuroport::fim::{self, connectivity, metric::Metric, Local, Params, Problem, Solver, Validity};
 use neuroport::runtime::stages::stage;
 use neuroport::volume::{check_free, read_mask_like, Outputs};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -108,7 +109,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         Some(d) => d,
         None => pick()?,
     };
-    let params = Params { solver: a.solver, validity: a.validity, local: a.local, ..Params::default() };
+    let params = Params { solver: a.solver, validity: a.validity, local: a.local, progress: std::io::stderr().is_terminal(), ..Params::default() };
     let mut p = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source: Vec::new() };
     // u1 and u2 over one field: a GPU uploads it once.
     let mut regions: Vec<Vec<u8>> = std::iter::once(source).chain(target).collect();

@@ -95,9 +95,11 @@ pub fn node_fim<R: Real>(p: &Problem, params: &Params) -> Solution {
         in_list[v] = true;
     }
     let mut sol = Solution::default();
+    let progress = super::Progress::new(params);
     while !list.is_empty() {
         sol.iterations += 1;
         sol.active.push(list.len() as u32);
+        progress.at(sol.iterations, list.len(), "nodes");
         // Step 1: update every active node from the same snapshot.
         let new: Vec<R> = list.par_iter().with_min_len(256).map(|&v| local(p, &ih, &u, v, params)).collect();
         let mut converged = Vec::new();
@@ -160,6 +162,7 @@ pub(super) fn sweep_rounds<R: Real>(p: &Problem, params: &Params, u: &mut [R], u
     let free_n = (0..p.nvox()).filter(|&v| free(p, v)).count() as u64;
     let tol = R::of(params.tol);
     let mut sol = Solution::default();
+    let progress = super::Progress::new(params);
     loop {
         if params.max_sweeps > 0 && sol.iterations >= params.max_sweeps {
             sol.capped = true;
@@ -168,6 +171,7 @@ pub(super) fn sweep_rounds<R: Real>(p: &Problem, params: &Params, u: &mut [R], u
         let mut changed = false;
         for dir in 0..8 {
             sol.iterations += 1;
+            progress.at(sol.iterations, free_n as usize, "nodes (sweep)");
             sol.updates += free_n;
             for v in sweep_order(p.dims, dir) {
                 if !free(p, v) {

@@ -403,6 +403,7 @@ impl GpuFim {
         let mut timings = g.take_timings()?;
         let every = if std::env::var("NEUROPORT_FIM_TIME_ALL").is_ok_and(|v| v == "1") { 1 } else { TIME_EVERY };
         let mut timed = 0u64;
+        let progress = super::Progress::new(par);
         while count > 0 && sol.iterations < max_iter {
             let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
             let (s0, s1) = (slot(0), slot(1));
@@ -447,6 +448,7 @@ impl GpuFim {
                 if sol.iterations % CHECK_EVERY == 0 {
                     count = read1(g, &counts[cur % 3])?;
                     sol.host_syncs += 1;
+                    progress.at(sol.iterations, count, "blocks");
                 }
             }
         }

@@ -107,12 +107,14 @@ pub struct Params {
     /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
     /// solution then says `capped`.
     pub max_sweeps: usize,
+    /// A progress line on stderr while solving (the CLI sets it when stderr is a terminal).
+    pub progress: bool,
 }
 
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, folded: true, max_sweeps: 0 }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, folded: true, max_sweeps: 0, progress: false }
     }
 }
 
@@ -142,6 +144,36 @@ impl Solution {
     /// Local-solver evaluations per voxel inside the mask.
     pub fn updates_per_voxel(&self, mask: &[u8]) -> f64 {
         self.updates as f64 / mask.iter().filter(|&&m| m != 0).count().max(1) as f64
+    }
+}
+
+/// The progress line of a solve: iterations and the active list, the elapsed time; cleared at
+/// the end. Hidden unless [`Params::progress`].
+pub(crate) struct Progress(indicatif::ProgressBar);
+
+impl Progress {
+    pub(crate) fn new(params: &Params) -> Progress {
+        if !params.progress {
+            return Progress(indicatif::ProgressBar::hidden());
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("fim {spinner} {msg} ({elapsed})") {
+            bar.set_style(style);
+        }
+        Progress(bar)
+    }
+
+    /// After iteration `it` with `active` nodes (CPU) or blocks (GPU) on the list.
+    pub(crate) fn at(&self, it: usize, active: usize, unit: &str) {
+        if !self.0.is_hidden() {
+            self.0.set_message(format!("iteration {it}, {active} active {unit}"));
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
     }
 }
 
