@@ -11,6 +11,8 @@
 //! (read u, write a second buffer, committed by the next launch), so the result is the same
 //! bits whichever groups run first, whatever the lane or group count and list path.
 
+use super::blocked::{block_grid, for_block, B, BV};
+use super::stack::Stack;
 use super::{FimKernels, Local, Params, Problem, Solution, Validity};
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
 use anyhow::{bail, Result};
@@ -23,8 +25,6 @@ fn ms_since(t: Instant) -> f64 {
 }
 
 pub const SOURCE: &str = include_str!("../../cl/fim.cl");
-const B: usize = 4;
-const BV: usize = 64;
 /// Device-side list: iterations between reads of the active count.
 pub const CHECK_EVERY: usize = 8;
 /// One iteration in this many is timed with device events, and the iterations' device time
@@ -118,44 +118,6 @@ impl GpuFim {
     }
 }
 
-/// The blocked layout (004 Fig. 3): the block grid, and for slot `w` (block w / 64, local
-/// w % 64) the flat voxel it holds, None for padding past the grid's edge.
-fn block_grid(dims: [usize; 3]) -> [usize; 3] {
-    dims.map(|d| d.div_ceil(B))
-}
-
-#[cfg(test)]
-fn voxel_of(dims: [usize; 3], bd: [usize; 3], w: usize) -> Option<usize> {
-    let (b, l) = (w / BV, w % BV);
-    let x = (b % bd[0]) * B + l % B;
-    let y = ((b / bd[0]) % bd[1]) * B + (l / B) % B;
-    let z = (b / (bd[0] * bd[1])) * B + l / (B * B);
-    (x < dims[0] && y < dims[1] && z < dims[2]).then(|| x + dims[0] * (y + dims[1] * z))
-}
-
-/// `f(l, v)` for every slot `l` of block `b` that holds a grid voxel `v` (the slots past the
-/// grid's edge are skipped): the block's position divided out once, not once per slot (the
-/// reordering of example 3 did two divisions for each of its 6.5 M slots).
-#[inline]
-fn for_block(dims: [usize; 3], bd: [usize; 3], b: usize, mut f: impl FnMut(usize, usize)) {
-    let (x0, y0, z0) = ((b % bd[0]) * B, ((b / bd[0]) % bd[1]) * B, (b / (bd[0] * bd[1])) * B);
-    for lz in 0..B.min(dims[2].saturating_sub(z0)) {
-        for ly in 0..B.min(dims[1].saturating_sub(y0)) {
-            let row = dims[0] * (y0 + ly + dims[1] * (z0 + lz)) + x0;
-            for lx in 0..B.min(dims[0].saturating_sub(x0)) {
-                f(lx + B * (ly + B * lz), row + lx);
-            }
-        }
-    }
-}
-
-/// Slot of voxel `v`: the inverse of [`voxel_of`], as cl/fim.cl's fim_unblock computes it.
-#[cfg(test)]
-fn slot_of(dims: [usize; 3], bd: [usize; 3], v: usize) -> usize {
-    let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
-    (x / B + bd[0] * (y / B + bd[1] * (z / B))) * BV + x % B + B * (y % B + B * (z % B))
-}
-
 /// S on the device in the blocked layout, for the blocks that hold mask voxels: what the solves
 /// from several source regions over one field (connectivity's u1 and u2) share.
 struct Field {
@@ -177,69 +139,6 @@ struct FieldRef<'a> {
 impl Field {
     fn as_ref(&self) -> FieldRef<'_> {
         FieldRef { speed: &self.speed, sblock: &self.sblock, nspeed: self.nspeed }
-    }
-}
-
-/// Several source regions over one field solved in one run: copies of the grid stacked along z,
-/// each starting on a block boundary after a layer of blocks outside the mask, so no front
-/// crosses from one copy to the next and every block sees the neighbours, the schedule and so
-/// the bits of its own region's solve alone; the copies' blocks share the field's S. Each launch
-/// then carries every region's active blocks (an update launch lasts about as long as its
-/// slowest block, so two regions cost less than twice one), and the run ends when the last
-/// region's list empties.
-struct Stack {
-    dims: [usize; 3],
-    copies: usize,
-    /// Slices from one copy's start to the next's.
-    off: usize,
-}
-
-impl Stack {
-    fn new(dims: [usize; 3], copies: usize) -> Stack {
-        Stack { dims, copies, off: B * (dims[2].div_ceil(B) + 1) }
-    }
-
-    fn dims(&self) -> [usize; 3] {
-        [self.dims[0], self.dims[1], self.off * (self.copies - 1) + self.dims[2]]
-    }
-
-    /// Whether the stacked grid stays within the kernels' 32-bit indexing (as `GpuFim::check`).
-    fn fits(&self) -> bool {
-        6 * block_grid(self.dims()).iter().product::<usize>() * BV <= i32::MAX as usize
-    }
-
-    /// The stacked problem: `p`'s mask in every copy, copy c's source `sources[c]`; S is the
-    /// field's (not copied).
-    fn problem(&self, p: &Problem, sources: &[Vec<u8>]) -> Problem {
-        let (n, slab) = (p.nvox(), self.off * self.dims[0] * self.dims[1]);
-        let total = self.dims().iter().product::<usize>();
-        let (mut mask, mut source) = (vec![0u8; total], vec![0u8; total]);
-        for (c, s) in sources.iter().enumerate() {
-            mask[c * slab..c * slab + n].copy_from_slice(&p.mask);
-            source[c * slab..c * slab + n].copy_from_slice(s);
-        }
-        Problem { dims: self.dims(), voxel: p.voxel, speed: Vec::new(), mask, source }
-    }
-
-    /// The stacked grid's S numbering: each copy's blocks numbered as the field's, the gap
-    /// layers without S.
-    fn sblock(&self, base: &[i32]) -> Vec<i32> {
-        let bd = block_grid(self.dims);
-        let (plane, layer) = (bd[0] * bd[1], self.off / B);
-        let nb2 = block_grid(self.dims()).iter().product::<usize>();
-        (0..nb2)
-            .map(|b| {
-                let bz = (b / plane) % layer;
-                if bz < bd[2] { base[bz * plane + b % plane] } else { -1 }
-            })
-            .collect()
-    }
-
-    /// Copy c's u out of the stacked run's; each region's solution carries the run's figures.
-    fn split(&self, mut run: Solution) -> Vec<Solution> {
-        let (n, slab) = (self.dims.iter().product::<usize>(), self.off * self.dims[0] * self.dims[1]);
-        let u = std::mem::take(&mut run.u);
-        (0..self.copies).map(|c| Solution { u: u[c * slab..c * slab + n].to_vec(), together: self.copies, ..run.clone() }).collect()
     }
 }
 
@@ -486,35 +385,4 @@ fn read1(g: &Gpu, b: &Buf<i32>) -> Result<usize> {
     let mut x = [0i32];
     g.read(b, 0, &mut x)?;
     Ok(x[0].max(0) as usize)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every voxel has one slot and the slot leads back to it; the other slots are padding.
-    #[test]
-    fn blocked_layout_round_trips() {
-        let dims = [7, 5, 9];
-        let bd = block_grid(dims);
-        let n: usize = dims.iter().product();
-        let mut seen = vec![false; bd.iter().product::<usize>() * BV];
-        for v in 0..n {
-            let w = slot_of(dims, bd, v);
-            assert!(!seen[w]);
-            seen[w] = true;
-            assert_eq!(voxel_of(dims, bd, w), Some(v));
-        }
-        assert_eq!(seen.iter().filter(|&&s| !s).count(), seen.len() - n);
-        // for_block visits exactly the slots voxel_of maps to the grid, with the same voxels.
-        let mut visited = 0;
-        for b in 0..bd.iter().product::<usize>() {
-            for_block(dims, bd, b, |l, v| {
-                assert_eq!(voxel_of(dims, bd, b * BV + l), Some(v));
-                visited += 1;
-            });
-        }
-        assert_eq!(visited, n);
-        assert!((0..seen.len()).filter(|&w| !seen[w]).all(|w| voxel_of(dims, bd, w).is_none()));
-    }
 }

@@ -10,6 +10,7 @@
 //! baselines, fast sweeping with the Godunov and the Lax-Friedrichs Hamiltonian. The driver
 //! here talks only to [`FimKernels`].
 
+pub mod blocked;
 pub mod check;
 pub mod connectivity;
 pub mod cpu;
@@ -19,6 +20,7 @@ pub mod hg;
 pub mod lf;
 pub mod metric;
 pub mod repro;
+pub mod stack;
 
 use crate::runtime::{Device, Timings};
 use anyhow::{bail, Result};
