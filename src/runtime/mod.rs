@@ -147,6 +147,9 @@ pub struct Inventory {
     threads: Option<usize>,
     /// GPUs opened ahead ([`Inventory::open_ahead`]), each handed to the first open of its spec.
     ahead: std::sync::Mutex<Vec<Device>>,
+    /// The probe's CUDA contexts, held until [`Inventory::release_probed`] (or the inventory's
+    /// end) so that opening a device does not create its context a second time.
+    probed: std::sync::Mutex<cuda::Probed>,
 }
 
 // SAFETY: the only field that is not Send is OpenCL's cl_device_id, an opaque handle that the
@@ -169,13 +172,13 @@ impl Inventory {
             cpu.compute_units = t as u32;
         }
         let (want_cuda, want_opencl) = spec.map_or((true, true), BackendSpec::apis);
-        let cuda = if want_cuda {
+        let (cuda, probed) = if want_cuda {
             cuda::probe().unwrap_or_else(|e| {
                 notes.push(format!("CUDA unavailable: {e}"));
-                Vec::new()
+                Default::default()
             })
         } else {
-            Vec::new()
+            Default::default()
         };
         let opencl = if want_opencl || (spec == Some(&BackendSpec::Auto) && cuda.is_empty()) {
             opencl::probe().unwrap_or_else(|e| {
@@ -185,7 +188,13 @@ impl Inventory {
         } else {
             Vec::new()
         };
-        Inventory { cpu, opencl, cuda, notes, threads, ahead: Default::default() }
+        Inventory { cpu, opencl, cuda, notes, threads, ahead: Default::default(), probed: std::sync::Mutex::new(probed) }
+    }
+
+    /// Releases the CUDA contexts the probe made (opened devices hold their own): the CLI calls
+    /// it after [`Inventory::open_ahead`], so no GPU the command does not use keeps a context.
+    pub fn release_probed(&self) {
+        *self.probed.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
     }
 
     /// Opens ahead the GPU that a one-device `spec` picks (`cuda[:N]`, `opencl[:P:D]`, `auto`),
