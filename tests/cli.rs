@@ -119,7 +119,7 @@ fn synth_writes_the_dataset_and_is_deterministic() {
         out
     };
     let a = synth("a", "3", "tensor");
-    assert_eq!(entries(&a), ["bvals", "bvecs", "dwi.nii.gz", "mask.nii.gz", "truth_V1.nii.gz", "truth_tensor.nii.gz", "wm.nii.gz"]);
+    assert_eq!(entries(&a), ["bvals", "bvecs", "dwi.nii.gz", "mask.nii.gz", "roi1.nii.gz", "roi2.nii.gz", "truth_V1.nii.gz", "truth_tensor.nii.gz", "wm.nii.gz"]);
     let b = synth("b", "3", "tensor");
     let c = synth("c", "4", "tensor");
     assert_eq!(files(&a), files(&b), "same seed, same bytes");
@@ -132,7 +132,7 @@ fn synth_writes_the_dataset_and_is_deterministic() {
     let st = synth("sticks", "3", "sticks");
     assert_eq!(
         entries(&st),
-        ["bvals", "bvecs", "dwi.nii.gz", "mask.nii.gz", "truth_S0.nii.gz", "truth_d.nii.gz", "truth_dyads1.nii.gz", "truth_dyads2.nii.gz", "truth_f1.nii.gz", "truth_f2.nii.gz", "wm.nii.gz"]
+        ["bvals", "bvecs", "dwi.nii.gz", "mask.nii.gz", "roi1.nii.gz", "roi2.nii.gz", "truth_S0.nii.gz", "truth_d.nii.gz", "truth_dyads1.nii.gz", "truth_dyads2.nii.gz", "truth_f1.nii.gz", "truth_f2.nii.gz", "wm.nii.gz"]
     );
     assert_eq!(files(&st), files(&synth("sticks2", "3", "sticks")));
     assert_eq!(read_nifti(&st.join("dwi.nii.gz")).unwrap().nvol(), 3 + 2 * 32);

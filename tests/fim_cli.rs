@@ -113,3 +113,25 @@ fn bad_input_is_one_error_line_and_no_output() {
         assert!(!std::fs::read_dir(d).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains(".part-")));
     }
 }
+
+/// The README's connectivity example on built-in data: synth's two end regions are joined
+/// through the phantom's white matter, the pathway holds the path's voxels, and the .tck has the
+/// path (first and last points in the two regions).
+#[test]
+fn synth_end_regions_connect_through_the_white_matter() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = |f: &str| dir.path().join(f);
+    let (code, _, err) = run(&["synth", "--out", s(&j("demo"))], &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&j("demo/dwi.nii.gz")), "--bvals", s(&j("demo/bvals")), "--bvecs", s(&j("demo/bvecs")), "--mask", s(&j("demo/mask.nii.gz")), "--out", s(&j("demo/dti"))], &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(
+        &["fim", "--backend", "cpu", "--tensor", s(&j("demo/dti_tensor.nii.gz")), "--mask", s(&j("demo/wm.nii.gz")), "--source", s(&j("demo/roi1.nii.gz")), "--target", s(&j("demo/roi2.nii.gz")), "--out-tck", s(&j("demo/conn_path.tck")), "--out", s(&j("demo/conn"))],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("E(gamma) = ") && err.contains("pathway (eps = 0.05)"), "{err}");
+    let pathway = read_nifti(&j("demo/conn_pathway.nii.gz")).unwrap();
+    assert!(pathway.as_flat().iter().filter(|&&x| x == 1.0).count() >= 2, "a pathway of more than the minimiser");
+    assert!(std::fs::metadata(j("demo/conn_path.tck")).unwrap().len() > 0);
+}

@@ -24,7 +24,8 @@ enum Kind {
 
 #[derive(clap::Args)]
 pub struct DwiArgs {
-    /// Folder to write dwi.nii.gz, bvals, bvecs, mask.nii.gz, wm.nii.gz and the truth_* volumes
+    /// Folder to write dwi.nii.gz, bvals, bvecs, mask.nii.gz, wm.nii.gz, roi1/roi2.nii.gz (two
+    /// small white-matter regions at its ends, for --target) and the truth_* volumes
     #[arg(long)]
     out: PathBuf,
     /// Grid size x,y,z

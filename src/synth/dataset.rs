@@ -170,8 +170,32 @@ pub fn build(spec: &Spec) -> Result<Dataset> {
     Ok(Dataset { geom: p.geom, dwi, table, mask: p.mask, wm: p.wm, truth })
 }
 
+/// Two small white-matter regions at the phantom's two ends along x (balls of radius
+/// max(1, shortest edge / 24) voxels around the white-matter voxels at the 2nd and 98th
+/// percentile of x), inside the white matter: a source and a target for `fim --target`,
+/// `track geodesic --target` or probtrack's targets on built-in data.
+pub fn end_regions(wm: &[u8], dims: [usize; 3]) -> (Vec<u8>, Vec<u8>) {
+    let mut by_x: Vec<usize> = (0..wm.len()).filter(|&v| wm[v] != 0).collect();
+    by_x.sort_by_key(|&v| (v % dims[0], v));
+    let r = (dims.iter().min().copied().unwrap_or(0) / 24).max(1) as i64;
+    let ball = |k: usize| -> Vec<u8> {
+        let mut out = vec![0u8; wm.len()];
+        let Some(&c) = by_x.get(k) else { return out };
+        let at = |v: usize| [(v % dims[0]) as i64, ((v / dims[0]) % dims[1]) as i64, (v / (dims[0] * dims[1])) as i64];
+        let cc = at(c);
+        for v in 0..wm.len() {
+            let p = at(v);
+            out[v] = (wm[v] != 0 && (0..3).map(|i| (p[i] - cc[i]).pow(2)).sum::<i64>() <= r * r) as u8;
+        }
+        out
+    };
+    let n = by_x.len();
+    (ball(n / 50), ball(n.saturating_sub(1 + n / 50)))
+}
+
 /// Writes `ds` into `dir` (created if missing): dwi.nii.gz, bvals, bvecs, mask.nii.gz,
-/// wm.nii.gz and the truth volumes. All files appear together or none do.
+/// wm.nii.gz, roi1.nii.gz and roi2.nii.gz ([`end_regions`]) and the truth volumes. All files
+/// appear together or none do.
 pub fn write(ds: &Dataset, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Outputs::new();
     let g = &ds.geom;
@@ -181,6 +205,9 @@ pub fn write(ds: &Dataset, dir: &Path) -> Result<Vec<PathBuf>> {
     out.file(&dir.join("bvecs"), |p| ds.table.write_bvecs(p))?;
     out.nifti(&dir.join("mask.nii.gz"), g, 1, &as_f32(&ds.mask))?;
     out.nifti(&dir.join("wm.nii.gz"), g, 1, &as_f32(&ds.wm))?;
+    let (a, b) = end_regions(&ds.wm, g.dims);
+    out.nifti(&dir.join("roi1.nii.gz"), g, 1, &as_f32(&a))?;
+    out.nifti(&dir.join("roi2.nii.gz"), g, 1, &as_f32(&b))?;
     for (name, nvol, data) in &ds.truth {
         out.nifti(&dir.join(format!("{name}.nii.gz")), g, *nvol, data)?;
     }
@@ -190,6 +217,20 @@ pub fn write(ds: &Dataset, dir: &Path) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two end regions: non-empty, inside the white matter, apart, at its two ends in x.
+    #[test]
+    fn end_regions_sit_in_the_white_matter_at_both_ends() {
+        let ds = build(&Spec::new([48, 48, 24], Model::Tensor)).unwrap();
+        let d = ds.geom.dims;
+        let (a, b) = end_regions(&ds.wm, d);
+        let xs = |m: &[u8]| (0..m.len()).filter(|&v| m[v] != 0).map(|v| v % d[0]).collect::<Vec<_>>();
+        let (xa, xb, xw) = (xs(&a), xs(&b), xs(&ds.wm));
+        assert!(!xa.is_empty() && !xb.is_empty());
+        assert!((0..a.len()).all(|v| (a[v] == 0 && b[v] == 0) || (ds.wm[v] != 0 && a[v] + b[v] == 1)), "inside the white matter, disjoint");
+        let (lo, hi) = (*xw.iter().min().unwrap(), *xw.iter().max().unwrap());
+        assert!(xa.iter().all(|&x| x < lo + (hi - lo) / 4) && xb.iter().all(|&x| x > hi - (hi - lo) / 4), "{xa:?} {xb:?} in {lo}..{hi}");
+    }
 
     #[test]
     fn tensor_truth_is_in_the_bvecs_frame() {
