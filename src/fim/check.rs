@@ -111,15 +111,13 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     rows.push(CheckRow::new("fim_block[same bits]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing from the first run on a rerun and with 1 lane")));
     // Regions solved together (gpu.rs Stack: copies of the grid stacked in one run) must give
     // each region's bits alone: the field's sources, then its first source alone.
-    let s0 = convex_problem(&p).source;
-    let alone = solve(dev, &Problem { source: s0.clone(), ..p.clone() }, &base)?;
-    let mut q = p.clone();
-    let together = super::solve_regions(dev, &mut q, &mut [p.source.clone(), s0], &base)?;
+    let q = convex_problem(&p);
+    let alone = solve(dev, &Problem { source: q.source.clone(), ..p.clone() }, &base)?;
+    let together = super::solve_regions(dev, &mut p.clone(), &mut [p.source.clone(), q.source.clone()], &base)?;
     let differ = [&first, &alone.u].iter().zip(&together).map(|(a, t)| a.iter().zip(&t.u).filter(|(x, y)| x.to_bits() != y.to_bits()).count()).sum::<usize>();
     rows.push(CheckRow::new("fim_block[regions together]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing between two regions solved in one run and each alone")));
     // 004's local solver: fim_update with several work-items per voxel (gpu.rs lanes).
     let paper = Params { local: super::Local::Paper, ..base };
-    let q = convex_problem(&p);
     let (got, want) = (solve(dev, &q, &paper)?, solve(reference, &q, &paper)?);
     rows.push(CheckRow::new("fim_block[004 local]", dev, max_rel_diff(&got.u, &want.u), tolerance(&q, &paper), note(&q.dims, "constant field, one source (u convex) vs CPU node FIM")));
     let got = solve(dev, &p, &paper)?;

@@ -214,15 +214,7 @@ impl FimKernels for GpuFim {
             let run = self.run(FieldRef { sblock: &sb, ..f.as_ref() }, &q, par)?;
             return Ok(stack.split(run));
         }
-        sources
-            .iter_mut()
-            .map(|s| {
-                std::mem::swap(&mut p.source, s);
-                let r = self.run(f.as_ref(), p, par);
-                std::mem::swap(&mut p.source, s);
-                r
-            })
-            .collect()
+        super::each_source(p, sources, |p| self.run(f.as_ref(), p, par))
     }
 }
 

@@ -26,8 +26,8 @@ pub fn speed_from_tensor(tensor: &[f32], geom: &Geometry, mask: &[u8], metric: M
     };
     let flip = if geom.det() > 0.0 { -1.0 } else { 1.0 };
     // Written straight into the six component planes, a run of voxels per task (a row of
-    // (S, repaired) per voxel first cost 56 B x nvox and a serial transpose: ~0.4 GB and
-    // ~0.3 s on a 256x256x100 brain).
+    // (S, repaired) per voxel first cost 56 B x nvox, ~0.4 GB on a 256x256x100 brain, and a
+    // serial transpose).
     const RUN: usize = 4096;
     let mut out = vec![0.0f32; 6 * n];
     let mut planes: Vec<std::slice::ChunksMut<f32>> = out.chunks_mut(n.max(1)).map(|c| c.chunks_mut(RUN)).collect();

@@ -186,16 +186,22 @@ pub trait FimKernels {
     /// u from each of `sources` in turn over `p`'s field (each swapped into `p.source` for its
     /// solve and put back). A GPU reorders and uploads S once for all of them.
     fn solve_regions(&mut self, p: &mut Problem, sources: &mut [Vec<u8>], params: &Params) -> Result<Vec<Solution>> {
-        sources
-            .iter_mut()
-            .map(|s| {
-                std::mem::swap(&mut p.source, s);
-                let r = self.solve(p, params);
-                std::mem::swap(&mut p.source, s);
-                r
-            })
-            .collect()
+        each_source(p, sources, |p| self.solve(p, params))
     }
+}
+
+/// `f(p)` with each of `sources` in turn as `p.source`, put back after each: the regions share
+/// one field without a copy of it per region.
+pub(crate) fn each_source<T>(p: &mut Problem, sources: &mut [Vec<u8>], mut f: impl FnMut(&Problem) -> Result<T>) -> Result<Vec<T>> {
+    sources
+        .iter_mut()
+        .map(|s| {
+            std::mem::swap(&mut p.source, s);
+            let r = f(p);
+            std::mem::swap(&mut p.source, s);
+            r
+        })
+        .collect()
 }
 
 /// The solver for `params` on `device`: the sweeping baselines always run on the CPU.
@@ -226,12 +232,7 @@ pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> 
 /// `p.source` is not read. The same u as [`solve`] for each region alone, without a copy of the
 /// field per region, and a GPU uploads S once.
 pub fn solve_regions(device: &Device, p: &mut Problem, sources: &mut [Vec<u8>], params: &Params) -> Result<Vec<Solution>> {
-    for s in sources.iter_mut() {
-        std::mem::swap(&mut p.source, s);
-        let ok = p.validate();
-        std::mem::swap(&mut p.source, s);
-        ok?;
-    }
+    each_source(p, sources, |p| p.validate())?;
     check_params(params)?;
     let mut k = crate::runtime::stages::stage("fim kernels", || kernels(device, params))?;
     let r = k.solve_regions(p, sources, params);
