@@ -92,3 +92,24 @@ fim() {
   stamp "bench fim $label $be $loc"
   { echo "## $label $be $loc"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
+# alternate OLD_LABEL NEW_LABEL: `fim` with $OLD and $B alternating, two rounds, on CUDA and
+# NVIDIA OpenCL ($OCL), both local solvers (labels get " (round)").
+alternate() {
+  local rep be loc
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "$1 ($rep)" "$OLD" "$be" $loc; fim "$2 ($rep)" "$B" "$be" $loc
+  done; done; done
+}
+# cpu_fim LOCAL [BINARY [TAG]]: node FIM on every core, example 3 (one cold run), appended to
+# $F under "## node FIM all cores LOCAL [TAG]".
+cpu_fim() {
+  local bin=${2:-$B}
+  stamp "node FIM, all cores, $1${3:+, $3}"
+  { echo "## node FIM all cores $1${3:+ $3}"; timeout 120 "$bin" bench fim --example 3 --backend cpu --solver fim --local "$1" --repeats 1 2>&1 | tail -1; } | tee -a "$F"
+}
+# sweeping: Godunov fast sweeping on one thread, example 3, to convergence (at most 200 sweeps),
+# appended to $F.
+sweeping() {
+  stamp "fast sweeping Godunov, 1 thread"
+  { echo "## fast sweeping Godunov 1 thread exact"; timeout 400 "$B" bench fim --example 3 --backend cpu --threads 1 --solver sweep --max-sweeps 200 --repeats 0 2>&1 | tail -1; } | tee -a "$F"
+}

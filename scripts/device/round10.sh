@@ -63,9 +63,7 @@ if [ "$PART" = a ]; then
 fi
 if [ "$PART" = c ]; then
   checks 103 cuda "$OCL"
-  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
-    fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
-  done; done; done
+  alternate old new
   for lanes in 2 8 16; do for loc in paper exact; do fim "new lanes $lanes" "$B" cuda $loc NEUROPORT_FIM_LANES=$lanes; done; done
 fi
 if [ "$PART" = d ]; then
@@ -87,17 +85,13 @@ if [ "$PART" = e ]; then
 fi
 if [ "$PART" = f ]; then
   checks 106 cuda "$OCL"
-  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
-    fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
-  done; done; done
+  alternate old new
   for loc in paper exact; do fim "new, 004's schedule" "$B" cuda $loc NEUROPORT_FIM_FOLD=0; done
   for r in 80 64; do for loc in paper exact; do fim "new, maxrregcount $r" "$B" cuda $loc NEUROPORT_NVRTC_OPTIONS=--maxrregcount=$r; done; done
 fi
 if [ "$PART" = g ] || [ "$PART" = h ] || [ "$PART" = i ]; then
   checks 107 cuda "$OCL"
-  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
-    fim "old ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
-  done; done; done
+  alternate old new
   grep -E "^##|^stages" "$F" | sed 's/exec->main 0 ms, devices 0 ms, //'
 fi
 if [ "$PART" = k ]; then
@@ -110,12 +104,8 @@ if [ "$PART" = k ]; then
   register_brains "$U"
 fi
 if [ "$PART" = j ]; then
-  for loc in exact paper; do
-    stamp "node FIM, all cores, $loc"
-    { echo "## node FIM all cores $loc"; timeout 120 "$B" bench fim --example 3 --backend cpu --solver fim --local $loc --repeats 1 2>&1 | tail -1; } | tee -a "$F"
-  done
-  stamp "fast sweeping Godunov, 1 thread"
-  { echo "## fast sweeping Godunov 1 thread exact"; timeout 400 "$B" bench fim --example 3 --backend cpu --threads 1 --solver sweep --max-sweeps 200 --repeats 0 2>&1 | tail -1; } | tee -a "$F"
+  for loc in exact paper; do cpu_fim $loc; done
+  sweeping
 fi
 if [ "$PART" = b ] || [ "$PART" = h ]; then
   stamp "reproduce fim-t1 --scale paper --backend cuda"

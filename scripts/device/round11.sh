@@ -42,34 +42,21 @@ same_bits() { # SEED...: `check` on CUDA at each seed; its same-bits row and sum
   done
 }
 if [ "$PART" = h ]; then
-  for loc in exact paper; do
-    stamp "node FIM, all cores, $loc"
-    { echo "## node FIM all cores $loc"; timeout 120 "$B" bench fim --example 3 --backend cpu --solver fim --local $loc --repeats 1 2>&1 | tail -1; } | tee -a "$F"
-  done
-  stamp "fast sweeping Godunov, 1 thread"
-  { echo "## fast sweeping Godunov 1 thread exact"; timeout 400 "$B" bench fim --example 3 --backend cpu --threads 1 --solver sweep --max-sweeps 200 --repeats 0 2>&1 | tail -1; } | tee -a "$F"
+  for loc in exact paper; do cpu_fim $loc; done
+  sweeping
 fi
 if [ "$PART" = g ]; then
   same_bits 111 112 113 114 115
   checks 117 "$OCL"
-  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
-    fim "4733d50 ($rep)" "$OLD" "$be" $loc; fim "interpolated root ($rep)" "$B" "$be" $loc
-  done; done; done
-  for loc in exact paper; do
-    for v in "4733d50:$OLD" "interpolated:$B"; do
-      stamp "node FIM, all cores, $loc, ${v%%:*}"
-      { echo "## node FIM all cores $loc ${v%%:*}"; timeout 120 "${v#*:}" bench fim --example 3 --backend cpu --solver fim --local $loc --repeats 1 2>&1 | tail -1; } | tee -a "$F"
-    done
-  done
+  alternate "4733d50" "interpolated root"
+  for loc in exact paper; do cpu_fim $loc "$OLD" 4733d50; cpu_fim $loc "$B" interpolated; done
   stamp "reproduce fim-t1 --scale paper --backend cuda"
   step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" 2>&1 | tail -25
 fi
 if [ "$PART" = f ]; then
   same_bits 111 112 113 114 115
   checks 116 "$OCL"
-  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
-    fim "30e76c3 ($rep)" "$OLD" "$be" $loc; fim "points by slot ($rep)" "$B" "$be" $loc
-  done; done; done
+  alternate "30e76c3" "points by slot"
 fi
 if [ "$PART" = e ]; then
   for rep in 1 2; do for loc in paper exact; do for g in 4096 264 528 1056; do
