@@ -21,6 +21,12 @@ pub fn voxel_of(dims: [usize; 3], bd: [usize; 3], w: usize) -> Option<usize> {
     (x < dims[0] && y < dims[1] && z < dims[2]).then(|| x + dims[0] * (y + dims[1] * z))
 }
 
+/// Whether the kernels' 32-bit indexing reaches every component of S over the blocked grid of
+/// `dims` (6 x 64 values per block).
+pub fn indexable(dims: [usize; 3]) -> bool {
+    6 * block_grid(dims).iter().product::<usize>() * BV <= i32::MAX as usize
+}
+
 /// `f(l, v)` for every slot `l` of block `b` that holds a grid voxel `v` (the slots past the
 /// grid's edge are skipped): the block's position divided out once, not once per slot (the
 /// reordering of example 3 did two divisions for each of its 6.5 M slots).

@@ -11,7 +11,7 @@
 //! (read u, write a second buffer, committed by the next launch), so the result is the same
 //! bits whichever groups run first, whatever the lane or group count and list path.
 
-use super::blocked::{block_grid, for_block, B, BV};
+use super::blocked::{block_grid, for_block, indexable, B, BV};
 use super::stack::Stack;
 use super::{FimKernels, Local, Params, Problem, Solution, Validity};
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
@@ -189,7 +189,7 @@ impl GpuFim {
         if par.block != B {
             bail!("the GPU block FIM runs 4^3 blocks (004); block size {} is CPU-only", par.block);
         }
-        if 6 * block_grid(p.dims).iter().product::<usize>() * BV > i32::MAX as usize {
+        if !indexable(p.dims) {
             bail!("{:?} voxels exceed the kernels' 32-bit indexing", p.dims);
         }
         Ok(())

@@ -1,6 +1,6 @@
 //! Several source regions over one field in one block-FIM run (connectivity's u1 and u2).
 
-use super::blocked::{block_grid, B, BV};
+use super::blocked::{block_grid, indexable, B};
 use super::{Problem, Solution};
 
 /// Several source regions over one field solved in one run: copies of the grid stacked along z,
@@ -26,9 +26,9 @@ impl Stack {
         [self.dims[0], self.dims[1], self.off * (self.copies - 1) + self.dims[2]]
     }
 
-    /// Whether the stacked grid stays within the kernels' 32-bit indexing (as `GpuFim::check`).
+    /// Whether the stacked grid stays within the kernels' 32-bit indexing.
     pub fn fits(&self) -> bool {
-        6 * block_grid(self.dims()).iter().product::<usize>() * BV <= i32::MAX as usize
+        indexable(self.dims())
     }
 
     /// The stacked problem: `p`'s mask in every copy, copy c's source `sources[c]`; S is the
