@@ -1,6 +1,7 @@
 use super::Ctx;
 use anyhow::Result;
 use neuroport::register::{self, affine, CostKind, Dof, Options};
+use neuroport::runtime::stages::stage;
 use neuroport::volume::{check_free, read_finite, resolve_prefix, Outputs};
 use std::path::PathBuf;
 
@@ -40,29 +41,34 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let prefix = resolve_prefix(&a.out, "register").to_string_lossy().to_string();
     let names = Outputs::new();
     check_free([names.nifti_name(&PathBuf::from(format!("{prefix}_warped.nii.gz"))), PathBuf::from(format!("{prefix}_affine.txt")), PathBuf::from(format!("{prefix}.mat"))])?;
-    let fixed = read_finite(&a.fixed)?;
+    // The two images read side by side (a .nii.gz written by another tool is one gzip stream,
+    // inflated on one core); the fixed image's error first when both fail.
+    let (fixed, moving) = rayon::join(|| stage("read fixed", || read_finite(&a.fixed)), || stage("read moving", || read_finite(&a.moving)));
+    let (fixed, moving) = (fixed?, moving?);
     register::check_image(&fixed, &a.fixed.display().to_string())?;
-    let moving = read_finite(&a.moving)?;
     register::check_image(&moving, &a.moving.display().to_string())?;
     let mut o = Options::new(a.dof, a.cost, a.levels);
     o.samples = a.samples;
     if let Some(p) = &a.init {
         o.init = Some(affine::read(p)?);
     }
-    let device = ctx.inventory().select_one(&ctx.backend)?;
-    let mut k = register::kernels(&device)?;
+    let device = stage("open device", || ctx.inventory().select_one(&ctx.backend))?;
+    let mut k = stage("kernels", || register::kernels(&device))?;
     let t0 = std::time::Instant::now();
-    let r = register::register(k.as_mut(), &fixed, &moving, &o, &mut |l| {
+    let r = stage("register", || register::register(k.as_mut(), &fixed, &moving, &o, &mut |l| {
         eprintln!("{}", l.line())
-    })?;
+    }))?;
     let wall = t0.elapsed().as_secs_f64();
     let mut out = Outputs::new();
-    out.nifti(&PathBuf::from(format!("{prefix}_warped.nii.gz")), &fixed.geom, 1, &register::warp(&moving, &fixed.geom, &r.transform))?;
+    let warped = stage("warp", || register::warp(&moving, &fixed.geom, &r.transform));
+    stage("write", || out.nifti(&PathBuf::from(format!("{prefix}_warped.nii.gz")), &fixed.geom, 1, &warped))?;
     out.file(&PathBuf::from(format!("{prefix}_affine.txt")), |p| affine::write(p, &r.transform))?;
     let flirt = affine::to_flirt(&r.transform, &fixed.geom, &moving.geom);
     out.file(&PathBuf::from(format!("{prefix}.mat")), |p| affine::write(p, &flirt))?;
-    let written = out.commit()?;
-    eprintln!("{}: {} dof {}, {} evaluations, {:.3} ms per evaluation, final cost {:.6}; registration {:.2} s ({:.0} ms before the first level: intensity ranges, centres of mass, pyramid)", device.label(), a.dof.count(), a.cost.name(), r.evals, r.ms_per_eval(), r.cost, wall, r.prep_ms);
+    let written = stage("commit", || out.commit())?;
+    let label = device.label();
+    stage("release", || drop((k, device)));
+    eprintln!("{}: {} dof {}, {} evaluations, {:.3} ms per evaluation, final cost {:.6}; registration {:.2} s ({:.0} ms before the first level: intensity ranges, centres of mass, pyramid)", label, a.dof.count(), a.cost.name(), r.evals, r.ms_per_eval(), r.cost, wall, r.prep_ms);
     for w in written {
         println!("{}", w.display());
     }
