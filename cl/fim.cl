@@ -77,7 +77,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         }
         if (lane == 0) su[l] = u[v];
-        /* done: the last update changed nothing; still: no update of this launch did. */
+        /* done: the last update changed nothing; still: no update of this launch did (both
+         * within tol). */
         int done = 1, still = 1;
         NP_BARRIER();
         for (int it = 0; it < inner; ++it) {
@@ -151,7 +152,9 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         }
         if (lane == 0) {
             unew[v] = su[l];
-            sc[l] = done | still << 1;
+            /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) changed beyond tol. */
+            int face = (lx != 0) | (lx != NP_FIM_B - 1) << 1 | (ly != 0) << 2 | (ly != NP_FIM_B - 1) << 3 | (lz != 0) << 4 | (lz != NP_FIM_B - 1) << 5;
+            sc[l] = done | still << 1 | (still ? 63 : face) << 2;
         }
         NP_BARRIER();
         for (int h = NP_FIM_BV / 2; h > 0; h >>= 1) {
@@ -162,16 +165,23 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
          * list (C_b false) at once; candidates leave the candidate set. Folded lists
          * (NP_FIM_FOLDED) hold the active blocks and last iteration's candidates: a candidate
          * that no update of this launch changed leaves as inactive without activating its
-         * neighbours (conv 2), as in 004's step 2 where it is never added. */
+         * neighbours (conv 2), as in 004's step 2 where it is never added. Above those two
+         * bits conv keeps the faces on which a voxel changed beyond tol (NP_FIM_FACES), for the
+         * neighbour kernel's eager activation. */
         if (t == 0) {
-            int was_cand = mode != NP_FIM_ACTIVE && cand[b], converged = sc[0] & 1, unchanged = sc[0] >> 1;
-            conv[b] = converged ? (mode == NP_FIM_FOLDED && was_cand && unchanged ? 2 : 1) : 0;
+            int was_cand = mode != NP_FIM_ACTIVE && cand[b], converged = sc[0] & 1, unchanged = (sc[0] >> 1) & 1;
+            conv[b] = (converged ? (mode == NP_FIM_FOLDED && was_cand && unchanged ? 2 : 1) : 0) | (~sc[0] & (63 << 2));
             if (append && !converged) next[np_atomic_add_i32(next_count, 1)] = b;
             if (was_cand) cand[b] = 0;
         }
         NP_BARRIER();
     }
 }
+
+/* A block's state in conv: 0 active (not converged), 1 converged, 2 a candidate that came out
+ * unchanged; NP_FIM_FACES the faces on which its last update changed a voxel beyond tol. */
+#define NP_FIM_STATE(c) ((c) & 3)
+#define NP_FIM_FACES(c) ((c) >> 2)
 
 /* Step 2's candidates: the inactive 6-neighbour blocks of every converged listed block, each
  * appended once to the candidate list (the first to raise its flag appends it). */
@@ -180,7 +190,7 @@ NP_FN void np_fim_candidate(NP_GLOBAL const int *conv, NP_GLOBAL int *cand, NP_G
     /* Only neighbours not still active (C_b true): one update of an active block must not mark
      * it converged, or it leaves the list without its own neighbours being checked (node FIM
      * likewise re-evaluates only neighbours outside the list). */
-    if (conv[b] && np_atomic_xchg_u32(&cand[b], 1) == 0u) cand_list[np_atomic_add_i32(cand_count, 1)] = b;
+    if (NP_FIM_STATE(conv[b]) && np_atomic_xchg_u32(&cand[b], 1) == 0u) cand_list[np_atomic_add_i32(cand_count, 1)] = b;
 }
 
 /* Item i of a commit: voxel i % 64 of listed block list[i / 64] copied from unew into u; the
@@ -193,23 +203,28 @@ NP_FN int np_fim_commit(NP_GLOBAL const int *list, int i, NP_GLOBAL const float 
 }
 
 /* After the active blocks' updates: their results committed (64 items per listed block), and
- * the first item of each converged one appends its candidates. */
+ * the first item of each listed block appends its candidates: 004's, all six neighbours of a
+ * block that converged, and with `eager` also the neighbours across the faces on which its
+ * update changed a voxel beyond tol, so that a change reaches the next block in the next
+ * iteration instead of after its own block has converged (docs/fim.md, "Eager activation"). */
 NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                               NP_GLOBAL const int *NP_RESTRICT conv, np_fim_params p, NP_GLOBAL int *cand,
                               NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count,
-                              NP_GLOBAL const float *NP_RESTRICT unew, NP_GLOBAL float *NP_RESTRICT u)
+                              NP_GLOBAL const float *NP_RESTRICT unew, NP_GLOBAL float *NP_RESTRICT u, int eager)
 {
     int n = *count;
     for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) {
         int b = np_fim_commit(list, i, unew, u);
-        if (i % NP_FIM_BV != 0 || conv[b] != 1) continue;
+        if (i % NP_FIM_BV != 0) continue;
+        int c = conv[b], faces = (NP_FIM_STATE(c) == 1 ? 63 : 0) | (eager ? NP_FIM_FACES(c) : 0);
+        if (!faces) continue;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
-        if (bx > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - 1);
-        if (bx < p.bx - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + 1);
-        if (by > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx);
-        if (by < p.by - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx);
-        if (bz > 0) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx * p.by);
-        if (bz < p.bz - 1) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx * p.by);
+        if (bx > 0 && (faces & 1)) np_fim_candidate(conv, cand, cand_list, cand_count, b - 1);
+        if (bx < p.bx - 1 && (faces & 2)) np_fim_candidate(conv, cand, cand_list, cand_count, b + 1);
+        if (by > 0 && (faces & 4)) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx);
+        if (by < p.by - 1 && (faces & 8)) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx);
+        if (bz > 0 && (faces & 16)) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx * p.by);
+        if (bz < p.bz - 1 && (faces & 32)) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx * p.by);
     }
 }
 

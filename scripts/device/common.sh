@@ -113,3 +113,24 @@ sweeping() {
   stamp "fast sweeping Godunov, 1 thread"
   { echo "## fast sweeping Godunov 1 thread exact"; timeout 400 "$B" bench fim --example 3 --backend cpu --threads 1 --solver sweep --max-sweeps 200 --repeats 0 2>&1 | tail -1; } | tee -a "$F"
 }
+# fim_phantom: the user's `fim --target` inputs in $W: a 256x256x100 1 mm tensor phantom (synth,
+# 7 volumes, no noise; tensors fitted on CUDA into $W/d) with its white matter ($W/b/wm.nii.gz)
+# and two 3-voxel spheres at the ends of the white matter ($W/src.nii.gz, $W/tgt.nii.gz).
+fim_phantom() {
+  stamp "synth 256x256x100 at 1 mm"
+  step 120 "$B" synth --out "$W/b" --dims 256,256,100 --voxel 1,1,1 --dirs 6 --b0 1 --snr inf > /dev/null
+  stamp "dti on CUDA"
+  step 120 "$B" dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/d/" > /dev/null
+  step 120 python3 scripts/device/fim_regions.py "$W/b/wm.nii.gz" "$W/src.nii.gz" "$W/tgt.nii.gz"
+}
+# fim_target LABEL BINARY BACKEND PREFIX [ENV...]: `neuroport fim --target` on fim_phantom's
+# inputs; its summary, stages and the process's wall and peak memory appended to $OUT/user.txt.
+fim_target() {
+  local label=$1 bin=$2 be=$3 prefix=$4 err; shift 4; err=$(mktemp)
+  stamp "fim --target $label $be"
+  env "$@" NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" fim --backend "$be" \
+    --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" \
+    --out "$prefix" --force > /dev/null 2> "$err"
+  { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/user.txt"
+  rm -f "$err"
+}

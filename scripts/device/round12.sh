@@ -21,17 +21,6 @@ PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"
 F="$OUT/fim.txt"
 CHECK_ROWS=fim
-# user LABEL BINARY BACKEND PREFIX [ENV...]: `neuroport fim --target` on the phantom; its
-# summary, stages and the process's wall and peak memory appended to $OUT/user.txt.
-user() {
-  local label=$1 bin=$2 be=$3 prefix=$4 err; shift 4; err=$(mktemp)
-  stamp "fim --target $label $be"
-  env "$@" NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" fim --backend "$be" \
-    --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" \
-    --out "$prefix" --force > /dev/null 2> "$err"
-  { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/user.txt"
-  rm -f "$err"
-}
 # readme BINARY BACKEND FOLDER: the README's commands into FOLDER, each timed (wall) into $OUT/readme.txt.
 readme() {
   local b=$1 be=$2 o=$3; mkdir -p "$o"
@@ -62,16 +51,12 @@ if [ "$PART" = c ]; then
   PART=a
 fi
 if [ "$PART" = a ] || [ "$PART" = d ]; then
-  stamp "synth 256x256x100 at 1 mm"
-  step 120 "$B" synth --out "$W/b" --dims 256,256,100 --voxel 1,1,1 --dirs 6 --b0 1 --snr inf > /dev/null
-  stamp "dti on CUDA"
-  step 120 "$B" dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/d/" > /dev/null
-  step 120 python3 scripts/device/fim_regions.py "$W/b/wm.nii.gz" "$W/src.nii.gz" "$W/tgt.nii.gz"
+  fim_phantom
 fi
 if [ "$PART" = d ]; then
   for rep in 1 2; do for be in cuda "$OCL"; do
-    user "one after the other ($rep)" "$B" "$be" "$W/seq-${be%%:*}" NEUROPORT_FIM_STACK=0
-    user "stacked ($rep)" "$B" "$be" "$W/stk-${be%%:*}"
+    fim_target "one after the other ($rep)" "$B" "$be" "$W/seq-${be%%:*}" NEUROPORT_FIM_STACK=0
+    fim_target "stacked ($rep)" "$B" "$be" "$W/stk-${be%%:*}"
   done; done
   for be in cuda opencl; do for m in cost1 cost2 total pathway; do
     cmp -s "$W/seq-${be}_$m.nii.gz" "$W/stk-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: DIFFER"
@@ -83,8 +68,8 @@ if [ "$PART" = a ]; then
     { echo "## read $(basename "$bin") ($rep)"; "$bin" bench nifti --input "$W/d/dti_tensor.nii.gz" --read-only 2>&1 | tail -1; } | tee -a "$OUT/read.txt"
   done; done
   for rep in 1 2; do for be in cuda "$OCL"; do
-    user "old ($rep)" "$OLD" "$be" "$W/old-${be%%:*}"
-    user "new ($rep)" "$B" "$be" "$W/new-${be%%:*}"
+    fim_target "old ($rep)" "$OLD" "$be" "$W/old-${be%%:*}"
+    fim_target "new ($rep)" "$B" "$be" "$W/new-${be%%:*}"
   done; done
   for be in cuda opencl; do for m in cost1 cost2 total pathway; do
     cmp -s "$W/old-${be}_$m.nii.gz" "$W/new-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: DIFFER"

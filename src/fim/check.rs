@@ -92,6 +92,8 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     for (name, params) in [
         ("fim_block[device list]", base),
         ("fim_block[host list]", Params { host_list: true, ..base }),
+        // The device list with 004's activation (all six neighbours once a block converges).
+        ("fim_block[004 activation]", Params { eager: false, ..base }),
         // Tsai's test reaches the same roots (src/fim/godunov.rs: tsai_tol).
         ("fim_block[tsai]", Params { validity: super::Validity::Tsai, ..base }),
     ] {

@@ -237,6 +237,8 @@ impl GpuFim {
                 }
             });
         });
+        let folded = !par.host_list && par.folded && !env_off("NEUROPORT_FIM_FOLD");
+        let eager = folded && par.eager && !env_off("NEUROPORT_FIM_EAGER");
         let active: Vec<bool> = mask.par_chunks(BV).map(|blk| blk.contains(&2)).collect();
         let list0: Vec<i32> = (0..nb as i32).filter(|&b| active[b as usize]).collect();
         let groups = std::env::var("NEUROPORT_FIM_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).unwrap_or(4096).min(nb).max(1);
@@ -268,7 +270,6 @@ impl GpuFim {
         // Two lists (this iteration's and the next) and three counts (see the loop).
         let lists: [Buf<i32>; 2] = [g.alloc(nb)?, g.alloc(nb)?];
         let counts: [Buf<i32>; 3] = [g.upload(&[list0.len() as i32])?, g.zeros(1)?, g.zeros(1)?];
-        let folded = !par.host_list && par.folded && !std::env::var("NEUROPORT_FIM_FOLD").is_ok_and(|v| v == "0");
         g.write(&lists[0], 0, &list0)?;
         let b_cand_list: Buf<i32> = g.alloc(nb)?;
         let b_cand_count: Buf<i32> = g.zeros(1)?;
@@ -312,21 +313,22 @@ impl GpuFim {
                 // then committed, and the neighbours of those that converged (not the candidates
                 // that came out unchanged) appended to the next list as candidates.
                 g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED])?;
-                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u])?;
+                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
             } else {
                 // Step 1: n Jacobi updates of every active block; C_b by reduction; the
                 // unconverged join the next list; the candidate count starts at 0.
                 g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE])?;
                 // Step 2: the active blocks' results committed, and neighbour blocks of converged
                 // blocks updated once and reduced, then committed.
-                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u])?;
+                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u, 0i32])?;
                 g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES])?;
                 g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             }
             // Step 3: the next list, every block whose C_b is false.
             if par.host_list {
                 let conv = g.download(&b_conv)?;
-                let hl: Vec<i32> = (0..nb as i32).filter(|&b| conv[b as usize] == 0).collect();
+                // The state in conv's low two bits (fim.cl NP_FIM_STATE): 0 is still active.
+                let hl: Vec<i32> = (0..nb as i32).filter(|&b| conv[b as usize] & 3 == 0).collect();
                 count = hl.len();
                 if count > 0 {
                     g.write(list, 0, &hl)?;
@@ -371,6 +373,11 @@ impl GpuFim {
         record("fim free", ms_since(t_free));
         Ok(sol)
     }
+}
+
+/// A measuring switch set to 0 in the environment.
+fn env_off(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| v == "0")
 }
 
 fn read1(g: &Gpu, b: &Buf<i32>) -> Result<usize> {

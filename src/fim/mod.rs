@@ -106,6 +106,12 @@ pub struct Params {
     /// environment turns it off for every solve (measuring). The host list always runs 004's
     /// schedule.
     pub folded: bool,
+    /// GPU, folded device list: a block whose update changed a voxel on one of its faces by more
+    /// than `tol` also activates the neighbour block across that face for the next iteration,
+    /// not only all six neighbours once the block has converged (004 Algorithm 5.1 step 2), so
+    /// a front crosses a block per iteration. Default on; `NEUROPORT_FIM_EAGER=0` turns it off
+    /// for every solve (measuring). docs/fim.md, "Eager activation".
+    pub eager: bool,
     /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
     /// solution then says `capped`.
     pub max_sweeps: usize,
@@ -116,7 +122,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, folded: true, max_sweeps: 0, progress: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, folded: true, eager: true, max_sweeps: 0, progress: false }
     }
 }
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Round 13 on the lent H100 (docs/performance.md, registration "Round 13"; results in
+# docs/results/h100-2026-11-26-round13/). Binaries: dist/neuroport (new), dist/neuroport-old.
+#   PART=a (~4 min): the user's whole `neuroport register` command on two 1 mm T1 brains
+#     (240x256x176, the airwc pair (b): 12 dof, NCC), old and new binary alternating, two
+#     rounds, CUDA and NVIDIA OpenCL, stages and peak memory, outputs compared byte for byte;
+#     the new binary also with NEUROPORT_NO_RELEASE=1 (the device not released before exit:
+#     what the release costs), and the README's small `fim --target` the same way.
+#   PART=b (~6 min): FIM eager activation (a lowered face activates the block across it;
+#     docs/fim.md). `bench fim --example 3` old / new alternating, two rounds, CUDA and NVIDIA
+#     OpenCL, both local solvers, and the new binary with NEUROPORT_FIM_EAGER=0 (004's
+#     activation) and 1 (lowered faces only, no activation on convergence); `check` on both APIs; the whole `fim --target` command (fim_phantom) old /
+#     new, two rounds, outputs compared; `reproduce fim-t1 --scale paper` on CUDA.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+OLD="$PWD/dist/neuroport-old"
+# reg LABEL BINARY BACKEND PREFIX [ENV...]: `neuroport register` on the pair; its level lines,
+# summary, stages and the process's wall and peak memory appended to $OUT/user.txt.
+reg() {
+  local label=$1 bin=$2 be=$3 prefix=$4 err; shift 4; err=$(mktemp)
+  stamp "register $label $be"
+  env "$@" NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" register --backend "$be" \
+    --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$prefix" > /dev/null 2> "$err"
+  { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/user.txt"
+  rm -f "$err"
+}
+# conn LABEL BINARY BACKEND PREFIX [ENV...]: the README's connectivity command on synth's phantom.
+conn() {
+  local label=$1 bin=$2 be=$3 prefix=$4; shift 4
+  { echo "## $label $be"; wall "fim --target" 60 env "$@" NEUROPORT_STAGES=1 "$bin" fim --backend "$be" --tensor "$W/demo/dti_tensor.nii.gz" \
+    --mask "$W/demo/wm.nii.gz" --source "$W/demo/roi1.nii.gz" --target "$W/demo/roi2.nii.gz" --out "$prefix"; } | tee -a "$OUT/conn.txt"
+}
+if [ "$PART" = a ]; then
+  stamp "synth two 1 mm brains and the README phantom"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  step 60 "$B" synth --out "$W/demo" > /dev/null 2>&1
+  step 60 "$B" dti --backend cpu --dwi "$W/demo/dwi.nii.gz" --bvals "$W/demo/bvals" --bvecs "$W/demo/bvecs" --mask "$W/demo/mask.nii.gz" --out "$W/demo/dti" > /dev/null 2>&1
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    reg old "$OLD" "$be" "$W/old-${be%%:*}-$rep"
+    reg new "$B" "$be" "$W/new-${be%%:*}-$rep"
+    reg "new no-release" "$B" "$be" "$W/nr-${be%%:*}-$rep" NEUROPORT_NO_RELEASE=1
+    conn old "$OLD" "$be" "$W/cold-${be%%:*}-$rep"
+    conn new "$B" "$be" "$W/cnew-${be%%:*}-$rep"
+    conn "new no-release" "$B" "$be" "$W/cnr-${be%%:*}-$rep" NEUROPORT_NO_RELEASE=1
+  done; done
+  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
+    cmp -s "$W/old-$be-1$f" "$W/new-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
+    cmp -s "$W/old-$be-1$f" "$W/nr-$be-1$f" && echo "$be $f same (no-release)" || echo "$be $f DIFFERS (no-release)"
+  done; done | tee "$OUT/same.txt"
+  echo "=== summary"; grep -E "^##|registration|stages|process wall" "$OUT/user.txt"
+fi
+if [ "$PART" = b ]; then
+  F="$OUT/fim.txt"
+  alternate "old" "eager"
+  for be in cuda "$OCL"; do for loc in paper exact; do for e in 0 1; do fim "eager mode $e" "$B" "$be" $loc NEUROPORT_FIM_EAGER=$e; done; done; done
+  CHECK_ROWS=fim checks 141 cuda "$OCL"
+  fim_phantom
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fim_target "old ($rep)" "$OLD" "$be" "$W/old-${be%%:*}"
+    fim_target "new ($rep)" "$B" "$be" "$W/new-${be%%:*}"
+  done; done
+  for be in cuda opencl; do for m in cost1 cost2 total pathway; do
+    cmp -s "$W/old-${be}_$m.nii.gz" "$W/new-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: differ"
+  done; done | tee "$OUT/same.txt"
+  stamp "reproduce fim-t1 --scale paper on CUDA"
+  step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" > "$OUT/fim-t1-cuda.log" 2>&1
+  tail -5 "$OUT/fim-t1-cuda.log"
+  echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{220\}\).*/\1/'
+  grep -E "^##|E\(gamma\)|process wall" "$OUT/user.txt"
+fi
