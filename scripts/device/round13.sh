@@ -11,6 +11,13 @@
 #     OpenCL, both local solvers, and the new binary with NEUROPORT_FIM_EAGER=0 (004's
 #     activation) and 1 (lowered faces only, no activation on convergence); `check` on both APIs; the whole `fim --target` command (fim_phantom) old /
 #     new, two rounds, outputs compared; `reproduce fim-t1 --scale paper` on CUDA.
+#   PART=c (~3 min): example 3 with eager activation across the launch settings, CUDA, both
+#     local solvers: lanes per voxel 2 / 4 (default) / 8, 2 Jacobi updates per block (--inner 2),
+#     work-groups per launch 1056 / 4096 (default) / 16384, and the diagnostic build without
+#     H_G's roots (NEUROPORT_FIM_DIAG_NOROOT=1, wrong answers by design: what is left without
+#     them).
+#   PART=d (~3 min): lanes per voxel with eager activation, example 3, CUDA and NVIDIA OpenCL,
+#     two rounds alternating: exact solver 2 / 3 / 4 lanes, 004's solver 3 / 4.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -69,4 +76,25 @@ if [ "$PART" = b ]; then
   tail -5 "$OUT/fim-t1-cuda.log"
   echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{220\}\).*/\1/'
   grep -E "^##|E\(gamma\)|process wall" "$OUT/user.txt"
+fi
+if [ "$PART" = c ]; then
+  F="$OUT/fim.txt"
+  for loc in paper exact; do
+    fim "default" "$B" cuda $loc
+    for l in 2 8; do fim "lanes $l" "$B" cuda $loc NEUROPORT_FIM_LANES=$l; done
+    for g in 1056 16384; do fim "groups $g" "$B" cuda $loc NEUROPORT_FIM_GROUPS=$g; done
+    fim "no roots (diagnostic)" "$B" cuda $loc NEUROPORT_FIM_DIAG_NOROOT=1
+    stamp "inner 2 $loc"
+    { echo "## inner 2 cuda $loc"; NEUROPORT_STAGES=1 timeout 120 "$B" bench fim --example 3 --backend cuda --local $loc --inner 2 --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
+    fim "default again" "$B" cuda $loc
+  done
+  echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{200\}\).*/\1/'
+fi
+if [ "$PART" = d ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    for l in 4 2 3; do fim "lanes $l ($rep)" "$B" "$be" exact NEUROPORT_FIM_LANES=$l; done
+    for l in 4 3; do fim "lanes $l ($rep)" "$B" "$be" paper NEUROPORT_FIM_LANES=$l; done
+  done; done
+  echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{120\}\).*/\1/'
 fi

@@ -79,9 +79,17 @@ struct Built {
 /// and the exact one from 634 to 360 ms (CUDA; NVIDIA OpenCL 183 -> 104, 344 -> 220); 8 were no
 /// better (docs/performance.md, round 7). On a CPU OpenCL device one: PoCL runs a group's
 /// items in loops between barriers, and the lanes' barriers cost more than they share (12^3
-/// helix, 2 cores: 5.2 s at 4 lanes, 3.9 s at 1). `NEUROPORT_FIM_LANES` (1 to 26) overrides.
-pub fn lanes(gpu_device: bool) -> usize {
-    std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(if gpu_device { 4 } else { 1 })
+/// helix, 2 cores: 5.2 s at 4 lanes, 3.9 s at 1). Since eager activation (round 13) an
+/// update launch holds ~850 blocks, several waves, and the exact solver is faster with 2 lanes:
+/// 50.6 against 57.2 ms on CUDA, the same 50.6 ms on NVIDIA OpenCL; 004's solver stays at 4
+/// (25.7 against 26.2 ms at 3). `NEUROPORT_FIM_LANES` (1 to 26) overrides.
+pub fn lanes(gpu_device: bool, local: Local) -> usize {
+    let default = match (gpu_device, local) {
+        (false, _) => 1,
+        (true, Local::Exact) => 2,
+        (true, Local::Paper) => 4,
+    };
+    std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(default)
 }
 
 /// The program built with `lanes` work-items per voxel, under its own name (kernels are cached
@@ -101,13 +109,13 @@ fn program(lanes: usize) -> (&'static str, &'static str) {
 }
 
 impl GpuFim {
-    /// Builds the kernels for the default lane count (a solve with `Params::lanes` set builds
-    /// its own on first use).
-    pub fn new(gpu: Gpu) -> Result<GpuFim> {
+    /// Builds the kernels for the default lane count of `local` (a solve with another local
+    /// solver or `Params::lanes` set builds its own on first use).
+    pub fn new(gpu: Gpu, local: Local) -> Result<GpuFim> {
         // The first upload (S, ~20 MB on 004's brain) would wait for the staging slots: they are
         // made while the kernels load and the volumes are reordered.
         gpu.stage_ahead_idle();
-        let built = Self::build(&gpu, lanes(gpu.info().is_gpu))?;
+        let built = Self::build(&gpu, lanes(gpu.info().is_gpu, local))?;
         Ok(GpuFim { gpu, built })
     }
 
@@ -279,7 +287,7 @@ impl GpuFim {
         let b_hist: Buf<i32> = g.zeros(2 * HIST)?;
         let mut sol = Solution::default();
         let mut count = list0.len();
-        let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes(g.info().is_gpu) };
+        let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes(g.info().is_gpu, par.local) };
         if self.built.lanes != lanes {
             self.built = Self::build(g, lanes)?;
         }
