@@ -185,12 +185,14 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
 
 /* Step 2's candidates: the inactive 6-neighbour blocks of every converged listed block, each
  * appended once to the candidate list (the first to raise its flag appends it). */
-NP_FN void np_fim_candidate(NP_GLOBAL const int *conv, NP_GLOBAL int *cand, NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count, int b)
+NP_FN void np_fim_candidate(NP_GLOBAL const int *conv, NP_GLOBAL const int *sblock, NP_GLOBAL int *cand, NP_GLOBAL int *cand_list,
+                            NP_GLOBAL int *cand_count, int b)
 {
     /* Only neighbours not still active (C_b true): one update of an active block must not mark
      * it converged, or it leaves the list without its own neighbours being checked (node FIM
-     * likewise re-evaluates only neighbours outside the list). */
-    if (NP_FIM_STATE(conv[b]) && np_atomic_xchg_u32(&cand[b], 1) == 0u) cand_list[np_atomic_add_i32(cand_count, 1)] = b;
+     * likewise re-evaluates only neighbours outside the list). Nor blocks without a mask voxel
+     * (sblock < 0): their update changes nothing, so they would leave again at once. */
+    if (NP_FIM_STATE(conv[b]) && sblock[b] >= 0 && np_atomic_xchg_u32(&cand[b], 1) == 0u) cand_list[np_atomic_add_i32(cand_count, 1)] = b;
 }
 
 /* Item i of a commit: voxel i % 64 of listed block list[i / 64] copied from unew into u; the
@@ -208,7 +210,7 @@ NP_FN int np_fim_commit(NP_GLOBAL const int *list, int i, NP_GLOBAL const float 
  * update changed a voxel beyond tol, so that a change reaches the next block in the next
  * iteration instead of after its own block has converged (docs/fim.md, "Eager activation"). */
 NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
-                              NP_GLOBAL const int *NP_RESTRICT conv, np_fim_params p, NP_GLOBAL int *cand,
+                              NP_GLOBAL const int *NP_RESTRICT conv, NP_GLOBAL const int *NP_RESTRICT sblock, np_fim_params p, NP_GLOBAL int *cand,
                               NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count,
                               NP_GLOBAL const float *NP_RESTRICT unew, NP_GLOBAL float *NP_RESTRICT u, int eager)
 {
@@ -219,12 +221,12 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
         int c = conv[b], faces = (NP_FIM_STATE(c) == 1 ? 63 : 0) | (eager ? NP_FIM_FACES(c) : 0);
         if (!faces) continue;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
-        if (bx > 0 && (faces & 1)) np_fim_candidate(conv, cand, cand_list, cand_count, b - 1);
-        if (bx < p.bx - 1 && (faces & 2)) np_fim_candidate(conv, cand, cand_list, cand_count, b + 1);
-        if (by > 0 && (faces & 4)) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx);
-        if (by < p.by - 1 && (faces & 8)) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx);
-        if (bz > 0 && (faces & 16)) np_fim_candidate(conv, cand, cand_list, cand_count, b - p.bx * p.by);
-        if (bz < p.bz - 1 && (faces & 32)) np_fim_candidate(conv, cand, cand_list, cand_count, b + p.bx * p.by);
+        if (bx > 0 && (faces & 1)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b - 1);
+        if (bx < p.bx - 1 && (faces & 2)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b + 1);
+        if (by > 0 && (faces & 4)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b - p.bx);
+        if (by < p.by - 1 && (faces & 8)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b + p.bx);
+        if (bz > 0 && (faces & 16)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b - p.bx * p.by);
+        if (bz < p.bz - 1 && (faces & 32)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b + p.bx * p.by);
     }
 }
 

@@ -82,12 +82,13 @@ struct Built {
 /// helix, 2 cores: 5.2 s at 4 lanes, 3.9 s at 1). Since eager activation (round 13) an
 /// update launch holds ~850 blocks, several waves, and the exact solver is faster with 2 lanes:
 /// 50.6 against 57.2 ms on CUDA, the same 50.6 ms on NVIDIA OpenCL; 004's solver stays at 4
-/// (25.7 against 26.2 ms at 3). `NEUROPORT_FIM_LANES` (1 to 26) overrides.
-pub fn lanes(gpu_device: bool, local: Local) -> usize {
-    let default = match (gpu_device, local) {
+/// (25.7 against 26.2 ms at 3), and so do 004's schedules (one wave a launch: the exact solver
+/// at 2 lanes 102 against 94 ms). `NEUROPORT_FIM_LANES` (1 to 26) overrides.
+pub fn lanes(gpu_device: bool, par: &Params) -> usize {
+    let default = match (gpu_device, par.local) {
         (false, _) => 1,
-        (true, Local::Exact) => 2,
-        (true, Local::Paper) => 4,
+        (true, Local::Exact) if eager(par) => 2,
+        (true, _) => 4,
     };
     std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(default)
 }
@@ -109,13 +110,13 @@ fn program(lanes: usize) -> (&'static str, &'static str) {
 }
 
 impl GpuFim {
-    /// Builds the kernels for the default lane count of `local` (a solve with another local
-    /// solver or `Params::lanes` set builds its own on first use).
-    pub fn new(gpu: Gpu, local: Local) -> Result<GpuFim> {
+    /// Builds the kernels for the default lane count of `par` (a solve with other parameters
+    /// or `Params::lanes` set builds its own on first use).
+    pub fn new(gpu: Gpu, par: &Params) -> Result<GpuFim> {
         // The first upload (S, ~20 MB on 004's brain) would wait for the staging slots: they are
         // made while the kernels load and the volumes are reordered.
         gpu.stage_ahead_idle();
-        let built = Self::build(&gpu, lanes(gpu.info().is_gpu, local))?;
+        let built = Self::build(&gpu, lanes(gpu.info().is_gpu, par))?;
         Ok(GpuFim { gpu, built })
     }
 
@@ -245,8 +246,7 @@ impl GpuFim {
                 }
             });
         });
-        let folded = !par.host_list && par.folded && !env_off("NEUROPORT_FIM_FOLD");
-        let eager = folded && par.eager && !env_off("NEUROPORT_FIM_EAGER");
+        let (folded, eager) = (folded(par), eager(par));
         let active: Vec<bool> = mask.par_chunks(BV).map(|blk| blk.contains(&2)).collect();
         let list0: Vec<i32> = (0..nb as i32).filter(|&b| active[b as usize]).collect();
         let groups = std::env::var("NEUROPORT_FIM_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).unwrap_or(4096).min(nb).max(1);
@@ -287,7 +287,7 @@ impl GpuFim {
         let b_hist: Buf<i32> = g.zeros(2 * HIST)?;
         let mut sol = Solution::default();
         let mut count = list0.len();
-        let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes(g.info().is_gpu, par.local) };
+        let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes(g.info().is_gpu, par) };
         if self.built.lanes != lanes {
             self.built = Self::build(g, lanes)?;
         }
@@ -321,14 +321,14 @@ impl GpuFim {
                 // then committed, and the neighbours of those that converged (not the candidates
                 // that came out unchanged) appended to the next list as candidates.
                 g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED])?;
-                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
+                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
             } else {
                 // Step 1: n Jacobi updates of every active block; C_b by reduction; the
                 // unconverged join the next list; the candidate count starts at 0.
                 g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE])?;
                 // Step 2: the active blocks' results committed, and neighbour blocks of converged
                 // blocks updated once and reduced, then committed.
-                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u, 0i32])?;
+                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u, 0i32])?;
                 g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES])?;
                 g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             }
@@ -386,6 +386,16 @@ impl GpuFim {
 /// A measuring switch set to 0 in the environment.
 fn env_off(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "0")
+}
+
+/// The device list with the candidates folded into the next update (`Params::folded`).
+fn folded(par: &Params) -> bool {
+    !par.host_list && par.folded && !env_off("NEUROPORT_FIM_FOLD")
+}
+
+/// Eager activation (`Params::eager`), which needs the folded list.
+fn eager(par: &Params) -> bool {
+    folded(par) && par.eager && !env_off("NEUROPORT_FIM_EAGER")
 }
 
 fn read1(g: &Gpu, b: &Buf<i32>) -> Result<usize> {

@@ -214,7 +214,7 @@ pub(crate) fn each_source<T>(p: &mut Problem, sources: &mut [Vec<u8>], mut f: im
 pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> {
     Ok(match (device, params.solver) {
         (Device::Cpu(c), _) => Box::new(cpu::CpuFim::new(c.clone())),
-        (_, Solver::Fim) => Box::new(gpu::GpuFim::new(crate::runtime::gpu::Gpu::require(device)?, params.local)?),
+        (_, Solver::Fim) => Box::new(gpu::GpuFim::new(crate::runtime::gpu::Gpu::require(device)?, params)?),
         (_, _) => bail!("--solver {:?} is a CPU baseline; run it with --backend cpu", params.solver),
     })
 }
