@@ -10,7 +10,8 @@
 #     docs/fim.md). `bench fim --example 3` old / new alternating, two rounds, CUDA and NVIDIA
 #     OpenCL, both local solvers, and the new binary with NEUROPORT_FIM_EAGER=0 (004's
 #     activation) and 1 (lowered faces only, no activation on convergence); `check` on both APIs; the whole `fim --target` command (fim_phantom) old /
-#     new, two rounds, outputs compared; `reproduce fim-t1 --scale paper` on CUDA.
+#     new, two rounds, outputs compared; `reproduce fim-t1 --scale paper` on CUDA. SEEDS="141
+#     142" runs `check` at each seed (PART=e: the final binary, SEEDS 141-143).
 #   PART=c (~3 min): example 3 with eager activation across the launch settings, CUDA, both
 #     local solvers: lanes per voxel 2 / 4 (default) / 8, 2 Jacobi updates per block (--inner 2),
 #     work-groups per launch 1056 / 4096 (default) / 16384, and the diagnostic build without
@@ -62,7 +63,7 @@ if [ "$PART" = b ]; then
   F="$OUT/fim.txt"
   alternate "old" "eager"
   for be in cuda "$OCL"; do for loc in paper exact; do for e in 0 1; do fim "eager mode $e" "$B" "$be" $loc NEUROPORT_FIM_EAGER=$e; done; done; done
-  CHECK_ROWS=fim checks 141 cuda "$OCL"
+  for seed in ${SEEDS:-141}; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim checks "$seed" cuda "$OCL"); done
   fim_phantom
   for rep in 1 2; do for be in cuda "$OCL"; do
     fim_target "old ($rep)" "$OLD" "$be" "$W/old-${be%%:*}"
