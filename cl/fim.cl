@@ -78,8 +78,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         }
         if (lane == 0) su[l] = u[v];
         /* done: the last update changed nothing; still: no update of this launch did (both
-         * within tol). */
-        int done = 1, still = 1;
+         * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
+        int done = 1, still = 1, lowered = 0;
         NP_BARRIER();
         for (int it = 0; it < inner; ++it) {
             float old = su[l], next = old;
@@ -146,15 +146,16 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                 if (m == 1 && q < old) next = q;
                 done = !(next < old) || old - next <= p.tol * next;
                 still &= done;
+                lowered |= next < old;
             }
             if (lane == 0) su[l] = next;
             NP_BARRIER();
         }
         if (lane == 0) {
             unew[v] = su[l];
-            /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) changed beyond tol. */
+            /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
             int face = (lx != 0) | (lx != NP_FIM_B - 1) << 1 | (ly != 0) << 2 | (ly != NP_FIM_B - 1) << 3 | (lz != 0) << 4 | (lz != NP_FIM_B - 1) << 5;
-            sc[l] = done | still << 1 | (still ? 63 : face) << 2;
+            sc[l] = done | still << 1 | (lowered ? face : 63) << 2;
         }
         NP_BARRIER();
         for (int h = NP_FIM_BV / 2; h > 0; h >>= 1) {
@@ -166,7 +167,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
          * (NP_FIM_FOLDED) hold the active blocks and last iteration's candidates: a candidate
          * that no update of this launch changed leaves as inactive without activating its
          * neighbours (conv 2), as in 004's step 2 where it is never added. Above those two
-         * bits conv keeps the faces on which a voxel changed beyond tol (NP_FIM_FACES), for the
+         * bits conv keeps the faces on which a voxel was lowered (NP_FIM_FACES), for the
          * neighbour kernel's eager activation. */
         if (t == 0) {
             int was_cand = mode != NP_FIM_ACTIVE && cand[b], converged = sc[0] & 1, unchanged = (sc[0] >> 1) & 1;
@@ -179,7 +180,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
 }
 
 /* A block's state in conv: 0 active (not converged), 1 converged, 2 a candidate that came out
- * unchanged; NP_FIM_FACES the faces on which its last update changed a voxel beyond tol. */
+ * unchanged; NP_FIM_FACES the faces on which its last update lowered a voxel. */
 #define NP_FIM_STATE(c) ((c) & 3)
 #define NP_FIM_FACES(c) ((c) >> 2)
 
@@ -207,8 +208,9 @@ NP_FN int np_fim_commit(NP_GLOBAL const int *list, int i, NP_GLOBAL const float 
 /* After the active blocks' updates: their results committed (64 items per listed block), and
  * the first item of each listed block appends its candidates: 004's, all six neighbours of a
  * block that converged, and with `eager` also the neighbours across the faces on which its
- * update changed a voxel beyond tol, so that a change reaches the next block in the next
- * iteration instead of after its own block has converged (docs/fim.md, "Eager activation"). */
+ * update lowered a voxel (by any amount, as node FIM re-evaluates a neighbour that any change
+ * improves), so that a change reaches the next block in the next iteration instead of after
+ * its own block has converged (docs/fim.md, "Eager activation"). */
 NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                               NP_GLOBAL const int *NP_RESTRICT conv, NP_GLOBAL const int *NP_RESTRICT sblock, np_fim_params p, NP_GLOBAL int *cand,
                               NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count,

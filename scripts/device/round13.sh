@@ -17,6 +17,17 @@
 #     work-groups per launch 1056 / 4096 (default) / 16384, and the diagnostic build without
 #     H_G's roots (NEUROPORT_FIM_DIAG_NOROOT=1, wrong answers by design: what is left without
 #     them).
+#   PART=f (~4 min): accuracy and the empty-candidate filter. On fim_phantom's connectivity
+#     problem, CPU node FIM (all cores) as the reference, and CUDA with eager activation, with its
+#     faces taken on any lowering (NEUROPORT_FIM_FACES_ANY=1) and with 004's rule
+#     (NEUROPORT_FIM_EAGER=0): cost1 and total compared with scripts/device/fim_compare.py, and
+#     E(gamma). Then `bench fim --example 3` old (dist/neuroport-old: the binary before the
+#     filter) / new alternating, two rounds, both APIs and local solvers, and faces-any on CUDA.
+#   PART=g (~6 min): the final binary (eager activation on any lowering of a face) against
+#     round 12's (dist/neuroport-r12): `bench fim --example 3` alternating, two rounds, both
+#     APIs and local solvers; the exact solver at 2 and 4 lanes; `check` at seeds 151-153; the
+#     whole `fim --target` (fim_phantom) old / new, two rounds, and its maps against CPU node
+#     FIM; `reproduce fim-t1 --scale paper` on CUDA.
 #   PART=d (~3 min): lanes per voxel with eager activation, example 3, CUDA and NVIDIA OpenCL,
 #     two rounds alternating: exact solver 2 / 3 / 4 lanes, 004's solver 3 / 4.
 . "$(dirname "$0")/common.sh"
@@ -98,4 +109,39 @@ if [ "$PART" = d ]; then
     for l in 4 3; do fim "lanes $l ($rep)" "$B" "$be" paper NEUROPORT_FIM_LANES=$l; done
   done; done
   echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{120\}\).*/\1/'
+fi
+if [ "$PART" = f ]; then
+  F="$OUT/fim.txt"
+  fim_phantom
+  fim_target "node FIM (reference)" "$B" cpu "$W/node"
+  fim_target "eager" "$B" cuda "$W/eager"
+  fim_target "eager, faces on any lowering" "$B" cuda "$W/any" NEUROPORT_FIM_FACES_ANY=1
+  fim_target "004's activation" "$B" cuda "$W/r12" NEUROPORT_FIM_EAGER=0
+  for m in cost1 total; do
+    echo "## $m against node FIM"; python3 scripts/device/fim_compare.py "$W/node_$m.nii.gz" "$W/eager_$m.nii.gz" "$W/any_$m.nii.gz" "$W/r12_$m.nii.gz"
+  done | sed "s#$W/##g" | tee "$OUT/accuracy.txt"
+  alternate "before the filter" "filter"
+  for loc in paper exact; do fim "faces on any lowering" "$B" cuda $loc NEUROPORT_FIM_FACES_ANY=1; done
+  echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{150\}\).*/\1/'
+  grep -E "^##|E\(gamma\)|process wall" "$OUT/user.txt"
+fi
+if [ "$PART" = g ]; then
+  F="$OUT/fim.txt"
+  OLD="$PWD/dist/neuroport-r12"
+  alternate "round 12" "final"
+  for be in cuda "$OCL"; do for l in 4 2; do fim "exact, lanes $l" "$B" "$be" exact NEUROPORT_FIM_LANES=$l; done; done
+  for seed in 151 152 153; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim checks "$seed" cuda "$OCL"); done
+  fim_phantom
+  fim_target "node FIM (reference)" "$B" cpu "$W/node"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fim_target "round 12 ($rep)" "$OLD" "$be" "$W/old-${be%%:*}"
+    fim_target "final ($rep)" "$B" "$be" "$W/new-${be%%:*}"
+  done; done
+  for m in cost1 total; do
+    echo "## $m against node FIM"; python3 scripts/device/fim_compare.py "$W/node_$m.nii.gz" "$W/new-cuda_$m.nii.gz" "$W/new-opencl_$m.nii.gz" "$W/old-cuda_$m.nii.gz" "$W/old-opencl_$m.nii.gz"
+  done | sed "s#$W/##g" | tee "$OUT/accuracy.txt"
+  stamp "reproduce fim-t1 --scale paper on CUDA"
+  step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" > "$OUT/fim-t1-cuda.log" 2>&1
+  echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{150\}\).*/\1/'
+  grep -E "^##|E\(gamma\)|process wall" "$OUT/user.txt"; tail -qn1 "$OUT"/check-*/check-*.txt
 fi
