@@ -80,8 +80,8 @@ struct Built {
 /// better (docs/performance.md, round 7). On a CPU OpenCL device one: PoCL runs a group's
 /// items in loops between barriers, and the lanes' barriers cost more than they share (12^3
 /// helix, 2 cores: 5.2 s at 4 lanes, 3.9 s at 1). Since eager activation (round 13) an
-/// update launch holds ~850 blocks, several waves, and the exact solver is faster with 2 lanes:
-/// 50.6 against 57.2 ms on CUDA, the same 50.6 ms on NVIDIA OpenCL; 004's solver stays at 4
+/// update launch holds ~900 blocks, several waves, and the exact solver is faster with 2 lanes:
+/// 67.8 against 80.4 ms on CUDA, 68.7 against 70.2 on NVIDIA OpenCL; 004's solver stays at 4
 /// (25.7 against 26.2 ms at 3), and so do 004's schedules (one wave a launch: the exact solver
 /// at 2 lanes 102 against 94 ms). `NEUROPORT_FIM_LANES` (1 to 26) overrides.
 pub fn lanes(gpu_device: bool, par: &Params) -> usize {
