@@ -28,6 +28,14 @@
 #     APIs and local solvers; the exact solver at 2 and 4 lanes; `check` at seeds 151-153; the
 #     whole `fim --target` (fim_phantom) old / new, two rounds, and its maps against CPU node
 #     FIM; `reproduce fim-t1 --scale paper` on CUDA.
+#   PART=h (~5 min): reuse (a voxel whose neighbours did not change since its last evaluation
+#     is not evaluated again; the same bits): `bench fim --example 3` with NEUROPORT_FIM_REUSE=0
+#     / default alternating, two rounds, both APIs and local solvers; `check` at seeds 161-163;
+#     the whole `fim --target` both ways, two rounds, maps compared byte for byte;
+#     `reproduce fim-t1 --scale paper` on CUDA.
+#   PART=i (~2 min): the binary before reuse (dist/neuroport-old, commit 406dc96) against the
+#     new one, alternating, two rounds, both APIs and local solvers; the new one with
+#     NEUROPORT_FIM_REUSE=0 once each.
 #   PART=d (~3 min): lanes per voxel with eager activation, example 3, CUDA and NVIDIA OpenCL,
 #     two rounds alternating: exact solver 2 / 3 / 4 lanes, 004's solver 3 / 4.
 . "$(dirname "$0")/common.sh"
@@ -144,4 +152,30 @@ if [ "$PART" = g ]; then
   step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" > "$OUT/fim-t1-cuda.log" 2>&1
   echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{150\}\).*/\1/'
   grep -E "^##|E\(gamma\)|process wall" "$OUT/user.txt"; tail -qn1 "$OUT"/check-*/check-*.txt
+fi
+if [ "$PART" = h ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "no reuse ($rep)" "$B" "$be" $loc NEUROPORT_FIM_REUSE=0; fim "reuse ($rep)" "$B" "$be" $loc
+  done; done; done
+  for seed in 161 162 163; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim checks "$seed" cuda "$OCL"); done
+  fim_phantom
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fim_target "no reuse ($rep)" "$B" "$be" "$W/old-${be%%:*}" NEUROPORT_FIM_REUSE=0
+    fim_target "reuse ($rep)" "$B" "$be" "$W/new-${be%%:*}"
+  done; done
+  for be in cuda opencl; do for m in cost1 cost2 total pathway; do
+    cmp -s "$W/old-${be}_$m.nii.gz" "$W/new-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: DIFFER"
+  done; done | tee "$OUT/same.txt"
+  stamp "reproduce fim-t1 --scale paper on CUDA"
+  step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" > "$OUT/fim-t1-cuda.log" 2>&1
+  echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{150\}\).*/\1/'
+  grep -E "^##|E\(gamma\)|process wall" "$OUT/user.txt"; tail -qn1 "$OUT"/check-*/check-*.txt
+  grep "brain-like |\|64^3 helix |" "$OUT/fim-t1-cuda/fim-t1.md" | cut -d'|' -f2,4,7,9
+fi
+if [ "$PART" = i ]; then
+  F="$OUT/fim.txt"
+  alternate "before reuse" "reuse"
+  for be in cuda "$OCL"; do for loc in paper exact; do fim "reuse off" "$B" "$be" $loc NEUROPORT_FIM_REUSE=0; done; done
+  echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{110\}\).*/\1/'
 fi
