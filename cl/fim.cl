@@ -16,35 +16,15 @@
 #include "common/portable.h"
 #include "common/fim.h"
 
-/* The slot of the voxel at block-grid neighbour offset (lx, ly, lz) of block b, or -1 off the
- * grid. */
-NP_FN int np_fim_slot(np_fim_params p, int b, int lx, int ly, int lz)
+/* u of the voxel at block-grid neighbour offset, or INF off the grid. */
+NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, int ly, int lz)
 {
     int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
     if (lx < 0) { lx += NP_FIM_B; bx -= 1; } else if (lx >= NP_FIM_B) { lx -= NP_FIM_B; bx += 1; }
     if (ly < 0) { ly += NP_FIM_B; by -= 1; } else if (ly >= NP_FIM_B) { ly -= NP_FIM_B; by += 1; }
     if (lz < 0) { lz += NP_FIM_B; bz -= 1; } else if (lz >= NP_FIM_B) { lz -= NP_FIM_B; bz += 1; }
-    if (bx < 0 || by < 0 || bz < 0 || bx >= p.bx || by >= p.by || bz >= p.bz) return -1;
-    return (bx + p.bx * (by + p.by * bz)) * NP_FIM_BV + lx + NP_FIM_B * (ly + NP_FIM_B * lz);
-}
-
-/* u of the voxel at block-grid neighbour offset, or INF off the grid. */
-NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, int ly, int lz)
-{
-    int w = np_fim_slot(p, b, lx, ly, lz);
-    return w < 0 ? NP_FIM_INF : u[w];
-}
-
-/* The latest update launch (`changed`) that changed one of the six neighbours of voxel l of
- * block b; 0 where none did since the start. */
-NP_FN int np_fim_changed_near(NP_GLOBAL const int *changed, np_fim_params p, int b, int l)
-{
-    int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B), last = 0;
-    int w[6] = {np_fim_slot(p, b, lx - 1, ly, lz), np_fim_slot(p, b, lx + 1, ly, lz), np_fim_slot(p, b, lx, ly - 1, lz),
-                np_fim_slot(p, b, lx, ly + 1, lz), np_fim_slot(p, b, lx, ly, lz - 1), np_fim_slot(p, b, lx, ly, lz + 1)};
-    for (int k = 0; k < 6; ++k)
-        if (w[k] >= 0 && changed[w[k]] > last) last = changed[w[k]];
-    return last;
+    if (bx < 0 || by < 0 || bz < 0 || bx >= p.bx || by >= p.by || bz >= p.bz) return NP_FIM_INF;
+    return u[(bx + p.bx * (by + p.by * bz)) * NP_FIM_BV + lx + NP_FIM_B * (ly + NP_FIM_B * lz)];
 }
 
 /* How fim_update treats its list: 004's step 1 (active blocks), its step 2 (candidates, once
@@ -66,8 +46,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                           NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                           np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot,
                           NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
-                          NP_GLOBAL int *zero, NP_GLOBAL int *cand, int mode,
-                          NP_GLOBAL int *changed, NP_GLOBAL int *seen, int step)
+                          NP_GLOBAL int *zero, NP_GLOBAL int *cand, int mode)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
     NP_LOCAL_MEM int sc[NP_FIM_BV];
@@ -75,7 +54,6 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
     NP_LOCAL_MEM float ssol[26 * NP_FIM_BV];
     NP_LOCAL_MEM float sx[NP_FIM_BV];
     NP_LOCAL_MEM int sneed[NP_FIM_BV];
-    NP_LOCAL_MEM int sfresh[NP_FIM_BV];
     NP_LOCAL_MEM int sflag[2];
     int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
@@ -98,24 +76,15 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             int w = sblock[b] * NP_FIM_BV + l;
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         }
-        /* Reuse (step > 0, one update per launch): g depends on the six neighbours and S only,
-         * so a voxel none of whose neighbours changed since the launch that last evaluated it
-         * (`seen`) would get the value it already holds; it is not evaluated again. The same
-         * bits either way: a `changed` stamp written by another group of this launch only makes
-         * a voxel evaluate what its snapshot already gave. */
-        if (lane == 0) {
-            su[l] = u[v];
-            sfresh[l] = m == 1 && (step <= 0 || inner != 1 || np_fim_changed_near(changed, p, b, l) >= seen[v]);
-        }
+        if (lane == 0) su[l] = u[v];
         /* done: the last update changed nothing; still: no update of this launch did (both
          * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
         int done = 1, still = 1, lowered = 0;
         NP_BARRIER();
-        int act = sfresh[l];
         for (int it = 0; it < inner; ++it) {
             float old = su[l], next = old;
             float nb[6];
-            if (act) {
+            if (m == 1) {
                 nb[0] = lx > 0 ? su[l - 1] : np_fim_at(u, p, b, lx - 1, ly, lz);
                 nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_at(u, p, b, lx + 1, ly, lz);
                 nb[2] = ly > 0 ? su[l - NP_FIM_B] : np_fim_at(u, p, b, lx, ly - 1, lz);
@@ -140,7 +109,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             np_fim_rs r;
             int need = 0, nc = 0;
             float q = NP_FIM_INF;
-            if (lane == 0 && act) {
+            if (lane == 0 && m == 1) {
                 float best = sbest[l];
                 for (int k = 1; k < NP_FIM_LANES; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
                 q = best;
@@ -174,7 +143,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                 NP_BARRIER();
             }
             if (lane == 0) {
-                if (act && q < old) next = q;
+                if (m == 1 && q < old) next = q;
                 done = !(next < old) || old - next <= p.tol * next;
                 still &= done;
                 lowered |= next < old;
@@ -184,8 +153,6 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         }
         if (lane == 0) {
             unew[v] = su[l];
-            if (step > 0 && act) seen[v] = step;
-            if (step > 0 && lowered) changed[v] = step;
             /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
             int face = (lx != 0) | (lx != NP_FIM_B - 1) << 1 | (ly != 0) << 2 | (ly != NP_FIM_B - 1) << 3 | (lz != 0) << 4 | (lz != NP_FIM_B - 1) << 5;
             sc[l] = done | still << 1 | (lowered ? face : 63) << 2;

@@ -112,10 +112,6 @@ pub struct Params {
     /// front crosses a block per iteration and no change stops short of the next block. Default on; `NEUROPORT_FIM_EAGER=0` turns it off
     /// for every solve (measuring). docs/fim.md, "Eager activation".
     pub eager: bool,
-    /// GPU, one update per block per iteration: a voxel none of whose six neighbours changed
-    /// since it was last evaluated is not evaluated again (g depends on nothing else, so the
-    /// same bits). Default on; `NEUROPORT_FIM_REUSE=0` turns it off for every solve (measuring).
-    pub reuse: bool,
     /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
     /// solution then says `capped`.
     pub max_sweeps: usize,
@@ -126,7 +122,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, folded: true, eager: true, reuse: true, max_sweeps: 0, progress: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, folded: true, eager: true, max_sweeps: 0, progress: false }
     }
 }
 
