@@ -29,7 +29,7 @@
 #     whole `fim --target` (fim_phantom) old / new, two rounds, and its maps against CPU node
 #     FIM; `reproduce fim-t1 --scale paper` on CUDA.
 #   PART=h (~5 min): reuse (a voxel whose neighbours did not change since its last evaluation
-#     is not evaluated again; the same bits): `bench fim --example 3` with NEUROPORT_FIM_REUSE=0
+#     is not evaluated again; the same bits; reverted, commit fa4dad3 has it): `bench fim --example 3` with NEUROPORT_FIM_REUSE=0
 #     / default alternating, two rounds, both APIs and local solvers; `check` at seeds 161-163;
 #     the whole `fim --target` both ways, two rounds, maps compared byte for byte;
 #     `reproduce fim-t1 --scale paper` on CUDA.
