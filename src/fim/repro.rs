@@ -258,7 +258,7 @@ impl Target for FimT1 {
         let mut notes = vec![
             "Ours = wall time of one solve (host reordering, transfers and kernels; kernel/transfer/host split in the columns), median of the repeats after a warm-up; at paper scale the CPU rows run once, cold. Problem set-up (tensors to S) is excluded.".to_string(),
             "Node FIM and block FIM stop a node (block) when an update lowers it by at most 1e-6 u; fast sweeping stops after 8 sweeps with no such change. Each solver's u is compared with node FIM (all cores) below.".into(),
-            "Block FIM on GPUs: the device list folds each iteration's candidates into the next iteration's update (two launches an iteration; 'active blocks' counts both); the host list runs 004's Algorithm 5.1 as published (the candidates updated in a launch of their own, the list rebuilt on the host).".into(),
+            "Block FIM on GPUs: the device list folds each iteration's candidates into the next iteration's update (two launches an iteration; 'active blocks' counts both) and activates a block's neighbour as soon as a voxel on their common face changes, besides 004's six neighbours of a converged block (docs/fim.md, eager activation: about half the iterations); the host list runs 004's Algorithm 5.1 as published (the candidates updated in a launch of their own, the list rebuilt on the host).".into(),
             "Example 1's seed is the centre voxel (004 gives none); example 2's helices turn twice about the z axis, seed at the centre of the bottom slice. Examples 1-2 give S directly (004 eq. 5).".into(),
         ];
         if !quick {
