@@ -72,9 +72,13 @@ fn bad_inputs_fail_with_one_line_naming_the_file() {
     let bad_init = d.path().join("init.txt");
     std::fs::write(&bad_init, "1 0 0\n").unwrap();
     let missing = d.path().join("nope.nii.gz");
+    let gone = d.path().join("gone.nii.gz");
     let out = d.path().join("o");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--fixed", s(&missing), "--moving", s(&mv)], "nope.nii.gz"),
+        (vec!["--fixed", s(&fx), "--moving", s(&gone)], "gone.nii.gz"),
+        // Both read side by side: the fixed image's error is the one reported.
+        (vec!["--fixed", s(&missing), "--moving", s(&gone)], "nope.nii.gz"),
         (vec!["--fixed", s(&fx), "--moving", s(&flat)], "flat.nii.gz"),
         (vec!["--fixed", s(&four), "--moving", s(&mv)], "four.nii.gz"),
         (vec!["--fixed", s(&fx), "--moving", s(&mv), "--init", s(&bad_init)], "init.txt"),
@@ -89,6 +93,8 @@ fn bad_inputs_fail_with_one_line_naming_the_file() {
         let (code, _, stderr) = run(&a, &[]);
         assert_ne!(code, 0, "{a:?}");
         assert!(stderr.contains("error") && stderr.contains(named), "{a:?}: {stderr}");
+        assert_eq!(stderr.lines().filter(|l| l.contains("error")).count(), 1, "{a:?}: {stderr}");
+        assert!(named != "nope.nii.gz" || !stderr.contains("gone.nii.gz"), "{a:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with('o') || n.starts_with(".")).collect();
