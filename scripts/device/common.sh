@@ -134,3 +134,23 @@ fim_target() {
   { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/user.txt"
   rm -f "$err"
 }
+# fim_target_pairs A_LABEL A_BINARY A_ENV B_LABEL B_BINARY B_ENV: fim_target with A, then B
+# (ENV: one VAR=value, or empty), alternating, two rounds, on CUDA and NVIDIA OpenCL ($OCL),
+# into $W/old-<api> and $W/new-<api>; then the four maps of A and B compared byte for byte,
+# per API, into $OUT/same.txt.
+fim_target_pairs() {
+  local rep be m
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fim_target "$1 ($rep)" "$2" "$be" "$W/old-${be%%:*}" ${3:+"$3"}
+    fim_target "$4 ($rep)" "$5" "$be" "$W/new-${be%%:*}" ${6:+"$6"}
+  done; done
+  for be in cuda opencl; do for m in cost1 cost2 total pathway; do
+    cmp -s "$W/old-${be}_$m.nii.gz" "$W/new-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: DIFFER"
+  done; done | tee "$OUT/same.txt"
+}
+# checks_at SEED...: `checks` at each seed on CUDA and NVIDIA OpenCL (the FIM rows shown), each
+# seed's files in $OUT/check-SEED.
+checks_at() {
+  local seed
+  for seed in "$@"; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim checks "$seed" cuda "$OCL"); done
+}

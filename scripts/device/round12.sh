@@ -54,26 +54,14 @@ if [ "$PART" = a ] || [ "$PART" = d ]; then
   fim_phantom
 fi
 if [ "$PART" = d ]; then
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fim_target "one after the other ($rep)" "$B" "$be" "$W/seq-${be%%:*}" NEUROPORT_FIM_STACK=0
-    fim_target "stacked ($rep)" "$B" "$be" "$W/stk-${be%%:*}"
-  done; done
-  for be in cuda opencl; do for m in cost1 cost2 total pathway; do
-    cmp -s "$W/seq-${be}_$m.nii.gz" "$W/stk-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: DIFFER"
-  done; done | tee "$OUT/same.txt"
+  fim_target_pairs "one after the other" "$B" NEUROPORT_FIM_STACK=0 "stacked" "$B" ""
   checks 131 cuda "$OCL"
 fi
 if [ "$PART" = a ]; then
   for rep in 1 2; do for bin in "$OLD" "$B"; do
     { echo "## read $(basename "$bin") ($rep)"; "$bin" bench nifti --input "$W/d/dti_tensor.nii.gz" --read-only 2>&1 | tail -1; } | tee -a "$OUT/read.txt"
   done; done
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fim_target "old ($rep)" "$OLD" "$be" "$W/old-${be%%:*}"
-    fim_target "new ($rep)" "$B" "$be" "$W/new-${be%%:*}"
-  done; done
-  for be in cuda opencl; do for m in cost1 cost2 total pathway; do
-    cmp -s "$W/old-${be}_$m.nii.gz" "$W/new-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: DIFFER"
-  done; done | tee "$OUT/same.txt"
+  fim_target_pairs "old" "$OLD" "" "new" "$B" ""
 fi
 if [ "$PART" = b ]; then
   for loc in paper exact; do fim "old" "$OLD" cuda $loc; fim "new" "$B" cuda $loc; done

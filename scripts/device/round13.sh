@@ -26,8 +26,8 @@
 #   PART=g (~6 min): the final binary (eager activation on any lowering of a face) against
 #     round 12's (dist/neuroport-r12): `bench fim --example 3` alternating, two rounds, both
 #     APIs and local solvers; the exact solver at 2 and 4 lanes; `check` at seeds 151-153; the
-#     whole `fim --target` (fim_phantom) old / new, two rounds, and its maps against CPU node
-#     FIM; `reproduce fim-t1 --scale paper` on CUDA.
+#     whole `fim --target` (fim_phantom) old / new, two rounds, its maps against CPU node FIM
+#     and byte for byte against round 12's; `reproduce fim-t1 --scale paper` on CUDA.
 #   PART=h (~5 min): reuse (a voxel whose neighbours did not change since its last evaluation
 #     is not evaluated again; the same bits; reverted, commit fa4dad3 has it): `bench fim --example 3` with NEUROPORT_FIM_REUSE=0
 #     / default alternating, two rounds, both APIs and local solvers; `check` at seeds 161-163;
@@ -82,15 +82,9 @@ if [ "$PART" = b ]; then
   F="$OUT/fim.txt"
   alternate "old" "eager"
   for be in cuda "$OCL"; do for loc in paper exact; do for e in 0 1; do fim "eager mode $e" "$B" "$be" $loc NEUROPORT_FIM_EAGER=$e; done; done; done
-  for seed in ${SEEDS:-141}; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim checks "$seed" cuda "$OCL"); done
+  checks_at ${SEEDS:-141}
   fim_phantom
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fim_target "old ($rep)" "$OLD" "$be" "$W/old-${be%%:*}"
-    fim_target "new ($rep)" "$B" "$be" "$W/new-${be%%:*}"
-  done; done
-  for be in cuda opencl; do for m in cost1 cost2 total pathway; do
-    cmp -s "$W/old-${be}_$m.nii.gz" "$W/new-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: differ"
-  done; done | tee "$OUT/same.txt"
+  fim_target_pairs "old" "$OLD" "" "new" "$B" ""
   stamp "reproduce fim-t1 --scale paper on CUDA"
   step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" > "$OUT/fim-t1-cuda.log" 2>&1
   tail -5 "$OUT/fim-t1-cuda.log"
@@ -138,13 +132,10 @@ if [ "$PART" = g ]; then
   OLD="$PWD/dist/neuroport-r12"
   alternate "round 12" "final"
   for be in cuda "$OCL"; do for l in 4 2; do fim "exact, lanes $l" "$B" "$be" exact NEUROPORT_FIM_LANES=$l; done; done
-  for seed in 151 152 153; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim checks "$seed" cuda "$OCL"); done
+  checks_at 151 152 153
   fim_phantom
   fim_target "node FIM (reference)" "$B" cpu "$W/node"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fim_target "round 12 ($rep)" "$OLD" "$be" "$W/old-${be%%:*}"
-    fim_target "final ($rep)" "$B" "$be" "$W/new-${be%%:*}"
-  done; done
+  fim_target_pairs "round 12" "$OLD" "" "final" "$B" ""
   for m in cost1 total; do
     echo "## $m against node FIM"; python3 scripts/device/fim_compare.py "$W/node_$m.nii.gz" "$W/new-cuda_$m.nii.gz" "$W/new-opencl_$m.nii.gz" "$W/old-cuda_$m.nii.gz" "$W/old-opencl_$m.nii.gz"
   done | sed "s#$W/##g" | tee "$OUT/accuracy.txt"
@@ -158,15 +149,9 @@ if [ "$PART" = h ]; then
   for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
     fim "no reuse ($rep)" "$B" "$be" $loc NEUROPORT_FIM_REUSE=0; fim "reuse ($rep)" "$B" "$be" $loc
   done; done; done
-  for seed in 161 162 163; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim checks "$seed" cuda "$OCL"); done
+  checks_at 161 162 163
   fim_phantom
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fim_target "no reuse ($rep)" "$B" "$be" "$W/old-${be%%:*}" NEUROPORT_FIM_REUSE=0
-    fim_target "reuse ($rep)" "$B" "$be" "$W/new-${be%%:*}"
-  done; done
-  for be in cuda opencl; do for m in cost1 cost2 total pathway; do
-    cmp -s "$W/old-${be}_$m.nii.gz" "$W/new-${be}_$m.nii.gz" && echo "$be $m: same bytes" || echo "$be $m: DIFFER"
-  done; done | tee "$OUT/same.txt"
+  fim_target_pairs "no reuse" "$B" NEUROPORT_FIM_REUSE=0 "reuse" "$B" ""
   stamp "reproduce fim-t1 --scale paper on CUDA"
   step 300 "$B" reproduce fim-t1 --scale paper --backend cuda --out "$OUT/fim-t1-cuda" > "$OUT/fim-t1-cuda.log" 2>&1
   echo "=== summary"; grep -E "^##|iterations" "$F" | sed 's/^\(.\{150\}\).*/\1/'

@@ -109,8 +109,9 @@ pub struct Params {
     /// GPU, folded device list: a block whose update lowered a voxel on one of its faces (by any
     /// amount) also activates the neighbour block across that face for the next iteration, not
     /// only all six neighbours once the block has converged (004 Algorithm 5.1 step 2), so a
-    /// front crosses a block per iteration and no change stops short of the next block. Default on; `NEUROPORT_FIM_EAGER=0` turns it off
-    /// for every solve (measuring). docs/fim.md, "Eager activation".
+    /// front crosses a block per iteration and no change stops short of the next block. Default
+    /// on; `NEUROPORT_FIM_EAGER=0` turns it off for every solve (measuring). docs/fim.md, "Eager
+    /// activation".
     pub eager: bool,
     /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
     /// solution then says `capped`.
