@@ -4,7 +4,7 @@
 use super::Ctx;
 use anyhow::{bail, Result};
 use neuroport::fim::{self, connectivity, metric::Metric, Local, Params, Problem, Solver, Validity};
-use neuroport::runtime::stages::stage;
+use neuroport::runtime::stages::{stage, Aside};
 use neuroport::volume::{check_free, read_mask_like, Outputs};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -114,6 +114,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // u1 and u2 over one field: a GPU uploads it once.
     let mut regions: Vec<Vec<u8>> = std::iter::once(source).chain(target).collect();
     let sols = fim::solve_regions(&device, &mut p, &mut regions, &params)?;
+    let label = device.label();
+    // The device is done with: released while the maps are combined and written.
+    let _release = Aside::spawn("release", move || drop(device));
     let s1 = &sols[0];
     let reached = |s: &fim::Solution| s.u.iter().filter(|x| !x.is_nan()).count();
     // Regions a GPU solved together (stacked) share one run's figures.
@@ -123,7 +126,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     };
     let mut summary = format!(
         "{}, {} solver, {} metric: {what} reached {counts} of {} mask voxels in {} iterations ({:.1} updates/voxel{per}, {:.1} ms)",
-        device.label(),
+        label,
         cli_name(a.solver),
         cli_name(a.metric),
         p.mask.iter().filter(|&&m| m != 0).count(),
@@ -149,7 +152,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         out.file(tck, |tmp| neuroport::io::tck::write_tck(tmp, std::iter::once(xs)))?;
     }
     let written = stage("commit", || out.commit())?;
-    stage("release", || drop((sols, device)));
     eprintln!("{summary}");
     for w in written {
         println!("{}", w.display());

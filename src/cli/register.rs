@@ -1,7 +1,7 @@
 use super::Ctx;
 use anyhow::Result;
 use neuroport::register::{self, affine, CostKind, Dof, Options};
-use neuroport::runtime::stages::stage;
+use neuroport::runtime::stages::{stage, Aside};
 use neuroport::volume::{check_free, read_finite, resolve_prefix, Outputs};
 use std::path::PathBuf;
 
@@ -59,6 +59,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         eprintln!("{}", l.line())
     }))?;
     let wall = t0.elapsed().as_secs_f64();
+    let label = device.label();
+    // The device is done with: released while the warped image is made and written.
+    let _release = Aside::spawn("release", move || drop((k, device)));
     let mut out = Outputs::new();
     let warped = stage("warp", || register::warp(&moving, &fixed.geom, &r.transform));
     stage("write", || out.nifti(&PathBuf::from(format!("{prefix}_warped.nii.gz")), &fixed.geom, 1, &warped))?;
@@ -66,8 +69,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let flirt = affine::to_flirt(&r.transform, &fixed.geom, &moving.geom);
     out.file(&PathBuf::from(format!("{prefix}.mat")), |p| affine::write(p, &flirt))?;
     let written = stage("commit", || out.commit())?;
-    let label = device.label();
-    stage("release", || drop((k, device)));
     eprintln!("{}: {} dof {}, {} evaluations, {:.3} ms per evaluation, final cost {:.6}; registration {:.2} s ({:.0} ms before the first level: intensity ranges, centres of mass, pyramid)", label, a.dof.count(), a.cost.name(), r.evals, r.ms_per_eval(), r.cost, wall, r.prep_ms);
     for w in written {
         println!("{}", w.display());

@@ -31,7 +31,7 @@ use std::time::Instant;
 
 /// What one device must do: hold a pyramid level's two images and evaluate the cost for a
 /// fixed-voxel -> moving-voxel map, reducing on the device.
-pub trait CostKernels {
+pub trait CostKernels: Send {
     /// Replaces the images held with one level's pair.
     fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()>;
     /// One evaluation; `m` is the voxel map's top 3 rows, row-major.

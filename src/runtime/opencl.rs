@@ -1,25 +1,19 @@
-//! The OpenCL backend's plumbing: one context and profiling queue per device, programs built
-//! once per device per process, buffers, and kernel/transfer times from profiling events.
+//! The OpenCL backend's plumbing: discovery, one context per device, programs built once per
+//! device per process, and times from profiling events (the queues are the GPU layer's, `gpu::cl`).
 //! libOpenCL is loaded at run time (opencl3's `dynamic`), so a machine without it simply lists
 //! no OpenCL devices.
 
 use super::source::{assemble, Dialect};
-use super::{DeviceInfo, Timings};
+use super::DeviceInfo;
 use anyhow::{anyhow, Context as _, Result};
-use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
 use opencl3::event::Event;
-use opencl3::kernel::{ExecuteKernel, Kernel};
-use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::platform::get_platforms;
 use opencl3::program::Program;
-use opencl3::types::{cl_device_id, CL_BLOCKING};
+use opencl3::types::cl_device_id;
 use std::collections::HashMap;
-use std::ptr;
 use std::sync::{Arc, Mutex};
-
-pub use opencl3::memory::Buffer as ClBuffer;
 
 /// Every OpenCL device of every platform, as (platform index, device index, id, info).
 pub fn probe() -> Result<Vec<(usize, usize, cl_device_id, DeviceInfo)>, String> {
@@ -63,7 +57,6 @@ pub struct ClDevice {
     pub info: DeviceInfo,
     pub device: Device,
     pub context: Context,
-    pub queue: CommandQueue,
     programs: Mutex<HashMap<&'static str, Arc<Program>>>,
 }
 
@@ -71,10 +64,7 @@ impl ClDevice {
     pub fn open(id: cl_device_id, info: DeviceInfo) -> Result<ClDevice> {
         let device = Device::new(id);
         let context = Context::from_device(&device).with_context(|| format!("cannot create an OpenCL context on {}", info.name))?;
-        #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
-            .with_context(|| format!("cannot create an OpenCL queue on {}", info.name))?;
-        Ok(ClDevice { info, device, context, queue, programs: Mutex::new(HashMap::new()) })
+        Ok(ClDevice { info, device, context, programs: Mutex::new(HashMap::new()) })
     }
 
     /// The program `name` built from `entry` (with its shared headers), built once and cached.
@@ -90,62 +80,6 @@ impl ClDevice {
         let p = Arc::new(program);
         cache.insert(name, p.clone());
         Ok(p)
-    }
-
-    pub fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
-        Kernel::create(program, name).with_context(|| format!("OpenCL kernel {name} not found"))
-    }
-
-    /// A device buffer holding `data`; the copy's time goes to `t.transfer_ms`.
-    pub fn upload<T: Copy>(&self, data: &[T], t: &mut Timings) -> Result<Buffer<T>> {
-        let n = data.len().max(1);
-        let mut buf = unsafe { Buffer::<T>::create(&self.context, CL_MEM_READ_WRITE, n, ptr::null_mut()) }
-            .with_context(|| format!("cannot allocate {} bytes on {}", n * std::mem::size_of::<T>(), self.info.name))?;
-        if !data.is_empty() {
-            let ev = unsafe { self.queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, data, &[]) }?;
-            t.transfer_ms += event_ms(&ev)?;
-        }
-        Ok(buf)
-    }
-
-    /// A device buffer of `n` elements poisoned with all-ones bytes (NaN as a float, -1 as an
-    /// integer), so an element a kernel forgets to write shows instead of passing as stale memory.
-    pub fn alloc<T: bytemuck::Pod>(&self, n: usize) -> Result<Buffer<T>> {
-        let poison: T = bytemuck::pod_read_unaligned(&[0xFFu8; 64][..std::mem::size_of::<T>()]);
-        let n = n.max(1);
-        let mut buf = unsafe { Buffer::<T>::create(&self.context, CL_MEM_READ_WRITE, n, ptr::null_mut()) }
-            .with_context(|| format!("cannot allocate {} bytes on {}", n * std::mem::size_of::<T>(), self.info.name))?;
-        let ev = unsafe { self.queue.enqueue_fill_buffer(&mut buf, &[poison], 0, n * std::mem::size_of::<T>(), &[]) }?;
-        ev.wait()?;
-        Ok(buf)
-    }
-
-    pub fn download<T: Copy + Default>(&self, buf: &Buffer<T>, n: usize, t: &mut Timings) -> Result<Vec<T>> {
-        let mut out = vec![T::default(); n];
-        if n > 0 {
-            let ev = unsafe { self.queue.enqueue_read_buffer(buf, CL_BLOCKING, 0, &mut out, &[]) }?;
-            t.transfer_ms += event_ms(&ev)?;
-        }
-        Ok(out)
-    }
-
-    /// Enqueues a prepared launch over `n` work-items (rounded up to the work-group size `local`,
-    /// or left to the driver when `local` is None), waits, and adds its time to `t.kernel_ms`.
-    pub fn run(&self, exec: &mut ExecuteKernel, n: usize, local: Option<usize>, t: &mut Timings) -> Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
-        match local {
-            Some(l) => {
-                exec.set_global_work_size(n.div_ceil(l) * l).set_local_work_size(l);
-            }
-            None => {
-                exec.set_global_work_size(n);
-            }
-        }
-        let ev = unsafe { exec.enqueue_nd_range(&self.queue) }.context("OpenCL kernel launch failed")?;
-        t.kernel_ms += event_ms(&ev)?;
-        Ok(())
     }
 }
 

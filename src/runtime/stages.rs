@@ -3,7 +3,7 @@
 //! the device's own kernel and transfer times. Always recorded (a lock per stage); printed as
 //! one `stages:` line on stderr by the CLI when `NEUROPORT_STAGES=1`.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 static LOG: Mutex<Vec<(String, f64)>> = Mutex::new(Vec::new());
@@ -45,4 +45,60 @@ pub fn line(before_main_ms: Option<f64>, main_ms: f64) -> String {
     let mut parts: Vec<String> = before_main_ms.map(|m| format!("exec->main {m:.0} ms")).into_iter().collect();
     parts.extend(log.iter().map(|(n, ms)| format!("{n} {ms:.0} ms")));
     format!("stages: {}; main {main_ms:.0} ms", parts.join(", "))
+}
+
+/// A stage run on a thread of its own while the command goes on (a device released while the
+/// outputs are written: a CUDA context's release takes 60-80 ms on the H100), joined when
+/// dropped, so it has ended before the command returns, on success or error.
+pub struct Aside(Option<std::thread::JoinHandle<()>>);
+
+type Job = Box<dyn FnOnce() + Send>;
+
+impl Aside {
+    pub fn spawn(name: &'static str, f: impl FnOnce() + Send + 'static) -> Aside {
+        // Where no thread can be made, the stage runs here instead.
+        let slot: Arc<Mutex<Option<Job>>> = Arc::new(Mutex::new(Some(Box::new(f))));
+        let take = |s: &Mutex<Option<Job>>| s.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let theirs = slot.clone();
+        match std::thread::Builder::new().name(name.into()).spawn(move || {
+            if let Some(job) = take(&theirs) {
+                stage(name, job)
+            }
+        }) {
+            Ok(h) => Aside(Some(h)),
+            Err(_) => {
+                if let Some(job) = take(&slot) {
+                    stage(name, job)
+                }
+                Aside(None)
+            }
+        }
+    }
+}
+
+impl Drop for Aside {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn an_aside_stage_has_ended_when_its_guard_drops() {
+        let done = Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        let guard = Aside::spawn("aside test", move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            d.store(true, Ordering::SeqCst);
+        });
+        drop(guard);
+        assert!(done.load(Ordering::SeqCst), "the guard returned before its stage ended");
+        assert!(LOG.lock().unwrap().iter().any(|(n, ms)| n == "aside test" && *ms >= 40.0), "stage not recorded");
+    }
 }

@@ -40,6 +40,24 @@ pub struct ClQueue {
     dev: Arc<ClDevice>,
     shared: Arc<ClQueueShared>,
     timeline: Timeline<Event>,
+    /// Only one queue at a time may have kernels in flight ([`POCL_KERNELS`]).
+    one_queue_at_a_time: bool,
+}
+
+/// PoCL keeps one process-wide cache of compiled work-group functions, counted per launch in
+/// flight. Its lookup takes an entry whose grid width covers the launch's, but its release
+/// (3.1, Debian 12's; lib/CL/devices/common.c) decrements the first entry of the same kernel and
+/// work-group size, whatever the width, so with launches of one kernel in flight on two queues
+/// (two threads, or a pipeline's two queues) one can release the other's entry, and PoCL aborts
+/// the process (`pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0' failed`; seen once
+/// in CI, tests running in parallel). A queue's own kernels never overlap (in order), so on PoCL
+/// kernels are enqueued on one queue at a time: the queue named here, which another queue takes
+/// over only after waiting for it to finish. One queue alone pays nothing.
+static POCL_KERNELS: Mutex<Option<(usize, std::sync::Weak<ClQueueShared>)>> = Mutex::new(None);
+
+/// PoCL's platform, by the name it reports.
+fn is_pocl(info: &DeviceInfo) -> bool {
+    info.platform.contains("Portable Computing Language")
 }
 
 impl Interval for Event {
@@ -57,11 +75,28 @@ impl ClQueue {
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&dev.context, CL_QUEUE_PROFILING_ENABLE)
             .with_context(|| format!("cannot create an OpenCL queue on {}", dev.info.name))?;
-        Ok(ClQueue { dev, shared: Arc::new(ClQueueShared { queue }), timeline: Timeline::new() })
+        let one_queue_at_a_time = is_pocl(&dev.info);
+        Ok(ClQueue { dev, shared: Arc::new(ClQueueShared { queue }), timeline: Timeline::new(), one_queue_at_a_time })
     }
 
     fn q(&self) -> opencl3::types::cl_command_queue {
         self.shared.queue.get()
+    }
+
+    /// Makes this queue the one whose kernels may be in flight on PoCL ([`POCL_KERNELS`]),
+    /// after the queue that was finishes its work (a dropped queue finished on drop).
+    fn take_baton(&self) -> Result<std::sync::MutexGuard<'static, Option<(usize, std::sync::Weak<ClQueueShared>)>>> {
+        let mut baton = POCL_KERNELS.lock().unwrap_or_else(|e| e.into_inner());
+        let me = Arc::as_ptr(&self.shared) as usize;
+        if let Some((id, other)) = baton.as_ref() {
+            if *id != me {
+                if let Some(other) = other.upgrade() {
+                    other.queue.finish().map_err(|e| cl_err(&format!("OpenCL queue on {} failed", self.dev.info.name), e.0))?;
+                }
+            }
+        }
+        *baton = Some((me, Arc::downgrade(&self.shared)));
+        Ok(baton)
     }
 
     fn track(&self, kernel: bool, ev: Event) -> Result<()> {
@@ -198,6 +233,8 @@ impl Queue for ClQueue {
         let global = [dims.global];
         let local = dims.local.map(|l| [l]);
         let lp = local.as_ref().map_or(ptr::null(), |l| l.as_ptr());
+        // Held until the kernel is enqueued, so no other queue takes over in between.
+        let _baton = if self.one_queue_at_a_time { Some(self.take_baton()?) } else { None };
         if self.quiet() {
             let st = runtime()?.clEnqueueNDRangeKernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null(), ptr::null_mut());
             return status(st, &format!("OpenCL kernel {name} launch failed"));

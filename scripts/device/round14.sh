@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Round 14 on the lent H100 (docs/performance.md, registration and FIM "Round 14"; results in
+# docs/results/h100-2026-11-26-round14/). Binaries: dist/neuroport (new), dist/neuroport-old
+# (commit a7ff859, round 13's last).
+#   PART=a (~6 min): the device released on a thread of its own while the outputs are made and
+#     written (`register`, `fim`). The whole `register` on two 1 mm T1 brains (the airwc pair
+#     (b): 12 dof, NCC) and the whole `fim --target` on the 256x256x100 phantom, old and new
+#     alternating, two rounds, CUDA and NVIDIA OpenCL, stages, outputs compared byte for byte;
+#     then `check` on PoCL (16 cores: kernels enqueued on one queue at a time), CUDA and NVIDIA
+#     OpenCL at seed 171.
+#   PART=b (~3 min): where fim_update's time goes, by instruction: ncu (--set full, clocks
+#     locked) on one update launch mid-run of example 3 on CUDA, 004's and the exact local solver;
+#     the SASS with its stall samples (CSV) and the 40 instructions with the most samples.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+OLD="$PWD/dist/neuroport-old"
+POCL=$(grep -iE "portable|pocl" "$OUT/devices.txt" | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
+# reg LABEL BINARY BACKEND PREFIX: `neuroport register` on the pair; its level lines, summary,
+# stages and the process's wall and peak memory appended to $OUT/register.txt.
+reg() {
+  local label=$1 bin=$2 be=$3 prefix=$4 err; err=$(mktemp)
+  stamp "register $label $be"
+  NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" register --backend "$be" \
+    --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$prefix" > /dev/null 2> "$err"
+  { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/register.txt"
+  rm -f "$err"
+}
+if [ "$PART" = a ]; then
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    reg old "$OLD" "$be" "$W/rold-${be%%:*}-$rep"
+    reg new "$B" "$be" "$W/rnew-${be%%:*}-$rep"
+  done; done
+  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
+    cmp -s "$W/rold-$be-1$f" "$W/rnew-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
+  done; done | tee "$OUT/same-register.txt"
+  fim_phantom
+  fim_target_pairs old "$OLD" "" new "$B" ""
+  echo "=== summary"; grep -E "^##|registration|stages|process wall" "$OUT/register.txt" "$OUT/user.txt"
+  stamp "check on PoCL ($POCL)"
+  step 400 "$B" check --backend "$POCL" --seed 171 > "$OUT/check-pocl.txt" 2>&1
+  grep -E "FAIL|error" "$OUT/check-pocl.txt" | head; tail -n 1 "$OUT/check-pocl.txt"
+  CHECK_ROWS=XXX checks 171 cuda "$OCL"
+fi
+if [ "$PART" = b ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || echo ncu)
+  for loc in paper exact; do
+    stamp "ncu fim_update $loc"
+    step 240 "$NCU" --kernel-name regex:fim_update --launch-skip 150 --launch-count 1 --set full -f -o "$OUT/fim_update-$loc" \
+      "$B" bench fim --example 3 --backend cuda --local $loc --repeats 1 > "$OUT/ncu-$loc.log" 2>&1
+    tail -3 "$OUT/ncu-$loc.log"
+    step 120 "$NCU" --import "$OUT/fim_update-$loc.ncu-rep" --page source --csv --print-source sass > "$OUT/sass-$loc.csv" 2> "$OUT/sass-$loc.err"
+    step 60 "$NCU" --import "$OUT/fim_update-$loc.ncu-rep" --page details > "$OUT/details-$loc.txt" 2>&1
+    grep -E "Duration|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Executed Ipc A|Issue Slots Busy|Block Limit Reg" "$OUT/details-$loc.txt" | head -12
+    step 60 python3 - "$OUT/sass-$loc.csv" <<'EOF' | tee "$OUT/sass-top-$loc.txt"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline='')))
+head = next((i for i, r in enumerate(rows) if any('Source' == c.strip() for c in r)), None)
+if head is None:
+    print("no header found; first rows:", rows[:3]); sys.exit()
+h = [c.strip() for c in rows[head]]
+print("columns:", h)
+def col(name):
+    return next((i for i, c in enumerate(h) if c.startswith(name)), None)
+src, st, ex = col('Source'), col('Warp Stall Sampling (All'), col('Instructions Executed')
+def num(r, i):
+    try:
+        return float(r[i].replace(',', '')) if i is not None and i < len(r) else 0.0
+    except ValueError:
+        return 0.0
+body = [r for r in rows[head + 1:] if len(r) > max(x for x in (src, st, ex) if x is not None)]
+tot = sum(num(r, st) for r in body) or 1.0
+print(f"{len(body)} SASS instructions, {tot:.0f} stall samples")
+for i, r in sorted(enumerate(body), key=lambda x: -num(x[1], st))[:40]:
+    print(f"{i:6d} {100 * num(r, st) / tot:5.1f}% exec {num(r, ex):10.0f}  {r[src].strip()}")
+EOF
+  done
+fi
