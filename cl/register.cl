@@ -45,7 +45,12 @@
     np_uint run = 0u;                                                                                    \
     int ntx = (fnx + NP_REG_TX - 1) / NP_REG_TX, nty = (fny + NP_REG_TY - 1) / NP_REG_TY;                \
     int ntiles = ntx * nty * ((fnz + tz - 1) / tz);                                                      \
-    int lx = NP_LID() % NP_REG_TX, ly = NP_LID() / NP_REG_TX;                                            \
+    /* The item's place in its tile, through a volatile copy of its id: PoCL 5.0 (Ubuntu 24.04's,   \
+     * LLVM 16) otherwise gave every item of a work-group one item's inside test in this loop (a   \
+     * tile's samples counted all or none, slice by slice: `check` failed 11 registration rows on   \
+     * it; PoCL 3.1 and NVIDIA did not). Once per item, so nothing on a GPU. */                      \
+    volatile int lid_ = NP_LID();                                                                        \
+    int lx = lid_ % NP_REG_TX, ly = lid_ / NP_REG_TX;                                                    \
     for (int t = g; t < ntiles; t += ngroups) {                                                          \
         int bx = t % ntx, by = (t / ntx) % nty, bz = t / (ntx * nty);                                    \
         int x = bx * NP_REG_TX + lx, y = by * NP_REG_TY + ly, z0 = bz * tz;                              \

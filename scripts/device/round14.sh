@@ -7,7 +7,12 @@
 #     (b): 12 dof, NCC) and the whole `fim --target` on the 256x256x100 phantom, old and new
 #     alternating, two rounds, CUDA and NVIDIA OpenCL, stages, outputs compared byte for byte;
 #     then `check` on PoCL (16 cores: kernels enqueued on one queue at a time), CUDA and NVIDIA
-#     OpenCL at seed 171.
+#     OpenCL at seed 171. ROUNDS=N sets the rounds of `register` (default 2).
+#   PART=c (~4 min): PoCL 5.0 (this host's OpenCL on the CPU) and the registration kernels:
+#     `check` on PoCL with the old binary (seed 171) and the new one (seeds 171-175; the item's
+#     tile position through a volatile copy of its id, cl/register.cl), the new one on CUDA and
+#     NVIDIA OpenCL; `bench register` (SAD, NCC; every sampling) old / new alternating, two
+#     rounds, both APIs: what the volatile costs on a GPU.
 #   PART=b (~3 min): where fim_update's time goes, by instruction: ncu (--set full, clocks
 #     locked) on one update launch mid-run of example 3 on CUDA, 004's and the exact local solver;
 #     the SASS with its stall samples (CSV) and the 40 instructions with the most samples.
@@ -15,7 +20,8 @@
 gpu_setup
 PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"
-POCL=$(grep -iE "portable|pocl" "$OUT/devices.txt" | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
+# PoCL lists its device by the CPU's name: the OpenCL device that is not NVIDIA's.
+POCL=$(grep '^opencl' "$OUT/devices.txt" | grep -vi nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
 # reg LABEL BINARY BACKEND PREFIX: `neuroport register` on the pair; its level lines, summary,
 # stages and the process's wall and peak memory appended to $OUT/register.txt.
 reg() {
@@ -30,7 +36,7 @@ if [ "$PART" = a ]; then
   stamp "synth two 1 mm brains"
   step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
   step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  for rep in 1 2; do for be in cuda "$OCL"; do
+  for rep in $(seq 1 "${ROUNDS:-2}"); do for be in cuda "$OCL"; do
     reg old "$OLD" "$be" "$W/rold-${be%%:*}-$rep"
     reg new "$B" "$be" "$W/rnew-${be%%:*}-$rep"
   done; done
@@ -78,4 +84,19 @@ for i, r in sorted(enumerate(body), key=lambda x: -num(x[1], st))[:40]:
     print(f"{i:6d} {100 * num(r, st) / tot:5.1f}% exec {num(r, ex):10.0f}  {r[src].strip()}")
 EOF
   done
+fi
+if [ "$PART" = c ]; then
+  stamp "check on PoCL ($POCL), old binary"
+  step 200 "$OLD" check --backend "$POCL" --seed 171 > "$OUT/check-pocl-old.txt" 2>&1
+  grep -cE "FAIL" "$OUT/check-pocl-old.txt"; tail -n 1 "$OUT/check-pocl-old.txt"
+  for seed in 171 172 173 174 175; do
+    stamp "check on PoCL ($POCL), seed $seed"
+    step 200 "$B" check --backend "$POCL" --seed $seed > "$OUT/check-pocl-$seed.txt" 2>&1
+    grep -E "FAIL|error" "$OUT/check-pocl-$seed.txt" | head; tail -n 1 "$OUT/check-pocl-$seed.txt"
+  done
+  CHECK_ROWS=XXX checks 171 cuda "$OCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do for bin in "$OLD" "$B"; do
+    stamp "bench register $bin $be"
+    { echo "## $([ "$bin" = "$B" ] && echo new || echo old) ($rep) $be"; timeout 100 "$bin" bench register --backend "$be" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/bench-register.txt"
+  done; done; done
 fi
