@@ -4,17 +4,15 @@ for each float32 NIfTI after the first, over the voxels the reference reached, t
 median relative difference |u - ref| / ref, the largest difference relative to the largest
 ref, and how many voxels lie above the reference (FIM values only decrease towards the fixed
 point, so "above" is "less converged").  Usage: fim_compare.py REF.nii.gz MAP.nii.gz..."""
-import array, gzip, math, struct, sys
+import math, sys
+from nifti_gz import read
 
 
 def load(path):
-    raw = gzip.open(path).read()
-    dims = struct.unpack('<8h', raw[40:56])
-    if struct.unpack('<h', raw[70:72])[0] != 16:
+    _, _, datatype, _, values = read(path)
+    if datatype != 16:
         sys.exit(f'{path}: not float32')
-    off = int(struct.unpack('<f', raw[108:112])[0])
-    n = dims[1] * dims[2] * dims[3]
-    return array.array('f', raw[off:off + 4 * n])
+    return values
 
 
 ref = load(sys.argv[1])

@@ -3,19 +3,12 @@
 library only, for the device machine): spheres of radius 3 voxels around the white-matter voxels
 at the 2nd and 98th percentile along x, written on the mask's grid (its header reused) as
 SRC.nii.gz and TGT.nii.gz.  Usage: fim_regions.py WM.nii.gz SRC.nii.gz TGT.nii.gz"""
-import array, gzip, struct, sys
+import array, gzip, sys
+from nifti_gz import CODES as codes, read
 
 wm_path, src_path, tgt_path = sys.argv[1:4]
-raw = gzip.open(wm_path).read()
-dims = struct.unpack('<8h', raw[40:56])
-datatype = struct.unpack('<h', raw[70:72])[0]
-off = int(struct.unpack('<f', raw[108:112])[0])
-nx, ny, nz = dims[1:4]
+raw, (nx, ny, nz), datatype, off, vals = read(wm_path)
 n = nx * ny * nz
-codes = {2: 'B', 16: 'f', 4: 'h', 8: 'i', 512: 'H', 64: 'd'}
-if datatype not in codes:
-    sys.exit(f'{wm_path}: datatype {datatype} not handled')
-vals = array.array(codes[datatype], raw[off:])[:n]
 wm = [i for i in range(n) if vals[i]]
 by_x = sorted(wm, key=lambda i: i % nx)
 pos = lambda i: (i % nx, (i // nx) % ny, i // (nx * ny))

@@ -106,12 +106,12 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     // A tensor file is read while the devices are found (discovery, and the GPU's opening, run
     // on their own thread); a DWI is fitted, and the metric fields are prepared, on the first
     // device.
-    let read = stage("tensor", || a.input.read_tensor()).transpose()?;
+    let read = if a.input.tensor.is_some() { stage("read tensor", || a.input.read_tensor()) } else { None }.transpose()?;
     let split = ctx.split()?;
     let device = split.first().clone();
     let (mut tensor, geom, source) = match read {
         Some(t) => t,
-        None => stage("tensor", || tensor_of(&device, &a))?,
+        None => stage("fit tensor", || tensor_of(&device, &a))?,
     };
     // A fitted tensor is already repaired; a read one may not be positive definite.
     let repaired = if a.input.tensor.is_some() { dti::repair_tensors(&mut tensor) } else { 0 };
