@@ -68,3 +68,40 @@ fn untimed_work_runs_and_is_not_timed() {
     let on = gpu.take_timings().unwrap();
     assert!(on.kernel_ms > 0.0 && on.transfer_ms > 0.0, "{on:?}");
 }
+
+/// Two threads, each with its own queue on the one device, launching one kernel over grids of
+/// different widths at the same time: each sees its own sums, and neither waits forever. On PoCL
+/// the queues pass a baton (kernels in flight on one queue at a time, gpu/cl.rs), each taking it
+/// after the other's queue has finished: this is that hand-over, thousands of times.
+#[test]
+fn two_queues_launch_the_same_kernel_side_by_side() {
+    let Some((_, gpu)) = opencl_gpu() else { return };
+    let start = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let runs: Vec<_> = (0..2usize)
+        .map(|id| {
+            let q = gpu.second_queue().unwrap();
+            let start = start.clone();
+            std::thread::spawn(move || {
+                let k = q.kernel("layer", neuroport::runtime::gpu::selftest::SOURCE, "layer_fatomic").unwrap();
+                let ones = q.upload(&vec![1.0f32; 4096]).unwrap();
+                let t = q.zeros::<f32>(1).unwrap();
+                start.wait();
+                let mut want = 0.0f32;
+                for it in 0..300usize {
+                    // Grid widths differ between the threads and from launch to launch.
+                    let n = 64 * (1 + (7 * it + 13 * id) % 64);
+                    q.launch(&k, Shape::items(n), args![&ones, n as i32, &t]).unwrap();
+                    want += n as f32;
+                    if it % 50 == 49 {
+                        assert_eq!(q.download(&t).unwrap(), vec![want], "thread {id}, launch {it}");
+                    }
+                }
+                q.finish().unwrap();
+                assert_eq!(q.download(&t).unwrap(), vec![want], "thread {id}");
+            })
+        })
+        .collect();
+    for r in runs {
+        r.join().unwrap();
+    }
+}
