@@ -13,6 +13,10 @@
 #     tile position through a volatile copy of its id, cl/register.cl), the new one on CUDA and
 #     NVIDIA OpenCL; `bench register` (SAD, NCC; every sampling) old / new alternating, two
 #     rounds, both APIs: what the volatile costs on a GPU.
+#   PART=d (~2 min): `bench fim --example 3` now builds its kernels once per device, as fim-t1
+#     does (the repeats no longer include a new queue and its page-locked staging each): the
+#     binary before (dist/neuroport-prev) and after alternating, two rounds, both APIs and local
+#     solvers.
 #   PART=b (~3 min): where fim_update's time goes, by instruction: ncu (--set full, clocks
 #     locked) on one update launch mid-run of example 3 on CUDA, 004's and the exact local solver;
 #     the SASS with its stall samples (CSV) and the 40 instructions with the most samples.
@@ -99,4 +103,9 @@ if [ "$PART" = c ]; then
     stamp "bench register $bin $be"
     { echo "## $([ "$bin" = "$B" ] && echo new || echo old) ($rep) $be"; timeout 100 "$bin" bench register --backend "$be" --costs sad,ncc --repeats 5 2>&1 | grep -v "bench register:" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/bench-register.txt"
   done; done; done
+fi
+if [ "$PART" = d ]; then
+  F="$OUT/fim.txt" OLD="$PWD/dist/neuroport-prev"
+  alternate before after
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
 fi

@@ -213,6 +213,7 @@ pub(crate) fn each_source<T>(p: &mut Problem, sources: &mut [Vec<u8>], mut f: im
 
 /// The solver for `params` on `device`: the sweeping baselines always run on the CPU.
 pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> {
+    check_params(params)?;
     Ok(match (device, params.solver) {
         (Device::Cpu(c), _) => Box::new(cpu::CpuFim::new(c.clone())),
         (_, Solver::Fim) => Box::new(gpu::GpuFim::new(crate::runtime::gpu::Gpu::require(device)?, params)?),
@@ -230,7 +231,6 @@ fn check_params(params: &Params) -> Result<()> {
 /// u from the source region of `p`.
 pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> {
     p.validate()?;
-    check_params(params)?;
     let mut k = crate::runtime::stages::stage("fim kernels", || kernels(device, params))?;
     k.solve(p, params)
 }
@@ -240,7 +240,6 @@ pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> 
 /// field per region, and a GPU uploads S once.
 pub fn solve_regions(device: &Device, p: &mut Problem, sources: &mut [Vec<u8>], params: &Params) -> Result<Vec<Solution>> {
     each_source(p, sources, |p| p.validate())?;
-    check_params(params)?;
     let mut k = crate::runtime::stages::stage("fim kernels", || kernels(device, params))?;
     let r = k.solve_regions(p, sources, params);
     crate::runtime::stages::stage("fim release", || drop(k));
