@@ -17,6 +17,11 @@
 #     does (the repeats no longer include a new queue and its page-locked staging each): the
 #     binary before (dist/neuroport-prev) and after alternating, two rounds, both APIs and local
 #     solvers.
+#   PART=e (~3 min): what the process's exit costs after a command: `register` (the 1 mm pair)
+#     and `fim --target` (fim_phantom), NEUROPORT_FAST_EXIT=1 (output flushed, then _exit: no
+#     atexit handlers, the drivers' included) against a normal exit, alternating, three rounds
+#     of register and two of fim, CUDA and NVIDIA OpenCL; outputs compared. (The switch was
+#     temporary, in src/main.rs, and is gone: it saved nothing, docs/performance.md.)
 #   PART=b (~3 min): where fim_update's time goes, by instruction: ncu (--set full, clocks
 #     locked) on one update launch mid-run of example 3 on CUDA, 004's and the exact local solver;
 #     the SASS with its stall samples (CSV) and the 40 instructions with the most samples.
@@ -29,9 +34,9 @@ POCL=$(grep '^opencl' "$OUT/devices.txt" | grep -vi nvidia | grep -oE 'opencl:[0
 # reg LABEL BINARY BACKEND PREFIX: `neuroport register` on the pair; its level lines, summary,
 # stages and the process's wall and peak memory appended to $OUT/register.txt.
 reg() {
-  local label=$1 bin=$2 be=$3 prefix=$4 err; err=$(mktemp)
+  local label=$1 bin=$2 be=$3 prefix=$4 err; shift 4; err=$(mktemp)
   stamp "register $label $be"
-  NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" register --backend "$be" \
+  env "$@" NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" register --backend "$be" \
     --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$prefix" > /dev/null 2> "$err"
   { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/register.txt"
   rm -f "$err"
@@ -108,4 +113,19 @@ if [ "$PART" = d ]; then
   F="$OUT/fim.txt" OLD="$PWD/dist/neuroport-prev"
   alternate before after
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+fi
+if [ "$PART" = e ]; then
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  for rep in 1 2 3; do for be in cuda "$OCL"; do
+    reg exit "$B" "$be" "$W/rold-${be%%:*}-$rep"
+    reg _exit "$B" "$be" "$W/rnew-${be%%:*}-$rep" NEUROPORT_FAST_EXIT=1
+  done; done
+  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
+    cmp -s "$W/rold-$be-1$f" "$W/rnew-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
+  done; done | tee "$OUT/same-register.txt"
+  fim_phantom
+  fim_target_pairs exit "$B" "" _exit "$B" NEUROPORT_FAST_EXIT=1
+  echo "=== summary"; grep -E "^##|process wall" "$OUT/register.txt" "$OUT/user.txt" | paste - -
 fi
