@@ -21,26 +21,8 @@ PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"
 F="$OUT/fim.txt"
 CHECK_ROWS=fim
-# readme BINARY BACKEND FOLDER: the README's commands into FOLDER, each timed (wall) into $OUT/readme.txt.
-readme() {
-  local b=$1 be=$2 o=$3; mkdir -p "$o"
-  { echo "## $(basename "$b") $be";
-    NEUROPORT_STAGES=1 wall "dti" 60 "$b" dti --backend "$be" --dwi "$W/demo/dwi.nii.gz" --bvals "$W/demo/bvals" --bvecs "$W/demo/bvecs" --mask "$W/demo/mask.nii.gz" --out "$o/dti"
-    NEUROPORT_STAGES=1 wall "track geodesic" 60 "$b" track geodesic --backend "$be" --tensor "$W/demo/dti_tensor.nii.gz" --seeds "$W/demo/wm.nii.gz" --dirs 32 --step 0.1 --max-steps 2000 --out "$o/fibres.tck"
-    NEUROPORT_STAGES=1 wall "bedpost" 60 "$b" bedpost --backend "$be" --dwi "$W/sticks/dwi.nii.gz" --bvals "$W/sticks/bvals" --bvecs "$W/sticks/bvecs" --mask "$W/sticks/mask.nii.gz" --samples 50 --burnin 500 --thin 2 --out "$o/bedpost"
-    NEUROPORT_STAGES=1 wall "probtrack" 60 "$b" probtrack --backend "$be" --bedpost "$W/sticks/bedpost" --seeds "$W/sticks/wm.nii.gz" --nsamples 50 --out "$o/ptx"
-    NEUROPORT_STAGES=1 wall "fim" 60 "$b" fim --backend "$be" --tensor "$W/demo/dti_tensor.nii.gz" --mask "$W/demo/wm.nii.gz" --source "$W/demo/wm.nii.gz" --out "$o/fim"
-    NEUROPORT_STAGES=1 wall "register" 60 "$b" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/bb/t1.nii.gz" --dof 12 --cost ncc --out "$o/reg"
-  } | tee -a "$OUT/readme.txt"
-}
 if [ "$PART" = c ]; then
-  stamp "README inputs"
-  step 60 "$B" synth --out "$W/demo" > /dev/null 2>&1
-  step 60 "$B" dti --backend cpu --dwi "$W/demo/dwi.nii.gz" --bvals "$W/demo/bvals" --bvecs "$W/demo/bvecs" --mask "$W/demo/mask.nii.gz" --out "$W/demo/dti" > /dev/null 2>&1
-  step 60 "$B" synth --model sticks --out "$W/sticks" > /dev/null 2>&1
-  step 120 "$B" bedpost --backend cuda --dwi "$W/sticks/dwi.nii.gz" --bvals "$W/sticks/bvals" --bvecs "$W/sticks/bvecs" --mask "$W/sticks/mask.nii.gz" --samples 50 --burnin 500 --thin 2 --out "$W/sticks/bedpost" > /dev/null 2>&1
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/bb" > /dev/null 2>&1
+  readme_inputs
   for rep in 1 2; do for be in cuda "$OCL" auto; do
     stamp "README commands $be ($rep)"
     readme "$OLD" "$be" "$W/r-old-${be%%:*}-$rep"; readme "$B" "$be" "$W/r-new-${be%%:*}-$rep"

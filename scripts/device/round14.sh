@@ -22,6 +22,10 @@
 #     atexit handlers, the drivers' included) against a normal exit, alternating, three rounds
 #     of register and two of fim, CUDA and NVIDIA OpenCL; outputs compared. (The switch was
 #     temporary, in src/main.rs, and is gone: it saved nothing, docs/performance.md.)
+#   PART=f (~5 min): the README's commands (common.sh `readme`) with round 13's binary and this
+#     one on PoCL 5.0, CUDA and NVIDIA OpenCL: every command's exit and wall, every output
+#     compared byte for byte per backend; `register` on the CPU beside them, and the affines
+#     and final costs of each, so PoCL 5.0's old registration can be seen against the others.
 #   PART=b (~3 min): where fim_update's time goes, by instruction: ncu (--set full, clocks
 #     locked) on one update launch mid-run of example 3 on CUDA, 004's and the exact local solver;
 #     the SASS with its stall samples (CSV) and the 40 instructions with the most samples.
@@ -128,4 +132,18 @@ if [ "$PART" = e ]; then
   fim_phantom
   fim_target_pairs exit "$B" "" _exit "$B" NEUROPORT_FAST_EXIT=1
   echo "=== summary"; grep -E "^##|process wall" "$OUT/register.txt" "$OUT/user.txt" | paste - -
+fi
+if [ "$PART" = f ]; then
+  readme_inputs
+  for be in "$POCL" cuda "$OCL"; do
+    stamp "README commands $be"
+    readme "$OLD" "$be" "$W/r-old-${be//:/-}"; readme "$B" "$be" "$W/r-new-${be//:/-}"
+  done
+  for be in "$POCL" cuda "$OCL"; do
+    (cd "$W/r-old-${be//:/-}" && find . -type f | sort | while read -r f; do cmp -s "$f" "$W/r-new-${be//:/-}/$f" || echo "$be: $f DIFFERS"; done; echo "$be: $(find . -type f | wc -l) files compared")
+  done | tee "$OUT/same-readme.txt"
+  stamp "register on the CPU"
+  { echo "## $(basename "$B") cpu"; wall "register" 120 "$B" register --backend cpu --fixed "$W/a/t1.nii.gz" --moving "$W/bb/t1.nii.gz" --dof 12 --cost ncc --out "$W/reg-cpu"; } | tee -a "$OUT/readme.txt"
+  { for f in "$W"/r-*/reg_affine.txt "$W/reg-cpu_affine.txt"; do echo "== $f"; cat "$f"; done; } | sed "s|$W/||" | tee "$OUT/affines.txt"
+  awk '/^## /{h=$0} /^register/{match($0,/final cost [0-9.]+/); print h " | " substr($0,RSTART,RLENGTH)}' "$OUT/readme.txt" | tee "$OUT/costs.txt"
 fi
