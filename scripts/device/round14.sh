@@ -26,6 +26,10 @@
 #     one on PoCL 5.0, CUDA and NVIDIA OpenCL: every command's exit and wall, every output
 #     compared byte for byte per backend; `register` on the CPU beside them, and the affines
 #     and final costs of each, so PoCL 5.0's old registration can be seen against the others.
+#   PART=g (~4 min): `dti`, `bedpost` and `probtrack` release their devices on a thread of their
+#     own while they write (as `register` and `fim`): the README's commands with the binary
+#     before (dist/neuroport-prev) and after, alternating, two rounds, CUDA and NVIDIA OpenCL,
+#     each command's wall and `main`, every output compared byte for byte.
 #   PART=b (~3 min): where fim_update's time goes, by instruction: ncu (--set full, clocks
 #     locked) on one update launch mid-run of example 3 on CUDA, 004's and the exact local solver;
 #     the SASS with its stall samples (CSV) and the 40 instructions with the most samples.
@@ -146,4 +150,17 @@ if [ "$PART" = f ]; then
   { echo "## $(basename "$B") cpu"; wall "register" 120 "$B" register --backend cpu --fixed "$W/a/t1.nii.gz" --moving "$W/bb/t1.nii.gz" --dof 12 --cost ncc --out "$W/reg-cpu"; } | tee -a "$OUT/readme.txt"
   { for f in "$W"/r-*/reg_affine.txt "$W/reg-cpu_affine.txt"; do echo "== $f"; cat "$f"; done; } | sed "s|$W/||" | tee "$OUT/affines.txt"
   awk '/^## /{h=$0} /^register/{match($0,/final cost [0-9.]+/); print h " | " substr($0,RSTART,RLENGTH)}' "$OUT/readme.txt" | tee "$OUT/costs.txt"
+fi
+if [ "$PART" = g ]; then
+  readme_inputs
+  PREV="$PWD/dist/neuroport-prev"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    stamp "README commands $be ($rep)"
+    readme "$PREV" "$be" "$W/p-old-${be%%:*}-$rep"; readme "$B" "$be" "$W/p-new-${be%%:*}-$rep"
+  done; done
+  for be in cuda opencl; do
+    (cd "$W/p-old-$be-1" && find . -type f | sort | while read -r f; do cmp -s "$f" "$W/p-new-$be-1/$f" || echo "$be: $f DIFFERS"; done; echo "$be: $(find . -type f | wc -l) files compared")
+  done | tee "$OUT/same-readme.txt"
+  echo "=== main per command"
+  awk '/^## /{h=$0} /^[a-z]/{c=$1} /stages:/{match($0,/; main [0-9]+ ms/); print h, c, substr($0,RSTART+2,RLENGTH-2)}' "$OUT/readme.txt" | grep -E " (dti|bedpost|probtrack) "
 fi

@@ -44,11 +44,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, Some(&a.mask)))?;
     let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: std::io::stderr().is_terminal(), ..Config::default() };
     let (r, shares) = stage("fit and sample", || bedpost::run_split(&split, a.variant, &dwi, &grads, &mask, &cfg)).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
+    let done = super::Released::new(split);
     let written = stage("write", || post::write(&r, &dwi.geom, &a.out))?;
     let mean_acc = r.acceptance.iter().map(|&x| x as f64).sum::<f64>() / r.acceptance.len().max(1) as f64;
     eprintln!(
         "{} [{}]: {} voxels x {} loops ({} samples, thin {}); kernel {:.1} ms, transfer {:.1} ms, host {:.1} ms; mean acceptance {:.2}",
-        split.label(),
+        done.label,
         r.variant,
         r.voxels.len(),
         cfg.loops(),
@@ -59,7 +60,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         r.timings.host_ms,
         mean_acc
     );
-    super::print_shares(&split, &shares);
+    done.print_shares(&shares);
     for w in written {
         println!("{}", w.display());
     }

@@ -33,6 +33,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     dti::Design::new(&grads).with_context(|| a.input.grad_files().describe())?;
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, a.mask.as_deref()))?;
     let (r, shares) = stage("fit", || dti::run_split(&split, &dwi, &grads, &mask)).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
+    let done = super::Released::new(split);
     let nvox = dwi.nvox();
     let g = &dwi.geom;
     let (x, rgb) = stage("host maps", || (dti::fsl_maps::extra_maps(&r.fit.tensor, nvox), dti::rgb(&r.scalars, nvox)));
@@ -59,7 +60,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let inside = mask.iter().filter(|&&m| m != 0).count();
     eprintln!(
         "{}: {} voxels in the mask, {} fitted, {} repaired (eigenvalues raised to {:.0e} mm^2/s), {} unfittable; kernel {:.1} ms, transfer {:.1} ms",
-        split.label(),
+        done.label,
         inside,
         r.fit.count(dti::FITTED) + r.fit.count(dti::REPAIRED),
         r.fit.count(dti::REPAIRED),
@@ -68,7 +69,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         r.timings.kernel_ms,
         r.timings.transfer_ms
     );
-    super::print_shares(&split, &shares);
+    done.print_shares(&shares);
     for w in written {
         println!("{}", w.display());
     }

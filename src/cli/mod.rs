@@ -156,6 +156,29 @@ pub fn print_shares(split: &neuroport::runtime::split::Split, shares: &neuroport
     }
 }
 
+/// A split run's devices, released on a thread of their own once their work is done, while the
+/// command writes its outputs (a CUDA context's release takes 60-80 ms on the H100); what the run
+/// summary needs from them is kept. The release has ended when this is dropped.
+pub struct Released {
+    pub label: String,
+    several: bool,
+    _release: neuroport::runtime::stages::Aside,
+}
+
+impl Released {
+    pub fn new(split: neuroport::runtime::split::Split) -> Released {
+        let (label, several) = (split.label(), split.len() > 1);
+        Released { label, several, _release: neuroport::runtime::stages::Aside::spawn("release", move || drop(split)) }
+    }
+
+    /// The summary's second line when the run was split (as [`print_shares`]).
+    pub fn print_shares(&self, shares: &neuroport::runtime::split::Shares) {
+        if self.several {
+            eprintln!("split: {shares}");
+        }
+    }
+}
+
 /// Every (sub)command takes negative numbers as values (`--step -0.1` reaches the command's own
 /// check instead of clap's "unexpected argument '-0'").
 fn negative_numbers(c: clap::Command) -> clap::Command {

@@ -99,13 +99,14 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         progress: std::io::stderr().is_terminal(),
     };
     let (t, shares) = probtrack::run_split(&split, &field, &seeds, &cfg).with_context(|| format!("probtrack from {}", a.seeds.display()))?;
+    let done = super::Released::new(split);
     let p = cfg.params(&field, seeds.len(), true);
     let written = output::write(&t, &field, &seeds, &p, &a.out, a.out_tck.as_deref())?;
     let fit = output::exp_fit(&t.lengths);
     let steps_per_s = t.total_steps as f64 / t.stats.wall_ms.max(1e-9) * 1e3;
     eprintln!(
         "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {} compaction); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, tally {:.1} ms, wall {:.1} ms ({:.3e} steps/s of wall); lengths ~ exp(-lambda x): lambda {:.4}/step, R^2 {:.3}, mean {:.1} steps",
-        split.label(),
+        done.label,
         t.nseeds,
         t.nsamples,
         t.waytotal,
@@ -124,7 +125,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         fit.r2,
         fit.mean
     );
-    super::print_shares(&split, &shares);
+    done.print_shares(&shares);
     for w in written {
         println!("{}", w.display());
     }
