@@ -179,3 +179,14 @@ readme_inputs() {
   step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
   step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/bb" > /dev/null 2>&1
 }
+# reg LABEL BINARY BACKEND PREFIX [ENV...]: `neuroport register` 12 dof NCC on the 1 mm pair in
+# $W/a and $W/b (the airwc pair (b)); its level lines, summary, stages and the process's wall and
+# peak memory appended to $REG_LOG (default $OUT/register.txt).
+reg() {
+  local label=$1 bin=$2 be=$3 prefix=$4 err; shift 4; err=$(mktemp)
+  stamp "register $label $be"
+  env "$@" NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" register --backend "$be" \
+    --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$prefix" > /dev/null 2> "$err"
+  { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "${REG_LOG:-$OUT/register.txt}"
+  rm -f "$err"
+}

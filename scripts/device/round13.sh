@@ -42,16 +42,8 @@
 gpu_setup
 PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"
-# reg LABEL BINARY BACKEND PREFIX [ENV...]: `neuroport register` on the pair; its level lines,
-# summary, stages and the process's wall and peak memory appended to $OUT/user.txt.
-reg() {
-  local label=$1 bin=$2 be=$3 prefix=$4 err; shift 4; err=$(mktemp)
-  stamp "register $label $be"
-  env "$@" NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" register --backend "$be" \
-    --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$prefix" > /dev/null 2> "$err"
-  { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/user.txt"
-  rm -f "$err"
-}
+# reg (common.sh) logs into user.txt here.
+REG_LOG="$OUT/user.txt"
 # conn LABEL BINARY BACKEND PREFIX [ENV...]: the README's connectivity command on synth's phantom.
 conn() {
   local label=$1 bin=$2 be=$3 prefix=$4; shift 4

@@ -39,16 +39,6 @@ PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"
 # PoCL lists its device by the CPU's name: the OpenCL device that is not NVIDIA's.
 POCL=$(grep '^opencl' "$OUT/devices.txt" | grep -vi nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
-# reg LABEL BINARY BACKEND PREFIX: `neuroport register` on the pair; its level lines, summary,
-# stages and the process's wall and peak memory appended to $OUT/register.txt.
-reg() {
-  local label=$1 bin=$2 be=$3 prefix=$4 err; shift 4; err=$(mktemp)
-  stamp "register $label $be"
-  env "$@" NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" register --backend "$be" \
-    --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$prefix" > /dev/null 2> "$err"
-  { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/register.txt"
-  rm -f "$err"
-}
 if [ "$PART" = a ]; then
   stamp "synth two 1 mm brains"
   step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
