@@ -174,7 +174,7 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
     }
 }
 
-/// Eager activation (a face changed beyond tol activates the block across it at once) reaches
+/// Eager activation (a voxel lowered on a face activates the block across it at once) reaches
 /// node FIM's fixed point in fewer iterations: on example 3's stand-in at 64x64x25, where the front crosses ~16
 /// blocks, 004's rule waits for each block to converge before its neighbours start. Both must
 /// stay within the bound of `block_fim_matches_node_fim_for_every_schedule` of node FIM (f64).

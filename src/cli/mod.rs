@@ -151,7 +151,11 @@ impl Drop for Ctx {
 
 /// The run summary's second line when a run was split: chunks and busy time per device.
 pub fn print_shares(split: &neuroport::runtime::split::Split, shares: &neuroport::runtime::split::Shares) {
-    if split.len() > 1 {
+    shares_line(split.len() > 1, shares);
+}
+
+fn shares_line(several: bool, shares: &neuroport::runtime::split::Shares) {
+    if several {
         eprintln!("split: {shares}");
     }
 }
@@ -173,9 +177,7 @@ impl Released {
 
     /// The summary's second line when the run was split (as [`print_shares`]).
     pub fn print_shares(&self, shares: &neuroport::runtime::split::Shares) {
-        if self.several {
-            eprintln!("split: {shares}");
-        }
+        shares_line(self.several, shares);
     }
 }
 
