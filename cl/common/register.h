@@ -99,6 +99,111 @@ NP_FN float np_reg_trilinear(NP_GLOBAL const float *NP_RESTRICT v, const float *
     return np_reg_lerp(np_reg_lerp(c00, c10, fy), np_reg_lerp(c01, c11, fy), fz);
 }
 
+/* Staged sampling (register_cost_staged): the moving voxels that a tile's slab of NP_REG_SZ
+ * slices can touch are copied once into local memory (`box`, at most NP_REG_STAGE floats), and
+ * the slab's samples read their 8 corners from there instead of gathering them through L1.
+ * Why: the in-kernel gathers and the texture unit share one path (L1TEX), which both kernels
+ * wait on (round 9's ncu); local memory is read by another. The box is bounded by the slab's 8
+ * corner maps: every coordinate of the rounded map is monotone in x, y and z separately, so the
+ * corners bound every sample's (and its truncation, its lower corner). One more voxel on each
+ * upper side for the +1 neighbours; beyond the image that voxel repeats the edge voxel, which is
+ * what np_reg_trilinear reads there (its step is 0 at the last index), so the samples are the
+ * same bits. */
+#ifndef NP_REG_SZ
+#define NP_REG_SZ 8
+#endif
+#ifndef NP_REG_STAGE
+#define NP_REG_STAGE 6144
+#endif
+/* Box loads in flight per item. */
+#define NP_REG_STAGE_UNROLL 8
+
+/* The box of slab x0..x1, y0..y1, z0..z1 (inclusive, on the fixed grid): items 0-7 map one
+ * corner each, items 0-2 bound one axis each, then every item copies its share. Returns 1 with
+ * lo (the box's first voxel) and ext (its extent) set when it fits, 0 (the same in every item)
+ * when it does not or holds no inside voxel; the slab then samples from the image. Barriers
+ * inside: every item of the group calls it. */
+NP_FN int np_reg_stage(const np_reg_map *map, NP_GLOBAL const float *NP_RESTRICT v, int nx, int ny, int nz, int x0, int x1, int y0,
+                       int y1, int z0, int z1, NP_LOCAL_PTR float *box, NP_LOCAL_PTR float *corners, NP_LOCAL_PTR int *bounds,
+                       int *lo, int *ext)
+{
+    int l = NP_LID();
+    if (l < 8) {
+        float c[3], q[3];
+        np_reg_map_column(map, (float)((l & 1) ? x1 : x0), (float)((l & 2) ? y1 : y0), c);
+        np_reg_map_slice(map, c, (float)((l & 4) ? z1 : z0), q);
+        for (int r = 0; r < 3; r++)
+            corners[3 * l + r] = q[r];
+    }
+    NP_BARRIER();
+    if (l < 3) {
+        float a = corners[l], b = a;
+        for (int c = 1; c < 8; c++) {
+            a = np_fmin(a, corners[3 * c + l]);
+            b = np_fmax(b, corners[3 * c + l]);
+        }
+        int n = l == 0 ? nx : (l == 1 ? ny : nz);
+        /* No inside voxel along this axis (or a map that is not finite): nothing to stage. */
+        int none = !(b >= 0.0f && a <= (float)(n - 1));
+        int s = none ? 0 : (int)np_fmax(a, 0.0f), e = none ? 0 : (int)np_fmin(b, (float)(n - 1));
+        bounds[l] = s;
+        bounds[3 + l] = none ? 0 : e - s + 2;
+    }
+    NP_BARRIER();
+    for (int r = 0; r < 3; r++) {
+        lo[r] = bounds[r];
+        ext[r] = bounds[3 + r];
+    }
+    int vol = ext[0] * ext[1] * ext[2];
+    if (vol == 0 || vol > NP_REG_STAGE)
+        return 0;
+    /* Element i of the box is (xx, yy, zz) = (i % ex, (i / ex) % ey, i / (ex ey)), followed by
+     * carries as i steps by the group size (no division per element). */
+    int ex = ext[0], ey = ext[1];
+    int dx = NP_REG_GROUP % ex, dq = NP_REG_GROUP / ex, dy = dq % ey, dz = dq / ey;
+    int xx = l % ex, rr = l / ex, yy = rr % ey, zz = rr / ey;
+    for (int i = l; i < vol; i += NP_REG_STAGE_UNROLL * NP_REG_GROUP) {
+        float w[NP_REG_STAGE_UNROLL];
+        for (int u = 0; u < NP_REG_STAGE_UNROLL; u++) {
+            int gx = lo[0] + xx < nx ? lo[0] + xx : nx - 1;
+            int gy = lo[1] + yy < ny ? lo[1] + yy : ny - 1;
+            int gz = lo[2] + zz < nz ? lo[2] + zz : nz - 1;
+            w[u] = i + u * NP_REG_GROUP < vol ? v[gx + nx * (gy + ny * gz)] : 0.0f;
+            xx += dx;
+            yy += dy;
+            zz += dz;
+            if (xx >= ex) {
+                xx -= ex;
+                yy++;
+            }
+            if (yy >= ey) {
+                yy -= ey;
+                zz++;
+            }
+        }
+        for (int u = 0; u < NP_REG_STAGE_UNROLL; u++)
+            if (i + u * NP_REG_GROUP < vol)
+                box[i + u * NP_REG_GROUP] = w[u];
+    }
+    NP_BARRIER();
+    return 1;
+}
+
+/* np_reg_trilinear from the staged box (lo, ext from np_reg_stage): the same operations on the
+ * same values. */
+NP_FN float np_reg_trilinear_box(NP_LOCAL_PTR const float *v, const float *q, const int *lo, const int *ext)
+{
+    int i = (int)q[0], j = (int)q[1], k = (int)q[2];
+    float fx = NP_REG_SUB(q[0], (float)i), fy = NP_REG_SUB(q[1], (float)j), fz = NP_REG_SUB(q[2], (float)k);
+    int sy = ext[0], sz = ext[0] * ext[1];
+    int b = (i - lo[0]) + sy * (j - lo[1]) + sz * (k - lo[2]);
+    float c00 = np_reg_lerp(v[b], v[b + 1], fx);
+    float c10 = np_reg_lerp(v[b + sy], v[b + sy + 1], fx);
+    float c01 = np_reg_lerp(v[b + sz], v[b + sz + 1], fx);
+    float c11 = np_reg_lerp(v[b + sz + sy], v[b + sz + sy + 1], fx);
+    return np_reg_lerp(np_reg_lerp(c00, c10, fy), np_reg_lerp(c01, c11, fy), fz);
+}
+
 /* Histogram bin: one subtraction and one multiplication, truncated, clamped (cost.rs bin). */
 NP_FN int np_reg_bin(float v, float lo, float inv_width, int bins)
 {

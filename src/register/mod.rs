@@ -51,7 +51,11 @@ pub trait CostKernels: Send {
 /// In-kernel trilinear sampling on GPUs: exact (bit-identical to the CPU); the texture path is
 /// [`kernels_with`]`(.., Sampling::Texture)`.
 pub fn kernels(device: &Device) -> Result<Box<dyn CostKernels>> {
-    kernels_with(device, gpu::Sampling::InKernel)
+    let sampling = match std::env::var("NEUROPORT_REG_SAMPLING").as_deref() {
+        Ok("staged") => gpu::Sampling::Staged,
+        _ => gpu::Sampling::InKernel,
+    };
+    kernels_with(device, sampling)
 }
 
 pub fn kernels_with(device: &Device, sampling: gpu::Sampling) -> Result<Box<dyn CostKernels>> {
