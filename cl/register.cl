@@ -30,18 +30,11 @@
   #define NP_REG_FIXED_LOAD(p) np_load_stream(p)
 #endif
 
-/* STAGED (0 or 1, a constant): tile rows ly < SPLIT sample from a box of the moving image SRC
- * (a buffer) staged in local memory slab by slab (np_reg_stage), NP_REG_SZ slices at a time;
- * SAMPLE may test `staged` (this slab's box holds them) and `ly`. Without staging a slab is the
- * whole tile and SRC is any buffer (not read). */
-#define NP_REG_LOOP(STAGED, SPLIT, SRC, SAMPLE)                                                                              \
+#define NP_REG_LOOP(SAMPLE)                                                                              \
     NP_LOCAL_MEM float red[5 * NP_REG_GROUP];                                                            \
     NP_LOCAL_MEM int cnt[2 * NP_REG_GROUP];                                                              \
     NP_LOCAL_MEM np_uint lh[NP_REG_MAXBINS * NP_REG_MAXBINS];                                            \
     NP_LOCAL_MEM int last;                                                                               \
-    NP_LOCAL_MEM float box[(STAGED) ? NP_REG_STAGE : 1];                                                 \
-    NP_LOCAL_MEM float corners[24];                                                                      \
-    NP_LOCAL_MEM int bounds[6];                                                                          \
     int e = NP_GROUP() / ngroups, g = NP_GROUP() - e * ngroups, nb = spec.bins * spec.bins;             \
     np_reg_map map;                                                                                      \
     for (int k = 0; k < 12; k++)                                                                         \
@@ -66,42 +59,28 @@
         int base = x + fnx * y;                                                                          \
         float cq[3];                                                                                     \
         np_reg_map_column(&map, (float)x, (float)y, cq);                                                 \
-        for (int zs = z0; zs < z1; zs += (STAGED) ? NP_REG_SZ : tz) {                                    \
-            int ze = (STAGED) && zs + NP_REG_SZ < z1 ? zs + NP_REG_SZ : z1;                               \
-            int staged = 0, lo[3] = {0, 0, 0}, ext[3] = {0, 0, 0};                                       \
-            if ((STAGED) && (SPLIT) > 0) {                                                               \
-                int x0 = bx * NP_REG_TX, y0 = by * NP_REG_TY;                                            \
-                int x1 = x0 + NP_REG_TX - 1 < fnx - 1 ? x0 + NP_REG_TX - 1 : fnx - 1;                    \
-                int y1 = y0 + (SPLIT) - 1 < fny - 1 ? y0 + (SPLIT) - 1 : fny - 1;                        \
-                staged = np_reg_stage(&map, SRC, mnx, mny, mnz, x0, x1, y0, y1, zs, ze - 1, box, corners, bounds, lo, ext); \
+        /* NP_REG_UNROLL slices per pass: all their loads (fixed value, 8 gathers or one texture   \
+         * fetch) are issued before any is used, so several samples' memory latency overlaps. A    \
+         * voxel off the grid or outside the moving image samples voxel 0 (a valid address) and  \
+         * is dropped; sums are added slice by slice, so the result does not depend on the unroll. */ \
+        for (int z = z0; z < z1; z += NP_REG_UNROLL) {                                                   \
+            float fv[NP_REG_UNROLL], mv[NP_REG_UNROLL];                                                  \
+            int ok[NP_REG_UNROLL], valid[NP_REG_UNROLL];                                                 \
+            for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
+                float q[3];                                                                              \
+                valid[u] = col && z + u < z1;                                                            \
+                np_reg_map_slice(&map, cq, (float)(z + u), q);                                           \
+                ok[u] = valid[u] && np_reg_inside(q, mnx, mny, mnz);                                     \
+                if (!ok[u])                                                                              \
+                    q[0] = q[1] = q[2] = 0.0f;                                                           \
+                fv[u] = NP_REG_FIXED_LOAD(fixed + (valid[u] ? base + fnx * fny * (z + u) : 0));          \
+                mv[u] = (SAMPLE);                                                                        \
             }                                                                                            \
-            /* NP_REG_UNROLL slices per pass: all their loads (fixed value, 8 gathers or one texture \
-             * fetch) are issued before any is used, so several samples' memory latency overlaps. A  \
-             * voxel off the grid or outside the moving image samples the box's first voxel (a valid \
-             * address) and is dropped; sums are added slice by slice, so the result does not depend \
-             * on the unroll. */                                                                         \
-            for (int z = zs; z < ze; z += NP_REG_UNROLL) {                                               \
-                float fv[NP_REG_UNROLL], mv[NP_REG_UNROLL];                                              \
-                int ok[NP_REG_UNROLL], valid[NP_REG_UNROLL];                                             \
-                for (int u = 0; u < NP_REG_UNROLL; u++) {                                                \
-                    float q[3];                                                                          \
-                    valid[u] = col && z + u < ze;                                                        \
-                    np_reg_map_slice(&map, cq, (float)(z + u), q);                                       \
-                    ok[u] = valid[u] && np_reg_inside(q, mnx, mny, mnz);                                 \
-                    if (!ok[u]) {                                                                        \
-                        q[0] = (float)lo[0];                                                             \
-                        q[1] = (float)lo[1];                                                             \
-                        q[2] = (float)lo[2];                                                             \
-                    }                                                                                    \
-                    fv[u] = NP_REG_FIXED_LOAD(fixed + (valid[u] ? base + fnx * fny * (z + u) : 0));      \
-                    mv[u] = (SAMPLE);                                                                    \
-                }                                                                                        \
-                for (int u = 0; u < NP_REG_UNROLL; u++) {                                                \
-                    total += valid[u];                                                                   \
-                    if (ok[u]) {                                                                         \
-                        inside++;                                                                        \
-                        np_reg_add(&spec, fv[u], mv[u], acc, lh, &bin, &run);                            \
-                    }                                                                                    \
+            for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
+                total += valid[u];                                                                       \
+                if (ok[u]) {                                                                             \
+                    inside++;                                                                            \
+                    np_reg_add(&spec, fv[u], mv[u], acc, lh, &bin, &run);                                \
                 }                                                                                        \
             }                                                                                            \
         }                                                                                                \
@@ -116,7 +95,7 @@ NP_KERNEL void NP_REG_BOUNDS register_cost(NP_GLOBAL const float *NP_RESTRICT fi
                              np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
                              NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {
-    NP_REG_LOOP(0, 0, moving, np_reg_trilinear(moving, q, mnx, mny, mnz))
+    NP_REG_LOOP(np_reg_trilinear(moving, q, mnx, mny, mnz))
 }
 
 NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving,
@@ -124,27 +103,5 @@ NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RES
                                      np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
                                      NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {
-    NP_REG_LOOP(0, 0, fixed, np_tex3d_f1(moving, q[0], q[1], q[2]))
-}
-
-/* In-kernel trilinear (exact, as register_cost) from a staged box per slab (np_reg_stage), or
- * from the image where a slab's box does not fit. */
-NP_KERNEL void NP_REG_BOUNDS register_cost_staged(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving,
-                                    int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
-                                    np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
-                                    NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
-{
-    NP_REG_LOOP(1, NP_REG_TY, moving, staged ? np_reg_trilinear_box(box, q, lo, ext) : np_reg_trilinear(moving, q, mnx, mny, mnz))
-}
-
-/* Tile rows ly < split staged (exact), the others through the texture unit, so local memory and
- * the texture path work side by side. A tile row is 16 items: an even split keeps each warp on
- * one path. */
-NP_KERNEL void NP_REG_BOUNDS register_cost_hybrid(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving,
-                                    NP_TEX3D tex, int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
-                                    np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
-                                    NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out, int split)
-{
-    NP_REG_LOOP(1, split, moving, ly >= split ? np_tex3d_f1(tex, q[0], q[1], q[2])
-                                      : (staged ? np_reg_trilinear_box(box, q, lo, ext) : np_reg_trilinear(moving, q, mnx, mny, mnz)))
+    NP_REG_LOOP(np_tex3d_f1(moving, q[0], q[1], q[2]))
 }

@@ -89,7 +89,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     let moving = random_volume([44, 46, 38], &mut r);
     let m = random_map(&mut r);
     let mut rows = Vec::new();
-    for sampling in [Sampling::InKernel, Sampling::Texture, Sampling::Staged, Sampling::Hybrid] {
+    for sampling in [Sampling::InKernel, Sampling::Texture] {
         let mut k = match GpuCost::new(gpu.clone(), sampling) {
             Ok(k) => k,
             Err(e) => {
@@ -108,8 +108,8 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
             let want = cpu::evaluate(&fixed, &moving, &spec, &m);
             let name = format!("register {} {}", kind.name(), k.variant());
             rows.push(match sampling {
-                Sampling::InKernel | Sampling::Staged => in_kernel_row(&name, dev, kind, &got, &hist, &want, k.layout(fixed.geom.dims).terms_per_item()),
-                Sampling::Texture | Sampling::Hybrid => {
+                Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, k.layout(fixed.geom.dims).terms_per_item()),
+                Sampling::Texture => {
                     let unit = 3.0 * 2f64.powi(-(gpu.filter_bits().unwrap_or(22) as i32));
                     let (sum, near) = texture_bounds(&moving, &fixed.geom, &m, &spec, unit);
                     texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near)

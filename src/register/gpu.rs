@@ -72,9 +72,7 @@ fn program() -> (&'static str, &'static str) {
     *TUNED.get_or_init(|| {
         let var = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| v <= 64);
         let (unroll, blocks, stream) = (var("NEUROPORT_REG_UNROLL").filter(|&v| v > 0), var("NEUROPORT_REG_MIN_BLOCKS").filter(|&v| v > 0), var("NEUROPORT_REG_STREAM"));
-        let big = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| (1..=12288).contains(&v));
-        let (sz, stage) = (big("NEUROPORT_REG_SZ").filter(|&v| v <= 64), big("NEUROPORT_REG_STAGE"));
-        if unroll.is_none() && blocks.is_none() && stream != Some(0) && sz.is_none() && stage.is_none() {
+        if unroll.is_none() && blocks.is_none() && stream != Some(0) {
             return ("register", SOURCE);
         }
         let mut defs = String::new();
@@ -87,13 +85,7 @@ fn program() -> (&'static str, &'static str) {
         if stream == Some(0) {
             defs += "#define NP_REG_NO_STREAM 1\n";
         }
-        if let Some(v) = sz {
-            defs += &format!("#define NP_REG_SZ {v}\n");
-        }
-        if let Some(v) = stage {
-            defs += &format!("#define NP_REG_STAGE {v}\n");
-        }
-        let name = format!("register-u{}-b{}-s{}-z{}-t{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1), sz.unwrap_or(0), stage.unwrap_or(0));
+        let name = format!("register-u{}-b{}-s{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1));
         (Box::leak(name.into_boxed_str()), Box::leak(format!("{defs}{SOURCE}").into_boxed_str()))
     })
 }
@@ -105,19 +97,6 @@ pub enum Sampling {
     InKernel,
     /// The texture unit's filter (002's tex3D); NVIDIA's weights have 8 fractional bits.
     Texture,
-    /// Trilinear in the kernel from slabs of the moving image staged in local memory:
-    /// bit-identical to the CPU, as `InKernel`.
-    Staged,
-    /// Rows of each tile staged (exact), the others through the texture unit
-    /// (`NEUROPORT_REG_SPLIT` staged rows of 16, default 8).
-    Hybrid,
-}
-
-impl Sampling {
-    /// Whether every sample is the CPU's, bit for bit.
-    pub fn exact(self) -> bool {
-        matches!(self, Sampling::InKernel | Sampling::Staged)
-    }
 }
 
 /// np_reg_maps: the maps of one launch.
@@ -184,10 +163,6 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
-    cost_staged: Kernel,
-    cost_hybrid: Kernel,
-    /// Tile rows staged by the hybrid sampler.
-    split: i32,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
@@ -204,8 +179,7 @@ impl GpuCost {
         // while the pyramid is built.
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
-        let split = std::env::var("NEUROPORT_REG_SPLIT").ok().and_then(|v| v.parse::<i32>().ok()).filter(|v| (0..=TILE[1] as i32).contains(v)).unwrap_or(8);
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, cost_staged: k("register_cost_staged")?, cost_hybrid: k("register_cost_hybrid")?, split, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -264,11 +238,9 @@ impl GpuCost {
             Records::Mapped(m) => m.buf(),
             Records::Copied { out, .. } => out,
         };
-        match (self.sampling, &l.tex) {
-            (Sampling::Texture, Some(t)) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
-            (Sampling::Hybrid, Some(t)) => g.launch(&self.cost_hybrid, shape, args![&l.fixed, &l.moving, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out, self.split])?,
-            (Sampling::Staged, _) => g.launch(&self.cost_staged, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
-            _ => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+        match &l.tex {
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
         let words = PARTIAL_WORDS * maps.len();
         if let Records::Copied { out, record } = &mut sc.records {
@@ -301,11 +273,11 @@ impl CostKernels for GpuCost {
             bail!("register: images beyond 2^31 voxels are not supported on GPUs");
         }
         let tex = match self.sampling {
-            Sampling::Texture | Sampling::Hybrid => {
+            Sampling::Texture => {
                 let b = g.upload(moving.as_flat())?;
                 Some(g.texture3d_scalar(&b, 0, moving.geom.dims)?)
             }
-            Sampling::InKernel | Sampling::Staged => None,
+            Sampling::InKernel => None,
         };
         let layout = self.layout(fixed.geom.dims);
         if (spec.bins * spec.bins) as usize > MAX_HIST {
@@ -326,7 +298,7 @@ impl CostKernels for GpuCost {
         }
         self.loaded = Some(Loaded {
             fixed: g.upload(fixed.as_flat())?,
-            moving: if self.sampling == Sampling::Texture { g.alloc(1)? } else { g.upload(moving.as_flat())? },
+            moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
             tex,
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
@@ -364,8 +336,6 @@ impl CostKernels for GpuCost {
         match self.sampling {
             Sampling::InKernel => "in-kernel",
             Sampling::Texture => "texture",
-            Sampling::Staged => "staged",
-            Sampling::Hybrid => "hybrid",
         }
     }
 }

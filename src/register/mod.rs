@@ -51,11 +51,7 @@ pub trait CostKernels: Send {
 /// In-kernel trilinear sampling on GPUs: exact (bit-identical to the CPU); the texture path is
 /// [`kernels_with`]`(.., Sampling::Texture)`.
 pub fn kernels(device: &Device) -> Result<Box<dyn CostKernels>> {
-    let sampling = match std::env::var("NEUROPORT_REG_SAMPLING").as_deref() {
-        Ok("staged") => gpu::Sampling::Staged,
-        _ => gpu::Sampling::InKernel,
-    };
-    kernels_with(device, sampling)
+    kernels_with(device, gpu::Sampling::InKernel)
 }
 
 pub fn kernels_with(device: &Device, sampling: gpu::Sampling) -> Result<Box<dyn CostKernels>> {

@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     println!("registration cost, {x}x{y}x{z} fixed and moving, {} evaluations per run, median of {} runs", a.evals, a.runs.repeats.max(1));
     let mut json = Vec::new();
     for dev in &devices {
-        let samplings: &[Sampling] = if dev.is_cpu() { &[Sampling::InKernel] } else { &[Sampling::InKernel, Sampling::Texture, Sampling::Staged, Sampling::Hybrid] };
+        let samplings: &[Sampling] = if dev.is_cpu() { &[Sampling::InKernel] } else { &[Sampling::InKernel, Sampling::Texture] };
         for &sampling in samplings {
             let mut k = match kernels_with(dev, sampling) {
                 Ok(k) => k,
