@@ -13,6 +13,10 @@
 #     `bench register` (SAD, NCC; in-kernel, texture) alternating, two rounds per API; `check`
 #     on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 192); `register` on the 1 mm pair alternating,
 #     two rounds per API, outputs compared byte for byte.
+#   PART=c (~2 min): OpenCL's staging slots allocated while the registration builds its pyramid
+#     and awaited before the first launch (Gpu::stage_settle), instead of at the second level's
+#     first upload: `register` on the 1 mm pair, the binary before (dist/neuroport-old, 7bd70ec)
+#     and after alternating, three rounds per API, outputs compared byte for byte.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -65,4 +69,18 @@ if [ "$PART" = b ]; then
     cmp -s "$W/ra-$be-1$f" "$W/ri-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
   done; done | tee "$OUT/same-register.txt"
   echo "=== summary"; grep -E "^##|level 3|registration|process wall" "$OUT/register.txt"
+fi
+if [ "$PART" = c ]; then
+  OLD="$PWD/dist/neuroport-old"
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  for rep in 1 2 3; do for be in "$OCL" cuda; do
+    reg old "$OLD" "$be" "$W/ro-${be%%:*}-$rep"
+    reg new "$B" "$be" "$W/rn-${be%%:*}-$rep"
+  done; done
+  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
+    cmp -s "$W/ro-$be-1$f" "$W/rn-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
+  done; done | tee "$OUT/same-register.txt"
+  echo "=== summary"; grep -E "^##|^level|registration|stages|process wall" "$OUT/register.txt" | sed 's/ evaluations in / in /'
 fi

@@ -115,7 +115,7 @@ impl GpuFim {
     pub fn new(gpu: Gpu, par: &Params) -> Result<GpuFim> {
         // The first upload (S, ~20 MB on 004's brain) would wait for the staging slots: they are
         // made while the kernels load and the volumes are reordered.
-        gpu.stage_ahead_idle();
+        gpu.stage_ahead();
         let built = Self::build(&gpu, lanes(gpu.info().is_gpu, par))?;
         Ok(GpuFim { gpu, built })
     }

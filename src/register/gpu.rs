@@ -267,6 +267,9 @@ impl CostKernels for GpuCost {
         // The old level's images go before the new ones are uploaded (not both held at once).
         self.loaded = None;
         let g = &self.gpu;
+        // Before the first launch: the staging slots begun in `new` (OpenCL; CUDA's are made
+        // beside the launches).
+        g.stage_settle();
         g.set_timing(true);
         let nf = fixed.nvox();
         if nf > i32::MAX as usize || moving.nvox() > i32::MAX as usize {

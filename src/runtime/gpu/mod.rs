@@ -187,27 +187,27 @@ impl Gpu {
     }
 
     /// Allocates the page-locked staging slots (2 x 16 MB) on another thread now, so that the
-    /// first copy over 1 MB does not wait for them (~15 ms on the H100): for a caller with host
-    /// work to do before its large copies (registration builds its pyramid, then uploads the
-    /// second level's 5 MB images). CUDA only: on NVIDIA's OpenCL the allocation held up the
-    /// launches queued meanwhile (a 1 mm registration's first level 34-37 -> 44-59 ms, more than
-    /// it saved), and a CPU device's copies are plain memcpys.
+    /// first copy over 1 MB does not wait for them (~15-20 ms on the H100): for a caller with
+    /// host work to do before its large copies (registration builds its pyramid, then uploads
+    /// the second level's 5 MB images; the FIM reorders its volumes). A caller that queues
+    /// launches before its first large copy calls [`stage_settle`](Self::stage_settle) first.
+    /// GPUs only: a CPU device's copies are plain memcpys.
     pub fn stage_ahead(&self) {
-        if self.q.info().backend != "cuda" {
-            return;
-        }
-        self.stage_ahead_idle();
-    }
-
-    /// [`stage_ahead`](Self::stage_ahead) on OpenCL GPUs too, for a caller that queues nothing
-    /// until its first large copy (the FIM reorders its volumes on the host first: NVIDIA
-    /// OpenCL's upload of example 3 took 22 ms, most of it the slots' allocation).
-    pub fn stage_ahead_idle(&self) {
         if !self.q.info().is_gpu && self.q.info().backend != "cuda" {
             return;
         }
         let g = self.clone();
         std::thread::spawn(move || g.staging.warm(&*g.q));
+    }
+
+    /// Waits for [`stage_ahead`](Self::stage_ahead)'s allocation where launches queued beside it
+    /// would wait for it: on NVIDIA's OpenCL they did (a 1 mm registration's first level 34-37 ->
+    /// 44-59 ms, round 8), so there the allocation ends before the first launch instead, behind
+    /// the caller's host work. CUDA's launches run beside it: returns at once.
+    pub fn stage_settle(&self) {
+        if self.q.info().backend != "cuda" && self.q.info().is_gpu {
+            self.staging.warm(&*self.q);
+        }
     }
 
     /// Copies `data` into `b` from element `offset` on.
