@@ -32,13 +32,13 @@ use crate::volume::{Geometry, Volume};
 use anyhow::Result;
 use rand::Rng;
 
-fn random_volume(dims: [usize; 3], r: &mut impl Rng) -> Volume {
+pub(super) fn random_volume(dims: [usize; 3], r: &mut impl Rng) -> Volume {
     let g = Geometry::synthetic(dims, [1.0; 3]);
     let data = (0..g.nvox()).map(|_| r.random_range(0.0f32..1.0)).collect();
     Volume::from_flat(g, 1, data)
 }
 
-fn random_map(r: &mut impl Rng) -> [f32; 12] {
+pub(super) fn random_map(r: &mut impl Rng) -> [f32; 12] {
     let mut m = [0.0f32; 12];
     for row in 0..3 {
         for c in 0..3 {

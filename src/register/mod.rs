@@ -372,18 +372,7 @@ fn rotated_starts(p: &[f64]) -> Vec<Vec<f64>> {
 
 /// The moving image resampled onto the fixed grid through `t` (trilinear; 0 outside).
 pub fn warp(moving: &Volume, fixed: &Geometry, t: &Mat4) -> Vec<f32> {
-    let m = voxel_map_f32(t, fixed, &moving.geom);
-    let [nx, ny, nz] = fixed.dims;
-    let mut out = vec![0.0f32; nx * ny * nz];
-    out.par_chunks_mut(nx * ny).enumerate().for_each(|(z, slab)| {
-        for y in 0..ny {
-            for x in 0..nx {
-                let q = cpu::map_point(&m, x as f32, y as f32, z as f32);
-                slab[x + nx * y] = cpu::sample(moving.as_flat(), moving.geom.dims, q).unwrap_or(0.0);
-            }
-        }
-    });
-    out
+    cpu::resample(moving, fixed.dims, &voxel_map_f32(t, fixed, &moving.geom))
 }
 
 /// Mean distance (mm) between where `a` and `b` send the world positions of the fixed voxels
