@@ -108,22 +108,3 @@ NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RES
 {
     NP_REG_LOOP(np_tex3d_f1(moving, q[0], q[1], q[2]))
 }
-
-/* The texture unit filtering in x and y only: texel (x, y, z) holds voxels z and z + 1 (the last
- * slice twice), fetched at slice floor(z) and interpolated in z in the kernel. (Experiment,
- * round 15.) */
-NP_FN float np_reg_tex_pair(NP_TEX3D t, const float *q)
-{
-    int k = (int)q[2];
-    float fz = NP_REG_SUB(q[2], (float)k);
-    float2 v = np_tex3d_f2(t, q[0], q[1], (float)k);
-    return np_reg_lerp(v.x, v.y, fz);
-}
-
-NP_KERNEL void NP_REG_BOUNDS register_cost_texture_pair(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving,
-                                     int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
-                                     np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
-                                     NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
-{
-    NP_REG_LOOP(np_reg_tex_pair(moving, q))
-}

@@ -53,8 +53,6 @@
   /* Hardware trilinear filtering at voxel-index coordinates (voxel i's centre at i). */
   #define np_tex3d_f4(t, x, y, z) tex3D<float4>((cudaTextureObject_t)(t), (x) + 0.5f, (y) + 0.5f, (z) + 0.5f)
   #define np_tex3d_f1(t, x, y, z) tex3D<float>((cudaTextureObject_t)(t), (x) + 0.5f, (y) + 0.5f, (z) + 0.5f)
-  /* Two channels: (.x, .y) as a float2. */
-  #define np_tex3d_f2(t, x, y, z) tex3D<float2>((cudaTextureObject_t)(t), (x) + 0.5f, (y) + 0.5f, (z) + 0.5f)
   #define np_atomic_add_i32(p, v) atomicAdd((int *)(p), (int)(v))
   #define np_atomic_add_u32(p, v) atomicAdd((unsigned int *)(p), (unsigned int)(v))
   #define np_atomic_min_i32(p, v) atomicMin((int *)(p), (int)(v))
@@ -105,7 +103,6 @@
   /* Hardware trilinear filtering at voxel-index coordinates (voxel i's centre at i). */
   #define np_tex3d_f4(t, x, y, z) read_imagef((t), np_linear_sampler, (float4)((x) + 0.5f, (y) + 0.5f, (z) + 0.5f, 0.0f))
   #define np_tex3d_f1(t, px, py, pz) np_tex3d_f4(t, px, py, pz).x
-  #define np_tex3d_f2(t, px, py, pz) np_tex3d_f4(t, px, py, pz).xy
   #define np_atomic_add_i32(p, v) atomic_add((volatile __global int *)(p), (int)(v))
   #define np_atomic_add_u32(p, v) atomic_add((volatile __global uint *)(p), (uint)(v))
   #define np_atomic_min_i32(p, v) atomic_min((volatile __global int *)(p), (int)(v))

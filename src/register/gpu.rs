@@ -163,7 +163,6 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
-    cost_pair: Option<Kernel>,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
@@ -180,8 +179,7 @@ impl GpuCost {
         // while the pyramid is built.
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
-        let pair = std::env::var("NEUROPORT_REG_TEX_PAIR").is_ok_and(|v| v == "1");
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, cost_pair: if pair { Some(k("register_cost_texture_pair")?) } else { None }, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -241,7 +239,7 @@ impl GpuCost {
             Records::Copied { out, .. } => out,
         };
         match &l.tex {
-            Some(t) => g.launch(self.cost_pair.as_ref().unwrap_or(&self.cost_tex), shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
         let words = PARTIAL_WORDS * maps.len();
@@ -278,19 +276,6 @@ impl CostKernels for GpuCost {
             bail!("register: images beyond 2^31 voxels are not supported on GPUs");
         }
         let tex = match self.sampling {
-            Sampling::Texture if self.cost_pair.is_some() => {
-                let [nx, ny, nz] = moving.geom.dims;
-                let v = moving.as_flat();
-                let slab = nx * ny;
-                let mut pairs = vec![0.0f32; 2 * v.len()];
-                for (i, p) in pairs.chunks_mut(2).enumerate() {
-                    let z = i / slab;
-                    p[0] = v[i];
-                    p[1] = v[if z + 1 < nz { i + slab } else { i }];
-                }
-                let b = g.upload(&pairs)?;
-                Some(g.texture3d_pair(&b, 0, moving.geom.dims)?)
-            }
             Sampling::Texture => {
                 let b = g.upload(moving.as_flat())?;
                 Some(g.texture3d_scalar(&b, 0, moving.geom.dims)?)

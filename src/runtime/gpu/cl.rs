@@ -14,7 +14,7 @@ use opencl3::event::Event;
 use opencl3::kernel::{set_kernel_arg, Kernel};
 use opencl3::memory::{
     cl_image_desc, cl_image_format, Buffer, Image, CL_FLOAT, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
-    CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_R, CL_RG, CL_RGBA,
+    CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_R, CL_RGBA,
 };
 use opencl3::memory::ClMem as _;
 use opencl3::types::{cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
@@ -253,11 +253,7 @@ impl Queue for ClQueue {
         if (0..3).any(|a| dims[a] > max[a]) {
             bail!("grid {dims:?} exceeds the 3-D image limits {max:?} of {}", dev.info.name);
         }
-        let order = match channels {
-            1 => CL_R,
-            2 => CL_RG,
-            _ => CL_RGBA,
-        };
+        let order = if channels == 1 { CL_R } else { CL_RGBA };
         let format = cl_image_format { image_channel_order: order, image_channel_data_type: CL_FLOAT };
         // SAFETY: a plain C struct; all-zero is its documented "unused" value for the other fields.
         let mut desc: cl_image_desc = unsafe { std::mem::zeroed() };

@@ -296,17 +296,6 @@ impl Gpu {
         Ok(Texture3d { raw, dims })
     }
 
-    /// A two-floats-per-texel 3-D texture of `dims` texels from `2 * texels` floats at `offset`
-    /// (read by `np_tex3d_f2`).
-    pub fn texture3d_pair(&self, src: &Buf<f32>, offset: usize, dims: [usize; 3]) -> Result<Texture3d> {
-        let texels: usize = dims.iter().product();
-        if offset + 2 * texels > src.len() {
-            return Err(anyhow!("texture of {dims:?} texel pairs at {offset} past a buffer of {} floats", src.len()));
-        }
-        let raw = self.q.texture3d(&src.raw, offset * 4, dims, 2)?;
-        Ok(Texture3d { raw, dims })
-    }
-
     /// Bits of the hardware filter's interpolation weights: NVIDIA's texture units use 8-bit
     /// fixed point (1/256 steps); None where the device filters in full float or is unknown.
     pub fn filter_bits(&self) -> Option<u32> {
