@@ -17,6 +17,17 @@
 #     and awaited before the first launch (Gpu::stage_settle), instead of at the second level's
 #     first upload: `register` on the 1 mm pair, the binary before (dist/neuroport-old, 7bd70ec)
 #     and after alternating, three rounds per API, outputs compared byte for byte.
+#   PART=d (~5 min): the README's commands (common.sh `readme`) with round 14's binary
+#     (dist/neuroport-old, c21cc48) and this one on CUDA, NVIDIA OpenCL and PoCL 5.0: every
+#     command's exit and wall, every output compared byte for byte per backend.
+#   PART=e (~4 min): `register` on the 1 mm pair with round 14's binary and this one
+#     alternating, two rounds per API (the warp row by row, OpenCL's staging settled before the
+#     first launch), outputs compared; `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 193);
+#     `bench register` (SAD, NCC) once per API.
+#   PART=f (~2 min): the texture path with texel pairs (voxels z and z + 1 in one float2
+#     texel, filtered in x and y by the texture unit, lerped in z in the kernel;
+#     NEUROPORT_REG_TEX_PAIR=1, an experiment) against the scalar texture: `bench register`
+#     alternating, two rounds, CUDA and NVIDIA OpenCL; `check` with pairs on both (seed 194).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -83,4 +94,46 @@ if [ "$PART" = c ]; then
     cmp -s "$W/ro-$be-1$f" "$W/rn-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
   done; done | tee "$OUT/same-register.txt"
   echo "=== summary"; grep -E "^##|^level|registration|stages|process wall" "$OUT/register.txt" | sed 's/ evaluations in / in /'
+fi
+if [ "$PART" = d ]; then
+  OLD="$PWD/dist/neuroport-old"
+  readme_inputs
+  for be in cuda "$OCL" "$POCL"; do
+    stamp "README commands $be"
+    readme "$OLD" "$be" "$W/r-old-${be//:/-}"; readme "$B" "$be" "$W/r-new-${be//:/-}"
+  done
+  for be in cuda "$OCL" "$POCL"; do
+    (cd "$W/r-old-${be//:/-}" && find . -type f | sort | while read -r f; do cmp -s "$f" "$W/r-new-${be//:/-}/$f" || echo "$be: $f DIFFERS"; done; echo "$be: $(find . -type f | wc -l) files compared")
+  done | tee "$OUT/same-readme.txt"
+  grep -E "^##|exit [^0]" "$OUT/readme.txt"
+fi
+if [ "$PART" = e ]; then
+  OLD="$PWD/dist/neuroport-old"
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    reg old "$OLD" "$be" "$W/ro-${be%%:*}-$rep"
+    reg new "$B" "$be" "$W/rn-${be%%:*}-$rep"
+  done; done
+  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
+    cmp -s "$W/ro-$be-1$f" "$W/rn-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
+  done; done | tee "$OUT/same-register.txt"
+  echo "=== summary"; grep -E "^##|registration|stages|process wall" "$OUT/register.txt" | sed 's/ evaluations in / in /'
+  CHECK_ROWS=register checks 193 cuda "$OCL"
+  stamp "check on PoCL ($POCL)"
+  step 300 "$B" check --backend "$POCL" --seed 193 > "$OUT/check-pocl.txt" 2>&1
+  grep -E "FAIL|error" "$OUT/check-pocl.txt" | head; tail -n 1 "$OUT/check-pocl.txt"
+  for be in cuda "$OCL"; do breg final "$be"; done
+fi
+if [ "$PART" = f ]; then
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    breg "scalar texels ($rep)" "$be"
+    breg "texel pairs ($rep)" "$be" NEUROPORT_REG_TEX_PAIR=1
+  done; done
+  for be in cuda "$OCL"; do
+    stamp "check $be, texel pairs"
+    NEUROPORT_REG_TEX_PAIR=1 step 150 "$B" check --backend "$be" --seed 194 > "$OUT/check-pair-${be%%:*}.txt" 2>&1
+    grep -E "register .* texture|passed" "$OUT/check-pair-${be%%:*}.txt"
+  done
 fi
