@@ -28,6 +28,8 @@
 #     texel, filtered in x and y by the texture unit, lerped in z in the kernel;
 #     NEUROPORT_REG_TEX_PAIR=1, an experiment) against the scalar texture: `bench register`
 #     alternating, two rounds, CUDA and NVIDIA OpenCL; `check` with pairs on both (seed 194).
+#   PART=g (~3 min): the final binary: `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 197
+#     and 198, then PART=d's README comparison against round 14's binary.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -94,6 +96,10 @@ if [ "$PART" = c ]; then
     cmp -s "$W/ro-$be-1$f" "$W/rn-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
   done; done | tee "$OUT/same-register.txt"
   echo "=== summary"; grep -E "^##|^level|registration|stages|process wall" "$OUT/register.txt" | sed 's/ evaluations in / in /'
+fi
+if [ "$PART" = g ]; then
+  for seed in 197 198; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=XXX checks "$seed" cuda "$OCL" "$POCL"); done
+  PART=d
 fi
 if [ "$PART" = d ]; then
   OLD="$PWD/dist/neuroport-old"
