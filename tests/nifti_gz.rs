@@ -112,9 +112,14 @@ print('nibabel', nib.__version__, a.shape)
     assert!(out.contains("(64, 64, 40, 10)"), "{out}");
 }
 
-/// A hand-made NIfTI of `datatype` with scaling, optionally big-endian.
+/// A hand-made 2x2x1 NIfTI of `datatype` with scaling, optionally big-endian.
 fn typed(dir: &Path, name: &str, datatype: i16, bitpix: i16, bytes: &[u8], slope: f32, inter: f32, big: bool) -> std::path::PathBuf {
-    let mut h = raw_nifti(&[2, 2, 1], datatype, bitpix, bytes);
+    typed_dims(dir, name, &[2, 2, 1], datatype, bitpix, bytes, slope, inter, big)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn typed_dims(dir: &Path, name: &str, dims: &[u16], datatype: i16, bitpix: i16, bytes: &[u8], slope: f32, inter: f32, big: bool) -> std::path::PathBuf {
+    let mut h = raw_nifti(dims, datatype, bitpix, bytes);
     h[112..116].copy_from_slice(&slope.to_le_bytes());
     h[116..120].copy_from_slice(&inter.to_le_bytes());
     if big {
@@ -159,6 +164,21 @@ fn every_integer_type_byte_order_and_scaling_decodes() {
     // uint8 with slope 0: no scaling (the NIfTI rule)
     let p = typed(d, "u8.nii", 2, 8, &[1, 2, 3, 255], 0.0, 5.0, false);
     assert_eq!(read_nifti(&p).unwrap().as_flat(), &[1.0, 2.0, 3.0, 255.0]);
+}
+
+/// A volume of several read buffers (4 MiB) and conversion pieces (64 KiB), neither size a
+/// divisor of it: every voxel decoded and scaled in place, whichever core converted its piece.
+#[test]
+fn a_volume_of_many_read_buffers_decodes_every_voxel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dims = [517u16, 613, 9];
+    let n = dims.iter().map(|&d| d as usize).product::<usize>();
+    let vals: Vec<i16> = (0..n).map(|i| (i.wrapping_mul(7919) % 65536) as u16 as i16).collect();
+    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_be_bytes()).collect();
+    let p = typed_dims(tmp.path(), "big.nii", &dims, 4, 16, &bytes, 0.5, 10.0, true);
+    let v = read_nifti(&p).unwrap();
+    let differ = v.as_flat().iter().zip(&vals).filter(|(&got, &x)| got != x as f32 * 0.5 + 10.0).count();
+    assert_eq!(differ, 0, "{differ} of {n} voxels decoded wrong");
 }
 
 #[test]
