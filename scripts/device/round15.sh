@@ -30,6 +30,10 @@
 #     alternating, two rounds, CUDA and NVIDIA OpenCL; `check` with pairs on both (seed 194).
 #   PART=g (~3 min): the final binary: `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 197
 #     and 198, then PART=d's README comparison against round 14's binary.
+#   PART=h (~4 min): NIfTI reads converted on every core: `bench nifti --read-only` on the
+#     256x256x100 tensor (157 MB), round 14's binary and this alternating, two rounds; the whole
+#     `fim --target` (common.sh fim_target_pairs: CUDA and NVIDIA OpenCL, two rounds, maps
+#     compared); `dti` on the issue-7 volume (171 MB DWI) on CUDA, alternating, two rounds, stages.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -142,4 +146,20 @@ if [ "$PART" = f ]; then
     NEUROPORT_REG_TEX_PAIR=1 step 150 "$B" check --backend "$be" --seed 194 > "$OUT/check-pair-${be%%:*}.txt" 2>&1
     grep -E "register .* texture|passed" "$OUT/check-pair-${be%%:*}.txt"
   done
+fi
+if [ "$PART" = h ]; then
+  OLD="$PWD/dist/neuroport-old"
+  fim_phantom
+  for rep in 1 2; do for b in "$OLD" "$B"; do
+    stamp "bench nifti $(basename "$b") ($rep)"
+    { echo "## $(basename "$b") ($rep)"; step 120 "$b" bench nifti --input "$W/d/dti_tensor.nii.gz" --read-only --repeats 3 2>&1 | grep -i read; } | tee -a "$OUT/nifti.txt"
+  done; done
+  fim_target_pairs old "$OLD" "" new "$B" ""
+  echo "=== fim --target"; grep -E "^##|^stages|process wall" "$OUT/user.txt" | sed -E 's/stages: exec->main [0-9]+ ms, read ([0-9]+ ms).*main ([0-9]+ ms)/read \1 main \2/'
+  stamp "synth the issue-7 volume"
+  step 60 "$B" synth --model sticks --dims 96,112,72 --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$W/i7" > /dev/null
+  for rep in 1 2; do for b in "$OLD" "$B"; do
+    { echo "## $(basename "$b") ($rep)"; NEUROPORT_STAGES=1 wall "dti cuda" 60 "$b" dti --backend cuda --dwi "$W/i7/dwi.nii.gz" --bvals "$W/i7/bvals" --bvecs "$W/i7/bvecs" --mask "$W/i7/mask.nii.gz" --out "$W/dti-$(basename "$b")-$rep" --force; } | tee -a "$OUT/dti.txt"
+  done; done
+  for f in "$W"/dti-neuroport-old-1*; do cmp -s "$f" "${f/neuroport-old-1/neuroport-1}" || echo "DIFFERS: $f"; done | tee "$OUT/same-dti.txt"; echo "$(ls "$W"/dti-neuroport-old-1* | wc -l) dti outputs compared" | tee -a "$OUT/same-dti.txt"
 fi
