@@ -31,7 +31,8 @@
 #   PART=g (~3 min): the final binary: `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 197
 #     and 198, then PART=d's README comparison against round 14's binary.
 #   PART=h (~4 min): NIfTI reads converted on every core: `bench nifti --read-only` on the
-#     256x256x100 tensor (157 MB), round 14's binary and this alternating, two rounds; the whole
+#     256x256x100 tensor (157 MB), round 14's binary, dist/neuroport-prev if there (254a958:
+#     converted on every core, still copied through one thread) and this alternating, two rounds; the whole
 #     `fim --target` (common.sh fim_target_pairs: CUDA and NVIDIA OpenCL, two rounds, maps
 #     compared); `dti` on the issue-7 volume (171 MB DWI) on CUDA, alternating, two rounds, stages.
 . "$(dirname "$0")/common.sh"
@@ -150,7 +151,8 @@ fi
 if [ "$PART" = h ]; then
   OLD="$PWD/dist/neuroport-old"
   fim_phantom
-  for rep in 1 2; do for b in "$OLD" "$B"; do
+  PREV="$PWD/dist/neuroport-prev"
+  for rep in 1 2; do for b in "$OLD" $([ -x "$PREV" ] && echo "$PREV") "$B"; do
     stamp "bench nifti $(basename "$b") ($rep)"
     { echo "## $(basename "$b") ($rep)"; step 120 "$b" bench nifti --input "$W/d/dti_tensor.nii.gz" --read-only --repeats 3 2>&1 | grep -i read; } | tee -a "$OUT/nifti.txt"
   done; done
