@@ -181,9 +181,9 @@ fn a_volume_of_many_read_buffers_decodes_every_voxel() {
     assert_eq!(differ, 0, "{differ} of {n} voxels decoded wrong");
 }
 
-/// Our multi-member .nii.gz decoded member by member on the workers that inflate them: members
-/// of an odd size split voxels between them (8-byte float64, 2-byte int16, big-endian, scaled),
-/// and a file cut at a member boundary is truncated, not short.
+/// Our multi-member .nii.gz with members of odd sizes, which split voxels between them (8-byte
+/// float64, 2-byte int16, big-endian, scaled): every voxel read back; and a file cut at a member
+/// boundary is truncated, not short.
 #[test]
 fn members_that_split_voxels_decode_every_voxel() {
     let tmp = tempfile::tempdir().unwrap();

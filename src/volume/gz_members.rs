@@ -82,51 +82,6 @@ impl<R: Read + Send> ParallelMembers<R> {
     }
 }
 
-impl<R: Read + Send> ParallelMembers<R> {
-    /// Hands every byte left in the stream to `f(offset, bytes)`, `offset` counted from the
-    /// current position: what is left of the current member first, then each member on the
-    /// worker that inflated it, a wave of members in parallel while the next wave's compressed
-    /// bytes are read. So a caller can decode each member where it was inflated (the voxels
-    /// of a .nii.gz: `nifti_decode`), instead of copying every byte through `read` on one
-    /// thread. Calls come in any order. Returns the bytes passed.
-    pub fn for_each_part(&mut self, f: &(dyn Fn(usize, &[u8]) + Sync)) -> io::Result<usize> {
-        let mut off = self.cur.len() - self.pos;
-        if off > 0 {
-            f(0, &self.cur[self.pos..]);
-            self.pos = self.cur.len();
-        }
-        while let Some(m) = self.ready.pop_front() {
-            f(off, &m);
-            off += m.len();
-        }
-        loop {
-            if self.pending.is_empty() && !self.eof {
-                self.pending = read_wave(&mut self.src, &mut self.eof, self.wave)?;
-            }
-            if self.pending.is_empty() {
-                return Ok(off);
-            }
-            let comp = std::mem::take(&mut self.pending);
-            // Each member's place from its header's length field, which inflate checks.
-            let mut starts = Vec::with_capacity(comp.len());
-            for m in &comp {
-                starts.push(off);
-                off += sizes(m).ok_or_else(|| bad("bad gzip member header"))?.1;
-            }
-            let (src, eof, wave, spare) = (&mut self.src, &mut self.eof, self.wave, &self.spare);
-            let decode = |(m, &at): (&Vec<u8>, &usize)| -> io::Result<()> {
-                let raw = inflate(m, spare.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default())?;
-                f(at, &raw);
-                spare.lock().unwrap_or_else(|e| e.into_inner()).push(raw);
-                Ok(())
-            };
-            let (next, done) = rayon::join(|| if *eof { Ok(Vec::new()) } else { read_wave(src, eof, wave) }, || comp.par_iter().zip(&starts).try_for_each(decode));
-            done?;
-            self.pending = next?;
-        }
-    }
-}
-
 impl<R: Read + Send> Read for ParallelMembers<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.pos == self.cur.len() {

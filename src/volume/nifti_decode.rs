@@ -1,11 +1,9 @@
 //! Voxel bytes to numbers while streaming: datatype, byte order and scl_slope/scl_inter applied
 //! per read buffer, so a volume is never held twice.
 
-use super::gz_members::ParallelMembers;
 use anyhow::Result;
 use rayon::prelude::*;
 use std::io::Read;
-use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
@@ -73,51 +71,6 @@ impl Decode {
         Ok(())
     }
 
-    /// [`read`](Self::read) from one of our own multi-member .nii.gz files: each member's
-    /// voxels converted on the worker that inflated it (no copy through one thread), the few
-    /// voxels split between two members put together afterwards.
-    pub fn read_members<O: Copy + Send, R: Read + Send>(&self, src: &mut ParallelMembers<R>, out: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) -> std::io::Result<()> {
-        let b = self.bytes;
-        let need = out.len() * b;
-        let dst = Disjoint(out.as_mut_ptr(), out.len());
-        // Bytes of voxels that straddle a member boundary, by stream offset.
-        let split: Mutex<Vec<(usize, Vec<u8>)>> = Mutex::default();
-        let total = src.for_each_part(&|off, raw| {
-            if off >= need {
-                return;
-            }
-            let raw = &raw[..raw.len().min(need - off)];
-            let end = off + raw.len();
-            let (first, last) = (off.div_ceil(b), end / b);
-            let mut pieces = Vec::new();
-            if first < last {
-                // SAFETY: members hold disjoint byte ranges of the stream, so whole voxels
-                // first..last belong to this call alone, and `out` outlives for_each_part.
-                let o = unsafe { dst.slice(first, last) };
-                o.par_chunks_mut(PIECE / b).zip(raw[first * b - off..last * b - off].par_chunks(PIECE)).for_each(|(o, r)| self.convert(r, o, conv));
-                pieces.push((off, &raw[..first * b - off]));
-                pieces.push((last * b, &raw[last * b - off..]));
-            } else {
-                pieces.push((off, raw));
-            }
-            let mut g = split.lock().unwrap_or_else(|e| e.into_inner());
-            g.extend(pieces.into_iter().filter(|p| !p.1.is_empty()).map(|(at, p)| (at, p.to_vec())));
-        })?;
-        if total < need {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        let mut voxels: std::collections::BTreeMap<usize, [u8; 8]> = Default::default();
-        for (at, p) in split.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            for (k, &byte) in p.iter().enumerate() {
-                voxels.entry((at + k) / b).or_default()[(at + k) % b] = byte;
-            }
-        }
-        for (i, v) in voxels {
-            self.convert(&v[..b], &mut out[i..i + 1], conv);
-        }
-        Ok(())
-    }
-
     fn convert<O: Copy>(&self, b: &[u8], out: &mut [O], conv: &impl Fn(f64) -> O) {
         macro_rules! each {
             ($t:ty, $n:expr) => {{
@@ -143,22 +96,5 @@ impl Decode {
             Kind::F32 => each!(f32, 4),
             Kind::F64 => each!(f64, 8),
         }
-    }
-}
-
-/// An output array written from several threads at disjoint ranges (read_members).
-struct Disjoint<O>(*mut O, usize);
-// SAFETY: only disjoint ranges are handed out (slice's contract), each to one thread.
-unsafe impl<O: Send> Sync for Disjoint<O> {}
-
-impl<O> Disjoint<O> {
-    /// Elements a..b.
-    ///
-    /// # Safety
-    /// No other live slice may overlap a..b, and the array must outlive the slice.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn slice(&self, a: usize, b: usize) -> &mut [O] {
-        assert!(a <= b && b <= self.1, "range {a}..{b} of {}", self.1);
-        unsafe { std::slice::from_raw_parts_mut(self.0.add(a), b - a) }
     }
 }

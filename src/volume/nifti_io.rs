@@ -2,7 +2,6 @@
 //! are decoded here in one pass into the final array, and every failure is turned into an error
 //! that names the file and the problem.
 
-use super::gz_members::ParallelMembers;
 use super::{Geometry, Volume};
 use crate::guard::quiet_catch;
 use anyhow::{anyhow, bail, Context, Result};
@@ -65,11 +64,7 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     let n: usize = dims.iter().product();
     let mut out = vec![O::default(); n];
     let decode = super::nifti_decode::Decode::of(&header, elem)?;
-    let decoded = match &mut data_in.0 {
-        Source::Members(m) => decode.read_members(m, &mut out, &conv),
-        other => decode.read(other, &mut out, &conv),
-    };
-    decoded.map_err(|e| match e.kind() {
+    decode.read(&mut data_in.0, &mut out, &conv).map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => {
             anyhow!("{dshown}: truncated: the data section ends before the {} bytes the header promises", n * decode.bytes)
         }
@@ -87,37 +82,21 @@ pub fn plain_io(e: &std::io::Error) -> String {
     }
 }
 
-/// A file's bytes: our own multi-member gzip (its members' lengths in their headers, so they
-/// inflate side by side), any other gzip, or plain.
-enum Source {
-    Members(ParallelMembers<std::io::BufReader<std::fs::File>>),
-    Other(Box<dyn Read>),
-}
-
-impl Read for Source {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Source::Members(m) => m.read(buf),
-            Source::Other(r) => r.read(buf),
-        }
-    }
-}
-
 /// A buffered reader of the file, through gzip when it starts with gzip's magic bytes (every
 /// member of a multi-member file, as written by parallel compressors).
-fn open_maybe_gz(path: &Path) -> Result<(Source, bool)> {
+fn open_maybe_gz(path: &Path) -> Result<(Box<dyn Read>, bool)> {
     let f = std::fs::File::open(path).map_err(|e| anyhow!("{}: cannot open ({})", path.display(), plain_io(&e)))?;
     let mut r = std::io::BufReader::with_capacity(1 << 20, f);
     let magic = r.fill_buf().map_err(|e| anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)))?;
     let gz = magic.len() >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     if gz && super::gz_members::sizes(magic).is_some() {
-        Ok((Source::Members(ParallelMembers::new(r)), true))
+        Ok((Box::new(super::gz_members::ParallelMembers::new(r)), true))
     } else if gz {
-        Ok((Source::Other(Box::new(flate2::bufread::MultiGzDecoder::new(r))), true))
+        Ok((Box::new(flate2::bufread::MultiGzDecoder::new(r)), true))
     } else if path.to_string_lossy().ends_with(".gz") && !magic.is_empty() {
         bail!("{}: not gzip data (the name ends in .gz)", path.display())
     } else {
-        Ok((Source::Other(Box::new(r)), false))
+        Ok((Box::new(r), false))
     }
 }
 
