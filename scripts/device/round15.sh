@@ -8,8 +8,10 @@
 #     the staged slab depth (16 slices, a 36 KB box) on CUDA; then `register` on the 1 mm pair
 #     with the staged sampler against the in-kernel one (the default), alternating, two rounds
 #     per API, outputs compared byte for byte.
-#   PART=b (~3 min): samples outside the moving image load nothing (neither the fixed value nor
-#     the moving sample), against the former loop (NEUROPORT_REG_LOAD_ALL=1, same binary):
+#   PART=b (~3 min; needs the binary with the NEUROPORT_REG_LOAD_ALL switch, never committed:
+#     7bd70ec is its tidied form without the switch, reverted since): samples outside the moving
+#     image load nothing (neither the fixed value nor the moving sample), against the former
+#     loop (NEUROPORT_REG_LOAD_ALL=1, same binary):
 #     `bench register` (SAD, NCC; in-kernel, texture) alternating, two rounds per API; `check`
 #     on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 192); `register` on the 1 mm pair alternating,
 #     two rounds per API, outputs compared byte for byte.
@@ -24,13 +26,14 @@
 #     alternating, two rounds per API (the warp row by row, OpenCL's staging settled before the
 #     first launch), outputs compared; `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 193);
 #     `bench register` (SAD, NCC) once per API.
-#   PART=f (~2 min): the texture path with texel pairs (voxels z and z + 1 in one float2
+#   PART=f (~2 min; needs commit d8b3aa5's binary, reverted since): the texture path with texel pairs (voxels z and z + 1 in one float2
 #     texel, filtered in x and y by the texture unit, lerped in z in the kernel;
 #     NEUROPORT_REG_TEX_PAIR=1, an experiment) against the scalar texture: `bench register`
 #     alternating, two rounds, CUDA and NVIDIA OpenCL; `check` with pairs on both (seed 194).
 #   PART=g (~3 min): the final binary: `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 197
 #     and 198, then PART=d's README comparison against round 14's binary.
-#   PART=h (~4 min): NIfTI reads converted on every core: `bench nifti --read-only` on the
+#   PART=h (~4 min; run as h with 254a958's binary, and as h2 with 06d3633's, reverted since,
+#     and 254a958's as dist/neuroport-prev): NIfTI reads converted on every core: `bench nifti --read-only` on the
 #     256x256x100 tensor (157 MB), round 14's binary, dist/neuroport-prev if there (254a958:
 #     converted on every core, still copied through one thread) and this alternating, two rounds; the whole
 #     `fim --target` (common.sh fim_target_pairs: CUDA and NVIDIA OpenCL, two rounds, maps
