@@ -19,10 +19,11 @@
 #     and awaited before the first launch (Gpu::stage_settle), instead of at the second level's
 #     first upload: `register` on the 1 mm pair, the binary before (dist/neuroport-old, 7bd70ec)
 #     and after alternating, three rounds per API, outputs compared byte for byte.
-#   PART=d (~5 min): the README's commands (common.sh `readme`) with round 14's binary
+#   PART=d (~5 min; results d ran 156817e's binary, whose kernel still skipped outside samples):
+#     the README's commands (common.sh `readme`) with round 14's binary
 #     (dist/neuroport-old, c21cc48) and this one on CUDA, NVIDIA OpenCL and PoCL 5.0: every
 #     command's exit and wall, every output compared byte for byte per backend.
-#   PART=e (~4 min): `register` on the 1 mm pair with round 14's binary and this one
+#   PART=e (~4 min; results e ran 156817e's binary, as d): `register` on the 1 mm pair with round 14's binary and this one
 #     alternating, two rounds per API (the warp row by row, OpenCL's staging settled before the
 #     first launch), outputs compared; `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 193);
 #     `bench register` (SAD, NCC) once per API.
