@@ -50,39 +50,48 @@ issue7_volume() {
   stamp "synth the issue-7 volume"
   step 60 $B synth --model sticks --dims "${1:-96,112,72}" --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$D" > /dev/null
 }
-# gpu_setup: the devices listed to $OUT/devices.txt, $OCL the NVIDIA OpenCL device's spec, $W a
+# gpu_setup: the devices listed to $OUT/devices.txt, $OCL the NVIDIA OpenCL device's spec, $POCL
+# the other OpenCL device's (PoCL on the host's CPU), $W a
 # scratch folder removed at exit (after packing), the PTX cache in it (cold, as a user's first run).
 gpu_setup() {
   "$B" devices | tee "$OUT/devices.txt"
   OCL=$(grep -i opencl "$OUT/devices.txt" | grep -i nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
+  # PoCL lists its device by the CPU's name: the OpenCL device that is not NVIDIA's.
+  POCL=$(grep '^opencl' "$OUT/devices.txt" | grep -vi nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
   W=$(mktemp -d)
   trap 'rm -rf "$W"; pack' EXIT
   export NEUROPORT_PTX_CACHE="$W/ptx"
 }
-# register_brains FILE: two 1 mm T1 brains written into $W (airwc pair (b): subject 0, and subject
-# 1 moved by the harness's placement), then `neuroport register` 12 dof NCC on them, 3 runs on
+# t1_pair MOVING_DIR: two 1 mm T1 brains, the airwc pair (b): subject 0 in $W/a, and subject 1
+# moved by the harness's placement in MOVING_DIR.
+t1_pair() {
+  stamp "synth two 1 mm brains"
+  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
+  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$1" > /dev/null 2>&1
+}
+# register_brains FILE: two 1 mm T1 brains written into $W (t1_pair), then `neuroport register` 12 dof NCC on them, 3 runs on
 # CUDA and on NVIDIA OpenCL ($OCL, from gpu_setup), each run's lines appended to FILE; the
 # per-level and summary lines shown at the end.
 register_brains() {
   local f=$1 rep be
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
+  t1_pair "$W/b"
   for rep in 1 2 3; do for be in cuda "$OCL"; do
     stamp "register 12 dof NCC on $be ($rep)"
     { echo "## $be run $rep"; /usr/bin/time -f "process wall %e s, max RSS %M KB" "$B" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-${be%%:*}-$rep" 2>&1 | grep -vE "^/|^$"; } >> "$f"
   done; done
   echo "=== register (user command)"; grep -E "^##|level|registration|process wall" "$f"
 }
-# checks SEED BACKEND...: `check --seed SEED` on each backend into $OUT/check-<api>.txt; shown:
+# checks SEED BACKEND...: `check --seed SEED` on each backend into $OUT/check-<spec>.txt (the
+# spec's colons as dashes: cuda, opencl-1-0); shown:
 # failures, the rows matching $CHECK_ROWS (a grep -E pattern; default the FIM and registration
 # rows) and the summary line.
 checks() {
-  local seed=$1 be; shift
+  local seed=$1 be f; shift
   for be in "$@"; do
     stamp "check --backend $be"
-    step 150 "$B" check --backend "$be" --seed "$seed" > "$OUT/check-${be%%:*}.txt" 2>&1
-    grep -E "FAIL|error" "$OUT/check-${be%%:*}.txt" | head; grep -E "${CHECK_ROWS:-fim_|register}" "$OUT/check-${be%%:*}.txt"; tail -n 1 "$OUT/check-${be%%:*}.txt"
+    f="$OUT/check-${be//:/-}.txt"
+    step 150 "$B" check --backend "$be" --seed "$seed" > "$f" 2>&1
+    grep -E "FAIL|error" "$f" | head; grep -E "${CHECK_ROWS:-fim_|register}" "$f"; tail -n 1 "$f"
   done
 }
 # fim LABEL BINARY BACKEND LOCAL [ENV...]: `bench fim --example 3` (median of 3, stages on) with
@@ -176,8 +185,7 @@ readme_inputs() {
   step 60 "$B" dti --backend cpu --dwi "$W/demo/dwi.nii.gz" --bvals "$W/demo/bvals" --bvecs "$W/demo/bvecs" --mask "$W/demo/mask.nii.gz" --out "$W/demo/dti" > /dev/null 2>&1
   step 60 "$B" synth --model sticks --out "$W/sticks" > /dev/null 2>&1
   step 120 "$B" bedpost --backend cuda --dwi "$W/sticks/dwi.nii.gz" --bvals "$W/sticks/bvals" --bvecs "$W/sticks/bvecs" --mask "$W/sticks/mask.nii.gz" --samples 50 --burnin 500 --thin 2 --out "$W/sticks/bedpost" > /dev/null 2>&1
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/bb" > /dev/null 2>&1
+  t1_pair "$W/bb"
 }
 # reg LABEL BINARY BACKEND PREFIX [ENV...]: `neuroport register` 12 dof NCC on the 1 mm pair in
 # $W/a and $W/b (the airwc pair (b)); its level lines, summary, stages and the process's wall and
@@ -189,4 +197,18 @@ reg() {
     --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$prefix" > /dev/null 2> "$err"
   { echo "## $label $be"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "${REG_LOG:-$OUT/register.txt}"
   rm -f "$err"
+}
+# reg_pairs ROUNDS A_LABEL A_BINARY A_ENV B_LABEL B_BINARY B_ENV: `reg` with A, then B (ENV: one
+# VAR=value, or empty), alternating, ROUNDS rounds, on CUDA and NVIDIA OpenCL ($OCL), into
+# $W/reg-a-<api>-<round> and $W/reg-b-...; then round 1's outputs of A and B compared byte for
+# byte, per API, into $OUT/same-register.txt. Needs t1_pair "$W/b" first.
+reg_pairs() {
+  local rep be f
+  for rep in $(seq 1 "$1"); do for be in cuda "$OCL"; do
+    reg "$2" "$3" "$be" "$W/reg-a-${be%%:*}-$rep" ${4:+"$4"}
+    reg "$5" "$6" "$be" "$W/reg-b-${be%%:*}-$rep" ${7:+"$7"}
+  done; done
+  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
+    cmp -s "$W/reg-a-$be-1$f" "$W/reg-b-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
+  done; done | tee "$OUT/same-register.txt"
 }

@@ -37,19 +37,9 @@
 gpu_setup
 PART=${PART:-a}
 OLD="$PWD/dist/neuroport-old"
-# PoCL lists its device by the CPU's name: the OpenCL device that is not NVIDIA's.
-POCL=$(grep '^opencl' "$OUT/devices.txt" | grep -vi nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
 if [ "$PART" = a ]; then
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  for rep in $(seq 1 "${ROUNDS:-2}"); do for be in cuda "$OCL"; do
-    reg old "$OLD" "$be" "$W/rold-${be%%:*}-$rep"
-    reg new "$B" "$be" "$W/rnew-${be%%:*}-$rep"
-  done; done
-  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
-    cmp -s "$W/rold-$be-1$f" "$W/rnew-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
-  done; done | tee "$OUT/same-register.txt"
+  t1_pair "$W/b"
+  reg_pairs "${ROUNDS:-2}" old "$OLD" "" new "$B" ""
   fim_phantom
   fim_target_pairs old "$OLD" "" new "$B" ""
   echo "=== summary"; grep -E "^##|registration|stages|process wall" "$OUT/register.txt" "$OUT/user.txt"

@@ -42,7 +42,6 @@
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
-POCL=$(grep '^opencl' "$OUT/devices.txt" | grep -vi nvidia | grep -oE 'opencl:[0-9]+:[0-9]+' | head -1)
 # breg LABEL BACKEND [ENV...]: `bench register` (SAD, NCC) into $OUT/bench.txt.
 breg() {
   local label=$1 be=$2; shift 2
@@ -50,25 +49,14 @@ breg() {
   { echo "## $label $be"; env "$@" timeout 150 "$B" bench register --backend "$be" --costs sad,ncc --repeats 5 ${BENCH_ARGS:-} 2>&1 | grep "ms/eval" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/bench.txt"
 }
 if [ "$PART" = a ]; then
-  CHECK_ROWS=register checks 191 cuda "$OCL"
-  stamp "check on PoCL ($POCL)"
-  step 300 "$B" check --backend "$POCL" --seed 191 > "$OUT/check-pocl.txt" 2>&1
-  grep -E "FAIL|error" "$OUT/check-pocl.txt" | head; grep register "$OUT/check-pocl.txt" | grep -E "staged|hybrid"; tail -n 1 "$OUT/check-pocl.txt"
+  CHECK_ROWS=register checks 191 cuda "$OCL" "$POCL"
   for rep in 1 2; do for be in cuda "$OCL"; do breg "default ($rep)" "$be"; done; done
   breg "split 4" cuda NEUROPORT_REG_SPLIT=4
   breg "split 12" cuda NEUROPORT_REG_SPLIT=12
   breg "slab 16, box 9216" cuda NEUROPORT_REG_SZ=16 NEUROPORT_REG_STAGE=9216
   breg "slab 4, box 4096" cuda NEUROPORT_REG_SZ=4 NEUROPORT_REG_STAGE=4096
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    reg in-kernel "$B" "$be" "$W/rk-${be%%:*}-$rep"
-    reg staged "$B" "$be" "$W/rs-${be%%:*}-$rep" NEUROPORT_REG_SAMPLING=staged
-  done; done
-  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
-    cmp -s "$W/rk-$be-1$f" "$W/rs-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
-  done; done | tee "$OUT/same-register.txt"
+  t1_pair "$W/b"
+  reg_pairs 2 in-kernel "$B" "" staged "$B" NEUROPORT_REG_SAMPLING=staged
   echo "=== summary"; grep -E "^##|registration|process wall" "$OUT/register.txt"
 fi
 if [ "$PART" = b ]; then
@@ -76,34 +64,15 @@ if [ "$PART" = b ]; then
     breg "load all ($rep)" "$be" NEUROPORT_REG_LOAD_ALL=1
     breg "inside only ($rep)" "$be"
   done; done
-  CHECK_ROWS=register checks 192 cuda "$OCL"
-  stamp "check on PoCL ($POCL)"
-  step 300 "$B" check --backend "$POCL" --seed 192 > "$OUT/check-pocl.txt" 2>&1
-  grep -E "FAIL|error" "$OUT/check-pocl.txt" | head; tail -n 1 "$OUT/check-pocl.txt"
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    reg "load all" "$B" "$be" "$W/ra-${be%%:*}-$rep" NEUROPORT_REG_LOAD_ALL=1
-    reg "inside only" "$B" "$be" "$W/ri-${be%%:*}-$rep"
-  done; done
-  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
-    cmp -s "$W/ra-$be-1$f" "$W/ri-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
-  done; done | tee "$OUT/same-register.txt"
+  CHECK_ROWS=register checks 192 cuda "$OCL" "$POCL"
+  t1_pair "$W/b"
+  reg_pairs 2 "load all" "$B" NEUROPORT_REG_LOAD_ALL=1 "inside only" "$B" ""
   echo "=== summary"; grep -E "^##|level 3|registration|process wall" "$OUT/register.txt"
 fi
 if [ "$PART" = c ]; then
   OLD="$PWD/dist/neuroport-old"
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  for rep in 1 2 3; do for be in "$OCL" cuda; do
-    reg old "$OLD" "$be" "$W/ro-${be%%:*}-$rep"
-    reg new "$B" "$be" "$W/rn-${be%%:*}-$rep"
-  done; done
-  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
-    cmp -s "$W/ro-$be-1$f" "$W/rn-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
-  done; done | tee "$OUT/same-register.txt"
+  t1_pair "$W/b"
+  reg_pairs 3 old "$OLD" "" new "$B" ""
   echo "=== summary"; grep -E "^##|^level|registration|stages|process wall" "$OUT/register.txt" | sed 's/ evaluations in / in /'
 fi
 if [ "$PART" = g ]; then
@@ -124,21 +93,10 @@ if [ "$PART" = d ]; then
 fi
 if [ "$PART" = e ]; then
   OLD="$PWD/dist/neuroport-old"
-  stamp "synth two 1 mm brains"
-  step 60 "$B" synth t1 --out "$W/a" > /dev/null 2>&1
-  step 60 "$B" synth t1 --subject 1 --seed 2 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --out "$W/b" > /dev/null 2>&1
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    reg old "$OLD" "$be" "$W/ro-${be%%:*}-$rep"
-    reg new "$B" "$be" "$W/rn-${be%%:*}-$rep"
-  done; done
-  for be in cuda opencl; do for f in _warped.nii.gz _affine.txt .mat; do
-    cmp -s "$W/ro-$be-1$f" "$W/rn-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
-  done; done | tee "$OUT/same-register.txt"
+  t1_pair "$W/b"
+  reg_pairs 2 old "$OLD" "" new "$B" ""
   echo "=== summary"; grep -E "^##|registration|stages|process wall" "$OUT/register.txt" | sed 's/ evaluations in / in /'
-  CHECK_ROWS=register checks 193 cuda "$OCL"
-  stamp "check on PoCL ($POCL)"
-  step 300 "$B" check --backend "$POCL" --seed 193 > "$OUT/check-pocl.txt" 2>&1
-  grep -E "FAIL|error" "$OUT/check-pocl.txt" | head; tail -n 1 "$OUT/check-pocl.txt"
+  CHECK_ROWS=register checks 193 cuda "$OCL" "$POCL"
   for be in cuda "$OCL"; do breg final "$be"; done
 fi
 if [ "$PART" = f ]; then
