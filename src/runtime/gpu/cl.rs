@@ -53,7 +53,7 @@ pub struct ClQueue {
 /// in CI, tests running in parallel). A queue's own kernels never overlap (in order), so on PoCL
 /// kernels are enqueued on one queue at a time: the queue named here, which another queue takes
 /// over only after waiting for it to finish. One queue alone pays nothing.
-static POCL_KERNELS: Mutex<Option<(usize, std::sync::Weak<ClQueueShared>)>> = Mutex::new(None);
+static POCL_KERNELS: Mutex<std::sync::Weak<ClQueueShared>> = Mutex::new(std::sync::Weak::new());
 
 /// PoCL's platform, by the name it reports.
 fn is_pocl(info: &DeviceInfo) -> bool {
@@ -85,17 +85,14 @@ impl ClQueue {
 
     /// Makes this queue the one whose kernels may be in flight on PoCL ([`POCL_KERNELS`]),
     /// after the queue that was finishes its work (a dropped queue finished on drop).
-    fn take_baton(&self) -> Result<std::sync::MutexGuard<'static, Option<(usize, std::sync::Weak<ClQueueShared>)>>> {
+    fn take_baton(&self) -> Result<std::sync::MutexGuard<'static, std::sync::Weak<ClQueueShared>>> {
         let mut baton = POCL_KERNELS.lock().unwrap_or_else(|e| e.into_inner());
-        let me = Arc::as_ptr(&self.shared) as usize;
-        if let Some((id, other)) = baton.as_ref() {
-            if *id != me {
-                if let Some(other) = other.upgrade() {
-                    other.queue.finish().map_err(|e| cl_err(&format!("OpenCL queue on {} failed", self.dev.info.name), e.0))?;
-                }
+        if baton.as_ptr() != Arc::as_ptr(&self.shared) {
+            if let Some(other) = baton.upgrade() {
+                other.queue.finish().map_err(|e| cl_err(&format!("OpenCL queue on {} failed", self.dev.info.name), e.0))?;
             }
+            *baton = Arc::downgrade(&self.shared);
         }
-        *baton = Some((me, Arc::downgrade(&self.shared)));
         Ok(baton)
     }
 
