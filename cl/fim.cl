@@ -55,12 +55,6 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
     NP_LOCAL_MEM float sx[NP_FIM_BV];
     NP_LOCAL_MEM int sneed[NP_FIM_BV];
     NP_LOCAL_MEM int sflag[2];
-    /* The wide root's (fim.h np_fim_ws): voxels wanting a root, their S and neighbours by rank,
-     * each slot's H_G^2 - 1 and the points each rank placed. */
-    NP_LOCAL_MEM np_uint swant;
-    NP_LOCAL_MEM float sws[NP_FIM_WIDE_RANKS * 12];
-    NP_LOCAL_MEM float sf[NP_FIM_BV];
-    NP_LOCAL_MEM int scnt[NP_FIM_WIDE_RANKS];
     int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
@@ -90,7 +84,6 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         for (int it = 0; it < inner; ++it) {
             float old = su[l], next = old;
             float nb[6];
-            if (t == 0) swant = 0u;
             if (m == 1) {
                 nb[0] = lx > 0 ? su[l - 1] : np_fim_at(u, p, b, lx - 1, ly, lz);
                 nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_at(u, p, b, lx + 1, ly, lz);
@@ -115,12 +108,11 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
              * 10-16 serial H_G evaluations set the length of every launch (round 6). */
             np_fim_rs r;
             int need = 0, nc = 0;
-            float q = NP_FIM_INF, q0 = NP_FIM_INF;
+            float q = NP_FIM_INF;
             if (lane == 0 && m == 1) {
                 float best = sbest[l];
                 for (int k = 1; k < NP_FIM_LANES; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
                 q = best;
-                q0 = best;
 #ifndef NP_FIM_NOROOT /* a diagnostic build (NEUROPORT_FIM_DIAG_NOROOT): no roots, wrong answers, the rest timed */
                 if (!np_fim_settled(p.paper, best, nb)) {
 #else
@@ -130,56 +122,11 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                     need = np_fim_rs_start(&r, s, ih, nb, best, ssol + l, NP_FIM_BV, nc);
                     q = r.x;
                     sx[l] = r.x;
-                    if (need) {
-                        sflag[0] = 1;
-                        np_atomic_inc_local_u32(&swant);
-                    }
+                    if (need) sflag[0] = 1;
                 }
             }
             if (lane == 0) sneed[l] = need;
             NP_BARRIER();
-            /* Few roots in this group: the wide search (fim.h np_fim_ws), each root on kw slots;
-             * the same choice for every item of the group, from the count alone. */
-            int nw = (int)swant, kw = nw > 0 ? NP_FIM_BV / nw : 0;
-            if (kw >= NP_FIM_WIDE) {
-                np_fim_ws w;
-                int rank = 0;
-                if (need) {
-                    for (int i = 0; i < l; ++i) rank += sneed[i];
-                    for (int c = 0; c < 6; ++c) {
-                        sws[rank * 12 + c] = s[c];
-                        sws[rank * 12 + 6 + c] = nb[c];
-                    }
-                    np_fim_ws_start(&w, &r, q0, ssol + l, NP_FIM_BV, nc);
-                    scnt[rank] = np_fim_ws_points(&w, ssol + l, NP_FIM_BV, kw, sx + rank * kw);
-                }
-                NP_BARRIER();
-                int rk = l / kw, live = rk < nw && l - rk * kw < scnt[rk < nw ? rk : 0];
-                float ws[6], wn[6];
-                if (rk < nw)
-                    for (int c = 0; c < 6; ++c) {
-                        ws[c] = sws[rk * 12 + c];
-                        wn[c] = sws[rk * 12 + 6 + c];
-                    }
-                for (int round = 0; sflag[round & 1]; ++round) {
-                    if (live) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(ws, ih, wn, sx[l], lane, NP_FIM_LANES);
-                    NP_BARRIER();
-                    if (t == 0) sflag[round & 1] = 0;
-                    if (lane == 0 && live) {
-                        float h2 = sbest[l];
-                        for (int k = 1; k < NP_FIM_LANES; ++k) h2 = np_fim_hg2_join(ih, wn, sx[l], h2, sbest[k * NP_FIM_BV + l]);
-                        sf[l] = h2 - 1.0f;
-                    }
-                    NP_BARRIER();
-                    if (need) {
-                        need = np_fim_ws_take(&w, sx + rank * kw, sf + rank * kw, scnt[rank], ssol + l, NP_FIM_BV, nc, &q);
-                        scnt[rank] = need ? np_fim_ws_points(&w, ssol + l, NP_FIM_BV, kw, sx + rank * kw) : 0;
-                        if (need) sflag[(round + 1) & 1] = 1;
-                    }
-                    NP_BARRIER();
-                    live = rk < nw && l - rk * kw < scnt[rk < nw ? rk : 0];
-                }
-            } else
             for (int round = 0; sflag[round & 1]; ++round) {
                 if (sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, ih, nb, sx[l], lane, NP_FIM_LANES);
                 NP_BARRIER();

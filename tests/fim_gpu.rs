@@ -63,11 +63,9 @@ fn block_fim_matches_node_fim_for_every_schedule() {
             // The device list with eager activation (the default) and with 004's, the host list.
             for (host_list, eager) in [(false, true), (false, false), (true, false)] {
                 // lanes 3: the root's evaluations shared unevenly (26 combinations, up to 28
-                // points of H_G) by the voxel's work-items; 1: one item per voxel. wide: H_G's
-                // roots searched on 64 / (roots in the group) slots each where that is at least
-                // `wide` (1: in every group; 0: the device's default, never on a CPU device).
-                for (inner, lanes, wide) in [(1, 1, 0), (2, 1, 0), (4, 1, 0), (8, 1, 0), (1, 3, 0), (4, 3, 0), (1, 1, 1), (1, 3, 4), (2, 4, 8)] {
-                    let par = Params { inner, host_list, validity, lanes, eager, wide, ..Params::default() };
+                // points of H_G) by the voxel's work-items; 1: one item per voxel.
+                for (inner, lanes) in [(1, 1), (2, 1), (4, 1), (8, 1), (1, 3), (4, 3)] {
+                    let par = Params { inner, host_list, validity, lanes, eager, ..Params::default() };
                     let got = fim::solve(&dev, &p, &par).unwrap();
                     let mut worst = 0.0f32;
                     for v in 0..p.nvox() {
@@ -83,7 +81,7 @@ fn block_fim_matches_node_fim_for_every_schedule() {
                             worst = worst.max((x - y).abs() / y.abs().max(f32::MIN_POSITIVE));
                         }
                     }
-                    eprintln!("walls {walls} {validity:?} inner {inner} lanes {lanes} wide {wide} host list {host_list} eager {eager}: {} iterations, worst {worst:e}", got.iterations);
+                    eprintln!("walls {walls} {validity:?} inner {inner} lanes {lanes} host list {host_list} eager {eager}: {} iterations, worst {worst:e}", got.iterations);
                 }
             }
         }
@@ -170,17 +168,6 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
                     let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
                     let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
                     assert_eq!(differ, 0, "{name} {local:?} folded {folded} eager {eager} {what}: {differ} voxels differ");
-                }
-                // The wide root search (in every group): its slots per root come from the
-                // group's count of roots alone, not from the lanes or the order of the items.
-                if folded && eager {
-                    let wide = Params { wide: 1, ..base };
-                    let want = bits(&fim::solve(&dev, &p, &wide).unwrap().u);
-                    for (what, par) in [("wide again", wide), ("wide, 3 lanes", Params { lanes: 3, ..wide }), ("wide, 4 lanes", Params { lanes: 4, ..wide })] {
-                        let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
-                        let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-                        assert_eq!(differ, 0, "{name} {local:?} {what}: {differ} voxels differ");
-                    }
                 }
             }
         }

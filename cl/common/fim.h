@@ -19,13 +19,6 @@
 #ifndef NP_FIM_LANES
 #define NP_FIM_LANES 4
 #endif
-/* The wide root (np_fim_ws) runs in a group where each voxel wanting a root gets at least this
- * many slots (64 / their number); fewer take the sequential search. The host may set it
- * (NEUROPORT_FIM_WIDE; above 64: never). */
-#ifndef NP_FIM_WIDE
-#define NP_FIM_WIDE 4
-#endif
-#define NP_FIM_WIDE_RANKS (NP_FIM_BV / NP_FIM_WIDE > 0 ? NP_FIM_BV / NP_FIM_WIDE : 1)
 
 /* S in FSL order a b c d e f = xx xy xz yy yz zz. */
 NP_FN float np_fim_s(const float *m, int i, int j)
@@ -471,95 +464,6 @@ NP_FN int np_fim_rs_take(np_fim_rs *r, float f, NP_LOCAL_PTR const float *c, int
         }
         return np_fim_rs_next(r, c, stride);
     }
-}
-
-/* The wide root (fim_update, round 16): where few voxels of a work-group want H_G's root, each
- * takes k = 64 / (their number) of the group's voxel slots and has H_G evaluated at k points a
- * round instead of one. The sequential search above spends 13-17 evaluations on its slowest
- * roots (example 3), one round each, and every group of a launch waits for its slowest root:
- * with 004's solver ~1 voxel in 2,000 wants a root, yet nearly every launch holds one. The
- * points of a round, in order, until k are placed: the guess and the point just below it
- * (first round), the combinations' solutions inside the bracket (spread evenly where more than
- * fit) and the points just below them, then doubling steps past them while the bracket has no
- * upper end, or points evenly spaced inside it. The bracket's ends, lo (H_G < 1) and hi (>= 1),
- * move to the nearest points on either side; the root is hi once lo is within 4 eps |hi| below
- * it, the contract of the sequential search (src/fim/hg.rs: root), which the CPU keeps: the two
- * return the same root to within that width, not the same bits (docs/fim.md). */
-typedef struct {
-    float lo, hi, step, g;
-    int i, j, n;
-} np_fim_ws;
-
-/* The sorted solutions strictly inside (lo, hi): [i, j). */
-NP_FN void np_fim_ws_range(np_fim_ws *w, NP_LOCAL_PTR const float *c, int stride, int nc)
-{
-    int i = 0, j = nc;
-    while (i < j && !(c[i * stride] > w->lo)) ++i;
-    while (j > i && !(c[(j - 1) * stride] < w->hi)) --j;
-    w->i = i;
-    w->j = j;
-}
-
-/* From a sequential start (np_fim_rs_start's lo, step and sorted solutions) and the guess. */
-NP_FN void np_fim_ws_start(np_fim_ws *w, const np_fim_rs *r, float guess, NP_LOCAL_PTR const float *c, int stride, int nc)
-{
-    w->lo = r->lo;
-    w->hi = NP_FIM_INF;
-    w->step = r->step;
-    w->g = guess < NP_FIM_INF && guess > r->lo ? guess : NP_FIM_INF;
-    w->n = 0;
-    np_fim_ws_range(w, c, stride, nc);
-}
-
-/* This round's points (at most k) into out[0..); their number. */
-NP_FN int np_fim_ws_points(np_fim_ws *w, NP_LOCAL_PTR const float *c, int stride, int k, NP_LOCAL_PTR float *out)
-{
-    int n = 0;
-    float top = w->lo;
-    if (w->g < NP_FIM_INF) {
-        out[n++] = w->g;
-        top = w->g;
-        float b = w->g - np_fim_rs_width(w->g);
-        if (b > w->lo && n < k) out[n++] = b;
-    }
-    int m = w->j - w->i, q = m < k - n ? m : k - n, n0 = n;
-    for (int t = 0; t < q; ++t) out[n++] = c[(w->i + ((2 * t + 1) * m) / (2 * q)) * stride];
-    for (int t = 0; t < q && n < k; ++t) {
-        float b = out[n0 + t] - np_fim_rs_width(out[n0 + t]);
-        if (b > w->lo) out[n++] = b;
-    }
-    if (!(w->hi < NP_FIM_INF)) {
-        if (m > 0 && c[(w->j - 1) * stride] > top) top = c[(w->j - 1) * stride];
-        float s = w->step;
-        while (n < k && top + s < NP_FIM_INF) {
-            out[n++] = top + s;
-            s += s;
-        }
-        w->step = s;
-    } else {
-        int left = k - n;
-        for (int t = 0; t < left; ++t) out[n++] = w->lo + (w->hi - w->lo) * ((float)(t + 1) / (float)(left + 1));
-    }
-    return n;
-}
-
-/* Takes H_G^2 - 1 at this round's n points: 1 while the search goes on, else 0 with the root
- * (INF if H_G never reached 1: S not positive definite) in *root. */
-NP_FN int np_fim_ws_take(np_fim_ws *w, NP_LOCAL_PTR const float *x, NP_LOCAL_PTR const float *f, int n, NP_LOCAL_PTR const float *c, int stride,
-                         int nc, float *root)
-{
-    for (int t = 0; t < n; ++t)
-        if (f[t] >= 0.0f && x[t] < w->hi) w->hi = x[t];
-    for (int t = 0; t < n; ++t)
-        if (f[t] < 0.0f && x[t] > w->lo && x[t] < w->hi) w->lo = x[t];
-    w->g = NP_FIM_INF;
-    ++w->n;
-    if ((w->hi < NP_FIM_INF && !(w->lo < w->hi - np_fim_rs_width(w->hi))) || w->n >= 64 || n == 0) {
-        *root = w->hi;
-        return 0;
-    }
-    np_fim_ws_range(w, c, stride, nc);
-    return 1;
 }
 
 /* Whether the smallest valid solution `best` is g(U_x) as it stands (src/fim/godunov.rs: solve):

@@ -96,10 +96,6 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         ("fim_block[004 activation]", Params { eager: false, ..base }),
         // Tsai's test reaches the same roots (src/fim/godunov.rs: tsai_tol).
         ("fim_block[tsai]", Params { validity: super::Validity::Tsai, ..base }),
-        // H_G's roots searched wide in every work-group, and never (gpu.rs wide: GPUs default
-        // to wide where few voxels of a group want a root, CPU devices to never).
-        ("fim_block[wide roots]", Params { wide: 1, ..base }),
-        ("fim_block[sequential roots]", Params { wide: 65, ..base }),
     ] {
         let got = solve(dev, &p, &params)?;
         rows.push(CheckRow::new(name, dev, max_rel_diff(&got.u, &want.u), tolerance(&p, &params), note(&p.dims, vs_node)));
@@ -109,14 +105,12 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     }
     // The same bits on a second run and with one work-item per voxel: no result may depend on
     // which work-groups ran first (fim.cl: updates are Jacobi across blocks).
-    // Likewise the wide root search, whose slots per root do not depend on the lanes.
     let mut differ = 0;
-    let wide = solve(dev, &p, &Params { wide: 1, ..base })?.u;
-    for (params, want) in [(base, &first), (Params { lanes: 1, ..base }, &first), (Params { lanes: 1, wide: 1, ..base }, &wide)] {
+    for params in [base, Params { lanes: 1, ..base }] {
         let again = solve(dev, &p, &params)?;
-        differ += again.u.iter().zip(want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        differ += again.u.iter().zip(&first).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
     }
-    rows.push(CheckRow::new("fim_block[same bits]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing from the first run on a rerun and with 1 lane, roots wide and not")));
+    rows.push(CheckRow::new("fim_block[same bits]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing from the first run on a rerun and with 1 lane")));
     // Regions solved together (gpu.rs Stack: copies of the grid stacked in one run) must give
     // each region's bits alone: the field's sources, then its first source alone.
     let q = convex_problem(&p);

@@ -66,7 +66,6 @@ pub struct GpuFim {
 /// fim.cl's kernels, built with `lanes` work-items per voxel.
 struct Built {
     lanes: usize,
-    wide: u32,
     update: Kernel,
     neighbours: Kernel,
     commit: Kernel,
@@ -94,33 +93,19 @@ pub fn lanes(gpu_device: bool, par: &Params) -> usize {
     std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(default)
 }
 
-/// Slots per root from which a group takes the wide root search (cl/common/fim.h np_fim_ws):
-/// 4 on GPUs; on a CPU device never (65), where its ~64 evaluations a round are all paid for
-/// (PoCL, 2 cores, example 3 at 96x96x40: kernels +16-18 %). `NEUROPORT_FIM_WIDE` overrides.
-pub fn wide(gpu_device: bool) -> u32 {
-    let default = if gpu_device { 4 } else { 65 };
-    std::env::var("NEUROPORT_FIM_WIDE").ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| v > 0).unwrap_or(default)
-}
-
-/// `Params::wide` where set, else [`wide`].
-fn wide_of(gpu_device: bool, par: &Params) -> u32 {
-    if par.wide > 0 { par.wide } else { wide(gpu_device) }
-}
-
-/// The program built with `lanes` work-items per voxel and the wide search from `wide` slots,
-/// under its own name (kernels are cached by program name): cl/fim.cl with NP_FIM_LANES and
-/// NP_FIM_WIDE defined in front.
-fn program(lanes: usize, wide: u32) -> (&'static str, &'static str) {
+/// The program built with `lanes` work-items per voxel, under its own name (kernels are cached
+/// by program name): cl/fim.cl with NP_FIM_LANES defined in front.
+fn program(lanes: usize) -> (&'static str, &'static str) {
     use std::sync::Mutex;
-    static BUILT: Mutex<Vec<((usize, u32), &'static str, &'static str)>> = Mutex::new(Vec::new());
+    static BUILT: Mutex<Vec<(usize, &'static str, &'static str)>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&(_, n, s)) = built.iter().find(|b| b.0 == (lanes, wide)) {
+    if let Some(&(_, n, s)) = built.iter().find(|b| b.0 == lanes) {
         return (n, s);
     }
-    let name: &'static str = Box::leak(format!("fim-l{lanes}-w{wide}").into_boxed_str());
+    let name: &'static str = Box::leak(format!("fim-l{lanes}").into_boxed_str());
     let diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" };
-    let source: &'static str = Box::leak(format!("{diag}#define NP_FIM_WIDE {wide}\n#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
-    built.push(((lanes, wide), name, source));
+    let source: &'static str = Box::leak(format!("{diag}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
+    built.push((lanes, name, source));
     (name, source)
 }
 
@@ -131,15 +116,14 @@ impl GpuFim {
         // The first upload (S, ~20 MB on 004's brain) would wait for the staging slots: they are
         // made while the kernels load and the volumes are reordered.
         gpu.stage_ahead();
-        let is_gpu = gpu.info().is_gpu;
-        let built = Self::build(&gpu, lanes(is_gpu, par), wide_of(is_gpu, par))?;
+        let built = Self::build(&gpu, lanes(gpu.info().is_gpu, par))?;
         Ok(GpuFim { gpu, built })
     }
 
-    fn build(gpu: &Gpu, lanes: usize, wide: u32) -> Result<Built> {
-        let (program, source) = program(lanes, wide);
+    fn build(gpu: &Gpu, lanes: usize) -> Result<Built> {
+        let (program, source) = program(lanes);
         let k = |name| gpu.kernel(program, source, name);
-        Ok(Built { lanes, wide, update: k("fim_update")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")?, unblock: k("fim_unblock")? })
+        Ok(Built { lanes, update: k("fim_update")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")?, unblock: k("fim_unblock")? })
     }
 }
 
@@ -304,9 +288,8 @@ impl GpuFim {
         let mut sol = Solution::default();
         let mut count = list0.len();
         let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes(g.info().is_gpu, par) };
-        let wide = wide_of(g.info().is_gpu, par);
-        if (self.built.lanes, self.built.wide) != (lanes, wide) {
-            self.built = Self::build(g, lanes, wide)?;
+        if self.built.lanes != lanes {
+            self.built = Self::build(g, lanes)?;
         }
         let Built { update: upd, neighbours: nbr, commit, init, .. } = &self.built;
         g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32])?;

@@ -100,9 +100,6 @@ pub struct Params {
     pub host_list: bool,
     /// GPU: work-items per voxel in the update (1 to 26; 0: [`gpu::lanes`]).
     pub lanes: usize,
-    /// GPU: slots per root from which a work-group searches H_G's roots wide (1 to 64; above 64
-    /// never; 0: [`gpu::wide`]). The roots differ from the sequential search's within 4 eps.
-    pub wide: u32,
     /// GPU, device list: the candidates found after an iteration's update are updated with the
     /// next iteration's active blocks (two launches an iteration) instead of in a launch of their
     /// own (004 Algorithm 5.1, four launches). Default on; `NEUROPORT_FIM_FOLD=0` in the
@@ -126,7 +123,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, wide: 0, folded: true, eager: true, max_sweeps: 0, progress: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, folded: true, eager: true, max_sweeps: 0, progress: false }
     }
 }
 
