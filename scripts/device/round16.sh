@@ -5,6 +5,12 @@
 #     NVIDIA OpenCL at seed 201; then `bench fim --example 3` with NEUROPORT_FIM_WIDE = 65 (never
 #     wide: the sequential search alone, as round 15), 4, 8, 2 and 16 alternating, two rounds,
 #     CUDA and NVIDIA OpenCL, both local solvers.
+#   PART=b (~4 min; commit after f621aa5): what one update launch costs by list length: ncu
+#     (one metric pass: duration, instructions, warps active) on the first 24 fim_update and
+#     fim_neighbours launches of example 3 (the lists grow from the seed's one block) and on 8
+#     launches mid-run (~900 blocks), CUDA, 004's and the exact solver, and the build without
+#     H_G's roots (NEUROPORT_FIM_DIAG_NOROOT=1, wrong answers, for timing); the launches' list
+#     lengths from `bench fim --active-out`.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -15,4 +21,20 @@ if [ "$PART" = a ]; then
     fim "wide $w ($rep)" "$B" "$be" $loc NEUROPORT_FIM_WIDE=$w
   done; done; done; done
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+fi
+if [ "$PART" = b ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || echo ncu)
+  M=gpu__time_duration.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg
+  for v in paper exact paper-noroot; do
+    loc=${v%-noroot}; env=""; [ "$v" != "$loc" ] && env="NEUROPORT_FIM_DIAG_NOROOT=1"
+    stamp "active lists $v"
+    env $env "$B" bench fim --example 3 --backend cuda --local $loc --repeats 1 --active-out "$OUT/active-$v.txt" 2>&1 | tail -1
+    for k in fim_update fim_neighbours; do for at in "0 24" "300 8"; do
+      set -- $at
+      stamp "ncu $k $v from launch $1"
+      step 200 env $env "$NCU" --kernel-name $k --launch-skip $1 --launch-count $2 --metrics $M --csv \
+        "$B" bench fim --example 3 --backend cuda --local $loc --repeats 0 > "$OUT/ncu-$k-$v-$1.csv" 2> "$OUT/ncu-$k-$v-$1.err"
+      grep -c gpu__time_duration "$OUT/ncu-$k-$v-$1.csv"
+    done; done
+  done
 fi

@@ -40,6 +40,10 @@ pub struct Args {
     repeats: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Write the active list's length at every iteration of the median run (blocks on a GPU,
+    /// nodes for CPU node FIM), one a line, to this file (one device only)
+    #[arg(long)]
+    active_out: Option<std::path::PathBuf>,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
@@ -52,6 +56,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     };
     let params = Params { solver: a.solver, validity: a.validity, local: a.local, max_sweeps: a.max_sweeps, inner: a.inner, host_list: a.host_list, ..Params::default() };
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
+    if a.active_out.is_some() && devices.len() != 1 {
+        bail!("--active-out takes one device's lists: name one with --backend");
+    }
+    // Claimed before the solves, so an existing file is refused before any work.
+    let mut out = neuroport::volume::Outputs::new();
+    let active_tmp = a.active_out.as_deref().map(|p| out.temp_for(p)).transpose()?;
     println!("{}, solver {:?}, validity {:?}, local solver {:?}", ex.config, a.solver, a.validity, a.local);
     for dev in &devices {
         if a.solver != Solver::Fim && !dev.is_cpu() {
@@ -78,6 +88,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         let (ms, sol) = &runs[(runs.len() - 1) / 2];
         let capped = if sol.capped { " (capped: not converged)" } else { "" };
         println!("{:<40} {:>10.2} ms wall, {:>10.2} ms kernels: {}{capped}", dev.label(), ms, sol.timings.kernel_ms, describe(sol, &ex.problem.mask, !dev.is_cpu()));
+        if let (Some(tmp), Some(path)) = (&active_tmp, &a.active_out) {
+            let text: String = sol.active.iter().map(|n| format!("{n}\n")).collect();
+            std::fs::write(tmp, text).map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), neuroport::volume::plain_io(&e)))?;
+        }
     }
+    out.commit()?;
     Ok(0)
 }
