@@ -46,7 +46,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                           NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                           np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot,
                           NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
-                          NP_GLOBAL int *zero, NP_GLOBAL int *cand, int mode)
+                          NP_GLOBAL int *zero, NP_GLOBAL int *cand, int mode,
+                          NP_GLOBAL int *roots, NP_GLOBAL int *root_count, NP_GLOBAL int *root_zero)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
     NP_LOCAL_MEM int sc[NP_FIM_BV];
@@ -63,6 +64,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
     if (NP_GROUP() == 0 && t == 0) {
         if (slot >= 0) hist[slot] = n;
         *zero = 0;
+        *root_zero = 0;
     }
     if (t < 2) sflag[t] = 0;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
@@ -118,13 +120,21 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
 #else
                 if (0) {
 #endif
+#ifdef NP_FIM_DEFER
+                    /* To fim_roots: the voxel keeps its value here (q INF: best was INF, no
+                     * valid candidate, the only case 004's solver wants a root). */
+                    roots[np_atomic_add_i32(root_count, 1)] = v;
+                    q = NP_FIM_INF;
+#else
                     nc = np_fim_gather(ssol + l, NP_FIM_BV);
                     need = np_fim_rs_start(&r, s, ih, nb, best, ssol + l, NP_FIM_BV, nc);
                     q = r.x;
                     sx[l] = r.x;
                     if (need) sflag[0] = 1;
+#endif
                 }
             }
+#ifndef NP_FIM_DEFER
             if (lane == 0) sneed[l] = need;
             NP_BARRIER();
             for (int round = 0; sflag[round & 1]; ++round) {
@@ -142,6 +152,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                 }
                 NP_BARRIER();
             }
+#endif
             if (lane == 0) {
                 if (m == 1 && q < old) next = q;
                 done = !(next < old) || old - next <= p.tol * next;
@@ -174,6 +185,122 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             conv[b] = (converged ? (mode == NP_FIM_FOLDED && was_cand && unchanged ? 2 : 1) : 0) | (~sc[0] & (63 << 2));
             if (append && !converged) next[np_atomic_add_i32(next_count, 1)] = b;
             if (was_cand) cand[b] = 0;
+        }
+        NP_BARRIER();
+    }
+}
+
+/* Deferred roots (NP_FIM_DEFER, 004's solver on GPUs, round 16): fim_update leaves a voxel
+ * whose combinations give no valid candidate at its value and queues it; this launch, between
+ * the update and the neighbours, finds its root with one work-group per queued voxel (the 64
+ * slots and their lanes on one root: fim.h np_fim_ws), writes the result into unew and corrects
+ * the block's state: the faces on which it lowered a voxel, and a block that has not converged
+ * after all joins the next list (once: only the item that clears its converged state appends
+ * it). Why: the root's code held every update at 92 registers, 2 work-groups per SM, for a case
+ * that arises in ~1 voxel update of 2,000; a build without it ran the update at twice the
+ * resident warps and half the time per block (round 16, ncu). Neighbours come from u and the
+ * old value is u's: with one Jacobi update per launch (the only setting that defers) that is
+ * what fim_update saw. */
+NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
+                         NP_GLOBAL const float *NP_RESTRICT u, NP_GLOBAL float *NP_RESTRICT unew,
+                         NP_GLOBAL const int *NP_RESTRICT roots, NP_GLOBAL const int *NP_RESTRICT root_count,
+                         np_fim_params p, NP_GLOBAL int *conv, NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append)
+{
+    NP_LOCAL_MEM float ssol[26];
+    NP_LOCAL_MEM int svalid[26];
+    NP_LOCAL_MEM float sx[NP_FIM_BV];
+    NP_LOCAL_MEM float sf[NP_FIM_BV];
+    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
+    NP_LOCAL_MEM int sflag[2];
+    NP_LOCAL_MEM int snpts;
+    /* The search's state between rounds lives here, copied to and from the private one by item
+     * 0 within a round: held privately across the rounds' barriers, PoCL 3.1's LLVM 15 crashed
+     * building this kernel. */
+    NP_LOCAL_MEM np_fim_ws sws;
+    NP_LOCAL_MEM float sq;
+    NP_LOCAL_MEM int snc;
+    int t = NP_LID(), slot = t % NP_FIM_BV, lane = t / NP_FIM_BV;
+    /* The slots (64) as a run-time value: with the constant, PoCL 3.1's LLVM 15 crashed building
+     * this kernel (np_fim_ws_points inside the rounds' loop). */
+    int kslots = NP_LSIZE() / NP_FIM_LANES;
+    int n = *root_count;
+    float ih[3] = {p.ihx, p.ihy, p.ihz};
+    for (int i = NP_GROUP(); i < n; i += p.groups) {
+        int v = roots[i], b = v / NP_FIM_BV, l = v % NP_FIM_BV;
+        int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
+        float s[6], nb[6];
+        int w = sblock[b] * NP_FIM_BV + l;
+        for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
+        nb[0] = np_fim_at(u, p, b, lx - 1, ly, lz);
+        nb[1] = np_fim_at(u, p, b, lx + 1, ly, lz);
+        nb[2] = np_fim_at(u, p, b, lx, ly - 1, lz);
+        nb[3] = np_fim_at(u, p, b, lx, ly + 1, lz);
+        nb[4] = np_fim_at(u, p, b, lx, ly, lz - 1);
+        nb[5] = np_fim_at(u, p, b, lx, ly, lz + 1);
+        float old = u[v];
+        if (t < 26) {
+            int valid;
+            ssol[t] = np_fim_combo(s, ih, nb, t < 13 ? t : t + 1, p.tsai, &valid);
+            svalid[t] = valid;
+        }
+        NP_BARRIER();
+        if (t == 0) {
+            int nc;
+            float q;
+            np_fim_rs r;
+            np_fim_ws ws;
+            float best = NP_FIM_INF;
+            for (int c = 0; c < 26; ++c)
+                if (svalid[c] && ssol[c] < best) best = ssol[c];
+            nc = np_fim_gather(ssol, 1);
+            int need = np_fim_rs_start(&r, s, ih, nb, best, ssol, 1, nc);
+            q = r.x;
+            snpts = 0;
+            if (need) {
+                np_fim_ws_start(&ws, &r, best, ssol, 1, nc);
+                snpts = np_fim_ws_points(&ws, ssol, 1, kslots, sx);
+            }
+            sws = ws;
+            sq = q;
+            snc = nc;
+            sflag[0] = need;
+            sflag[1] = 0;
+        }
+        NP_BARRIER();
+        /* The loop's shape is fim_update's (a flag per parity, cleared after the first barrier
+         * of the round that reads it): PoCL 3.1's LLVM 15 crashed building a while loop over one
+         * local flag. */
+        for (int round = 0; sflag[round & 1]; ++round) {
+            int live = slot < snpts;
+            if (live) sbest[lane * NP_FIM_BV + slot] = np_fim_f_part(s, ih, nb, sx[slot], lane, NP_FIM_LANES);
+            NP_BARRIER();
+            if (lane == 0 && live) {
+                float h2 = sbest[slot];
+                for (int k = 1; k < NP_FIM_LANES; ++k) h2 = np_fim_hg2_join(ih, nb, sx[slot], h2, sbest[k * NP_FIM_BV + slot]);
+                sf[slot] = h2 - 1.0f;
+            }
+            NP_BARRIER();
+            if (t == 0) {
+                np_fim_ws ws = sws;
+                float q = sq;
+                int need = np_fim_ws_take(&ws, sx, sf, snpts, ssol, 1, snc, &q);
+                snpts = need ? np_fim_ws_points(&ws, ssol, 1, kslots, sx) : 0;
+                sws = ws;
+                sq = q;
+                sflag[round & 1] = 0;
+                sflag[(round + 1) & 1] = need;
+            }
+            NP_BARRIER();
+        }
+        if (t == 0) {
+            float q = sq, nx = q < old ? q : old;
+            int done = !(nx < old) || old - nx <= p.tol * nx;
+            unew[v] = nx;
+            if (nx < old) {
+                int on = (lx == 0) | (lx == NP_FIM_B - 1) << 1 | (ly == 0) << 2 | (ly == NP_FIM_B - 1) << 3 | (lz == 0) << 4 | (lz == NP_FIM_B - 1) << 5;
+                np_atomic_or_i32(&conv[b], on << 2);
+            }
+            if (!done && (np_atomic_and_i32(&conv[b], ~3) & 3) && append) next[np_atomic_add_i32(next_count, 1)] = b;
         }
         NP_BARRIER();
     }

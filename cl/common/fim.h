@@ -466,6 +466,93 @@ NP_FN int np_fim_rs_take(np_fim_rs *r, float f, NP_LOCAL_PTR const float *c, int
     }
 }
 
+/* The wide root search of fim_roots (round 16): the 64 voxel slots of a work-group serve one
+ * deferred root and H_G is evaluated at up to 64 points a round instead of one. The points of a
+ * round, in order, until k are placed: the guess and the point just below it (first round), the
+ * combinations' solutions inside the bracket (spread evenly where more than fit) and the points
+ * just below them, then doubling steps past them while the bracket has no upper end, or points
+ * evenly spaced inside it. The bracket's ends, lo (H_G < 1) and hi (>= 1), move to the nearest
+ * points on either side; the root is hi once lo is within 4 eps |hi| below it, the contract of
+ * the sequential search (src/fim/hg.rs: root), which the CPU keeps: the two return the same
+ * root to within that width, not the same bits (docs/fim.md). ~4 rounds where the sequential
+ * search takes up to 20 evaluations. */
+typedef struct {
+    float lo, hi, step, g;
+    int i, j, n;
+} np_fim_ws;
+
+/* The sorted solutions strictly inside (lo, hi): [i, j). */
+NP_FN void np_fim_ws_range(np_fim_ws *w, NP_LOCAL_PTR const float *c, int stride, int nc)
+{
+    int i = 0, j = nc;
+    while (i < j && !(c[i * stride] > w->lo)) ++i;
+    while (j > i && !(c[(j - 1) * stride] < w->hi)) --j;
+    w->i = i;
+    w->j = j;
+}
+
+/* From a sequential start (np_fim_rs_start's lo, step and sorted solutions) and the guess. */
+NP_FN void np_fim_ws_start(np_fim_ws *w, const np_fim_rs *r, float guess, NP_LOCAL_PTR const float *c, int stride, int nc)
+{
+    w->lo = r->lo;
+    w->hi = NP_FIM_INF;
+    w->step = r->step;
+    w->g = guess < NP_FIM_INF && guess > r->lo ? guess : NP_FIM_INF;
+    w->n = 0;
+    np_fim_ws_range(w, c, stride, nc);
+}
+
+/* This round's points (at most k) into out[0..); their number. */
+NP_FN int np_fim_ws_points(np_fim_ws *w, NP_LOCAL_PTR const float *c, int stride, int k, NP_LOCAL_PTR float *out)
+{
+    int n = 0;
+    float top = w->lo;
+    if (w->g < NP_FIM_INF) {
+        out[n++] = w->g;
+        top = w->g;
+        float b = w->g - np_fim_rs_width(w->g);
+        if (b > w->lo && n < k) out[n++] = b;
+    }
+    int m = w->j - w->i, q = m < k - n ? m : k - n, n0 = n;
+    for (int t = 0; t < q; ++t) out[n++] = c[(w->i + ((2 * t + 1) * m) / (2 * q)) * stride];
+    for (int t = 0; t < q && n < k; ++t) {
+        float b = out[n0 + t] - np_fim_rs_width(out[n0 + t]);
+        if (b > w->lo) out[n++] = b;
+    }
+    if (!(w->hi < NP_FIM_INF)) {
+        if (m > 0 && c[(w->j - 1) * stride] > top) top = c[(w->j - 1) * stride];
+        float s = w->step;
+        while (n < k && top + s < NP_FIM_INF) {
+            out[n++] = top + s;
+            s += s;
+        }
+        w->step = s;
+    } else {
+        int left = k - n;
+        for (int t = 0; t < left; ++t) out[n++] = w->lo + (w->hi - w->lo) * ((float)(t + 1) / (float)(left + 1));
+    }
+    return n;
+}
+
+/* Takes H_G^2 - 1 at this round's n points: 1 while the search goes on, else 0 with the root
+ * (INF if H_G never reached 1: S not positive definite) in *root. */
+NP_FN int np_fim_ws_take(np_fim_ws *w, NP_LOCAL_PTR const float *x, NP_LOCAL_PTR const float *f, int n, NP_LOCAL_PTR const float *c, int stride,
+                         int nc, float *root)
+{
+    for (int t = 0; t < n; ++t)
+        if (f[t] >= 0.0f && x[t] < w->hi) w->hi = x[t];
+    for (int t = 0; t < n; ++t)
+        if (f[t] < 0.0f && x[t] > w->lo && x[t] < w->hi) w->lo = x[t];
+    w->g = NP_FIM_INF;
+    ++w->n;
+    if ((w->hi < NP_FIM_INF && !(w->lo < w->hi - np_fim_rs_width(w->hi))) || w->n >= 64 || n == 0) {
+        *root = w->hi;
+        return 0;
+    }
+    np_fim_ws_range(w, c, stride, nc);
+    return 1;
+}
+
 /* Whether the smallest valid solution `best` is g(U_x) as it stands (src/fim/godunov.rs: solve):
  * with 004's solver (paper) wherever one is valid; with the exact one where every extremum of
  * eq. 6 is a minimum there. Otherwise the root of H_G (np_fim_rs_*). */

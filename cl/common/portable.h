@@ -57,6 +57,8 @@
   #define np_atomic_add_u32(p, v) atomicAdd((unsigned int *)(p), (unsigned int)(v))
   #define np_atomic_min_i32(p, v) atomicMin((int *)(p), (int)(v))
   #define np_atomic_max_i32(p, v) atomicMax((int *)(p), (int)(v))
+  #define np_atomic_or_i32(p, v) atomicOr((int *)(p), (int)(v))
+  #define np_atomic_and_i32(p, v) atomicAnd((int *)(p), (int)(v))
   #define np_atomic_add_f32(p, v) atomicAdd((float *)(p), (float)(v))
 #else
   #define NP_KERNEL __kernel
@@ -107,6 +109,8 @@
   #define np_atomic_add_u32(p, v) atomic_add((volatile __global uint *)(p), (uint)(v))
   #define np_atomic_min_i32(p, v) atomic_min((volatile __global int *)(p), (int)(v))
   #define np_atomic_max_i32(p, v) atomic_max((volatile __global int *)(p), (int)(v))
+  #define np_atomic_or_i32(p, v) atomic_or((volatile __global int *)(p), (int)(v))
+  #define np_atomic_and_i32(p, v) atomic_and((volatile __global int *)(p), (int)(v))
   /* OpenCL 1.2 has no float atomic add: a compare-and-swap loop on the bits. */
   inline float np_atomic_add_f32(volatile __global float *p, float v)
   {

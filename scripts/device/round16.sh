@@ -11,6 +11,11 @@
 #     launches mid-run (~900 blocks), CUDA, 004's and the exact solver, and the build without
 #     H_G's roots (NEUROPORT_FIM_DIAG_NOROOT=1, wrong answers, for timing); the launches' list
 #     lengths from `bench fim --active-out`.
+#   PART=c (~4 min; commit after f0b5..., the deferred roots, reverted after it: PoCL 3.1's
+#     LLVM 15 crashed building fim_roots): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seed
+#     202; `bench fim --example 3`, 004's solver with roots deferred (the default) and in place
+#     (NEUROPORT_FIM_DEFER=0) alternating, two rounds, both APIs; the exact solver deferred
+#     (NEUROPORT_FIM_DEFER=1) against in place, one round.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -37,4 +42,17 @@ if [ "$PART" = b ]; then
       grep -c gpu__time_duration "$OUT/ncu-$k-$v-$1.csv"
     done; done
   done
+fi
+if [ "$PART" = c ]; then
+  checks 202 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fim "in place ($rep)" "$B" "$be" paper NEUROPORT_FIM_DEFER=0
+    fim "deferred ($rep)" "$B" "$be" paper
+  done; done
+  for be in cuda "$OCL"; do
+    fim "in place" "$B" "$be" exact
+    fim "deferred" "$B" "$be" exact NEUROPORT_FIM_DEFER=1
+  done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
 fi

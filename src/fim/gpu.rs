@@ -63,10 +63,13 @@ pub struct GpuFim {
     built: Built,
 }
 
-/// fim.cl's kernels, built with `lanes` work-items per voxel.
+/// fim.cl's kernels, built with `lanes` work-items per voxel and, with `defer`, H_G's roots
+/// left to fim_roots.
 struct Built {
     lanes: usize,
+    defer: bool,
     update: Kernel,
+    roots: Kernel,
     neighbours: Kernel,
     commit: Kernel,
     init: Kernel,
@@ -93,20 +96,39 @@ pub fn lanes(gpu_device: bool, par: &Params) -> usize {
     std::env::var("NEUROPORT_FIM_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=26).contains(v)).unwrap_or(default)
 }
 
-/// The program built with `lanes` work-items per voxel, under its own name (kernels are cached
-/// by program name): cl/fim.cl with NP_FIM_LANES defined in front.
-fn program(lanes: usize) -> (&'static str, &'static str) {
+/// The program built with `lanes` work-items per voxel (and with roots deferred), under its own
+/// name (kernels are cached by program name): cl/fim.cl with NP_FIM_LANES (and NP_FIM_DEFER)
+/// defined in front.
+fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
     use std::sync::Mutex;
-    static BUILT: Mutex<Vec<(usize, &'static str, &'static str)>> = Mutex::new(Vec::new());
+    static BUILT: Mutex<Vec<((usize, bool), &'static str, &'static str)>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&(_, n, s)) = built.iter().find(|b| b.0 == lanes) {
+    if let Some(&(_, n, s)) = built.iter().find(|b| b.0 == (lanes, defer)) {
         return (n, s);
     }
-    let name: &'static str = Box::leak(format!("fim-l{lanes}").into_boxed_str());
+    let name: &'static str = Box::leak(format!("fim-l{lanes}{}", if defer { "-defer" } else { "" }).into_boxed_str());
     let diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" };
-    let source: &'static str = Box::leak(format!("{diag}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
-    built.push((lanes, name, source));
+    let def = if defer { "#define NP_FIM_DEFER 1\n" } else { "" };
+    let source: &'static str = Box::leak(format!("{diag}{def}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
+    built.push(((lanes, defer), name, source));
     (name, source)
+}
+
+/// Whether fim_update leaves H_G's roots to fim_roots (cl/fim.cl): with 004's local solver on a
+/// GPU, one Jacobi update per launch and the folded device list. There a root is wanted in ~1
+/// update of 2,000, and the root's code in the update held it at 92 registers and half the
+/// resident warps of a build without it (round 16). The exact solver wants roots in about half
+/// of its updates and keeps them in place. `NEUROPORT_FIM_DEFER=0` keeps them in place, `=1` defers
+/// them on every device and with either solver (for measuring).
+/// `Params::defer` overrides the choice (tests run it on CPU devices).
+pub fn defer(gpu_device: bool, par: &Params) -> bool {
+    let env = std::env::var("NEUROPORT_FIM_DEFER").ok();
+    let default = match env.as_deref() {
+        Some("0") => false,
+        Some("1") => true,
+        _ => gpu_device && par.local == Local::Paper,
+    };
+    par.defer.unwrap_or(default) && par.inner == 1 && folded(par)
 }
 
 impl GpuFim {
@@ -116,14 +138,15 @@ impl GpuFim {
         // The first upload (S, ~20 MB on 004's brain) would wait for the staging slots: they are
         // made while the kernels load and the volumes are reordered.
         gpu.stage_ahead();
-        let built = Self::build(&gpu, lanes(gpu.info().is_gpu, par))?;
+        let is_gpu = gpu.info().is_gpu;
+        let built = Self::build(&gpu, lanes(is_gpu, par), defer(is_gpu, par))?;
         Ok(GpuFim { gpu, built })
     }
 
-    fn build(gpu: &Gpu, lanes: usize) -> Result<Built> {
-        let (program, source) = program(lanes);
+    fn build(gpu: &Gpu, lanes: usize, defer: bool) -> Result<Built> {
+        let (program, source) = program(lanes, defer);
         let k = |name| gpu.kernel(program, source, name);
-        Ok(Built { lanes, update: k("fim_update")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")?, unblock: k("fim_unblock")? })
+        Ok(Built { lanes, defer, update: k("fim_update")?, roots: k("fim_roots")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")?, unblock: k("fim_unblock")? })
     }
 }
 
@@ -288,10 +311,15 @@ impl GpuFim {
         let mut sol = Solution::default();
         let mut count = list0.len();
         let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes(g.info().is_gpu, par) };
-        if self.built.lanes != lanes {
-            self.built = Self::build(g, lanes)?;
+        let defer = defer(g.info().is_gpu, par);
+        if (self.built.lanes, self.built.defer) != (lanes, defer) {
+            self.built = Self::build(g, lanes, defer)?;
         }
-        let Built { update: upd, neighbours: nbr, commit, init, .. } = &self.built;
+        let Built { update: upd, roots, neighbours: nbr, commit, init, .. } = &self.built;
+        // Deferred roots: the queue (at most every voxel of a launch's blocks) and two counts, the
+        // one an update appends to and the one it zeroes for the next (fim_roots reads the first).
+        let b_roots: Buf<i32> = g.alloc(if defer { nbv } else { 1 })?;
+        let root_counts: [Buf<i32>; 2] = [g.zeros(1)?, g.zeros(1)?];
         g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32])?;
         let append = !par.host_list as i32;
         let mut cur = 0;
@@ -307,6 +335,7 @@ impl GpuFim {
         while count > 0 && sol.iterations < max_iter {
             let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
             let (s0, s1) = (slot(0), slot(1));
+            let (rc, rc_next) = (&root_counts[sol.iterations % 2], &root_counts[(sol.iterations + 1) % 2]);
             sol.iterations += 1;
             let time_it = sol.iterations % every == 0 || sol.iterations == 1;
             g.set_timing(time_it);
@@ -320,16 +349,19 @@ impl GpuFim {
                 // Active blocks and the candidates found after the last update, updated together;
                 // then committed, and the neighbours of those that converged (not the candidates
                 // that came out unchanged) appended to the next list as candidates.
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next])?;
+                if defer {
+                    g.launch(roots, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append])?;
+                }
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
             } else {
                 // Step 1: n Jacobi updates of every active block; C_b by reduction; the
                 // unconverged join the next list; the candidate count starts at 0.
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE, &b_roots, rc, rc_next])?;
                 // Step 2: the active blocks' results committed, and neighbour blocks of converged
                 // blocks updated once and reduced, then committed.
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u, 0i32])?;
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES, &b_roots, rc, rc_next])?;
                 g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             }
             // Step 3: the next list, every block whose C_b is false.
@@ -377,7 +409,7 @@ impl GpuFim {
         timings.add(&g.take_timings()?);
         sol.timings = timings;
         let t_free = Instant::now();
-        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist));
+        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts));
         record("fim free", ms_since(t_free));
         Ok(sol)
     }
