@@ -11,7 +11,7 @@
 #     launches mid-run (~900 blocks), CUDA, 004's and the exact solver, and the build without
 #     H_G's roots (NEUROPORT_FIM_DIAG_NOROOT=1, wrong answers, for timing); the launches' list
 #     lengths from `bench fim --active-out`.
-#   PART=c (~4 min; commit after f0b5..., the deferred roots, reverted after it: PoCL 3.1's
+#   PART=c (~4 min; commit 0eb3352, the deferred roots, reverted after it: PoCL 3.1's
 #     LLVM 15 crashed building fim_roots): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seed
 #     202; `bench fim --example 3`, 004's solver with roots deferred (the default) and in place
 #     (NEUROPORT_FIM_DEFER=0) alternating, two rounds, both APIs; the exact solver deferred
