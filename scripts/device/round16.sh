@@ -16,6 +16,9 @@
 #     202; `bench fim --example 3`, 004's solver with roots deferred (the default) and in place
 #     (NEUROPORT_FIM_DEFER=0) alternating, two rounds, both APIs; the exact solver deferred
 #     (NEUROPORT_FIM_DEFER=1) against in place, one round.
+#   PART=d (~2 min; commit 0eb3352): where the deferred roots' time goes: ncu (one metric pass:
+#     duration, instructions, warps active, registers) on 8 fim_update and 8 fim_roots launches
+#     mid-run (from the 300th), 004's solver, roots deferred and (fim_update only) in place.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -55,4 +58,18 @@ if [ "$PART" = c ]; then
     fim "deferred" "$B" "$be" exact NEUROPORT_FIM_DEFER=1
   done
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+fi
+if [ "$PART" = d ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || echo ncu)
+  M=gpu__time_duration.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers
+  for v in deferred inplace; do
+    env=""; [ $v = inplace ] && env="NEUROPORT_FIM_DEFER=0"
+    for k in fim_update fim_roots; do
+      [ $v = inplace ] && [ $k = fim_roots ] && continue
+      stamp "ncu $k $v"
+      step 200 env $env "$NCU" --kernel-name $k --launch-skip 300 --launch-count 8 --metrics $M --csv \
+        "$B" bench fim --example 3 --backend cuda --local paper --repeats 0 > "$OUT/ncu-$k-$v.csv" 2> "$OUT/ncu-$k-$v.err"
+      grep -E "gpu__time_duration|registers_per" "$OUT/ncu-$k-$v.csv" | awk -F'","' '{print $(NF-2), $NF}' | head -4
+    done
+  done
 fi
