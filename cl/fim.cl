@@ -192,37 +192,34 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
 
 /* Deferred roots (NP_FIM_DEFER, 004's solver on GPUs, round 16): fim_update leaves a voxel
  * whose combinations give no valid candidate at its value and queues it; this launch, between
- * the update and the neighbours, finds its root with one work-group per queued voxel (the 64
- * slots and their lanes on one root: fim.h np_fim_ws), writes the result into unew and corrects
- * the block's state: the faces on which it lowered a voxel, and a block that has not converged
- * after all joins the next list (once: only the item that clears its converged state appends
- * it). Why: the root's code held every update at 92 registers, 2 work-groups per SM, for a case
- * that arises in ~1 voxel update of 2,000; a build without it ran the update at twice the
- * resident warps and half the time per block (round 16, ncu). Neighbours come from u and the
- * old value is u's: with one Jacobi update per launch (the only setting that defers) that is
- * what fim_update saw. */
+ * the update and the neighbours, finds its root with one work-group per queued voxel, writes the
+ * result into unew and corrects the block's state: the faces on which it lowered a voxel, and a
+ * block that has not converged after all joins the next list (once: only the item that clears
+ * its converged state appends it). Why: the root's code held every update at 92 registers and
+ * 120 us mid-run; without it the update takes 64 registers and 40 us (round 16, ncu). Neighbours
+ * come from u and the old value is u's: with one Jacobi update per launch (the only setting
+ * that defers) that is what fim_update saw.
+ *
+ * The search, wide and without serial steps: each round the group's 64 slots each evaluate H_G
+ * at one point (the slot's lanes sharing the evaluation) and the bracket [lo, hi] (H_G^2 - 1 < 0
+ * at lo, >= 0 at hi) closes to the nearest points on either side, by atomic min / max on the
+ * points' bits (u >= 0, so the bits order as the values). Round 0: the combinations' solutions
+ * above the lowest neighbour, each with the point 4 eps below it (the root is one of them in
+ * most nodes, and then the bracket closes at once), the remaining slots doubling steps past the
+ * largest; then 64 points evenly inside the bracket (or doubling steps while it has no upper
+ * end). The root is hi once lo is within 4 eps |hi| below it: the contract of the sequential
+ * search (src/fim/hg.rs: root, which the CPU keeps), so the two give the same root to within
+ * that width, not the same bits. */
 NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
                          NP_GLOBAL const float *NP_RESTRICT u, NP_GLOBAL float *NP_RESTRICT unew,
                          NP_GLOBAL const int *NP_RESTRICT roots, NP_GLOBAL const int *NP_RESTRICT root_count,
                          np_fim_params p, NP_GLOBAL int *conv, NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append)
 {
     NP_LOCAL_MEM float ssol[26];
-    NP_LOCAL_MEM int svalid[26];
-    NP_LOCAL_MEM float sx[NP_FIM_BV];
-    NP_LOCAL_MEM float sf[NP_FIM_BV];
+    NP_LOCAL_MEM float ssorted[26];
     NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
-    NP_LOCAL_MEM int sflag[2];
-    NP_LOCAL_MEM int snpts;
-    /* The search's state between rounds lives here, copied to and from the private one by item
-     * 0 within a round: held privately across the rounds' barriers, PoCL 3.1's LLVM 15 crashed
-     * building this kernel. */
-    NP_LOCAL_MEM np_fim_ws sws;
-    NP_LOCAL_MEM float sq;
-    NP_LOCAL_MEM int snc;
+    NP_LOCAL_MEM int slo, shi;
     int t = NP_LID(), slot = t % NP_FIM_BV, lane = t / NP_FIM_BV;
-    /* The slots (64) as a run-time value: with the constant, PoCL 3.1's LLVM 15 crashed building
-     * this kernel (np_fim_ws_points inside the rounds' loop). */
-    int kslots = NP_LSIZE() / NP_FIM_LANES;
     int n = *root_count;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += p.groups) {
@@ -237,63 +234,66 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
         nb[3] = np_fim_at(u, p, b, lx, ly + 1, lz);
         nb[4] = np_fim_at(u, p, b, lx, ly, lz - 1);
         nb[5] = np_fim_at(u, p, b, lx, ly, lz + 1);
-        float old = u[v];
+        float old = u[v], lo = NP_FIM_INF, step = 0.0f;
+        for (int k = 0; k < 3; ++k) {
+            lo = np_fmin(lo, np_fmin(nb[2 * k], nb[2 * k + 1]));
+            float d = 1.0f / (ih[k] * np_sqrt(np_fim_s(s, k, k)));
+            step = d > step ? d : step;
+        }
         if (t < 26) {
             int valid;
             ssol[t] = np_fim_combo(s, ih, nb, t < 13 ? t : t + 1, p.tsai, &valid);
-            svalid[t] = valid;
         }
-        NP_BARRIER();
         if (t == 0) {
-            int nc;
-            float q;
-            np_fim_rs r;
-            np_fim_ws ws;
-            float best = NP_FIM_INF;
-            for (int c = 0; c < 26; ++c)
-                if (svalid[c] && ssol[c] < best) best = ssol[c];
-            nc = np_fim_gather(ssol, 1);
-            int need = np_fim_rs_start(&r, s, ih, nb, best, ssol, 1, nc);
-            q = r.x;
-            snpts = 0;
-            if (need) {
-                np_fim_ws_start(&ws, &r, best, ssol, 1, nc);
-                snpts = np_fim_ws_points(&ws, ssol, 1, kslots, sx);
-            }
-            sws = ws;
-            sq = q;
-            snc = nc;
-            sflag[0] = need;
-            sflag[1] = 0;
+            slo = np_float_as_int(lo);
+            shi = np_float_as_int(NP_FIM_INF);
         }
         NP_BARRIER();
-        /* The loop's shape is fim_update's (a flag per parity, cleared after the first barrier
-         * of the round that reads it): PoCL 3.1's LLVM 15 crashed building a while loop over one
-         * local flag. */
-        for (int round = 0; sflag[round & 1]; ++round) {
-            int live = slot < snpts;
-            if (live) sbest[lane * NP_FIM_BV + slot] = np_fim_f_part(s, ih, nb, sx[slot], lane, NP_FIM_LANES);
+        /* The solutions above lo in ascending order (rank sort; ties by index). */
+        int nc = 0;
+        for (int c = 0; c < 26; ++c) nc += ssol[c] < NP_FIM_INF && ssol[c] > lo;
+        if (t < 26 && ssol[t] < NP_FIM_INF && ssol[t] > lo) {
+            int r = 0;
+            for (int c = 0; c < 26; ++c) r += ssol[c] < NP_FIM_INF && ssol[c] > lo && (ssol[c] < ssol[t] || (ssol[c] == ssol[t] && c < t));
+            ssorted[r] = ssol[t];
+        }
+        NP_BARRIER();
+        float hi = NP_FIM_INF, top = nc > 0 ? ssorted[nc - 1] : lo;
+        for (int round = 0; round < 64 && lo < NP_FIM_INF; ++round) {
+            float x;
+            int g = -1;
+            if (round == 0 && slot < 2 * nc) {
+                float c = ssorted[slot / 2];
+                x = slot & 1 ? c : c - np_fim_rs_width(c);
+            } else if (hi < NP_FIM_INF) {
+                x = lo + (hi - lo) * ((float)(slot + 1) / (float)(NP_FIM_BV + 1));
+            } else {
+                g = round == 0 ? slot - 2 * nc : slot;
+            }
+            if (g >= 0) { /* doubling steps past the largest point so far */
+                float m = step;
+                for (int e = 0; e < g; ++e) m += m;
+                x = (round == 0 ? top : lo) + m;
+            }
+            int use = x > lo && x < hi && x < NP_FIM_INF;
+            float f = 0.0f;
+            if (use) sbest[lane * NP_FIM_BV + slot] = np_fim_f_part(s, ih, nb, x, lane, NP_FIM_LANES);
             NP_BARRIER();
-            if (lane == 0 && live) {
+            if (lane == 0 && use) {
                 float h2 = sbest[slot];
-                for (int k = 1; k < NP_FIM_LANES; ++k) h2 = np_fim_hg2_join(ih, nb, sx[slot], h2, sbest[k * NP_FIM_BV + slot]);
-                sf[slot] = h2 - 1.0f;
+                for (int k = 1; k < NP_FIM_LANES; ++k) h2 = np_fim_hg2_join(ih, nb, x, h2, sbest[k * NP_FIM_BV + slot]);
+                f = h2 - 1.0f;
+                if (f >= 0.0f) np_atomic_min_local_i32(&shi, np_float_as_int(x));
             }
             NP_BARRIER();
-            if (t == 0) {
-                np_fim_ws ws = sws;
-                float q = sq;
-                int need = np_fim_ws_take(&ws, sx, sf, snpts, ssol, 1, snc, &q);
-                snpts = need ? np_fim_ws_points(&ws, ssol, 1, kslots, sx) : 0;
-                sws = ws;
-                sq = q;
-                sflag[round & 1] = 0;
-                sflag[(round + 1) & 1] = need;
-            }
+            hi = np_int_as_float(shi);
+            if (lane == 0 && use && f < 0.0f && x < hi) np_atomic_max_local_i32(&slo, np_float_as_int(x));
             NP_BARRIER();
+            lo = np_int_as_float(slo);
+            if (hi < NP_FIM_INF && !(lo < hi - np_fim_rs_width(hi))) break;
         }
         if (t == 0) {
-            float q = sq, nx = q < old ? q : old;
+            float nx = hi < old ? hi : old;
             int done = !(nx < old) || old - nx <= p.tol * nx;
             unew[v] = nx;
             if (nx < old) {

@@ -58,6 +58,10 @@
   #define np_atomic_min_i32(p, v) atomicMin((int *)(p), (int)(v))
   #define np_atomic_max_i32(p, v) atomicMax((int *)(p), (int)(v))
   #define np_atomic_or_i32(p, v) atomicOr((int *)(p), (int)(v))
+  #define np_atomic_min_local_i32(p, v) atomicMin((int *)(p), (int)(v))
+  #define np_atomic_max_local_i32(p, v) atomicMax((int *)(p), (int)(v))
+  #define np_float_as_int(x) __float_as_int(x)
+  #define np_int_as_float(x) __int_as_float(x)
   #define np_atomic_and_i32(p, v) atomicAnd((int *)(p), (int)(v))
   #define np_atomic_add_f32(p, v) atomicAdd((float *)(p), (float)(v))
 #else
@@ -110,6 +114,10 @@
   #define np_atomic_min_i32(p, v) atomic_min((volatile __global int *)(p), (int)(v))
   #define np_atomic_max_i32(p, v) atomic_max((volatile __global int *)(p), (int)(v))
   #define np_atomic_or_i32(p, v) atomic_or((volatile __global int *)(p), (int)(v))
+  #define np_atomic_min_local_i32(p, v) atomic_min((volatile __local int *)(p), (int)(v))
+  #define np_atomic_max_local_i32(p, v) atomic_max((volatile __local int *)(p), (int)(v))
+  #define np_float_as_int(x) as_int(x)
+  #define np_int_as_float(x) as_float(x)
   #define np_atomic_and_i32(p, v) atomic_and((volatile __global int *)(p), (int)(v))
   /* OpenCL 1.2 has no float atomic add: a compare-and-swap loop on the bits. */
   inline float np_atomic_add_f32(volatile __global float *p, float v)

@@ -19,6 +19,11 @@
 #   PART=d (~2 min; commit 0eb3352): where the deferred roots' time goes: ncu (one metric pass:
 #     duration, instructions, warps active, registers) on 8 fim_update and 8 fim_roots launches
 #     mid-run (from the 300th), 004's solver, roots deferred and (fim_update only) in place.
+#   PART=e (~5 min; the commit after 0eb3352 that rewrote fim_roots): the deferred roots with a
+#     search whose every step is parallel (no serial work on item 0 in the rounds): `check` on
+#     CUDA, NVIDIA OpenCL and PoCL 5.0 at seed 203; `bench fim --example 3` 004's solver deferred
+#     (default) and in place alternating, two rounds, both APIs; the exact solver deferred
+#     against in place, one round; ncu durations of fim_update and fim_roots mid-run (PART=d's).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -59,7 +64,20 @@ if [ "$PART" = c ]; then
   done
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
 fi
-if [ "$PART" = d ]; then
+if [ "$PART" = e ]; then
+  checks 203 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fim "in place ($rep)" "$B" "$be" paper NEUROPORT_FIM_DEFER=0
+    fim "deferred ($rep)" "$B" "$be" paper
+  done; done
+  for be in cuda "$OCL"; do
+    fim "in place" "$B" "$be" exact
+    fim "deferred" "$B" "$be" exact NEUROPORT_FIM_DEFER=1
+  done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+fi
+if [ "$PART" = d ] || [ "$PART" = e ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || echo ncu)
   M=gpu__time_duration.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers
   for v in deferred inplace; do

@@ -113,7 +113,11 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         let again = solve(dev, &p, &params)?;
         differ += again.u.iter().zip(&first).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
     }
-    rows.push(CheckRow::new("fim_block[same bits]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing from the first run on a rerun and with 1 lane")));
+    // Likewise with the roots deferred to fim_roots.
+    let deferred = solve(dev, &p, &Params { defer: Some(true), ..base })?.u;
+    let again = solve(dev, &p, &Params { defer: Some(true), lanes: 1, ..base })?.u;
+    differ += again.iter().zip(&deferred).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+    rows.push(CheckRow::new("fim_block[same bits]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing from the first run on a rerun and with 1 lane, roots in place and deferred")));
     // Regions solved together (gpu.rs Stack: copies of the grid stacked in one run) must give
     // each region's bits alone: the field's sources, then its first source alone.
     let q = convex_problem(&p);
