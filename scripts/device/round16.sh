@@ -24,6 +24,8 @@
 #     CUDA, NVIDIA OpenCL and PoCL 5.0 at seed 203; `bench fim --example 3` 004's solver deferred
 #     (default) and in place alternating, two rounds, both APIs; the exact solver deferred
 #     against in place, one round; ncu durations of fim_update and fim_roots mid-run (PART=d's).
+#   PART=f (~3 min; the commit after 128257d): fim_roots with points about the secant's zero
+#     and two work-groups per compute unit: PART=e again without the checks on PoCL.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -64,8 +66,8 @@ if [ "$PART" = c ]; then
   done
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
 fi
-if [ "$PART" = e ]; then
-  checks 203 cuda "$OCL" "$POCL"
+if [ "$PART" = e ] || [ "$PART" = f ]; then
+  if [ "$PART" = e ]; then checks 203 cuda "$OCL" "$POCL"; else checks 204 cuda "$OCL"; fi
   F="$OUT/fim.txt"
   for rep in 1 2; do for be in cuda "$OCL"; do
     fim "in place ($rep)" "$B" "$be" paper NEUROPORT_FIM_DEFER=0
@@ -77,7 +79,7 @@ if [ "$PART" = e ]; then
   done
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
 fi
-if [ "$PART" = d ] || [ "$PART" = e ]; then
+if [ "$PART" = d ] || [ "$PART" = e ] || [ "$PART" = f ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || echo ncu)
   M=gpu__time_duration.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers
   for v in deferred inplace; do
