@@ -206,9 +206,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
  * points' bits (u >= 0, so the bits order as the values). Round 0: the combinations' solutions
  * above the lowest neighbour, each with the point 4 eps below it (the root is one of them in
  * most nodes, and then the bracket closes at once), the remaining slots doubling steps past the
- * largest; then points about the secant's zero through the bracket's ends (H_G^2 is smooth on
- * the piece that holds the root): 32 at 2 eps apart, 32 at 2^5 ... 2^20 times that on either
- * side (or doubling steps while the bracket has no upper end). The root is hi once lo is within 4 eps |hi| below it: the contract of the sequential
+ * largest; then 64 points evenly inside the bracket (or doubling steps while it has no upper
+ * end). The root is hi once lo is within 4 eps |hi| below it: the contract of the sequential
  * search (src/fim/hg.rs: root, which the CPU keeps), so the two give the same root to within
  * that width, not the same bits. */
 NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
@@ -220,11 +219,10 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
     NP_LOCAL_MEM float ssorted[26];
     NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
     NP_LOCAL_MEM int slo, shi;
-    NP_LOCAL_MEM float sfl, sfh;
     int t = NP_LID(), slot = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int n = *root_count;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
-    for (int i = NP_GROUP(); i < n; i += NP_NGROUPS()) {
+    for (int i = NP_GROUP(); i < n; i += p.groups) {
         int v = roots[i], b = v / NP_FIM_BV, l = v % NP_FIM_BV;
         int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
         float s[6], nb[6];
@@ -249,7 +247,6 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
         if (t == 0) {
             slo = np_float_as_int(lo);
             shi = np_float_as_int(NP_FIM_INF);
-            sfl = -1.0f; /* H_G = 0 at the lowest neighbour */
         }
         NP_BARRIER();
         /* The solutions above lo in ascending order (rank sort; ties by index). */
@@ -269,16 +266,7 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
                 float c = ssorted[slot / 2];
                 x = slot & 1 ? c : c - np_fim_rs_width(c);
             } else if (hi < NP_FIM_INF) {
-                float fl = sfl, fh = sfh, z = hi - fh * (hi - lo) / (fh - fl);
-                if (!(z > lo && z < hi)) z = lo + (hi - lo) * 0.5f;
-                float d = 2.0f * 1.1920929e-7f * z;
-                if (slot < NP_FIM_BV / 2) {
-                    x = z + (float)(slot - NP_FIM_BV / 4) * d;
-                } else { /* the ladder: 2^5 ... 2^20 steps of d either side */
-                    int k = slot - NP_FIM_BV / 2, e = 5 + (k >> 1);
-                    for (int q = 0; q < e; ++q) d += d;
-                    x = k & 1 ? z + d : z - d;
-                }
+                x = lo + (hi - lo) * ((float)(slot + 1) / (float)(NP_FIM_BV + 1));
             } else {
                 g = round == 0 ? slot - 2 * nc : slot;
             }
@@ -299,12 +287,9 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
             }
             NP_BARRIER();
             hi = np_int_as_float(shi);
-            if (lane == 0 && use && f >= 0.0f && x == hi) sfh = f;
             if (lane == 0 && use && f < 0.0f && x < hi) np_atomic_max_local_i32(&slo, np_float_as_int(x));
             NP_BARRIER();
             lo = np_int_as_float(slo);
-            if (lane == 0 && use && f < 0.0f && x == lo) sfl = f;
-            NP_BARRIER();
             if (hi < NP_FIM_INF && !(lo < hi - np_fim_rs_width(hi))) break;
         }
         if (t == 0) {
