@@ -176,6 +176,21 @@ readme() {
     NEUROPORT_STAGES=1 wall "register" 60 "$b" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/bb/t1.nii.gz" --dof 12 --cost ncc --out "$o/reg"
   } | tee -a "$OUT/readme.txt"
 }
+# readme_compare OLD_BINARY: the README's commands (readme) with OLD_BINARY and $B on CUDA,
+# NVIDIA OpenCL ($OCL) and PoCL ($POCL), every output compared byte for byte per backend
+# ($OUT/same-readme.txt), and the commands that did not exit 0.
+readme_compare() {
+  local old=$1 be
+  readme_inputs
+  for be in cuda "$OCL" "$POCL"; do
+    stamp "README commands $be"
+    readme "$old" "$be" "$W/r-old-${be//:/-}"; readme "$B" "$be" "$W/r-new-${be//:/-}"
+  done
+  for be in cuda "$OCL" "$POCL"; do
+    (cd "$W/r-old-${be//:/-}" && find . -type f | sort | while read -r f; do cmp -s "$f" "$W/r-new-${be//:/-}/$f" || echo "$be: $f DIFFERS"; done; echo "$be: $(find . -type f | wc -l) files compared")
+  done | tee "$OUT/same-readme.txt"
+  grep -E "^##|exit [^0]" "$OUT/readme.txt"
+}
 # readme_inputs: the README commands' inputs in $W: synth's demo phantom with its tensor fitted on
 # the CPU ($W/demo), the sticks phantom with bedpost's samples from CUDA ($W/sticks), and two 1 mm
 # T1 brains ($W/a, $W/bb: the airwc pair (b)).

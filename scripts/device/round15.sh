@@ -80,16 +80,7 @@ if [ "$PART" = g ]; then
   PART=d
 fi
 if [ "$PART" = d ]; then
-  OLD="$PWD/dist/neuroport-old"
-  readme_inputs
-  for be in cuda "$OCL" "$POCL"; do
-    stamp "README commands $be"
-    readme "$OLD" "$be" "$W/r-old-${be//:/-}"; readme "$B" "$be" "$W/r-new-${be//:/-}"
-  done
-  for be in cuda "$OCL" "$POCL"; do
-    (cd "$W/r-old-${be//:/-}" && find . -type f | sort | while read -r f; do cmp -s "$f" "$W/r-new-${be//:/-}/$f" || echo "$be: $f DIFFERS"; done; echo "$be: $(find . -type f | wc -l) files compared")
-  done | tee "$OUT/same-readme.txt"
-  grep -E "^##|exit [^0]" "$OUT/readme.txt"
+  readme_compare "$PWD/dist/neuroport-old"
 fi
 if [ "$PART" = e ]; then
   OLD="$PWD/dist/neuroport-old"

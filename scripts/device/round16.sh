@@ -26,6 +26,9 @@
 #     against in place, one round; ncu durations of fim_update and fim_roots mid-run (PART=d's).
 #   PART=f (~3 min; the commit after 128257d): fim_roots with points about the secant's zero
 #     and two work-groups per compute unit: PART=e again without the checks on PoCL.
+#   PART=g (~6 min): the final binary: `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 205
+#     and 206; `reproduce fim-t1 --scale quick` on CUDA; the README's commands against round 14's
+#     binary (dist/neuroport-old, c21cc48; round 15's gave the same bytes), outputs compared.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -92,4 +95,10 @@ if [ "$PART" = d ] || [ "$PART" = e ] || [ "$PART" = f ]; then
       grep -E "gpu__time_duration|registers_per" "$OUT/ncu-$k-$v.csv" | awk -F'","' '{print $(NF-2), $NF}' | head -4
     done
   done
+fi
+if [ "$PART" = g ]; then
+  for seed in 205 206; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim_ checks "$seed" cuda "$OCL" "$POCL"); done
+  wall "reproduce fim-t1 quick cuda" 300 "$B" reproduce fim-t1 --scale quick --backend cuda --out "$W/rep"
+  cp "$W"/rep/*.md "$OUT/" 2>/dev/null
+  readme_compare "$PWD/dist/neuroport-old"
 fi
