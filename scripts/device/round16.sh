@@ -29,6 +29,8 @@
 #   PART=g (~6 min): the final binary: `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 205
 #     and 206; `reproduce fim-t1 --scale quick` on CUDA; the README's commands against round 14's
 #     binary (dist/neuroport-old, c21cc48; round 15's gave the same bytes), outputs compared.
+#   PART=h (~3 min): where fim_roots' ~28 us go: ncu --set full on its 301st launch (004's
+#     solver, example 3, CUDA), the details page and the SASS with stall samples (top 40).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -101,4 +103,24 @@ if [ "$PART" = g ]; then
   wall "reproduce fim-t1 quick cuda" 300 "$B" reproduce fim-t1 --scale quick --backend cuda --out "$W/rep"
   cp "$W"/rep/*.md "$OUT/" 2>/dev/null
   readme_compare "$PWD/dist/neuroport-old"
+fi
+if [ "$PART" = h ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || echo ncu)
+  stamp "ncu fim_roots full"
+  step 240 "$NCU" --kernel-name fim_roots --launch-skip 300 --launch-count 1 --set full --import-source no -f -o "$OUT/fim_roots" \
+    "$B" bench fim --example 3 --backend cuda --local paper --repeats 0 > "$OUT/ncu-roots.log" 2>&1
+  tail -2 "$OUT/ncu-roots.log"
+  step 120 "$NCU" --import "$OUT/fim_roots.ncu-rep" --page details > "$OUT/details-roots.txt" 2>&1
+  step 120 "$NCU" --import "$OUT/fim_roots.ncu-rep" --page source --csv --print-source sass > "$OUT/sass-roots.csv" 2> "$OUT/sass-roots.err"
+  grep -E "Duration|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Executed Ipc A|Issue Slots Busy|Grid Size|Block Size|Waves" "$OUT/details-roots.txt" | head -14
+  python3 - "$OUT/sass-roots.csv" <<'PY' | tee "$OUT/sass-top-roots.txt"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+hdr = rows[0]; data = rows[1:]
+ia = hdr.index("Address"); isrc = hdr.index("Source"); iss = hdr.index("Warp Stall Sampling (All Samples)")
+tot = sum(float(r[iss] or 0) for r in data)
+print(f"{len(data)} SASS instructions, {tot:.0f} stall samples")
+for i, r in sorted(enumerate(data), key=lambda x: -float(x[1][iss] or 0))[:40]:
+    print(f"{i:6d} {100*float(r[iss] or 0)/max(tot,1):5.1f}%  {r[isrc][:90]}")
+PY
 fi
