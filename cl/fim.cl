@@ -222,7 +222,7 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
     int t = NP_LID(), slot = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int n = *root_count;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
-    for (int i = NP_GROUP(); i < n; i += p.groups) {
+    for (int i = NP_GROUP(); i < n; i += NP_NGROUPS()) {
         int v = roots[i], b = v / NP_FIM_BV, l = v % NP_FIM_BV;
         int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
         float s[6], nb[6];

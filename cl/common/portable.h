@@ -16,6 +16,7 @@
   #define NP_GID() ((int)(blockIdx.x * blockDim.x + threadIdx.x))
   #define NP_LID() ((int)threadIdx.x)
   #define NP_GROUP() ((int)blockIdx.x)
+  #define NP_NGROUPS() ((int)gridDim.x)
   #define NP_LSIZE() ((int)blockDim.x)
   #define NP_BARRIER() __syncthreads()
   #define np_sqrt sqrtf
@@ -74,6 +75,7 @@
   #define NP_GID() ((int)get_global_id(0))
   #define NP_LID() ((int)get_local_id(0))
   #define NP_GROUP() ((int)get_group_id(0))
+  #define NP_NGROUPS() ((int)get_num_groups(0))
   #define NP_LSIZE() ((int)get_local_size(0))
   #define NP_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
   #define np_sqrt sqrt

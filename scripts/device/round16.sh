@@ -31,6 +31,9 @@
 #     binary (dist/neuroport-old, c21cc48; round 15's gave the same bytes), outputs compared.
 #   PART=h (~3 min): where fim_roots' ~28 us go: ncu --set full on its 301st launch (004's
 #     solver, example 3, CUDA), the details page and the SASS with stall samples (top 40).
+#   PART=i (~3 min; a build with NEUROPORT_FIM_ROOT_GROUPS, not kept unless said): fim_roots
+#     launched on 4,096 work-groups (as the update; 10 waves at 3 groups per SM, all but ~25
+#     without a root) against 264 and 132, 004's solver, in place beside them, two rounds, both APIs.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -116,11 +119,19 @@ if [ "$PART" = h ]; then
   python3 - "$OUT/sass-roots.csv" <<'PY' | tee "$OUT/sass-top-roots.txt"
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
-hdr = rows[0]; data = rows[1:]
+hdr = rows[1]; data = rows[2:]  # the first row names the kernel
 ia = hdr.index("Address"); isrc = hdr.index("Source"); iss = hdr.index("Warp Stall Sampling (All Samples)")
 tot = sum(float(r[iss] or 0) for r in data)
 print(f"{len(data)} SASS instructions, {tot:.0f} stall samples")
 for i, r in sorted(enumerate(data), key=lambda x: -float(x[1][iss] or 0))[:40]:
     print(f"{i:6d} {100*float(r[iss] or 0)/max(tot,1):5.1f}%  {r[isrc][:90]}")
 PY
+fi
+if [ "$PART" = i ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fim "in place ($rep)" "$B" "$be" paper NEUROPORT_FIM_DEFER=0
+    for rg in 4096 264 132; do fim "deferred on $rg ($rep)" "$B" "$be" paper NEUROPORT_FIM_ROOT_GROUPS=$rg; done
+  done; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
 fi
