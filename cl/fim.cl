@@ -190,6 +190,12 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
     }
 }
 
+/* Slots of a deferred root's work-group (fim_roots), each with NP_FIM_LANES items; the host
+ * may set it (NEUROPORT_FIM_ROOT_SLOTS). */
+#ifndef NP_FIM_SLOTS
+#define NP_FIM_SLOTS 64
+#endif
+
 /* Deferred roots (NP_FIM_DEFER, 004's solver on GPUs, round 16): fim_update leaves a voxel
  * whose combinations give no valid candidate at its value and queues it; this launch, between
  * the update and the neighbours, finds its root with one work-group per queued voxel, writes the
@@ -217,9 +223,9 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
 {
     NP_LOCAL_MEM float ssol[26];
     NP_LOCAL_MEM float ssorted[26];
-    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
+    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_SLOTS];
     NP_LOCAL_MEM int slo, shi;
-    int t = NP_LID(), slot = t % NP_FIM_BV, lane = t / NP_FIM_BV;
+    int t = NP_LID(), slot = t % NP_FIM_SLOTS, lane = t / NP_FIM_SLOTS;
     int n = *root_count;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += NP_NGROUPS()) {
@@ -240,9 +246,10 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
             float d = 1.0f / (ih[k] * np_sqrt(np_fim_s(s, k, k)));
             step = d > step ? d : step;
         }
-        if (t < 26) {
+        /* The combinations over the group's items (fewer than 26 with few slots). */
+        for (int c = t; c < 26; c += NP_LSIZE()) {
             int valid;
-            ssol[t] = np_fim_combo(s, ih, nb, t < 13 ? t : t + 1, p.tsai, &valid);
+            ssol[c] = np_fim_combo(s, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
         }
         if (t == 0) {
             slo = np_float_as_int(lo);
@@ -252,36 +259,40 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
         /* The solutions above lo in ascending order (rank sort; ties by index). */
         int nc = 0;
         for (int c = 0; c < 26; ++c) nc += ssol[c] < NP_FIM_INF && ssol[c] > lo;
-        if (t < 26 && ssol[t] < NP_FIM_INF && ssol[t] > lo) {
+        for (int a = t; a < 26; a += NP_LSIZE()) {
+            if (!(ssol[a] < NP_FIM_INF && ssol[a] > lo)) continue;
             int r = 0;
-            for (int c = 0; c < 26; ++c) r += ssol[c] < NP_FIM_INF && ssol[c] > lo && (ssol[c] < ssol[t] || (ssol[c] == ssol[t] && c < t));
-            ssorted[r] = ssol[t];
+            for (int c = 0; c < 26; ++c) r += ssol[c] < NP_FIM_INF && ssol[c] > lo && (ssol[c] < ssol[a] || (ssol[c] == ssol[a] && c < a));
+            ssorted[r] = ssol[a];
         }
         NP_BARRIER();
+        /* The solutions and the points below them take the first r0 rounds, interleaved (slot j
+         * of round r takes point j r0 + r), so that the first spans them all. */
         float hi = NP_FIM_INF, top = nc > 0 ? ssorted[nc - 1] : lo;
-        for (int round = 0; round < 64 && lo < NP_FIM_INF; ++round) {
+        int r0 = (2 * nc + NP_FIM_SLOTS - 1) / NP_FIM_SLOTS;
+        for (int round = 0; round < 64 + r0 && lo < NP_FIM_INF; ++round) {
             float x;
-            int g = -1;
-            if (round == 0 && slot < 2 * nc) {
-                float c = ssorted[slot / 2];
-                x = slot & 1 ? c : c - np_fim_rs_width(c);
+            int g = -1, k = slot * r0 + round;
+            if (round < r0 && k < 2 * nc) {
+                float c = ssorted[k / 2];
+                x = k & 1 ? c : c - np_fim_rs_width(c);
             } else if (hi < NP_FIM_INF) {
-                x = lo + (hi - lo) * ((float)(slot + 1) / (float)(NP_FIM_BV + 1));
+                x = lo + (hi - lo) * ((float)(slot + 1) / (float)(NP_FIM_SLOTS + 1));
             } else {
-                g = round == 0 ? slot - 2 * nc : slot;
+                g = round < r0 ? slot - (2 * nc - round + r0 - 1) / r0 : slot;
             }
             if (g >= 0) { /* doubling steps past the largest point so far */
                 float m = step;
                 for (int e = 0; e < g; ++e) m += m;
-                x = (round == 0 ? top : lo) + m;
+                x = (round < r0 ? top : lo) + m;
             }
             int use = x > lo && x < hi && x < NP_FIM_INF;
             float f = 0.0f;
-            if (use) sbest[lane * NP_FIM_BV + slot] = np_fim_f_part(s, ih, nb, x, lane, NP_FIM_LANES);
+            if (use) sbest[lane * NP_FIM_SLOTS + slot] = np_fim_f_part(s, ih, nb, x, lane, NP_FIM_LANES);
             NP_BARRIER();
             if (lane == 0 && use) {
                 float h2 = sbest[slot];
-                for (int k = 1; k < NP_FIM_LANES; ++k) h2 = np_fim_hg2_join(ih, nb, x, h2, sbest[k * NP_FIM_BV + slot]);
+                for (int q = 1; q < NP_FIM_LANES; ++q) h2 = np_fim_hg2_join(ih, nb, x, h2, sbest[q * NP_FIM_SLOTS + slot]);
                 f = h2 - 1.0f;
                 if (f >= 0.0f) np_atomic_min_local_i32(&shi, np_float_as_int(x));
             }

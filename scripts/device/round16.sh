@@ -34,6 +34,10 @@
 #   PART=i (~3 min; a build with NEUROPORT_FIM_ROOT_GROUPS, not kept unless said): fim_roots
 #     launched on 4,096 work-groups (as the update; 10 waves at 3 groups per SM, all but ~25
 #     without a root) against 264 and 132, 004's solver, in place beside them, two rounds, both APIs.
+#   PART=j (~4 min; the commit that made fim_roots' slots settable): fim_roots with 64, 32, 16 and
+#     8 slots a root (NEUROPORT_FIM_ROOT_SLOTS; fewer items a root, more roots resident, the
+#     solutions spread over more rounds), 004's solver, in place beside them, two rounds, both
+#     APIs; `check` on CUDA and NVIDIA OpenCL at seed 207 with 16 slots.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -134,4 +138,13 @@ if [ "$PART" = i ]; then
     for rg in 4096 264 132; do fim "deferred on $rg ($rep)" "$B" "$be" paper NEUROPORT_FIM_ROOT_GROUPS=$rg; done
   done; done
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+fi
+if [ "$PART" = j ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fim "in place ($rep)" "$B" "$be" paper NEUROPORT_FIM_DEFER=0
+    for sl in 64 32 16 8; do fim "deferred, $sl slots ($rep)" "$B" "$be" paper NEUROPORT_FIM_ROOT_SLOTS=$sl; done
+  done; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  (export NEUROPORT_FIM_ROOT_SLOTS=16; CHECK_ROWS=fim_ checks 207 cuda "$OCL")
 fi

@@ -108,10 +108,16 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
     }
     let name: &'static str = Box::leak(format!("fim-l{lanes}{}", if defer { "-defer" } else { "" }).into_boxed_str());
     let diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" };
-    let def = if defer { "#define NP_FIM_DEFER 1\n" } else { "" };
+    let def = if defer { format!("#define NP_FIM_DEFER 1\n#define NP_FIM_SLOTS {}\n", root_slots()) } else { String::new() };
     let source: &'static str = Box::leak(format!("{diag}{def}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
     built.push(((lanes, defer), name, source));
     (name, source)
+}
+
+/// Slots of fim_roots' work-group per root (NP_FIM_SLOTS; `NEUROPORT_FIM_ROOT_SLOTS`, 1 to 64,
+/// for measuring).
+fn root_slots() -> usize {
+    std::env::var("NEUROPORT_FIM_ROOT_SLOTS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=64).contains(v)).unwrap_or(64)
 }
 
 /// Whether fim_update leaves H_G's roots to fim_roots (cl/fim.cl): with 004's local solver on a
@@ -356,7 +362,7 @@ impl GpuFim {
                 // that came out unchanged) appended to the next list as candidates.
                 g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next])?;
                 if defer {
-                    g.launch(roots, Shape::groups(root_groups, BV * lanes), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append])?;
+                    g.launch(roots, Shape::groups(root_groups, root_slots() * lanes), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append])?;
                 }
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
             } else {
