@@ -38,6 +38,9 @@
 #     8 slots a root (NEUROPORT_FIM_ROOT_SLOTS; fewer items a root, more roots resident, the
 #     solutions spread over more rounds), 004's solver, in place beside them, two rounds, both
 #     APIs; `check` on CUDA and NVIDIA OpenCL at seed 207 with 16 slots.
+#   PART=k (~6 min): `check` on CUDA at seeds 210-221 with the roots in place
+#     (NEUROPORT_FIM_DEFER=0), deferred with 64 slots and with 32 (the default): the rows of 004's
+#     fixed point (failed at seed 205 with 32 slots, final).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -147,4 +150,13 @@ if [ "$PART" = j ]; then
   done; done
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
   (export NEUROPORT_FIM_ROOT_SLOTS=16; CHECK_ROWS=fim_ checks 207 cuda "$OCL")
+fi
+if [ "$PART" = k ]; then
+  for seed in $(seq 210 221); do
+    for v in "inplace NEUROPORT_FIM_DEFER=0" "slots64 NEUROPORT_FIM_ROOT_SLOTS=64" "slots32 NEUROPORT_FIM_ROOT_SLOTS=32"; do
+      set -- $v
+      env "$2" timeout 60 "$B" check --backend cuda --seed $seed 2>&1 | grep -E "fixed point|deferred roots" | sed "s/^/$seed $1 /" | awk '{print $1, $2, $5, $6, $7, $8, $9, $10, $11}'
+    done
+  done | tee "$OUT/fixed-point-seeds.txt"
+  echo "=== failures"; grep -c FAIL "$OUT/fixed-point-seeds.txt"; grep FAIL "$OUT/fixed-point-seeds.txt"
 fi
