@@ -193,7 +193,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
 /* Slots of a deferred root's work-group (fim_roots), each with NP_FIM_LANES items; the host
  * may set it (NEUROPORT_FIM_ROOT_SLOTS). */
 #ifndef NP_FIM_SLOTS
-#define NP_FIM_SLOTS 32
+#define NP_FIM_SLOTS 64
 #endif
 
 /* Deferred roots (NP_FIM_DEFER, 004's solver on GPUs, round 16): fim_update leaves a voxel
@@ -206,7 +206,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
  * come from u and the old value is u's: with one Jacobi update per launch (the only setting
  * that defers) that is what fim_update saw.
  *
- * The search, wide and without serial steps: each round the group's NP_FIM_SLOTS slots (32)
+ * The search, wide and without serial steps: each round the group's NP_FIM_SLOTS slots (64)
  * each evaluate H_G at one point (the slot's lanes sharing the evaluation) and the bracket [lo, hi] (H_G^2 - 1 < 0
  * at lo, >= 0 at hi) closes to the nearest points on either side, by atomic min / max on the
  * points' bits (u >= 0, so the bits order as the values). Round 0: the combinations' solutions

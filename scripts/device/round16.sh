@@ -41,6 +41,9 @@
 #   PART=k (~6 min): `check` on CUDA at seeds 210-221 with the roots in place
 #     (NEUROPORT_FIM_DEFER=0), deferred with 64 slots and with 32 (the default): the rows of 004's
 #     fixed point (failed at seed 205 with 32 slots, final).
+#   PART=l (~1 min; a build with NEUROPORT_CHECK_DEBUG, not kept): seed 205's failing voxel:
+#     `check` on CUDA with the roots in place, deferred on 64 and on 32 slots, the worst voxel of
+#     each fixed-point row with its neighbours and S.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -159,4 +162,10 @@ if [ "$PART" = k ]; then
     done
   done | tee "$OUT/fixed-point-seeds.txt"
   echo "=== failures"; grep -c FAIL "$OUT/fixed-point-seeds.txt"; grep FAIL "$OUT/fixed-point-seeds.txt"
+fi
+if [ "$PART" = l ]; then
+  for v in "inplace NEUROPORT_FIM_DEFER=0" "slots64 NEUROPORT_FIM_ROOT_SLOTS=64" "slots32 NEUROPORT_FIM_ROOT_SLOTS=32"; do
+    set -- $v
+    echo "## $1"; env "$2" NEUROPORT_CHECK_DEBUG=1 timeout 60 "$B" check --backend cuda --seed 205 2>&1 | grep -E "worst voxel|fixed point\]|fixed point, "
+  done | tee "$OUT/seed205.txt"
 fi

@@ -168,13 +168,19 @@ pub fn fixed_point_residual(p: &Problem, u: &[f32], params: &Params, reached: &[
     }
     let u_inf: Vec<f32> = u.iter().map(|&x| if x.is_finite() { x } else { f32::INFINITY }).collect();
     let inv_h = super::cpu::inv_h::<f32>(p);
-    (0..p.nvox())
+    let r = (0..p.nvox())
         .filter(|&v| p.mask[v] != 0 && p.source[v] == 0 && u_inf[v].is_finite())
         .map(|v| {
             let g = super::cpu::local::<f32>(p, &inv_h, &u_inf, v, params) as f64;
-            (u_inf[v] as f64 - g) / u_inf[v] as f64
+            ((u_inf[v] as f64 - g) / u_inf[v] as f64, v, g)
         })
-        .fold(0.0, f64::max)
+        .fold((0.0, 0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+    // The worst voxel, its neighbours and S, for a row that fails (round 16's seed 205).
+    if std::env::var("NEUROPORT_CHECK_DEBUG").is_ok() {
+        let nb = super::cpu::neighbours(&u_inf, p.dims, r.1);
+        eprintln!("fixed point: worst voxel {} u {} g {} rel {:e}; neighbours {:?}; S {:?}", r.1, u_inf[r.1], r.2, r.0, nb, p.s::<f32>(r.1));
+    }
+    r.0
 }
 
 #[cfg(test)]
