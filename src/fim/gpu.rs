@@ -119,7 +119,7 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
 /// 27.7-28.1 ms on CUDA and 30.6-30.7 / 26.2-26.8 / 26.0-26.1 / 28.8-29.3 ms on NVIDIA OpenCL
 /// (round16.sh PART=j), but with 32 `check` failed 004's fixed-point row at seed 205 on both
 /// APIs (2.50e-6 against 2e-6; cause not established, docs/performance.md round 16), which 64
-/// passed there and at 16 other seeds. `NEUROPORT_FIM_ROOT_SLOTS` (1 to 64) sets it, for measuring.
+/// passed there and at 14 other seeds. `NEUROPORT_FIM_ROOT_SLOTS` (1 to 64) sets it, for measuring.
 fn root_slots() -> usize {
     std::env::var("NEUROPORT_FIM_ROOT_SLOTS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=64).contains(v)).unwrap_or(64)
 }
