@@ -27,6 +27,12 @@ NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, 
     return u[(bx + p.bx * (by + p.by * bz)) * NP_FIM_BV + lx + NP_FIM_B * (ly + NP_FIM_B * lz)];
 }
 
+/* Bit f set where local voxel (lx, ly, lz) lies on face f of its block (-x, +x, -y, +y, -z, +z). */
+NP_FN int np_fim_faces_on(int lx, int ly, int lz)
+{
+    return (lx == 0) | (lx == NP_FIM_B - 1) << 1 | (ly == 0) << 2 | (ly == NP_FIM_B - 1) << 3 | (lz == 0) << 4 | (lz == NP_FIM_B - 1) << 5;
+}
+
 /* How fim_update treats its list: 004's step 1 (active blocks), its step 2 (candidates, once
  * each), or both at once (the device list's default since round 10: the candidates found after
  * one iteration's update are updated with the next iteration's active blocks, two launches an
@@ -165,7 +171,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         if (lane == 0) {
             unew[v] = su[l];
             /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
-            int face = (lx != 0) | (lx != NP_FIM_B - 1) << 1 | (ly != 0) << 2 | (ly != NP_FIM_B - 1) << 3 | (lz != 0) << 4 | (lz != NP_FIM_B - 1) << 5;
+            int face = 63 & ~np_fim_faces_on(lx, ly, lz);
             sc[l] = done | still << 1 | (lowered ? face : 63) << 2;
         }
         NP_BARRIER();
@@ -240,12 +246,8 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
         nb[3] = np_fim_at(u, p, b, lx, ly + 1, lz);
         nb[4] = np_fim_at(u, p, b, lx, ly, lz - 1);
         nb[5] = np_fim_at(u, p, b, lx, ly, lz + 1);
-        float old = u[v], lo = NP_FIM_INF, step = 0.0f;
-        for (int k = 0; k < 3; ++k) {
-            lo = np_fmin(lo, np_fmin(nb[2 * k], nb[2 * k + 1]));
-            float d = 1.0f / (ih[k] * np_sqrt(np_fim_s(s, k, k)));
-            step = d > step ? d : step;
-        }
+        float old = u[v], lo, step;
+        np_fim_rs_floor(s, ih, nb, &lo, &step);
         /* The combinations over the group's items (fewer than 26 with few slots). */
         for (int c = t; c < 26; c += NP_LSIZE()) {
             int valid;
@@ -307,10 +309,7 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
             float nx = hi < old ? hi : old;
             int done = !(nx < old) || old - nx <= p.tol * nx;
             unew[v] = nx;
-            if (nx < old) {
-                int on = (lx == 0) | (lx == NP_FIM_B - 1) << 1 | (ly == 0) << 2 | (ly == NP_FIM_B - 1) << 3 | (lz == 0) << 4 | (lz == NP_FIM_B - 1) << 5;
-                np_atomic_or_i32(&conv[b], on << 2);
-            }
+            if (nx < old) np_atomic_or_i32(&conv[b], np_fim_faces_on(lx, ly, lz) << 2);
             if (!done && (np_atomic_and_i32(&conv[b], ~3) & 3) && append) next[np_atomic_add_i32(next_count, 1)] = b;
         }
         NP_BARRIER();

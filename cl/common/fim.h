@@ -383,17 +383,24 @@ NP_FN int np_fim_rs_bisect(np_fim_rs *r, NP_LOCAL_PTR const float *c, int stride
     return np_fim_rs_next(r, c, stride);
 }
 
+/* A search's start: the lowest neighbour (H_G = 0 there, the bracket's low end) and the
+ * doubling steps' first length. */
+NP_FN void np_fim_rs_floor(const float *m, const float *ih, const float *nb, float *lo, float *step)
+{
+    *lo = NP_FIM_INF;
+    *step = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        *lo = np_fmin(*lo, np_fmin(nb[2 * k], nb[2 * k + 1]));
+        /* one step along axis k alone costs h_k / sqrt(S_kk) at most */
+        float d = 1.0f / (ih[k] * np_sqrt(np_fim_s(m, k, k)));
+        *step = d > *step ? d : *step;
+    }
+}
+
 /* Sorts the nc solutions in place and starts from `guess`. */
 NP_FN int np_fim_rs_start(np_fim_rs *r, const float *m, const float *ih, const float *nb, float guess, NP_LOCAL_PTR float *c, int stride, int nc)
 {
-    r->lo = NP_FIM_INF;
-    r->step = 0.0f;
-    for (int k = 0; k < 3; ++k) {
-        r->lo = np_fmin(r->lo, np_fmin(nb[2 * k], nb[2 * k + 1]));
-        /* one step along axis k alone costs h_k / sqrt(S_kk) at most */
-        float d = 1.0f / (ih[k] * np_sqrt(np_fim_s(m, k, k)));
-        r->step = d > r->step ? d : r->step;
-    }
+    np_fim_rs_floor(m, ih, nb, &r->lo, &r->step);
     r->x = NP_FIM_INF;
     if (!(r->lo < NP_FIM_INF)) return 0;
     for (int i = 1; i < nc; ++i) {

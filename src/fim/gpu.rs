@@ -330,6 +330,7 @@ impl GpuFim {
         // one an update appends to and the one it zeroes for the next (fim_roots reads the first).
         let b_roots: Buf<i32> = g.alloc(if defer { nbv } else { 1 })?;
         let root_counts: [Buf<i32>; 2] = [g.zeros(1)?, g.zeros(1)?];
+        let root_items = root_slots() * lanes;
         // fim_roots' work-groups, one root each at a time: as many as the update's (4,096). Fewer
         // were slower on the H100 (004's solver, example 3, kernels: 264 groups 30.8 ms, 132
         // groups 37 ms, against 28.2), so the launches hold more roots than the SMs hold groups
@@ -366,7 +367,7 @@ impl GpuFim {
                 // that came out unchanged) appended to the next list as candidates.
                 g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next])?;
                 if defer {
-                    g.launch(roots, Shape::groups(root_groups, root_slots() * lanes), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append])?;
+                    g.launch(roots, Shape::groups(root_groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append])?;
                 }
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
             } else {
