@@ -71,21 +71,12 @@ if [ "$PART" = b ]; then
     done; done
   done
 fi
-if [ "$PART" = c ]; then
-  checks 202 cuda "$OCL" "$POCL"
-  F="$OUT/fim.txt"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fim "in place ($rep)" "$B" "$be" paper NEUROPORT_FIM_DEFER=0
-    fim "deferred ($rep)" "$B" "$be" paper
-  done; done
-  for be in cuda "$OCL"; do
-    fim "in place" "$B" "$be" exact
-    fim "deferred" "$B" "$be" exact NEUROPORT_FIM_DEFER=1
-  done
-  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
-fi
-if [ "$PART" = e ] || [ "$PART" = f ]; then
-  if [ "$PART" = e ]; then checks 203 cuda "$OCL" "$POCL"; else checks 204 cuda "$OCL"; fi
+if [ "$PART" = c ] || [ "$PART" = e ] || [ "$PART" = f ]; then
+  case $PART in
+    c) checks 202 cuda "$OCL" "$POCL" ;;
+    e) checks 203 cuda "$OCL" "$POCL" ;;
+    f) checks 204 cuda "$OCL" ;;
+  esac
   F="$OUT/fim.txt"
   for rep in 1 2; do for be in cuda "$OCL"; do
     fim "in place ($rep)" "$B" "$be" paper NEUROPORT_FIM_DEFER=0
