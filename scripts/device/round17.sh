@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Round 17 on the lent H100 (docs/performance.md, registration "Round 17"; results in
+# docs/results/h100-2026-11-26-round17/). Binary: dist/neuroport.
+#   PART=a (~3 min): the texture path through slice pairs (a stack of 2-D layers, layer z
+#     holding voxels z and z + 1 as one two-channel texel: one bilinear fetch per sample, the z
+#     interpolation in the kernel; NEUROPORT_REG_TEX=pairs as halves, pairs-float as floats)
+#     against the 3-D scalar texture: `check` with each on CUDA and NVIDIA OpenCL (seed 231);
+#     `bench register` (SAD, NCC) alternating, two rounds per API.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+# breg LABEL BACKEND [ENV...]: `bench register` (SAD, NCC) into $OUT/bench.txt.
+breg() {
+  local label=$1 be=$2; shift 2
+  stamp "bench register $label $be"
+  { echo "## $label $be"; env "$@" timeout 150 "$B" bench register --backend "$be" --costs sad,ncc --repeats 5 ${BENCH_ARGS:-} 2>&1 | grep "ms/eval" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/bench.txt"
+}
+if [ "$PART" = a ]; then
+  for tex in pairs pairs-float; do (OUT="$OUT/check-$tex"; mkdir -p "$OUT"; export NEUROPORT_REG_TEX=$tex; CHECK_ROWS=register checks 231 cuda "$OCL"); done
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    breg "3-D scalar ($rep)" "$be"
+    breg "pairs half ($rep)" "$be" NEUROPORT_REG_TEX=pairs
+    breg "pairs float ($rep)" "$be" NEUROPORT_REG_TEX=pairs-float
+  done; done
+fi
