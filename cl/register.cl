@@ -108,21 +108,3 @@ NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RES
 {
     NP_REG_LOOP(np_tex3d_f1(moving, q[0], q[1], q[2]))
 }
-
-/* Slice pairs: layer z holds voxels (z, z + 1) of each (x, y) as one two-channel texel (the last
- * layer its slice twice), so one bilinear fetch in the texture unit gives both slices' values
- * at (x, y) and the kernel interpolates in z, in full float. */
-NP_FN float np_reg_slice_pair(NP_TEX2DA t, const float *q)
-{
-    int k = (int)q[2];
-    float2 v = np_tex2da_f2(t, q[0], q[1], k);
-    return np_reg_lerp(v.x, v.y, NP_REG_SUB(q[2], (float)k));
-}
-
-NP_KERNEL void NP_REG_BOUNDS register_cost_slices(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX2DA moving,
-                                    int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
-                                    np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
-                                    NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
-{
-    NP_REG_LOOP(np_reg_slice_pair(moving, q))
-}

@@ -11,7 +11,7 @@
 
 use super::cost::{CostSpec, Stats, BINS};
 use super::CostKernels;
-use crate::runtime::gpu::{args, half_bits, Arg, Buf, Gpu, Kernel, Mapped, Pinned, Shape, TexelFormat, Texture3d};
+use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Mapped, Pinned, Shape, Texture3d};
 use crate::runtime::Timings;
 use crate::volume::Volume;
 use anyhow::{bail, Result};
@@ -163,9 +163,6 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
-    cost_slices: Kernel,
-    /// Experiment (NEUROPORT_REG_TEX=pairs / pairs-float): slice pairs as halves / floats.
-    pairs: Option<bool>,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
@@ -182,12 +179,7 @@ impl GpuCost {
         // while the pyramid is built.
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
-        let pairs = match std::env::var("NEUROPORT_REG_TEX").as_deref() {
-            Ok("pairs") => Some(true),
-            Ok("pairs-float") => Some(false),
-            _ => None,
-        };
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, cost_slices: k("register_cost_slices")?, pairs, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -247,7 +239,7 @@ impl GpuCost {
             Records::Copied { out, .. } => out,
         };
         match &l.tex {
-            Some(t) => g.launch(if t.layered { &self.cost_slices } else { &self.cost_tex }, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
         let words = PARTIAL_WORDS * maps.len();
@@ -284,23 +276,10 @@ impl CostKernels for GpuCost {
             bail!("register: images beyond 2^31 voxels are not supported on GPUs");
         }
         let tex = match self.sampling {
-            Sampling::Texture => match self.pairs {
-                None => {
-                    let b = g.upload(moving.as_flat())?;
-                    Some(g.texture3d_scalar(&b, 0, moving.geom.dims)?)
-                }
-                Some(half) => {
-                    let format = TexelFormat { channels: 2, half, layered: true };
-                    let dims = moving.geom.dims;
-                    Some(if half {
-                        let b = g.upload(&slice_pairs(moving.as_flat(), dims, half_bits))?;
-                        g.texture(&b, 0, dims, format)?
-                    } else {
-                        let b = g.upload(&slice_pairs(moving.as_flat(), dims, |v| v))?;
-                        g.texture(&b, 0, dims, format)?
-                    })
-                }
-            },
+            Sampling::Texture => {
+                let b = g.upload(moving.as_flat())?;
+                Some(g.texture3d_scalar(&b, 0, moving.geom.dims)?)
+            }
             Sampling::InKernel => None,
         };
         let layout = self.layout(fixed.geom.dims);
@@ -362,22 +341,6 @@ impl CostKernels for GpuCost {
             Sampling::Texture => "texture",
         }
     }
-}
-
-/// Layer z of the slice-pair texture: voxels z and z + 1 of each (x, y) side by side, the
-/// last layer its own slice twice (a sample there has z weight 0 on the second).
-fn slice_pairs<T: Send + Copy>(v: &[f32], dims: [usize; 3], f: impl Fn(f32) -> T + Sync) -> Vec<T> {
-    use rayon::prelude::*;
-    let slab = dims[0] * dims[1];
-    let mut out = vec![f(0.0); 2 * v.len()];
-    out.par_chunks_mut(2 * slab).enumerate().for_each(|(z, layer)| {
-        let next = if z + 1 < dims[2] { z + 1 } else { z };
-        for i in 0..slab {
-            layer[2 * i] = f(v[z * slab + i]);
-            layer[2 * i + 1] = f(v[next * slab + i]);
-        }
-    });
-    out
 }
 
 #[cfg(test)]
