@@ -254,6 +254,9 @@ NP_FN void np_reg_finish(const np_reg_spec *sp, float *acc, int inside, int tota
             out->s[k] = sums[k];
         out->inside = all_in;
         out->total = all_tot;
+        /* The host may watch pad (set to a sentinel before the launch) to see the record
+         * complete without waiting for the kernel's end: written last, after a system fence. */
+        NP_SYSTEM_FENCE();
         out->pad = 0;
         done[0] = 0u;
     }

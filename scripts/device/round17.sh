@@ -5,7 +5,16 @@
 #     holding voxels z and z + 1 as one two-channel texel: one bilinear fetch per sample, the z
 #     interpolation in the kernel; NEUROPORT_REG_TEX=pairs as halves, pairs-float as floats)
 #     against the 3-D scalar texture: `check` with each on CUDA and NVIDIA OpenCL (seed 231);
-#     `bench register` (SAD, NCC) alternating, two rounds per API.
+#     `bench register` (SAD, NCC) alternating, two rounds per API. (Needs commit b529b7c's
+#     binary, reverted since.)
+#   PART=b (~4 min): two experiments in one binary. (1) CUDA: the host watches the mapped
+#     record's last word (a sentinel it set before the launch, which the kernel overwrites last,
+#     after a system fence) instead of waiting for the queue; NEUROPORT_REG_SPIN=0 gives the
+#     old wait. (2) Mixed sampling done per tile column outside the slice loop
+#     (NEUROPORT_REG_MIXED=R: tile rows below R through the texture unit, the others
+#     in-kernel), so each warp issues one sampler's loads. `check` on CUDA and NVIDIA OpenCL
+#     with the watch (seed 232) and with R = 8 (seed 233); `bench register` alternating, two
+#     rounds per API: spin off / on, R = 4, 8, 12.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -22,4 +31,15 @@ if [ "$PART" = a ]; then
     breg "pairs half ($rep)" "$be" NEUROPORT_REG_TEX=pairs
     breg "pairs float ($rep)" "$be" NEUROPORT_REG_TEX=pairs-float
   done; done
+fi
+if [ "$PART" = b ]; then
+  CHECK_ROWS=register checks 232 cuda "$OCL"
+  (OUT="$OUT/check-mixed"; mkdir -p "$OUT"; export NEUROPORT_REG_MIXED=8; CHECK_ROWS=register checks 233 cuda "$OCL")
+  for rep in 1 2; do
+    for be in cuda "$OCL"; do
+      breg "queue wait ($rep)" "$be" NEUROPORT_REG_SPIN=0
+      breg "record watch ($rep)" "$be"
+    done
+    for rows in 4 8 12; do breg "mixed $rows ($rep)" cuda NEUROPORT_REG_MIXED=$rows; done
+  done
 fi

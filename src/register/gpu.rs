@@ -154,6 +154,11 @@ enum Records {
     Copied { out: Buf<u32>, record: Pinned<u32> },
 }
 
+/// The record's last word (np_reg_partial.pad), which the kernel writes after the rest.
+const PAD_WORD: usize = 7;
+/// How long the host watches a mapped record before waiting for the queue instead.
+const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// Joint-histogram words per map the scratch holds: the bins every CostSpec has (cost.rs), which
 /// register.h's NP_REG_MAXBINS must cover (a test reads it).
 const MAX_HIST: usize = BINS * BINS;
@@ -163,6 +168,10 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
+    /// Experiments (round 17): NEUROPORT_REG_MIXED=rows (tile rows through the texture unit,
+    /// the rest in-kernel) and NEUROPORT_REG_SPIN=0 (wait for the queue, not the record).
+    mixed: Option<(Kernel, i32)>,
+    spin: bool,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
@@ -179,7 +188,12 @@ impl GpuCost {
         // while the pyramid is built.
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        let mixed = match std::env::var("NEUROPORT_REG_MIXED").ok().and_then(|v| v.parse::<i32>().ok()) {
+            Some(rows) if sampling == Sampling::Texture => Some((k("register_cost_mixed")?, rows)),
+            _ => None,
+        };
+        let spin = std::env::var("NEUROPORT_REG_SPIN").map_or(true, |v| v != "0");
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, mixed, spin, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -238,7 +252,16 @@ impl GpuCost {
             Records::Mapped(m) => m.buf(),
             Records::Copied { out, .. } => out,
         };
+        if let Records::Mapped(m) = &sc.records {
+            for i in 0..maps.len() {
+                m.poke(PARTIAL_WORDS * i + PAD_WORD, u32::MAX);
+            }
+        }
         match &l.tex {
+            Some(t) if self.mixed.is_some() => {
+                let (k, rows) = self.mixed.as_ref().expect("checked");
+                g.launch(k, shape, args![&l.fixed, &l.moving, t, fx, fy, fz, mx, my, mz, tz, ng, *rows, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?
+            }
             Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
@@ -246,8 +269,28 @@ impl GpuCost {
         if let Records::Copied { out, record } = &mut sc.records {
             g.download_into(out, 0, record, 0..words)?;
         }
-        // One queue sync: no event object created and destroyed per launch.
-        g.finish()?;
+        // One queue sync: no event object created and destroyed per launch. With mapped
+        // records, first a short watch of their last words, which the kernel writes last: the
+        // result is there before the queue reports the launch done.
+        let seen = match &sc.records {
+            Records::Mapped(m) if self.spin => {
+                let t0 = std::time::Instant::now();
+                loop {
+                    if (0..maps.len()).all(|i| m.peek(PARTIAL_WORDS * i + PAD_WORD) != u32::MAX) {
+                        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+                        break true;
+                    }
+                    if t0.elapsed() > SPIN_LIMIT {
+                        break false;
+                    }
+                    std::hint::spin_loop();
+                }
+            }
+            _ => false,
+        };
+        if !seen {
+            g.finish()?;
+        }
         let record: &[u32] = match &sc.records {
             Records::Mapped(m) => &m[..words],
             Records::Copied { record, .. } => &record[..words],
@@ -301,7 +344,7 @@ impl CostKernels for GpuCost {
         }
         self.loaded = Some(Loaded {
             fixed: g.upload(fixed.as_flat())?,
-            moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
+            moving: if tex.is_some() && self.mixed.is_none() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
             tex,
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,

@@ -105,6 +105,21 @@ impl<T: Elem> Mapped<T> {
     pub fn buf(&self) -> &Buf<T> {
         &self.buf
     }
+
+    /// Element `i` as the host sees it now, while a kernel may be writing it (a volatile read).
+    pub fn peek(&self, i: usize) -> T {
+        assert!(i < self.host.len);
+        // SAFETY: in bounds (above); the memory is the pinned allocation, T is Pod.
+        unsafe { std::ptr::read_volatile((self.host.raw.ptr as *const T).add(i)) }
+    }
+
+    /// Writes element `i` from the host (a volatile write), for a kernel queued after it to
+    /// overwrite: a sentinel the host then watches with `peek`.
+    pub fn poke(&self, i: usize, v: T) {
+        assert!(i < self.host.len);
+        // SAFETY: as `peek`; no kernel writing this element is running (the caller's contract).
+        unsafe { std::ptr::write_volatile((self.host.raw.ptr as *mut T).add(i), v) }
+    }
 }
 
 impl<T: Elem> std::ops::Deref for Mapped<T> {
