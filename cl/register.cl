@@ -30,31 +30,7 @@
   #define NP_REG_FIXED_LOAD(p) np_load_stream(p)
 #endif
 
-/* One tile column's slices z0..z1 with SAMPLE as the moving value at q. */
-#define NP_REG_SLICES(SAMPLE)                                                                            \
-        for (int z = z0; z < z1; z += NP_REG_UNROLL) {                                                   \
-            float fv[NP_REG_UNROLL], mv[NP_REG_UNROLL];                                                  \
-            int ok[NP_REG_UNROLL], valid[NP_REG_UNROLL];                                                 \
-            for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
-                float q[3];                                                                              \
-                valid[u] = col && z + u < z1;                                                            \
-                np_reg_map_slice(&map, cq, (float)(z + u), q);                                           \
-                ok[u] = valid[u] && np_reg_inside(q, mnx, mny, mnz);                                     \
-                if (!ok[u])                                                                              \
-                    q[0] = q[1] = q[2] = 0.0f;                                                           \
-                fv[u] = NP_REG_FIXED_LOAD(fixed + (valid[u] ? base + fnx * fny * (z + u) : 0));          \
-                mv[u] = (SAMPLE);                                                                        \
-            }                                                                                            \
-            for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
-                total += valid[u];                                                                       \
-                if (ok[u]) {                                                                             \
-                    inside++;                                                                            \
-                    np_reg_add(&spec, fv[u], mv[u], acc, lh, &bin, &run);                                \
-                }                                                                                        \
-            }                                                                                            \
-        }
-
-#define NP_REG_LOOP_WITH(SLICES)                                                                            \
+#define NP_REG_LOOP(SAMPLE)                                                                              \
     NP_LOCAL_MEM float red[5 * NP_REG_GROUP];                                                            \
     NP_LOCAL_MEM int cnt[2 * NP_REG_GROUP];                                                              \
     NP_LOCAL_MEM np_uint lh[NP_REG_MAXBINS * NP_REG_MAXBINS];                                            \
@@ -90,14 +66,32 @@
          * Not branched around (round 15): loading only inside samples was 6-20 % faster on PoCL \
          * 3.1 and no faster on the H100, and PoCL 5.0 miscounted the overlap (`check` seeds     \
          * 191-196), as with the item's id before the volatile copy above.                  */   \
-        SLICES                                                                                           \
+        for (int z = z0; z < z1; z += NP_REG_UNROLL) {                                                   \
+            float fv[NP_REG_UNROLL], mv[NP_REG_UNROLL];                                                  \
+            int ok[NP_REG_UNROLL], valid[NP_REG_UNROLL];                                                 \
+            for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
+                float q[3];                                                                              \
+                valid[u] = col && z + u < z1;                                                            \
+                np_reg_map_slice(&map, cq, (float)(z + u), q);                                           \
+                ok[u] = valid[u] && np_reg_inside(q, mnx, mny, mnz);                                     \
+                if (!ok[u])                                                                              \
+                    q[0] = q[1] = q[2] = 0.0f;                                                           \
+                fv[u] = NP_REG_FIXED_LOAD(fixed + (valid[u] ? base + fnx * fny * (z + u) : 0));          \
+                mv[u] = (SAMPLE);                                                                        \
+            }                                                                                            \
+            for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
+                total += valid[u];                                                                       \
+                if (ok[u]) {                                                                             \
+                    inside++;                                                                            \
+                    np_reg_add(&spec, fv[u], mv[u], acc, lh, &bin, &run);                                \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
     }                                                                                                    \
     if (run != 0u)                                                                                       \
         np_atomic_add_local_u32(lh + bin, run);                                                          \
     np_reg_finish(&spec, acc, inside, total, ngroups, red, cnt, lh, g, partial + ngroups * e, hist + nb * e, done + e, out + e, \
                   hist_out + nb * e, &last);
-
-#define NP_REG_LOOP(SAMPLE) NP_REG_LOOP_WITH(NP_REG_SLICES(SAMPLE))
 
 NP_KERNEL void NP_REG_BOUNDS register_cost(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving,
                              int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
@@ -113,15 +107,4 @@ NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RES
                                      NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {
     NP_REG_LOOP(np_tex3d_f1(moving, q[0], q[1], q[2]))
-}
-
-/* Experiment (round 17): tile rows ly < split through the texture unit, the others in-kernel,
- * the choice made per tile column outside the slice loop, so each warp issues one sampler's
- * loads only (round 9's select inside the loop issued both). */
-NP_KERNEL void NP_REG_BOUNDS register_cost_mixed(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving, NP_TEX3D tex,
-                                   int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups, int split,
-                                   np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
-                                   NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
-{
-    NP_REG_LOOP_WITH(if (ly < split) { NP_REG_SLICES(np_tex3d_f1(tex, q[0], q[1], q[2])) } else { NP_REG_SLICES(np_reg_trilinear(moving, q, mnx, mny, mnz)) })
 }

@@ -168,9 +168,8 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
-    /// Experiments (round 17): NEUROPORT_REG_MIXED=rows (tile rows through the texture unit,
-    /// the rest in-kernel) and NEUROPORT_REG_SPIN=0 (wait for the queue, not the record).
-    mixed: Option<(Kernel, i32)>,
+    /// Whether the host watches a mapped record's last word before waiting for the queue
+    /// (`NEUROPORT_REG_SPIN=0`: not, for comparison).
     spin: bool,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
@@ -188,12 +187,8 @@ impl GpuCost {
         // while the pyramid is built.
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
-        let mixed = match std::env::var("NEUROPORT_REG_MIXED").ok().and_then(|v| v.parse::<i32>().ok()) {
-            Some(rows) if sampling == Sampling::Texture => Some((k("register_cost_mixed")?, rows)),
-            _ => None,
-        };
         let spin = std::env::var("NEUROPORT_REG_SPIN").map_or(true, |v| v != "0");
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, mixed, spin, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, spin, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -258,10 +253,6 @@ impl GpuCost {
             }
         }
         match &l.tex {
-            Some(t) if self.mixed.is_some() => {
-                let (k, rows) = self.mixed.as_ref().expect("checked");
-                g.launch(k, shape, args![&l.fixed, &l.moving, t, fx, fy, fz, mx, my, mz, tz, ng, *rows, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?
-            }
             Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
@@ -344,7 +335,7 @@ impl CostKernels for GpuCost {
         }
         self.loaded = Some(Loaded {
             fixed: g.upload(fixed.as_flat())?,
-            moving: if tex.is_some() && self.mixed.is_none() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
+            moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
             tex,
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
