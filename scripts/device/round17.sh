@@ -15,6 +15,12 @@
 #     in-kernel), so each warp issues one sampler's loads. `check` on CUDA and NVIDIA OpenCL
 #     with the watch (seed 232) and with R = 8 (seed 233); `bench register` alternating, two
 #     rounds per API: spin off / on, R = 4, 8, 12.
+#   PART=c (~3 min): where a lone evaluation's kernel spends the ~10 us it takes beyond a batch's
+#     per-map time. ncu (one metric pass) on one lone NCC texture launch, static and dynamic:
+#     duration and the SMs' active cycles (min / avg / max: how unevenly they finish); then
+#     tiles taken from a counter as groups free up (NEUROPORT_REG_DYNAMIC=1, an experiment whose
+#     sums depend on the schedule) against the static assignment: `bench register`
+#     alternating, two rounds per API.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -42,4 +48,16 @@ if [ "$PART" = b ]; then
     done
     for rows in 4 8 12; do breg "mixed $rows ($rep)" cuda NEUROPORT_REG_MIXED=$rows; done
   done
+fi
+if [ "$PART" = c ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for d in 0 1; do
+    stamp "ncu dynamic=$d"
+    NEUROPORT_REG_DYNAMIC=$d timeout 200 "$NCU" --metrics gpu__time_duration.sum,sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_elapsed.max,smsp__cycles_active.avg -k "regex:^register_cost_texture\$" --launch-skip 30 -c 3 "$B" bench register --backend cuda --costs ncc --evals 40 --repeats 1 > "$OUT/ncu-d$d.txt" 2>&1 || echo "(ncu ended with status $?)"
+    grep -E "gpu__time|sm__cycles|smsp__cycles" "$OUT/ncu-d$d.txt"
+  done
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    breg "static ($rep)" "$be"
+    breg "dynamic ($rep)" "$be" NEUROPORT_REG_DYNAMIC=1
+  done; done
 fi
