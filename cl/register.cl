@@ -30,29 +30,6 @@
   #define NP_REG_FIXED_LOAD(p) np_load_stream(p)
 #endif
 
-/* Experiment (round 17, NEUROPORT_REG_DYNAMIC=1): tiles taken from a counter per map
- * (done[NP_REG_MAXMAPS + map]) as groups free up, instead of g, g + ngroups, ...; the last group
- * resets it. The sums then depend on which group took which tile (not bit-reproducible). */
-#ifdef NP_REG_DYNAMIC
-NP_FN int np_reg_take(NP_GLOBAL np_uint *counter, NP_LOCAL_PTR int *slot)
-{
-    NP_BARRIER();
-    if (NP_LID() == 0)
-        *slot = (int)np_atomic_add_u32(counter, 1u);
-    NP_BARRIER();
-    return *slot;
-}
-  #define NP_REG_TILE_LOOP \
-    NP_LOCAL_MEM int tnext; \
-    for (int t = np_reg_take(done + NP_REG_MAXMAPS + e, &tnext); t < ntiles; t = np_reg_take(done + NP_REG_MAXMAPS + e, &tnext))
-  #define NP_REG_TILE_RESET \
-    if (last && NP_LID() == 0) \
-        done[NP_REG_MAXMAPS + e] = 0u;
-#else
-  #define NP_REG_TILE_LOOP for (int t = g; t < ntiles; t += ngroups)
-  #define NP_REG_TILE_RESET
-#endif
-
 #define NP_REG_LOOP(SAMPLE)                                                                              \
     NP_LOCAL_MEM float red[5 * NP_REG_GROUP];                                                            \
     NP_LOCAL_MEM int cnt[2 * NP_REG_GROUP];                                                              \
@@ -74,7 +51,7 @@ NP_FN int np_reg_take(NP_GLOBAL np_uint *counter, NP_LOCAL_PTR int *slot)
      * it; PoCL 3.1 and NVIDIA did not). Once per item, so nothing on a GPU. */                      \
     volatile int lid_ = NP_LID();                                                                        \
     int lx = lid_ % NP_REG_TX, ly = lid_ / NP_REG_TX;                                                    \
-    NP_REG_TILE_LOOP {                                                                                   \
+    for (int t = g; t < ntiles; t += ngroups) {                                                          \
         int bx = t % ntx, by = (t / ntx) % nty, bz = t / (ntx * nty);                                    \
         int x = bx * NP_REG_TX + lx, y = by * NP_REG_TY + ly, z0 = bz * tz;                              \
         int z1 = z0 + tz < fnz ? z0 + tz : fnz;                                                          \
@@ -114,8 +91,7 @@ NP_FN int np_reg_take(NP_GLOBAL np_uint *counter, NP_LOCAL_PTR int *slot)
     if (run != 0u)                                                                                       \
         np_atomic_add_local_u32(lh + bin, run);                                                          \
     np_reg_finish(&spec, acc, inside, total, ngroups, red, cnt, lh, g, partial + ngroups * e, hist + nb * e, done + e, out + e, \
-                  hist_out + nb * e, &last);                                                                 \
-    NP_REG_TILE_RESET
+                  hist_out + nb * e, &last);
 
 NP_KERNEL void NP_REG_BOUNDS register_cost(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving,
                              int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,

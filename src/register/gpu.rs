@@ -72,14 +72,10 @@ fn program() -> (&'static str, &'static str) {
     *TUNED.get_or_init(|| {
         let var = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| v <= 64);
         let (unroll, blocks, stream) = (var("NEUROPORT_REG_UNROLL").filter(|&v| v > 0), var("NEUROPORT_REG_MIN_BLOCKS").filter(|&v| v > 0), var("NEUROPORT_REG_STREAM"));
-        let dynamic = var("NEUROPORT_REG_DYNAMIC") == Some(1);
-        if unroll.is_none() && blocks.is_none() && stream != Some(0) && !dynamic {
+        if unroll.is_none() && blocks.is_none() && stream != Some(0) {
             return ("register", SOURCE);
         }
         let mut defs = String::new();
-        if dynamic {
-            defs += "#define NP_REG_DYNAMIC 1\n";
-        }
         if let Some(u) = unroll {
             defs += &format!("#define NP_REG_UNROLL {u}\n");
         }
@@ -89,7 +85,7 @@ fn program() -> (&'static str, &'static str) {
         if stream == Some(0) {
             defs += "#define NP_REG_NO_STREAM 1\n";
         }
-        let name = format!("register-u{}-b{}-s{}-d{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1), dynamic as u8);
+        let name = format!("register-u{}-b{}-s{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1));
         (Box::leak(name.into_boxed_str()), Box::leak(format!("{defs}{SOURCE}").into_boxed_str()))
     })
 }
@@ -329,7 +325,7 @@ impl CostKernels for GpuCost {
             self.scratch = Some(Scratch {
                 partial: g.alloc(PARTIAL_WORDS * groups * MAX_MAPS)?,
                 hist: g.zeros(MAX_HIST * MAX_MAPS)?,
-                done: g.zeros(2 * MAX_MAPS)?,
+                done: g.zeros(MAX_MAPS)?,
                 hist_out: g.alloc(MAX_HIST * MAX_MAPS)?,
                 records: match if std::env::var("NEUROPORT_REG_MAPPED").is_ok_and(|v| v == "0") { None } else { g.mapped(PARTIAL_WORDS * MAX_MAPS)? } {
                     Some(m) => Records::Mapped(m),
