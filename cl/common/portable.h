@@ -47,8 +47,6 @@
   #define np_atomic_xchg_u32(p, v) atomicExch((unsigned int *)(p), (unsigned int)(v))
   /* Orders this item's global writes before its later ones as every other item sees them. */
   #define NP_GLOBAL_FENCE() __threadfence()
-  /* Orders this item's writes as the host sees them too (mapped host memory). */
-  #define NP_SYSTEM_FENCE() __threadfence_system()
   typedef float4 np_float4;
   typedef unsigned char np_uchar;
   typedef long long np_long;
@@ -105,7 +103,6 @@
   #define np_atomic_add_local_u32(p, v) atomic_add((volatile __local uint *)(p), (uint)(v))
   #define np_atomic_xchg_u32(p, v) atomic_xchg((volatile __global uint *)(p), (uint)(v))
   #define NP_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
-  #define NP_SYSTEM_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
   typedef float4 np_float4;
   typedef uchar np_uchar;
   typedef long np_long;

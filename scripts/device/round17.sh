@@ -21,6 +21,13 @@
 #     tiles taken from a counter as groups free up (NEUROPORT_REG_DYNAMIC=1, an experiment whose
 #     sums depend on the schedule) against the static assignment: `bench register`
 #     alternating, two rounds per API.
+#   PART=d (~5 min): the lone evaluation's end made shorter: the last group loads three partials'
+#     words before adding any (the same order of additions), and mapped records are watched
+#     for every word to change from a sentinel (no fence in the kernel). `check` on CUDA, NVIDIA
+#     OpenCL and PoCL 5.0 (seed 234); ncu's SM active cycles on a lone launch (as c);
+#     `bench register` with round 14's binary (dist/neuroport-old) and this one alternating,
+#     and this one with NEUROPORT_REG_SPIN=0, two rounds per API; `register` on the 1 mm pair,
+#     old and new alternating, two rounds per API, outputs compared.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -60,4 +67,20 @@ if [ "$PART" = c ]; then
     breg "static ($rep)" "$be"
     breg "dynamic ($rep)" "$be" NEUROPORT_REG_DYNAMIC=1
   done; done
+fi
+if [ "$PART" = d ]; then
+  OLD="$PWD/dist/neuroport-old"
+  CHECK_ROWS=register checks 234 cuda "$OCL" "$POCL"
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  stamp "ncu"
+  timeout 200 "$NCU" --metrics gpu__time_duration.sum,sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_elapsed.max -k "regex:^register_cost_texture\$" --launch-skip 30 -c 3 "$B" bench register --backend cuda --costs ncc --evals 40 --repeats 1 > "$OUT/ncu.txt" 2>&1 || echo "(ncu ended with status $?)"
+  grep -E "gpu__time|sm__cycles" "$OUT/ncu.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    B="$OLD" breg "round 14 ($rep)" "$be"
+    breg "new ($rep)" "$be"
+    breg "new, queue wait ($rep)" "$be" NEUROPORT_REG_SPIN=0
+  done; done
+  t1_pair "$W/b"
+  reg_pairs 2 old "$OLD" "" new "$B" ""
+  echo "=== summary"; grep -E "^##|registration|process wall" "$OUT/register.txt" | sed 's/ evaluations in / in /'
 fi

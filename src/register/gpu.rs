@@ -154,8 +154,8 @@ enum Records {
     Copied { out: Buf<u32>, record: Pinned<u32> },
 }
 
-/// The record's last word (np_reg_partial.pad), which the kernel writes after the rest.
-const PAD_WORD: usize = 7;
+/// A mapped record's words before the kernel writes them (see `launch`).
+const UNSET: u32 = u32::MAX;
 /// How long the host watches a mapped record before waiting for the queue instead.
 const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(2);
 
@@ -247,16 +247,20 @@ impl GpuCost {
             Records::Mapped(m) => m.buf(),
             Records::Copied { out, .. } => out,
         };
+        // Mapped records: every word set to a value the kernel never writes (a NaN no device
+        // arithmetic makes, a negative count), so the host sees a record complete when none is
+        // left, with no fence in the kernel; a record that keeps one (a 2 ms watch) is read
+        // after the queue's wait instead.
+        let words = PARTIAL_WORDS * maps.len();
         if let Records::Mapped(m) = &sc.records {
-            for i in 0..maps.len() {
-                m.poke(PARTIAL_WORDS * i + PAD_WORD, u32::MAX);
+            for i in 0..words {
+                m.poke(i, UNSET);
             }
         }
         match &l.tex {
             Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
-        let words = PARTIAL_WORDS * maps.len();
         if let Records::Copied { out, record } = &mut sc.records {
             g.download_into(out, 0, record, 0..words)?;
         }
@@ -267,7 +271,7 @@ impl GpuCost {
             Records::Mapped(m) if self.spin => {
                 let t0 = std::time::Instant::now();
                 loop {
-                    if (0..maps.len()).all(|i| m.peek(PARTIAL_WORDS * i + PAD_WORD) != u32::MAX) {
+                    if (0..words).all(|i| m.peek(i) != UNSET) {
                         std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
                         break true;
                     }
@@ -298,7 +302,9 @@ impl CostKernels for GpuCost {
     fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()> {
         // Evaluations not yet taken keep their own scale; the uploads below are timed in full.
         let pending = self.take_timings();
-        // The old level's images go before the new ones are uploaded (not both held at once).
+        // The old level's images go before the new ones are uploaded (not both held at once),
+        // once the last launch, whose record the host may have taken before its end, is done.
+        self.gpu.finish()?;
         self.loaded = None;
         let g = &self.gpu;
         // Before the first launch: the staging slots begun in `new` (OpenCL; CUDA's are made
