@@ -210,26 +210,11 @@ NP_FN void np_reg_finish(const np_reg_spec *sp, float *acc, int inside, int tota
     NP_GLOBAL volatile int *pi = (NP_GLOBAL volatile int *)partial;
     float s[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     int in = 0, tot = 0;
-    /* Partials g = l, l + n, l + 2n, ... added in that order, three at a time with all their
-     * words loaded before the first is added: this group runs alone at the launch's end, and
-     * one L2 round trip per three partials, not one per word, is most of that time. */
-    for (int g0 = l; g0 < ngroups; g0 += 3 * n) {
-        float v[3][5];
-        int vi[3], vt[3];
-        for (int j = 0; j < 3; j++) {
-            int g = g0 + j * n < ngroups ? g0 + j * n : g0;
-            for (int k = 0; k < 5; k++)
-                v[j][k] = pw[8 * g + k];
-            vi[j] = pi[8 * g + 5];
-            vt[j] = pi[8 * g + 6];
-        }
-        for (int j = 0; j < 3; j++)
-            if (g0 + j * n < ngroups) {
-                for (int k = 0; k < 5; k++)
-                    s[k] += v[j][k];
-                in += vi[j];
-                tot += vt[j];
-            }
+    for (int g = l; g < ngroups; g += n) {
+        for (int k = 0; k < 5; k++)
+            s[k] += pw[8 * g + k];
+        in += pi[8 * g + 5];
+        tot += pi[8 * g + 6];
     }
     np_reg_block_sum(s, in, tot, red, cnt);
     float sums[5];
