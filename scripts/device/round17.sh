@@ -28,6 +28,10 @@
 #     `bench register` with round 14's binary (dist/neuroport-old) and this one alternating,
 #     and this one with NEUROPORT_REG_SPIN=0, two rounds per API; `register` on the 1 mm pair,
 #     old and new alternating, two rounds per API, outputs compared.
+#   PART=e (~2 min): the 3-D texture of half-float texels (NEUROPORT_REG_TEX=half; the texture
+#     unit may filter halves at twice the rate of floats, and a cache line holds twice the
+#     texels) against float texels: `check` with halves on CUDA and NVIDIA OpenCL (seed 235),
+#     `bench register` (SAD, NCC) alternating, two rounds per API.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -83,4 +87,11 @@ if [ "$PART" = d ]; then
   t1_pair "$W/b"
   reg_pairs 2 old "$OLD" "" new "$B" ""
   echo "=== summary"; grep -E "^##|registration|process wall" "$OUT/register.txt" | sed 's/ evaluations in / in /'
+fi
+if [ "$PART" = e ]; then
+  (OUT="$OUT/check-half"; mkdir -p "$OUT"; export NEUROPORT_REG_TEX=half; CHECK_ROWS=register checks 235 cuda "$OCL")
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    breg "float texels ($rep)" "$be"
+    breg "half texels ($rep)" "$be" NEUROPORT_REG_TEX=half
+  done; done
 fi

@@ -11,7 +11,7 @@
 
 use super::cost::{CostSpec, Stats, BINS};
 use super::CostKernels;
-use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Mapped, Pinned, Shape, Texture3d};
+use crate::runtime::gpu::{args, half_bits, Arg, Buf, Gpu, Kernel, Mapped, Pinned, Shape, TexelFormat, Texture3d};
 use crate::runtime::Timings;
 use crate::volume::Volume;
 use anyhow::{bail, Result};
@@ -171,6 +171,7 @@ pub struct GpuCost {
     /// Whether the host watches a mapped record's last word before waiting for the queue
     /// (`NEUROPORT_REG_SPIN=0`: not, for comparison).
     spin: bool,
+    half: bool,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
@@ -188,7 +189,7 @@ impl GpuCost {
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
         let spin = std::env::var("NEUROPORT_REG_SPIN").map_or(true, |v| v != "0");
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, spin, gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, spin, half: std::env::var("NEUROPORT_REG_TEX").is_ok_and(|v| v == "half"), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -316,6 +317,13 @@ impl CostKernels for GpuCost {
             bail!("register: images beyond 2^31 voxels are not supported on GPUs");
         }
         let tex = match self.sampling {
+            Sampling::Texture if self.half => {
+                // Experiment (round 17, NEUROPORT_REG_TEX=half): the moving image as 3-D
+                // half-float texels.
+                let h: Vec<u16> = moving.as_flat().iter().map(|&v| half_bits(v)).collect();
+                let b = g.upload(&h)?;
+                Some(g.texture(&b, 0, moving.geom.dims, TexelFormat { channels: 1, half: true, layered: false })?)
+            }
             Sampling::Texture => {
                 let b = g.upload(moving.as_flat())?;
                 Some(g.texture3d_scalar(&b, 0, moving.geom.dims)?)

@@ -4,7 +4,7 @@
 
 use super::args::Arg;
 use super::buffer::RawBuf;
-use super::texture::RawTexture;
+use super::texture::{RawTexture, TexelFormat};
 use crate::runtime::{DeviceInfo, Timings};
 use anyhow::Result;
 use std::sync::Arc;
@@ -74,9 +74,9 @@ pub trait Queue: Send + Sync {
     }
     fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel>;
     fn launch(&self, k: &RawKernel, name: &str, dims: LaunchDims, args: &[Arg]) -> Result<()>;
-    /// A 3-D texture of `channels` floats per texel (1 or 4) with linear filtering, clamped,
-    /// filled from `src` at `byte_offset`.
-    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize) -> Result<RawTexture>;
+    /// A 3-D texture (or stack of 2-D layers) of texels in `format` with linear filtering,
+    /// clamped, filled from `src` at `byte_offset` (texels packed, x fastest).
+    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], format: TexelFormat) -> Result<RawTexture>;
     fn record(&self) -> Result<RawEvent>;
     fn wait_for(&self, e: &RawEvent) -> Result<()>;
     fn finish(&self) -> Result<()>;

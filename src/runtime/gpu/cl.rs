@@ -4,7 +4,7 @@
 use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned};
 use super::args::Arg;
 use super::buffer::RawBuf;
-use super::texture::RawTexture;
+use super::texture::{RawTexture, TexelFormat};
 use super::timeline::{Interval, Timeline};
 use crate::runtime::opencl::{event_ms, ClDevice};
 use crate::runtime::{DeviceInfo, Timings};
@@ -13,8 +13,8 @@ use opencl3::command_queue::{self as cq, CommandQueue, CL_QUEUE_PROFILING_ENABLE
 use opencl3::event::Event;
 use opencl3::kernel::{set_kernel_arg, Kernel};
 use opencl3::memory::{
-    cl_image_desc, cl_image_format, Buffer, Image, CL_FLOAT, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
-    CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_R, CL_RGBA,
+    cl_image_desc, cl_image_format, Buffer, Image, CL_FLOAT, CL_HALF_FLOAT, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
+    CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_R, CL_RG, CL_RGBA,
 };
 use opencl3::memory::ClMem as _;
 use opencl3::types::{cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
@@ -241,25 +241,38 @@ impl Queue for ClQueue {
         self.track(true, Event::new(ev))
     }
 
-    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize) -> Result<RawTexture> {
+    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], texel: TexelFormat) -> Result<RawTexture> {
         let dev = &self.dev;
         if !dev.info.image_support {
             bail!("{} has no image support", dev.info.name);
         }
-        let max = [dev.device.image3d_max_width()?, dev.device.image3d_max_height()?, dev.device.image3d_max_depth()?];
+        let max = if texel.layered {
+            [dev.device.image2d_max_width()?, dev.device.image2d_max_height()?, dev.device.image_max_array_size()?]
+        } else {
+            [dev.device.image3d_max_width()?, dev.device.image3d_max_height()?, dev.device.image3d_max_depth()?]
+        };
         if (0..3).any(|a| dims[a] > max[a]) {
-            bail!("grid {dims:?} exceeds the 3-D image limits {max:?} of {}", dev.info.name);
+            bail!("grid {dims:?} exceeds the image limits {max:?} of {}", dev.info.name);
         }
-        let order = if channels == 1 { CL_R } else { CL_RGBA };
-        let format = cl_image_format { image_channel_order: order, image_channel_data_type: CL_FLOAT };
+        let order = match texel.channels {
+            1 => CL_R,
+            2 => CL_RG,
+            _ => CL_RGBA,
+        };
+        let format = cl_image_format { image_channel_order: order, image_channel_data_type: if texel.half { CL_HALF_FLOAT } else { CL_FLOAT } };
         // SAFETY: a plain C struct; all-zero is its documented "unused" value for the other fields.
         let mut desc: cl_image_desc = unsafe { std::mem::zeroed() };
-        desc.image_type = CL_MEM_OBJECT_IMAGE3D;
         desc.image_width = dims[0];
         desc.image_height = dims[1];
-        desc.image_depth = dims[2];
+        if texel.layered {
+            desc.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;
+            desc.image_array_size = dims[2];
+        } else {
+            desc.image_type = CL_MEM_OBJECT_IMAGE3D;
+            desc.image_depth = dims[2];
+        }
         let img = unsafe { Image::create(&dev.context, CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut()) }
-            .with_context(|| format!("cannot create a {dims:?} float image of {channels} channels on {}", dev.info.name))?;
+            .with_context(|| format!("cannot create a {dims:?} image of {texel:?} texels on {}", dev.info.name))?;
         let origin = [0usize; 3];
         let ev = unsafe { cq::enqueue_copy_buffer_to_image(self.q(), raw(src)?.mem(), img.get(), byte_offset, origin.as_ptr(), dims.as_ptr(), 0, ptr::null()) }
             .map_err(|e| cl_err("cannot fill a 3-D image", e))?;

@@ -5,7 +5,7 @@
 use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned};
 use super::args::Arg;
 use super::buffer::RawBuf;
-use super::texture::RawTexture;
+use super::texture::{RawTexture, TexelFormat};
 use super::timeline::{Interval, Timeline};
 use crate::runtime::cuda::CudaDevice;
 use crate::runtime::{DeviceInfo, Timings};
@@ -234,19 +234,19 @@ impl Queue for CuQueue {
         })
     }
 
-    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], channels: usize) -> Result<RawTexture> {
+    fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], format: TexelFormat) -> Result<RawTexture> {
         let m = raw(src)?;
         self.bind()?;
         let desc = sys::CUDA_ARRAY3D_DESCRIPTOR {
             Width: dims[0],
             Height: dims[1],
             Depth: dims[2],
-            Format: sys::CUarray_format::CU_AD_FORMAT_FLOAT,
-            NumChannels: channels as u32,
-            Flags: 0,
+            Format: if format.half { sys::CUarray_format::CU_AD_FORMAT_HALF } else { sys::CUarray_format::CU_AD_FORMAT_FLOAT },
+            NumChannels: format.channels as u32,
+            Flags: if format.layered { sys::CUDA_ARRAY3D_LAYERED } else { 0 },
         };
         let mut array: sys::CUarray = std::ptr::null_mut();
-        unsafe { sys::cuArray3DCreate_v2(&mut array, &desc) }.result().map_err(|e| err(&format!("cannot create a {dims:?} 3-D array of {channels} floats per texel"), e))?;
+        unsafe { sys::cuArray3DCreate_v2(&mut array, &desc) }.result().map_err(|e| err(&format!("cannot create a {dims:?} array of {format:?} texels"), e))?;
         let mut tex = CuTexture { obj: 0, array, ctx: self.dev.ctx.clone() };
         // Every field spelled out: CUmemorytype has no zero value, so mem::zeroed() is invalid.
         let cp = sys::CUDA_MEMCPY3D {
@@ -259,7 +259,7 @@ impl Queue for CuQueue {
             srcDevice: m.ptr + byte_offset as u64,
             srcArray: std::ptr::null_mut(),
             reserved0: std::ptr::null_mut(),
-            srcPitch: dims[0] * 4 * channels,
+            srcPitch: dims[0] * format.bytes(),
             srcHeight: dims[1],
             dstXInBytes: 0,
             dstY: 0,
@@ -272,7 +272,7 @@ impl Queue for CuQueue {
             reserved1: std::ptr::null_mut(),
             dstPitch: 0,
             dstHeight: 0,
-            WidthInBytes: dims[0] * 4 * channels,
+            WidthInBytes: dims[0] * format.bytes(),
             Height: dims[1],
             Depth: dims[2],
         };

@@ -21,7 +21,7 @@ pub use args::{args, Arg, Elem};
 pub use buffer::Buf;
 pub use pipeline::{Lanes, Step};
 pub use signature::{Param, ParamKind};
-pub use texture::Texture3d;
+pub use texture::{half_bits, half_value, TexelFormat, Texture3d};
 
 use super::{Device, DeviceInfo, Timings};
 use anyhow::{anyhow, Result};
@@ -291,24 +291,29 @@ impl Gpu {
     /// `src`, starting at float4 element `texel_offset`. An error (no image support, grid beyond
     /// the device's limits) lets the caller fall back to in-kernel interpolation.
     pub fn texture3d(&self, src: &Buf<f32>, texel_offset: usize, dims: [usize; 3]) -> Result<Texture3d> {
-        let texels: usize = dims.iter().product();
-        if (texel_offset + texels) * 4 > src.len() {
-            return Err(anyhow!("texture of {dims:?} texels at {texel_offset} past a buffer of {} floats", src.len()));
-        }
-        let raw = self.q.texture3d(&src.raw, texel_offset * 16, dims, 4)?;
-        Ok(Texture3d { raw, dims })
+        self.texture(src, texel_offset * 4, dims, TexelFormat { channels: 4, half: false, layered: false })
     }
 
     /// A one-float-per-texel 3-D texture (read by `np_tex3d_f1`), otherwise as
     /// [`texture3d`](Self::texture3d): a scalar image costs a quarter of the float4 texture's
     /// bytes and texture-cache lines.
     pub fn texture3d_scalar(&self, src: &Buf<f32>, offset: usize, dims: [usize; 3]) -> Result<Texture3d> {
-        let texels: usize = dims.iter().product();
-        if offset + texels > src.len() {
-            return Err(anyhow!("texture of {dims:?} texels at {offset} past a buffer of {} floats", src.len()));
+        self.texture(src, offset, dims, TexelFormat { channels: 1, half: false, layered: false })
+    }
+
+    /// A texture of `dims` texels in `format` from `src` at element `offset`, the buffer's
+    /// elements being the texels' channels (f32, or u16 holding halves).
+    pub fn texture<T: Elem>(&self, src: &Buf<T>, offset: usize, dims: [usize; 3], format: TexelFormat) -> Result<Texture3d> {
+        let per = format.bytes() / std::mem::size_of::<T>();
+        if per * std::mem::size_of::<T>() != format.bytes() || std::mem::size_of::<T>() != format.bytes() / format.channels {
+            return Err(anyhow!("texture of {format:?} texels from a buffer of {}", T::NAME));
         }
-        let raw = self.q.texture3d(&src.raw, offset * 4, dims, 1)?;
-        Ok(Texture3d { raw, dims })
+        let texels: usize = dims.iter().product();
+        if offset + per * texels > src.len() {
+            return Err(anyhow!("texture of {dims:?} texels at {offset} past a buffer of {} elements", src.len()));
+        }
+        let raw = self.q.texture3d(&src.raw, offset * std::mem::size_of::<T>(), dims, format)?;
+        Ok(Texture3d { raw, dims, layered: format.layered })
     }
 
     /// Bits of the hardware filter's interpolation weights: NVIDIA's texture units use 8-bit
