@@ -32,6 +32,12 @@
 #     unit may filter halves at twice the rate of floats, and a cache line holds twice the
 #     texels) against float texels: `check` with halves on CUDA and NVIDIA OpenCL (seed 235),
 #     `bench register` (SAD, NCC) alternating, two rounds per API.
+#   PART=f (~8 min): half texels landed (range-normalised, GPUs only; check's bound gains their
+#     rounding): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 236 and 237; `bench
+#     register` with round 14's binary (dist/neuroport-old), this one, and this one with float
+#     texels (NEUROPORT_REG_TEX=float) alternating, two rounds per API; `reproduce airwc
+#     --scale paper` on CUDA and on NVIDIA OpenCL (the texture rows' accuracy with halves); the
+#     README's commands with round 14's binary and this one (common.sh readme_compare).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -94,4 +100,18 @@ if [ "$PART" = e ]; then
     breg "float texels ($rep)" "$be"
     breg "half texels ($rep)" "$be" NEUROPORT_REG_TEX=half
   done; done
+fi
+if [ "$PART" = f ]; then
+  OLD="$PWD/dist/neuroport-old"
+  for seed in 236 237; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS="register|fim_|layer" checks "$seed" cuda "$OCL" "$POCL"); done
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    B="$OLD" breg "round 14 ($rep)" "$be"
+    breg "half texels ($rep)" "$be"
+    breg "float texels ($rep)" "$be" NEUROPORT_REG_TEX=float
+  done; done
+  for be in cuda "$OCL"; do
+    stamp "reproduce airwc $be"
+    step 200 "$B" reproduce airwc --backend "$be" --scale paper --repeats 3 --out "$OUT/airwc-${be//:/-}" 2>&1 | grep -vE "^  " | tail -20
+  done
+  readme_compare "$OLD"
 fi

@@ -15,7 +15,9 @@
 //! Texture samples carry the filter's weight rounding: `Gpu::filter_bits()` fractional bits
 //! (8 on NVIDIA), so each of the three axes' weights is off by at most 2^-bits (whether the unit
 //! rounds or truncates) and a sample by at most 3 x 2^-bits of the spread of its 8 corners
-//! (2^-22 where the device filters in float). Texture rows report the cost's change divided by
+//! (2^-22 where the device filters in float), plus, where texels are halves of the image mapped
+//! onto [0, 1] (GPUs), their rounding: width x 2^-12 (`GpuCost::texel_error`). A sample is a
+//! convex mix of its corners, so it moves by no more than its corners do. Texture rows report the cost's change divided by
 //! that bound on the mean sample change, tolerance 1; MI/NMI rows count the joint-histogram
 //! entries that moved against twice the number of samples that lie within their bound of a
 //! moving-intensity bin edge (only those can change bin), tolerance 1.
@@ -50,9 +52,10 @@ pub(super) fn random_map(r: &mut impl Rng) -> [f32; 12] {
 }
 
 /// For the texture rows: the sum over inside samples of the bound on their change,
-/// `unit` x the spread (max - min) of their 8 corners, and how many lie within that bound of a
+/// `unit` x the spread (max - min) of their 8 corners plus `texel` (how far a texel may be from
+/// its voxel's value: the halves' rounding), and how many lie within that bound of a
 /// moving-intensity bin edge.
-fn texture_bounds(moving: &Volume, fixed: &Geometry, m: &[f32; 12], spec: &CostSpec, unit: f64) -> (f64, u64) {
+fn texture_bounds(moving: &Volume, fixed: &Geometry, m: &[f32; 12], spec: &CostSpec, unit: f64, texel: f64) -> (f64, u64) {
     let [nx, ny, nz] = fixed.dims;
     let d = moving.geom.dims;
     let (mut sum, mut near) = (0.0, 0u64);
@@ -68,7 +71,7 @@ fn texture_bounds(moving: &Volume, fixed: &Geometry, m: &[f32; 12], spec: &CostS
                     lo = lo.min(v);
                     hi = hi.max(v);
                 }
-                let delta = unit * (hi - lo) as f64;
+                let delta = unit * (hi - lo) as f64 + texel;
                 sum += delta;
                 let t = (v - spec.moving_lo) as f64 * spec.moving_inv_width as f64;
                 // + 1e-5 bin widths for the float32 rounding of the bin's own arithmetic.
@@ -111,7 +114,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
                 Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, k.layout(fixed.geom.dims).terms_per_item()),
                 Sampling::Texture => {
                     let unit = 3.0 * 2f64.powi(-(gpu.filter_bits().unwrap_or(22) as i32));
-                    let (sum, near) = texture_bounds(&moving, &fixed.geom, &m, &spec, unit);
+                    let (sum, near) = texture_bounds(&moving, &fixed.geom, &m, &spec, unit, k.texel_error());
                     texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near)
                 }
             });

@@ -99,6 +99,46 @@ pub enum Sampling {
     Texture,
 }
 
+/// How the texture's texels stand for the moving image: value = lo + width x texel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Texels {
+    lo: f32,
+    width: f32,
+    half: bool,
+}
+
+impl Texels {
+    const FLOAT: Texels = Texels { lo: 0.0, width: 1.0, half: false };
+
+    /// Half texels of `values` mapped onto [0, 1] by their finite range.
+    fn of(values: &[f32]) -> Texels {
+        let (lo, hi) = values.iter().filter(|v| v.is_finite()).fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        let (lo, width) = if lo < hi { (lo, hi - lo) } else if lo.is_finite() { (lo, 1.0) } else { (0.0, 1.0) };
+        Texels { lo, width, half: true }
+    }
+
+    /// Bound on |lo + width x texel - value|: a half in [0, 1] is within 2^-12 of the value
+    /// it rounds (spacing 2^-11 at most), so width x 2^-12 in image units; the map onto [0, 1]
+    /// (a subtraction and a product by the rounded 1 / width) and back (a product and a sum,
+    /// in the kernel) add at most five float roundings of numbers no larger than |lo| + width,
+    /// counted as 2^-21 (|lo| + width).
+    fn error(&self) -> f64 {
+        if self.half {
+            self.width as f64 * 2f64.powi(-12) + (self.lo.abs() + self.width) as f64 * 2f64.powi(-21)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Whether texture sampling stores halves: on GPUs (CUDA, GPU OpenCL devices), unless
+/// `NEUROPORT_REG_TEX=float`. CPU OpenCL devices filter in float anyway, and PoCL 3.1 reads
+/// half images wrongly (round 17).
+fn half_texels(gpu: &Gpu) -> bool {
+    let i = gpu.info();
+    (i.is_gpu || i.backend == "cuda") && std::env::var("NEUROPORT_REG_TEX").map_or(true, |v| v != "float")
+}
+
 /// np_reg_maps: the maps of one launch.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -126,6 +166,9 @@ struct Loaded {
     fixed: Buf<f32>,
     moving: Buf<f32>,
     tex: Option<Texture3d>,
+    /// The texels' meaning: moving value = lo + width x texel (halves of the range-normalised
+    /// image on GPUs; 0 and 1 with float texels).
+    texel: Texels,
     fdims: [usize; 3],
     mdims: [usize; 3],
     spec: CostSpec,
@@ -171,6 +214,7 @@ pub struct GpuCost {
     /// Whether the host watches a mapped record's last word before waiting for the queue
     /// (`NEUROPORT_REG_SPIN=0`: not, for comparison).
     spin: bool,
+    /// Texture sampling from half-float texels (GPUs; `NEUROPORT_REG_TEX=float` keeps floats).
     half: bool,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
@@ -189,7 +233,7 @@ impl GpuCost {
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
         let spin = std::env::var("NEUROPORT_REG_SPIN").map_or(true, |v| v != "0");
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, spin, half: std::env::var("NEUROPORT_REG_TEX").is_ok_and(|v| v == "half"), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, spin, half: half_texels(&gpu), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -213,6 +257,35 @@ impl GpuCost {
         } else {
             8 * units.max(1)
         }
+    }
+
+    /// The moving image as a texture: on GPUs its values mapped onto [0, 1] by its range and
+    /// stored as halves (twice the texture unit's rate of float texels on the H100: docs/
+    /// performance.md, registration round 17), else, or where the device refuses half images,
+    /// as floats.
+    fn moving_texture(&self, moving: &Volume) -> Result<(Texture3d, Texels)> {
+        let g = &self.gpu;
+        let dims = moving.geom.dims;
+        if self.half {
+            let texel = Texels::of(moving.as_flat());
+            let inv = 1.0 / texel.width;
+            let h: Vec<u16> = {
+                use rayon::prelude::*;
+                moving.as_flat().par_iter().map(|&v| half_bits((v - texel.lo) * inv)).collect()
+            };
+            let b = g.upload(&h)?;
+            if let Ok(t) = g.texture(&b, 0, dims, TexelFormat { channels: 1, half: true, layered: false }) {
+                return Ok((t, texel));
+            }
+        }
+        let b = g.upload(moving.as_flat())?;
+        Ok((g.texture3d_scalar(&b, 0, dims)?, Texels::FLOAT))
+    }
+
+    /// The most a texel of the loaded texture differs from the moving value it stands for
+    /// (the halves' rounding, in image units; 0 for float texels), for `check`'s bounds.
+    pub fn texel_error(&self) -> f64 {
+        self.loaded.as_ref().map_or(0.0, |l| l.texel.error())
     }
 
     /// The joint histogram of map `i` of the last launch (for the conformance check).
@@ -259,7 +332,7 @@ impl GpuCost {
             }
         }
         match &l.tex {
-            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, l.texel.lo, l.texel.width, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
         if let Records::Copied { out, record } = &mut sc.records {
@@ -316,17 +389,12 @@ impl CostKernels for GpuCost {
         if nf > i32::MAX as usize || moving.nvox() > i32::MAX as usize {
             bail!("register: images beyond 2^31 voxels are not supported on GPUs");
         }
+        let mut texel_scale = Texels::FLOAT;
         let tex = match self.sampling {
-            Sampling::Texture if self.half => {
-                // Experiment (round 17, NEUROPORT_REG_TEX=half): the moving image as 3-D
-                // half-float texels.
-                let h: Vec<u16> = moving.as_flat().iter().map(|&v| half_bits(v)).collect();
-                let b = g.upload(&h)?;
-                Some(g.texture(&b, 0, moving.geom.dims, TexelFormat { channels: 1, half: true, layered: false })?)
-            }
             Sampling::Texture => {
-                let b = g.upload(moving.as_flat())?;
-                Some(g.texture3d_scalar(&b, 0, moving.geom.dims)?)
+                let (tex, texel) = self.moving_texture(moving)?;
+                texel_scale = texel;
+                Some(tex)
             }
             Sampling::InKernel => None,
         };
@@ -351,6 +419,7 @@ impl CostKernels for GpuCost {
             fixed: g.upload(fixed.as_flat())?,
             moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
             tex,
+            texel: texel_scale,
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
             spec: *spec,
@@ -405,5 +474,34 @@ mod header_tests {
         assert_eq!(def("NP_REG_GROUP"), super::GROUP);
         assert_eq!(def("NP_REG_MAXMAPS"), super::MAX_MAPS);
         assert_eq!([def("NP_REG_TX"), def("NP_REG_TY")], super::TILE);
+    }
+}
+
+#[cfg(test)]
+mod texel_tests {
+    use super::Texels;
+    use crate::runtime::gpu::{half_bits, half_value};
+    use rand::Rng;
+
+    /// Every value comes back from its half texel (as the kernel computes lo + width x texel)
+    /// within `Texels::error`, for ranges near zero and far from it, and a constant image
+    /// exactly; the bound is not loose by more than a factor of ~2 at the top of the range.
+    #[test]
+    fn half_texels_within_their_bound() {
+        let mut r = crate::synth::rng(0x7e1);
+        for (lo, hi) in [(0.0f32, 1.0f32), (-3.0, 5.0), (1000.0, 1100.0), (0.0, 4095.0), (-1.0e4, -9.0e3)] {
+            let v: Vec<f32> = (0..20_000).map(|_| r.random_range(lo..hi)).chain([lo, hi]).collect();
+            let t = Texels::of(&v);
+            let inv = 1.0 / t.width;
+            let mut worst = 0.0f64;
+            for &x in &v {
+                let back = t.lo + t.width * half_value(half_bits((x - t.lo) * inv));
+                worst = worst.max((back as f64 - x as f64).abs());
+            }
+            assert!(worst <= t.error(), "[{lo}, {hi}]: {worst} > {}", t.error());
+            assert!(worst > t.error() / 4.0, "[{lo}, {hi}]: {worst} far below {}", t.error());
+        }
+        let flat = Texels::of(&[7.5; 10]);
+        assert_eq!(flat.lo + flat.width * half_value(half_bits((7.5 - flat.lo) / flat.width)), 7.5);
     }
 }
