@@ -36,8 +36,9 @@
 #     rounding): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 236 and 237; `bench
 #     register` with round 14's binary (dist/neuroport-old), this one, and this one with float
 #     texels (NEUROPORT_REG_TEX=float) alternating, two rounds per API; `reproduce airwc
-#     --scale paper` on CUDA and on NVIDIA OpenCL (the texture rows' accuracy with halves); the
-#     README's commands with round 14's binary and this one (common.sh readme_compare).
+#     --scale paper` on CUDA and on NVIDIA OpenCL (the texture rows' accuracy with halves).
+#   PART=g (~5 min): the README's commands with round 14's binary and this one (common.sh
+#     readme_compare), every output compared per backend.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -113,5 +114,7 @@ if [ "$PART" = f ]; then
     stamp "reproduce airwc $be"
     step 200 "$B" reproduce airwc --backend "$be" --scale paper --repeats 3 --out "$OUT/airwc-${be//:/-}" 2>&1 | grep -vE "^  " | tail -20
   done
-  readme_compare "$OLD"
+fi
+if [ "$PART" = g ]; then
+  readme_compare "$PWD/dist/neuroport-old"
 fi
