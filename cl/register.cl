@@ -101,10 +101,10 @@ NP_KERNEL void NP_REG_BOUNDS register_cost(NP_GLOBAL const float *NP_RESTRICT fi
     NP_REG_LOOP(np_reg_trilinear(moving, q, mnx, mny, mnz))
 }
 
-NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving, float tlo, float tw,
+NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving,
                                      int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
                                      np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
                                      NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {
-    NP_REG_LOOP(NP_REG_ADD(tlo, NP_REG_MUL(tw, np_tex3d_f1(moving, q[0], q[1], q[2]))))
+    NP_REG_LOOP(np_tex3d_f1(moving, q[0], q[1], q[2]))
 }

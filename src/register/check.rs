@@ -15,9 +15,9 @@
 //! Texture samples carry the filter's weight rounding: `Gpu::filter_bits()` fractional bits
 //! (8 on NVIDIA), so each of the three axes' weights is off by at most 2^-bits (whether the unit
 //! rounds or truncates) and a sample by at most 3 x 2^-bits of the spread of its 8 corners
-//! (2^-22 where the device filters in float), plus, where texels are halves of the image mapped
-//! onto [0, 1] (GPUs), their rounding: width x 2^-12 (`GpuCost::texel_error`). A sample is a
-//! convex mix of its corners, so it moves by no more than its corners do. Texture rows report the cost's change divided by
+//! (2^-22 where the device filters in float), plus, where texels are halves (GPUs), their
+//! rounding (`GpuCost::texel_error`): a sample is a convex mix of its corners, so it moves by
+//! no more than they do. Texture rows report the cost's change divided by
 //! that bound on the mean sample change, tolerance 1; MI/NMI rows count the joint-histogram
 //! entries that moved against twice the number of samples that lie within their bound of a
 //! moving-intensity bin edge (only those can change bin), tolerance 1.
