@@ -54,9 +54,6 @@
   /* Hardware trilinear filtering at voxel-index coordinates (voxel i's centre at i). */
   #define np_tex3d_f4(t, x, y, z) tex3D<float4>((cudaTextureObject_t)(t), (x) + 0.5f, (y) + 0.5f, (z) + 0.5f)
   #define np_tex3d_f1(t, x, y, z) tex3D<float>((cudaTextureObject_t)(t), (x) + 0.5f, (y) + 0.5f, (z) + 0.5f)
-  /* A stack of 2-D layers: bilinear in x and y at voxel-index coordinates, layer by index. */
-  #define NP_TEX2DA unsigned long long
-  #define np_tex2da_f2(t, x, y, layer) tex2DLayered<float2>((cudaTextureObject_t)(t), (x) + 0.5f, (y) + 0.5f, (layer))
   #define np_atomic_add_i32(p, v) atomicAdd((int *)(p), (int)(v))
   #define np_atomic_add_u32(p, v) atomicAdd((unsigned int *)(p), (unsigned int)(v))
   #define np_atomic_min_i32(p, v) atomicMin((int *)(p), (int)(v))
@@ -114,9 +111,6 @@
   /* Hardware trilinear filtering at voxel-index coordinates (voxel i's centre at i). */
   #define np_tex3d_f4(t, x, y, z) read_imagef((t), np_linear_sampler, (float4)((x) + 0.5f, (y) + 0.5f, (z) + 0.5f, 0.0f))
   #define np_tex3d_f1(t, px, py, pz) np_tex3d_f4(t, px, py, pz).x
-  /* A stack of 2-D layers: bilinear in x and y at voxel-index coordinates, layer by index. */
-  #define NP_TEX2DA __read_only image2d_array_t
-  #define np_tex2da_f2(t, x, y, layer) read_imagef((t), np_linear_sampler, (float4)((x) + 0.5f, (y) + 0.5f, (float)(layer), 0.0f)).xy
   #define np_atomic_add_i32(p, v) atomic_add((volatile __global int *)(p), (int)(v))
   #define np_atomic_add_u32(p, v) atomic_add((volatile __global uint *)(p), (uint)(v))
   #define np_atomic_min_i32(p, v) atomic_min((volatile __global int *)(p), (int)(v))

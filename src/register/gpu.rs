@@ -268,7 +268,7 @@ impl GpuCost {
                 moving.as_flat().par_iter().map(|&v| half_bits(v)).collect()
             };
             let b = g.upload(&h)?;
-            if let Ok(t) = g.texture(&b, 0, dims, TexelFormat { channels: 1, half: true, layered: false }) {
+            if let Ok(t) = g.texture(&b, 0, dims, TexelFormat { channels: 1, half: true }) {
                 return Ok((t, texel));
             }
         }

@@ -14,7 +14,7 @@ use opencl3::event::Event;
 use opencl3::kernel::{set_kernel_arg, Kernel};
 use opencl3::memory::{
     cl_image_desc, cl_image_format, Buffer, Image, CL_FLOAT, CL_HALF_FLOAT, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
-    CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_R, CL_RG, CL_RGBA,
+    CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_R, CL_RG, CL_RGBA,
 };
 use opencl3::memory::ClMem as _;
 use opencl3::types::{cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
@@ -246,11 +246,7 @@ impl Queue for ClQueue {
         if !dev.info.image_support {
             bail!("{} has no image support", dev.info.name);
         }
-        let max = if texel.layered {
-            [dev.device.image2d_max_width()?, dev.device.image2d_max_height()?, dev.device.image_max_array_size()?]
-        } else {
-            [dev.device.image3d_max_width()?, dev.device.image3d_max_height()?, dev.device.image3d_max_depth()?]
-        };
+        let max = [dev.device.image3d_max_width()?, dev.device.image3d_max_height()?, dev.device.image3d_max_depth()?];
         if (0..3).any(|a| dims[a] > max[a]) {
             bail!("grid {dims:?} exceeds the image limits {max:?} of {}", dev.info.name);
         }
@@ -264,13 +260,8 @@ impl Queue for ClQueue {
         let mut desc: cl_image_desc = unsafe { std::mem::zeroed() };
         desc.image_width = dims[0];
         desc.image_height = dims[1];
-        if texel.layered {
-            desc.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;
-            desc.image_array_size = dims[2];
-        } else {
-            desc.image_type = CL_MEM_OBJECT_IMAGE3D;
-            desc.image_depth = dims[2];
-        }
+        desc.image_type = CL_MEM_OBJECT_IMAGE3D;
+        desc.image_depth = dims[2];
         let img = unsafe { Image::create(&dev.context, CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut()) }
             .with_context(|| format!("cannot create a {dims:?} image of {texel:?} texels on {}", dev.info.name))?;
         let origin = [0usize; 3];

@@ -243,7 +243,7 @@ impl Queue for CuQueue {
             Depth: dims[2],
             Format: if format.half { sys::CUarray_format::CU_AD_FORMAT_HALF } else { sys::CUarray_format::CU_AD_FORMAT_FLOAT },
             NumChannels: format.channels as u32,
-            Flags: if format.layered { sys::CUDA_ARRAY3D_LAYERED } else { 0 },
+            Flags: 0,
         };
         let mut array: sys::CUarray = std::ptr::null_mut();
         unsafe { sys::cuArray3DCreate_v2(&mut array, &desc) }.result().map_err(|e| err(&format!("cannot create a {dims:?} array of {format:?} texels"), e))?;

@@ -291,14 +291,14 @@ impl Gpu {
     /// `src`, starting at float4 element `texel_offset`. An error (no image support, grid beyond
     /// the device's limits) lets the caller fall back to in-kernel interpolation.
     pub fn texture3d(&self, src: &Buf<f32>, texel_offset: usize, dims: [usize; 3]) -> Result<Texture3d> {
-        self.texture(src, texel_offset * 4, dims, TexelFormat { channels: 4, half: false, layered: false })
+        self.texture(src, texel_offset * 4, dims, TexelFormat { channels: 4, half: false })
     }
 
     /// A one-float-per-texel 3-D texture (read by `np_tex3d_f1`), otherwise as
     /// [`texture3d`](Self::texture3d): a scalar image costs a quarter of the float4 texture's
     /// bytes and texture-cache lines.
     pub fn texture3d_scalar(&self, src: &Buf<f32>, offset: usize, dims: [usize; 3]) -> Result<Texture3d> {
-        self.texture(src, offset, dims, TexelFormat { channels: 1, half: false, layered: false })
+        self.texture(src, offset, dims, TexelFormat { channels: 1, half: false })
     }
 
     /// A texture of `dims` texels in `format` from `src` at element `offset`, the buffer's
@@ -313,7 +313,7 @@ impl Gpu {
             return Err(anyhow!("texture of {dims:?} texels at {offset} past a buffer of {} elements", src.len()));
         }
         let raw = self.q.texture3d(&src.raw, offset * std::mem::size_of::<T>(), dims, format)?;
-        Ok(Texture3d { raw, dims, layered: format.layered })
+        Ok(Texture3d { raw, dims })
     }
 
     /// Bits of the hardware filter's interpolation weights: NVIDIA's texture units use 8-bit

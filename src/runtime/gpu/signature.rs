@@ -3,7 +3,6 @@
 //! is the argument list CUDA would have run.
 
 use super::args::Arg;
-use super::texture::Texture3d;
 use anyhow::{anyhow, bail, Result};
 use std::collections::HashMap;
 
@@ -17,10 +16,7 @@ pub enum ParamKind {
     U32,
     F32,
     U64,
-    /// A 3-D texture (`NP_TEX3D`).
     Texture,
-    /// A stack of 2-D layers (`NP_TEX2DA`).
-    TextureLayered,
     Struct(String),
 }
 
@@ -139,7 +135,6 @@ fn param(text: &str) -> Result<Param> {
             "float" => ParamKind::F32,
             "np_ulong" | "ulong" | "unsigned long long" => ParamKind::U64,
             "NP_TEX3D" | "image3d_t" => ParamKind::Texture,
-            "NP_TEX2DA" | "image2d_array_t" => ParamKind::TextureLayered,
             "" => bail!("parameter '{text}' has no type"),
             other => ParamKind::Struct(other.to_string()),
         }
@@ -191,8 +186,7 @@ pub fn check(kernel: &str, params: &[Param], args: &[Arg]) -> Result<()> {
             | (ParamKind::U32, Arg::U32(_))
             | (ParamKind::F32, Arg::F32(_))
             | (ParamKind::U64, Arg::U64(_))
-            | (ParamKind::Texture, Arg::Tex(Texture3d { layered: false, .. }))
-            | (ParamKind::TextureLayered, Arg::Tex(Texture3d { layered: true, .. }))
+            | (ParamKind::Texture, Arg::Tex(_))
             | (ParamKind::Struct(_), Arg::Struct(_)) => {}
             (_, a) => return Err(bad(a.kind_name())),
         }

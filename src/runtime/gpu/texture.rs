@@ -8,13 +8,11 @@ pub enum RawTexture {
 }
 
 /// How a texture's texels are stored: `channels` floats (1, 2 or 4), or halves with `half`
-/// (read back as floats); `layered` makes a stack of 2-D layers (filtered in x and y only,
-/// the layer chosen by index) instead of one 3-D grid filtered in all three.
+/// (read back as floats).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TexelFormat {
     pub channels: usize,
     pub half: bool,
-    pub layered: bool,
 }
 
 impl TexelFormat {
@@ -24,12 +22,11 @@ impl TexelFormat {
     }
 }
 
-/// A 3-D texture read by `np_tex3d_f4` (float4 texels) or `np_tex3d_f1` (float) in kernels,
-/// or, `layered`, a stack of 2-D layers read by `np_tex2da_f2` (NP_TEX2DA parameters).
+/// A 3-D texture read by `np_tex3d_f4` (float4 texels) or `np_tex3d_f1` (float, or half
+/// texels read as floats) in kernels.
 pub struct Texture3d {
     pub(crate) raw: RawTexture,
     pub dims: [usize; 3],
-    pub layered: bool,
 }
 
 /// `x` as an IEEE half (binary16), rounded to nearest, ties to even; overflow gives infinity,
