@@ -39,6 +39,9 @@
 #     --scale paper` on CUDA and on NVIDIA OpenCL (the texture rows' accuracy with halves).
 #   PART=g (~5 min): the README's commands with round 14's binary and this one (common.sh
 #     readme_compare), every output compared per backend.
+#   PART=h (~2 min): the launch shape again with half texels (the texture path's limit moved):
+#     `bench register` on CUDA with slices in flight (NEUROPORT_REG_UNROLL 1, 2, 4) x work-groups
+#     per SM (NEUROPORT_REG_GROUPS_PER_UNIT 4, 5), two rounds.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -117,4 +120,9 @@ if [ "$PART" = f ]; then
 fi
 if [ "$PART" = g ]; then
   readme_compare "$PWD/dist/neuroport-old"
+fi
+if [ "$PART" = h ]; then
+  for rep in 1 2; do for u in 2 1 4; do for gpu in 4 5; do
+    breg "unroll $u, $gpu per SM ($rep)" cuda NEUROPORT_REG_UNROLL=$u NEUROPORT_REG_GROUPS_PER_UNIT=$gpu
+  done; done; done
 fi
