@@ -233,9 +233,8 @@ impl GpuCost {
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
-    /// most `NEUROPORT_REG_GROUPS_PER_UNIT` (default 4, 5 for the texture kernel) per compute
-    /// unit, all resident at once (4 x 256 items fit an SM up to 64 registers, 5 up to 51), so
-    /// no partial wave leaves units idle; each
+    /// most `NEUROPORT_REG_GROUPS_PER_UNIT` (default 4) per compute unit, all resident at once
+    /// (4 x 256 items fit an SM up to 64 registers), so no partial wave leaves units idle; each
     /// item keeps NP_REG_UNROLL slices' loads in flight instead. On CPU OpenCL devices a few
     /// per core.
     pub fn layout(&self, dims: [usize; 3]) -> Layout {
@@ -247,11 +246,7 @@ impl GpuCost {
         let info = self.gpu.info();
         let units = info.compute_units as usize;
         if (info.is_gpu || info.backend == "cuda") && units > 0 {
-            // The texture kernel at 48 registers fits 5 groups of 256 items in an H100 SM, and
-            // with half texels uses the fifth (lone evaluations 2-3 % faster); the in-kernel
-            // one does not fit 5 (a second wave: 30 % slower). Round 17, docs/performance.md.
-            let default = if self.sampling == Sampling::Texture { 5 } else { 4 };
-            let per_unit = std::env::var("NEUROPORT_REG_GROUPS_PER_UNIT").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&k| k > 0).unwrap_or(default);
+            let per_unit = std::env::var("NEUROPORT_REG_GROUPS_PER_UNIT").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&k| k > 0).unwrap_or(4);
             units * per_unit
         } else if info.is_gpu || info.backend == "cuda" {
             1024
