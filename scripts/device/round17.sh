@@ -42,6 +42,11 @@
 #   PART=h (~2 min): the launch shape again with half texels (the texture path's limit moved):
 #     `bench register` on CUDA with slices in flight (NEUROPORT_REG_UNROLL 1, 2, 4) x work-groups
 #     per SM (NEUROPORT_REG_GROUPS_PER_UNIT 4, 5), two rounds.
+#   PART=i (~3 min): OpenCL's host time per evaluation: value arguments left in the kernel object
+#     when unchanged (the default in this binary; NEUROPORT_CL_ARGS=all sets all 17 each launch),
+#     and where the host's time goes (NEUROPORT_REG_TRACE=1: the launch call, the read's
+#     enqueue, the wait). `check` on NVIDIA OpenCL and PoCL 5.0 (seed 238); `bench register`
+#     alternating, two rounds, on NVIDIA OpenCL, once on CUDA.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -125,4 +130,18 @@ if [ "$PART" = h ]; then
   for rep in 1 2; do for u in 2 1 4; do for gpu in 4 5; do
     breg "unroll $u, $gpu per SM ($rep)" cuda NEUROPORT_REG_UNROLL=$u NEUROPORT_REG_GROUPS_PER_UNIT=$gpu
   done; done; done
+fi
+if [ "$PART" = i ]; then
+  CHECK_ROWS=XXX checks 238 "$OCL" "$POCL"
+  for rep in 1 2; do
+    breg "all arguments ($rep)" "$OCL" NEUROPORT_CL_ARGS=all NEUROPORT_REG_TRACE=1
+    breg "changed arguments ($rep)" "$OCL" NEUROPORT_REG_TRACE=1
+  done
+  breg "cuda" cuda NEUROPORT_REG_TRACE=1
+  for a in all cached; do
+    stamp "trace $a"
+    NEUROPORT_CL_ARGS=$a NEUROPORT_REG_TRACE=1 timeout 100 "$B" bench register --backend "$OCL" --costs ncc --repeats 5 2>&1 | grep -E "trace|texture" | sed "s/^/$a: /"
+  done
+  stamp "trace cuda"
+  NEUROPORT_REG_TRACE=1 timeout 100 "$B" bench register --backend cuda --costs ncc --repeats 5 2>&1 | grep -E "trace|texture"
 fi
