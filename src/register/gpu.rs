@@ -198,27 +198,6 @@ const UNSET: u32 = u32::MAX;
 /// How long the host watches a mapped record before waiting for the queue instead.
 const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(2);
 
-thread_local! {
-    /// Experiment (round 17): NEUROPORT_REG_TRACE=1 sums the host's time per launch in the
-    /// launch call, the read's enqueue and the wait, printed when the GpuCost goes.
-    static TRACE: bool = std::env::var("NEUROPORT_REG_TRACE").is_ok_and(|v| v == "1");
-    static TRACE_SUM: std::cell::RefCell<[f64; 4]> = const { std::cell::RefCell::new([0.0; 4]) };
-}
-
-impl Drop for GpuCost {
-    fn drop(&mut self) {
-        if TRACE.with(|t| *t) {
-            TRACE_SUM.with(|c| {
-                let mut c = c.borrow_mut();
-                if c[3] > 0.0 {
-                    eprintln!("trace {}: {} launches: launch call {:.2} us, read enqueue {:.2} us, wait {:.2} us (means)", self.gpu.info().name, c[3], 1e6 * c[0] / c[3], 1e6 * c[1] / c[3], 1e6 * c[2] / c[3]);
-                }
-                *c = [0.0; 4];
-            });
-        }
-    }
-}
-
 /// Joint-histogram words per map the scratch holds: the bins every CostSpec has (cost.rs), which
 /// register.h's NP_REG_MAXBINS must cover (a test reads it).
 const MAX_HIST: usize = BINS * BINS;
@@ -346,16 +325,13 @@ impl GpuCost {
                 m.poke(i, UNSET);
             }
         }
-        let t_launch = std::time::Instant::now();
         match &l.tex {
             Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
-        let t_read = std::time::Instant::now();
         if let Records::Copied { out, record } = &mut sc.records {
             g.download_into(out, 0, record, 0..words)?;
         }
-        let t_wait = std::time::Instant::now();
         // One queue sync: no event object created and destroyed per launch. With mapped
         // records, first a short watch of their last words, which the kernel writes last: the
         // result is there before the queue reports the launch done.
@@ -377,16 +353,6 @@ impl GpuCost {
         };
         if !seen {
             g.finish()?;
-        }
-        if TRACE.with(|t| *t) {
-            let t_end = std::time::Instant::now();
-            TRACE_SUM.with(|c| {
-                let mut c = c.borrow_mut();
-                c[0] += (t_read - t_launch).as_secs_f64();
-                c[1] += (t_wait - t_read).as_secs_f64();
-                c[2] += (t_end - t_wait).as_secs_f64();
-                c[3] += 1.0;
-            });
         }
         let record: &[u32] = match &sc.records {
             Records::Mapped(m) => &m[..words],

@@ -135,18 +135,6 @@ fn raw(b: &RawBuf) -> Result<&ClMem> {
     }
 }
 
-/// A kernel object and the value arguments last set on it (by index; None: not a value, or
-/// unknown).
-pub struct ClKernel {
-    kernel: Kernel,
-    set: Vec<Option<Vec<u8>>>,
-}
-
-thread_local! {
-    /// Experiment switch (round 17): NEUROPORT_CL_ARGS=all sets every argument at every launch.
-    static CACHE_ARGS: bool = std::env::var("NEUROPORT_CL_ARGS").map_or(true, |v| v != "all");
-}
-
 impl Queue for ClQueue {
     fn info(&self) -> &DeviceInfo {
         &self.dev.info
@@ -210,17 +198,13 @@ impl Queue for ClQueue {
     fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel> {
         let p = self.dev.program(program, source)?;
         let k = Kernel::create(&p, name).with_context(|| format!("OpenCL kernel {name} not found in {program}.cl"))?;
-        Ok(RawKernel::Cl(Mutex::new(ClKernel { kernel: k, set: Vec::new() })))
+        Ok(RawKernel::Cl(Mutex::new(k)))
     }
 
     fn launch(&self, k: &RawKernel, name: &str, dims: LaunchDims, args: &[Arg]) -> Result<()> {
         let RawKernel::Cl(k) = k else { bail!("a CUDA kernel launched on an OpenCL device") };
         // Arguments live in the kernel object, so setting them and enqueueing is one critical section.
-        let mut guard = k.lock().unwrap_or_else(|e| e.into_inner());
-        let ClKernel { kernel: k, set } = &mut *guard;
-        if set.len() < args.len() {
-            set.resize(args.len(), None);
-        }
+        let k = k.lock().unwrap_or_else(|e| e.into_inner());
         let mems: Vec<cl_mem> = args
             .iter()
             .map(|a| match a {
@@ -241,19 +225,7 @@ impl Queue for ClQueue {
                 Arg::U64(v) => (8, v as *const u64 as *const c_void),
                 Arg::Struct(b) => (b.len(), b.as_ptr() as *const c_void),
             };
-            // Values (not memory objects: a new buffer may reuse a freed one's handle) stay in
-            // the kernel object between launches, so an unchanged one is not set again.
-            let value = !matches!(a, Arg::Buf(_) | Arg::Tex(_));
-            // SAFETY: p points at `size` readable bytes (the match above).
-            let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, size) };
-            if value && CACHE_ARGS.with(|c| *c) && set[i].as_deref() == Some(bytes) {
-                continue;
-            }
-            set[i] = None;
             unsafe { set_kernel_arg(k.get(), i as u32, size, p) }.map_err(|e| cl_err(&format!("kernel {name}: argument {i} rejected"), e))?;
-            if value {
-                set[i] = Some(bytes.to_vec());
-            }
         }
         let global = [dims.global];
         let local = dims.local.map(|l| [l]);
