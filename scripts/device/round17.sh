@@ -7,7 +7,7 @@
 #     against the 3-D scalar texture: `check` with each on CUDA and NVIDIA OpenCL (seed 231);
 #     `bench register` (SAD, NCC) alternating, two rounds per API. (Needs commit b529b7c's
 #     binary, reverted since.)
-#   PART=b (~4 min): two experiments in one binary. (1) CUDA: the host watches the mapped
+#   PART=b (~4 min; needs commit 54344fe's binary): two experiments in one binary. (1) CUDA: the host watches the mapped
 #     record's last word (a sentinel it set before the launch, which the kernel overwrites last,
 #     after a system fence) instead of waiting for the queue; NEUROPORT_REG_SPIN=0 gives the
 #     old wait. (2) Mixed sampling done per tile column outside the slice loop
@@ -15,34 +15,35 @@
 #     in-kernel), so each warp issues one sampler's loads. `check` on CUDA and NVIDIA OpenCL
 #     with the watch (seed 232) and with R = 8 (seed 233); `bench register` alternating, two
 #     rounds per API: spin off / on, R = 4, 8, 12.
-#   PART=c (~3 min): where a lone evaluation's kernel spends the ~10 us it takes beyond a batch's
+#   PART=c (~3 min; needs commit e8aaa67's binary, reverted since): where a lone evaluation's kernel spends the ~10 us it takes beyond a batch's
 #     per-map time. ncu (one metric pass) on one lone NCC texture launch, static and dynamic:
 #     duration and the SMs' active cycles (min / avg / max: how unevenly they finish); then
 #     tiles taken from a counter as groups free up (NEUROPORT_REG_DYNAMIC=1, an experiment whose
 #     sums depend on the schedule) against the static assignment: `bench register`
 #     alternating, two rounds per API.
-#   PART=d (~5 min): the lone evaluation's end made shorter: the last group loads three partials'
+#   PART=d (~5 min; needs commit 0feb4b7's binary): the lone evaluation's end made shorter: the last group loads three partials'
 #     words before adding any (the same order of additions), and mapped records are watched
 #     for every word to change from a sentinel (no fence in the kernel). `check` on CUDA, NVIDIA
 #     OpenCL and PoCL 5.0 (seed 234); ncu's SM active cycles on a lone launch (as c);
 #     `bench register` with round 14's binary (dist/neuroport-old) and this one alternating,
 #     and this one with NEUROPORT_REG_SPIN=0, two rounds per API; `register` on the 1 mm pair,
 #     old and new alternating, two rounds per API, outputs compared.
-#   PART=e (~2 min): the 3-D texture of half-float texels (NEUROPORT_REG_TEX=half; the texture
+#   PART=e (~2 min; needs commit 83674bc's binary): the 3-D texture of half-float texels (NEUROPORT_REG_TEX=half; the texture
 #     unit may filter halves at twice the rate of floats, and a cache line holds twice the
 #     texels) against float texels: `check` with halves on CUDA and NVIDIA OpenCL (seed 235),
 #     `bench register` (SAD, NCC) alternating, two rounds per API.
-#   PART=f (~8 min): half texels landed (range-normalised, GPUs only; check's bound gains their
+#   PART=f (~2 min; results f ran da25a36's binary (the range map in the kernel), f2 d4a2f11's,
+#     f3 dec8468's (5 groups per SM)): half texels landed (range-normalised, GPUs only; check's bound gains their
 #     rounding): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 236 and 237; `bench
 #     register` with round 14's binary (dist/neuroport-old), this one, and this one with float
 #     texels (NEUROPORT_REG_TEX=float) alternating, two rounds per API; `reproduce airwc
 #     --scale paper` on CUDA and on NVIDIA OpenCL (the texture rows' accuracy with halves).
 #   PART=g (~5 min): the README's commands with round 14's binary and this one (common.sh
 #     readme_compare), every output compared per backend.
-#   PART=h (~2 min): the launch shape again with half texels (the texture path's limit moved):
+#   PART=h (~2 min; results h ran d4a2f11's binary): the launch shape again with half texels (the texture path's limit moved):
 #     `bench register` on CUDA with slices in flight (NEUROPORT_REG_UNROLL 1, 2, 4) x work-groups
 #     per SM (NEUROPORT_REG_GROUPS_PER_UNIT 4, 5), two rounds.
-#   PART=i (~3 min): OpenCL's host time per evaluation: value arguments left in the kernel object
+#   PART=i (~3 min; needs commit 550bbe8's binary, reverted since): OpenCL's host time per evaluation: value arguments left in the kernel object
 #     when unchanged (the default in this binary; NEUROPORT_CL_ARGS=all sets all 17 each launch),
 #     and where the host's time goes (NEUROPORT_REG_TRACE=1: the launch call, the read's
 #     enqueue, the wait). `check` on NVIDIA OpenCL and PoCL 5.0 (seed 238); `bench register`
