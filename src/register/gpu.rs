@@ -207,7 +207,7 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
-    /// Whether the host watches a mapped record's last word before waiting for the queue
+    /// Whether the host watches the mapped records' words before waiting for the queue
     /// (`NEUROPORT_REG_SPIN=0`: not, for comparison).
     spin: bool,
     /// Texture sampling from half-float texels (GPUs; `NEUROPORT_REG_TEX=float` keeps floats).
@@ -256,7 +256,7 @@ impl GpuCost {
     }
 
     /// The moving image as a texture: on GPUs as halves where they represent it well
-    /// ([`Texels::of`]; 10-15 % faster on the H100 than float texels: docs/performance.md,
+    /// ([`Texels::of`]; 8-12 % faster on the H100 than float texels: docs/performance.md,
     /// registration round 17), else, or where the device refuses half images, as floats.
     fn moving_texture(&self, moving: &Volume) -> Result<(Texture3d, Texels)> {
         let g = &self.gpu;
@@ -333,8 +333,8 @@ impl GpuCost {
             g.download_into(out, 0, record, 0..words)?;
         }
         // One queue sync: no event object created and destroyed per launch. With mapped
-        // records, first a short watch of their last words, which the kernel writes last: the
-        // result is there before the queue reports the launch done.
+        // records, first a short watch of their words: the result is there before the queue
+        // reports the launch done.
         let seen = match &sc.records {
             Records::Mapped(m) if self.spin => {
                 let t0 = std::time::Instant::now();
@@ -383,14 +383,12 @@ impl CostKernels for GpuCost {
         if nf > i32::MAX as usize || moving.nvox() > i32::MAX as usize {
             bail!("register: images beyond 2^31 voxels are not supported on GPUs");
         }
-        let mut texel_scale = Texels::FLOAT;
-        let tex = match self.sampling {
+        let (tex, texel) = match self.sampling {
             Sampling::Texture => {
-                let (tex, texel) = self.moving_texture(moving)?;
-                texel_scale = texel;
-                Some(tex)
+                let (t, texel) = self.moving_texture(moving)?;
+                (Some(t), texel)
             }
-            Sampling::InKernel => None,
+            Sampling::InKernel => (None, Texels::FLOAT),
         };
         let layout = self.layout(fixed.geom.dims);
         if (spec.bins * spec.bins) as usize > MAX_HIST {
@@ -413,7 +411,7 @@ impl CostKernels for GpuCost {
             fixed: g.upload(fixed.as_flat())?,
             moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
             tex,
-            texel: texel_scale,
+            texel,
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
             spec: *spec,

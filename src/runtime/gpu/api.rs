@@ -74,8 +74,8 @@ pub trait Queue: Send + Sync {
     }
     fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel>;
     fn launch(&self, k: &RawKernel, name: &str, dims: LaunchDims, args: &[Arg]) -> Result<()>;
-    /// A 3-D texture (or stack of 2-D layers) of texels in `format` with linear filtering,
-    /// clamped, filled from `src` at `byte_offset` (texels packed, x fastest).
+    /// A 3-D texture of texels in `format` with linear filtering, clamped, filled from `src`
+    /// at `byte_offset` (texels packed, x fastest).
     fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], format: TexelFormat) -> Result<RawTexture>;
     fn record(&self) -> Result<RawEvent>;
     fn wait_for(&self, e: &RawEvent) -> Result<()>;

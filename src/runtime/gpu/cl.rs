@@ -258,9 +258,9 @@ impl Queue for ClQueue {
         let format = cl_image_format { image_channel_order: order, image_channel_data_type: if texel.half { CL_HALF_FLOAT } else { CL_FLOAT } };
         // SAFETY: a plain C struct; all-zero is its documented "unused" value for the other fields.
         let mut desc: cl_image_desc = unsafe { std::mem::zeroed() };
+        desc.image_type = CL_MEM_OBJECT_IMAGE3D;
         desc.image_width = dims[0];
         desc.image_height = dims[1];
-        desc.image_type = CL_MEM_OBJECT_IMAGE3D;
         desc.image_depth = dims[2];
         let img = unsafe { Image::create(&dev.context, CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut()) }
             .with_context(|| format!("cannot create a {dims:?} image of {texel:?} texels on {}", dev.info.name))?;

@@ -66,7 +66,7 @@ impl Drop for CuEvent {
     }
 }
 
-/// A 3-D CUDA array (1 or 4 floats per texel) and its texture object.
+/// A 3-D CUDA array (float or half texels, 1-4 channels) and its texture object.
 pub struct CuTexture {
     pub(crate) obj: sys::CUtexObject,
     array: sys::CUarray,

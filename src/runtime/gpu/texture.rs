@@ -1,4 +1,4 @@
-//! 3-D textures of float4 or float texels (CUDA texture objects, OpenCL image3d_t) with
+//! 3-D textures of float or half texels, 1-4 channels (CUDA texture objects, OpenCL image3d_t), with
 //! hardware linear filtering.
 
 /// A texture of either API; destroyed on drop.
