@@ -48,6 +48,10 @@
 #     and where the host's time goes (NEUROPORT_REG_TRACE=1: the launch call, the read's
 #     enqueue, the wait). `check` on NVIDIA OpenCL and PoCL 5.0 (seed 238); `bench register`
 #     alternating, two rounds, on NVIDIA OpenCL, once on CUDA.
+#   PART=j (~2 min; needs commit <this>'s binary): the cost fixed at build time again (round 9's
+#     per-cost programs, NEUROPORT_REG_KIND=0 SAD / 2 NCC), now that half texels made the texture
+#     path faster: `bench register` of SAD and of NCC, generic and specialised alternating, two
+#     rounds, CUDA.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -145,4 +149,13 @@ if [ "$PART" = i ]; then
   done
   stamp "trace cuda"
   NEUROPORT_REG_TRACE=1 timeout 100 "$B" bench register --backend cuda --costs ncc --repeats 5 2>&1 | grep -E "trace|texture"
+fi
+if [ "$PART" = j ]; then
+  for rep in 1 2; do
+    for k in 0 2; do
+      c=$([ $k = 0 ] && echo sad || echo ncc)
+      stamp "generic $c ($rep)"; { echo "## generic $c ($rep)"; timeout 100 "$B" bench register --backend cuda --costs $c --repeats 5 2>&1 | grep "ms/eval"; } | tee -a "$OUT/bench.txt"
+      stamp "kind $k ($rep)"; { echo "## kind $k $c ($rep)"; NEUROPORT_REG_KIND=$k timeout 100 "$B" bench register --backend cuda --costs $c --repeats 5 2>&1 | grep "ms/eval"; } | tee -a "$OUT/bench.txt"
+    done
+  done
 fi
