@@ -48,7 +48,7 @@
 #     and where the host's time goes (NEUROPORT_REG_TRACE=1: the launch call, the read's
 #     enqueue, the wait). `check` on NVIDIA OpenCL and PoCL 5.0 (seed 238); `bench register`
 #     alternating, two rounds, on NVIDIA OpenCL, once on CUDA.
-#   PART=j (~2 min; needs commit <this>'s binary): the cost fixed at build time again (round 9's
+#   PART=j (~2 min; needs commit ac76a2d's binary): the cost fixed at build time again (round 9's
 #     per-cost programs, NEUROPORT_REG_KIND=0 SAD / 2 NCC), now that half texels made the texture
 #     path faster: `bench register` of SAD and of NCC, generic and specialised alternating, two
 #     rounds, CUDA.
