@@ -40,14 +40,6 @@
   #define NP_REG_SUB(a, b) ((a) - (b))
 #endif
 
-/* Experiment (round 17): the cost fixed at build time where the host defines NP_REG_KIND
- * (NEUROPORT_REG_KIND), else read from the spec. */
-#ifdef NP_REG_KIND
-  #define NP_REG_COST(sp) NP_REG_KIND
-#else
-  #define NP_REG_COST(sp) ((sp)->cost)
-#endif
-
 /* Fixed-voxel -> moving-voxel map, rows of 4 (src/register/mod.rs voxel_map_f32). */
 typedef struct { float m[12]; } np_reg_map;
 /* The maps of one launch, NP_REG_MAXMAPS x 12 (unused ones ignored). */
@@ -119,12 +111,12 @@ NP_FN int np_reg_bin(float v, float lo, float inv_width, int bins)
  * a head image is background, and 256 items incrementing one local counter serialise). */
 NP_FN void np_reg_add(const np_reg_spec *sp, float f, float m, float *acc, NP_LOCAL_PTR np_uint *lh, int *last, np_uint *run)
 {
-    if (NP_REG_COST(sp) == NP_REG_SAD) {
+    if (sp->cost == NP_REG_SAD) {
         acc[0] += np_fabs(NP_REG_SUB(f, m));
-    } else if (NP_REG_COST(sp) == NP_REG_SSD) {
+    } else if (sp->cost == NP_REG_SSD) {
         float d = NP_REG_SUB(f, m);
         acc[0] += d * d;
-    } else if (NP_REG_COST(sp) == NP_REG_NCC) {
+    } else if (sp->cost == NP_REG_NCC) {
         float a = NP_REG_SUB(f, sp->fixed_shift), b = NP_REG_SUB(m, sp->moving_shift);
         acc[0] += a;
         acc[1] += b;
@@ -148,7 +140,7 @@ NP_FN void np_reg_add(const np_reg_spec *sp, float f, float m, float *acc, NP_LO
 /* Zeroes the work-group's histogram (call before the voxel loop, all items). */
 NP_FN void np_reg_hist_begin(const np_reg_spec *sp, NP_LOCAL_PTR np_uint *lh)
 {
-    if (NP_REG_COST(sp) > NP_REG_NCC)
+    if (sp->cost > NP_REG_NCC)
         for (int i = NP_LID(); i < sp->bins * sp->bins; i += NP_LSIZE())
             lh[i] = 0u;
     NP_BARRIER();
@@ -191,7 +183,7 @@ NP_FN void np_reg_finish(const np_reg_spec *sp, float *acc, int inside, int tota
                          NP_GLOBAL np_uint *hist_out, NP_LOCAL_PTR int *last)
 {
     int l = NP_LID(), n = NP_LSIZE(), nb = sp->bins * sp->bins;
-    int histo = NP_REG_COST(sp) > NP_REG_NCC;
+    int histo = sp->cost > NP_REG_NCC;
     np_reg_block_sum(acc, inside, total, red, cnt);
     if (l == 0) {
         NP_GLOBAL np_reg_partial *p = partial + group;

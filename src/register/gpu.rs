@@ -72,14 +72,10 @@ fn program() -> (&'static str, &'static str) {
     *TUNED.get_or_init(|| {
         let var = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| v <= 64);
         let (unroll, blocks, stream) = (var("NEUROPORT_REG_UNROLL").filter(|&v| v > 0), var("NEUROPORT_REG_MIN_BLOCKS").filter(|&v| v > 0), var("NEUROPORT_REG_STREAM"));
-        let kind = var("NEUROPORT_REG_KIND").filter(|&k| k <= 4);
-        if unroll.is_none() && blocks.is_none() && stream != Some(0) && kind.is_none() {
+        if unroll.is_none() && blocks.is_none() && stream != Some(0) {
             return ("register", SOURCE);
         }
         let mut defs = String::new();
-        if let Some(k) = kind {
-            defs += &format!("#define NP_REG_KIND {k}\n");
-        }
         if let Some(u) = unroll {
             defs += &format!("#define NP_REG_UNROLL {u}\n");
         }
@@ -89,7 +85,7 @@ fn program() -> (&'static str, &'static str) {
         if stream == Some(0) {
             defs += "#define NP_REG_NO_STREAM 1\n";
         }
-        let name = format!("register-u{}-b{}-s{}-k{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1), kind.map_or(9, |k| k));
+        let name = format!("register-u{}-b{}-s{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1));
         (Box::leak(name.into_boxed_str()), Box::leak(format!("{defs}{SOURCE}").into_boxed_str()))
     })
 }
