@@ -304,12 +304,12 @@ impl Gpu {
     /// A texture of `dims` texels in `format` from `src` at element `offset`, the buffer's
     /// elements being the texels' channels (f32, or u16 holding halves).
     pub fn texture<T: Elem>(&self, src: &Buf<T>, offset: usize, dims: [usize; 3], format: TexelFormat) -> Result<Texture3d> {
-        let per = format.bytes() / std::mem::size_of::<T>();
-        if per * std::mem::size_of::<T>() != format.bytes() || std::mem::size_of::<T>() != format.bytes() / format.channels {
+        // One buffer element per channel.
+        if std::mem::size_of::<T>() * format.channels != format.bytes() {
             return Err(anyhow!("texture of {format:?} texels from a buffer of {}", T::NAME));
         }
         let texels: usize = dims.iter().product();
-        if offset + per * texels > src.len() {
+        if offset + format.channels * texels > src.len() {
             return Err(anyhow!("texture of {dims:?} texels at {offset} past a buffer of {} elements", src.len()));
         }
         let raw = self.q.texture3d(&src.raw, offset * std::mem::size_of::<T>(), dims, format)?;
