@@ -227,3 +227,9 @@ reg_pairs() {
     cmp -s "$W/reg-a-$be-1$f" "$W/reg-b-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
   done; done | tee "$OUT/same-register.txt"
 }
+# breg LABEL BACKEND [ENV...]: `bench register` (${BREG_COSTS:-sad,ncc}) into $OUT/bench.txt.
+breg() {
+  local label=$1 be=$2; shift 2
+  stamp "bench register $label $be"
+  { echo "## $label $be"; env "$@" timeout 150 "$B" bench register --backend "$be" --costs "${BREG_COSTS:-sad,ncc}" --repeats 5 ${BENCH_ARGS:-} 2>&1 | grep "ms/eval" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/bench.txt"
+}

@@ -42,12 +42,6 @@
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
-# breg LABEL BACKEND [ENV...]: `bench register` (SAD, NCC) into $OUT/bench.txt.
-breg() {
-  local label=$1 be=$2; shift 2
-  stamp "bench register $label $be"
-  { echo "## $label $be"; env "$@" timeout 150 "$B" bench register --backend "$be" --costs sad,ncc --repeats 5 ${BENCH_ARGS:-} 2>&1 | grep "ms/eval" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/bench.txt"
-}
 if [ "$PART" = a ]; then
   CHECK_ROWS=register checks 191 cuda "$OCL" "$POCL"
   for rep in 1 2; do for be in cuda "$OCL"; do breg "default ($rep)" "$be"; done; done

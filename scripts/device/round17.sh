@@ -55,12 +55,6 @@
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
-# breg LABEL BACKEND [ENV...]: `bench register` (SAD, NCC) into $OUT/bench.txt.
-breg() {
-  local label=$1 be=$2; shift 2
-  stamp "bench register $label $be"
-  { echo "## $label $be"; env "$@" timeout 150 "$B" bench register --backend "$be" --costs sad,ncc --repeats 5 ${BENCH_ARGS:-} 2>&1 | grep "ms/eval" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/bench.txt"
-}
 if [ "$PART" = a ]; then
   for tex in pairs pairs-float; do (OUT="$OUT/check-$tex"; mkdir -p "$OUT"; export NEUROPORT_REG_TEX=$tex; CHECK_ROWS=register checks 231 cuda "$OCL"); done
   for rep in 1 2; do for be in cuda "$OCL"; do
@@ -154,8 +148,8 @@ if [ "$PART" = j ]; then
   for rep in 1 2; do
     for k in 0 2; do
       c=$([ $k = 0 ] && echo sad || echo ncc)
-      stamp "generic $c ($rep)"; { echo "## generic $c ($rep)"; timeout 100 "$B" bench register --backend cuda --costs $c --repeats 5 2>&1 | grep "ms/eval"; } | tee -a "$OUT/bench.txt"
-      stamp "kind $k ($rep)"; { echo "## kind $k $c ($rep)"; NEUROPORT_REG_KIND=$k timeout 100 "$B" bench register --backend cuda --costs $c --repeats 5 2>&1 | grep "ms/eval"; } | tee -a "$OUT/bench.txt"
+      BREG_COSTS=$c breg "generic $c ($rep)" cuda
+      BREG_COSTS=$c breg "kind $k $c ($rep)" cuda NEUROPORT_REG_KIND=$k
     done
   done
 fi
