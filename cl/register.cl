@@ -26,13 +26,11 @@
  * NP_REG_NO_STREAM (NEUROPORT_REG_STREAM=0) builds plain loads, for comparison. */
 #ifdef NP_REG_NO_STREAM
   #define NP_REG_FIXED_LOAD(p) (*(p))
-  #define NP_REG_FIXED_HALF(p) np_load_half(p)
 #else
   #define NP_REG_FIXED_LOAD(p) np_load_stream(p)
-  #define NP_REG_FIXED_HALF(p) np_load_half_stream(p)
 #endif
 
-#define NP_REG_LOOP(FIXED, SAMPLE)                                                                       \
+#define NP_REG_LOOP(SAMPLE)                                                                              \
     NP_LOCAL_MEM float red[5 * NP_REG_GROUP];                                                            \
     NP_LOCAL_MEM int cnt[2 * NP_REG_GROUP];                                                              \
     NP_LOCAL_MEM np_uint lh[NP_REG_MAXBINS * NP_REG_MAXBINS];                                            \
@@ -78,7 +76,7 @@
                 ok[u] = valid[u] && np_reg_inside(q, mnx, mny, mnz);                                     \
                 if (!ok[u])                                                                              \
                     q[0] = q[1] = q[2] = 0.0f;                                                           \
-                fv[u] = FIXED(fixed + (valid[u] ? base + fnx * fny * (z + u) : 0));                      \
+                fv[u] = NP_REG_FIXED_LOAD(fixed + (valid[u] ? base + fnx * fny * (z + u) : 0));          \
                 mv[u] = (SAMPLE);                                                                        \
             }                                                                                            \
             for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
@@ -100,7 +98,7 @@ NP_KERNEL void NP_REG_BOUNDS register_cost(NP_GLOBAL const float *NP_RESTRICT fi
                              np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
                              NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {
-    NP_REG_LOOP(NP_REG_FIXED_LOAD, np_reg_trilinear(moving, q, mnx, mny, mnz))
+    NP_REG_LOOP(np_reg_trilinear(moving, q, mnx, mny, mnz))
 }
 
 NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving,
@@ -108,16 +106,5 @@ NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RES
                                      np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
                                      NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {
-    NP_REG_LOOP(NP_REG_FIXED_LOAD, np_tex3d_f1(moving, q[0], q[1], q[2]))
-}
-
-/* The texture path with the fixed image as halves too (GPUs, where halves represent it well:
- * src/register/gpu.rs Texels): half the bytes of the one stream a lone evaluation reads from
- * memory, so the fixed and moving images (2 x 21.6 MB at 002's size) both fit the H100's L2. */
-NP_KERNEL void NP_REG_BOUNDS register_cost_texture_half(NP_GLOBAL const np_ushort *NP_RESTRICT fixed, NP_TEX3D moving,
-                                          int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
-                                          np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
-                                          NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
-{
-    NP_REG_LOOP(NP_REG_FIXED_HALF, np_tex3d_f1(moving, q[0], q[1], q[2]))
+    NP_REG_LOOP(np_tex3d_f1(moving, q[0], q[1], q[2]))
 }

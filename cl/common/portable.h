@@ -40,17 +40,6 @@
   /* A load of data read once (streamed): evict-first in L2, so it does not push out data that
    * is read again (CUDA's ld.global.cs). */
   #define np_load_stream(p) __ldcs(p)
-  typedef unsigned short np_ushort;
-  /* An IEEE half's bits to float (PTX cvt: no cuda_fp16.h under NVRTC); the streamed form as
-   * np_load_stream. */
-  NP_FN float np_half_bits_to_float(unsigned short h)
-  {
-      float f;
-      asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-      return f;
-  }
-  #define np_load_half(p) np_half_bits_to_float(*(p))
-  #define np_load_half_stream(p) np_half_bits_to_float(__ldcs(p))
   #define NP_TEX3D unsigned long long
   #define NP_LOCAL_PTR
   #define np_atomic_inc_local_u32(p) atomicAdd((unsigned int *)(p), 1u)
@@ -108,10 +97,6 @@
   typedef ulong np_ulong;
   #define NP_RESTRICT restrict
   #define np_load_stream(p) (*(p))
-  typedef ushort np_ushort;
-  /* An IEEE half's bits to float (vload_half is core OpenCL, no cl_khr_fp16 needed). */
-  #define np_load_half(p) vload_half(0, (__global const half *)(p))
-  #define np_load_half_stream(p) np_load_half(p)
   #define NP_TEX3D __read_only image3d_t
   #define NP_LOCAL_PTR __local
   #define np_atomic_inc_local_u32(p) atomic_inc((volatile __local uint *)(p))

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Round 18 on the lent H100 (docs/performance.md, registration "Round 18"; results in
 # docs/results/h100-2026-11-26-round18/). Binary: dist/neuroport.
-#   PART=a (~5 min): the fixed image read as halves by the texture path (register.cl
-#     register_cost_texture_half; NEUROPORT_REG_FIXED=float keeps floats): `check` on CUDA,
-#     NVIDIA OpenCL and PoCL 5.0 (seed 241; PoCL also with NEUROPORT_REG_FIXED=half, its
-#     vload_half); ncu's DRAM bytes and L2 hit rate on lone NCC texture launches (float fixed,
-#     half fixed streamed, half fixed with plain loads); `bench register` on CUDA alternating
-#     (float, half, half with plain loads NEUROPORT_REG_STREAM=0), two rounds.
-#   PART=b (~4 min): NVIDIA OpenCL: the record read back with one blocking read (default) or a
-#     read and a queue wait (NEUROPORT_REG_READ=async), float and half fixed values: `bench
-#     register` alternating, two rounds; `reproduce airwc --scale paper` on CUDA and NVIDIA
-#     OpenCL (accuracy through half fixed values).
+#   PART=a (~2 min; needs commit c8c70a0's binary, reverted since): the fixed image read as
+#     halves by the texture path (register_cost_texture_half; NEUROPORT_REG_FIXED=float kept
+#     floats): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 241; PoCL also with
+#     NEUROPORT_REG_FIXED=half, its vload_half); ncu's DRAM bytes and L2 hit rate on lone NCC
+#     texture launches (float fixed, half fixed streamed, half fixed with plain loads); `bench
+#     register` on CUDA alternating (float, half, half with plain loads
+#     NEUROPORT_REG_STREAM=0), two rounds.
+#   PART=b (~3 min): NVIDIA OpenCL: the record read back with one blocking read (default) or a
+#     read and a queue wait (NEUROPORT_REG_READ=async): `check` on NVIDIA OpenCL and PoCL 5.0
+#     (seed 242), `bench register` alternating with CUDA beside them, three rounds.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -31,15 +31,10 @@ if [ "$PART" = a ]; then
   done
 fi
 if [ "$PART" = b ]; then
-  for rep in 1 2; do
-    breg "fixed float, read + wait ($rep)" "$OCL" NEUROPORT_REG_FIXED=float NEUROPORT_REG_READ=async
-    breg "fixed float, blocking read ($rep)" "$OCL" NEUROPORT_REG_FIXED=float
-    breg "fixed half, read + wait ($rep)" "$OCL" NEUROPORT_REG_READ=async
-    breg "fixed half, blocking read ($rep)" "$OCL"
-    breg "cuda fixed half ($rep)" cuda
-  done
-  for be in cuda "$OCL"; do
-    stamp "reproduce airwc $be"
-    step 200 "$B" reproduce airwc --backend "$be" --scale paper --repeats 3 --out "$OUT/airwc-${be//:/-}" 2>&1 | grep -vE "^  " | tail -20
+  CHECK_ROWS=register checks 242 "$OCL" "$POCL"
+  for rep in 1 2 3; do
+    breg "read + wait ($rep)" "$OCL" NEUROPORT_REG_READ=async
+    breg "blocking read ($rep)" "$OCL"
+    breg "cuda ($rep)" cuda
   done
 fi

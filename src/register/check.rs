@@ -17,11 +17,10 @@
 //! rounds or truncates) and a sample by at most 3 x 2^-bits of the spread of its 8 corners
 //! (2^-22 where the device filters in float), plus, where texels are halves (GPUs), their
 //! rounding (`GpuCost::texel_error`): a sample is a convex mix of its corners, so it moves by
-//! no more than they do; and where the fixed values are read as halves too, their rounding
-//! (`GpuCost::fixed_error`). Texture rows report the cost's change divided by
+//! no more than they do. Texture rows report the cost's change divided by
 //! that bound on the mean sample change, tolerance 1; MI/NMI rows count the joint-histogram
 //! entries that moved against twice the number of samples that lie within their bound of a
-//! moving- or fixed-intensity bin edge (only those can change bin), tolerance 1.
+//! moving-intensity bin edge (only those can change bin), tolerance 1.
 //! Batches: several maps in one launch must give each map exactly (bit for bit, histogram
 //! count for count) what it gets alone: each map's work-groups, tiles and sums are the same.
 
@@ -54,10 +53,10 @@ pub(super) fn random_map(r: &mut impl Rng) -> [f32; 12] {
 
 /// For the texture rows: the sum over inside samples of the bound on their change,
 /// `unit` x the spread (max - min) of their 8 corners plus `texel` (how far a texel may be from
-/// its voxel's value: the halves' rounding) plus `fixed_err` (likewise for the fixed value the
-/// kernel reads), and how many lie within those bounds of a bin edge (moving or fixed).
-fn texture_bounds(moving: &Volume, fixed: &Volume, m: &[f32; 12], spec: &CostSpec, unit: f64, texel: f64, fixed_err: f64) -> (f64, u64) {
-    let [nx, ny, nz] = fixed.geom.dims;
+/// its voxel's value: the halves' rounding), and how many lie within that bound of a
+/// moving-intensity bin edge.
+fn texture_bounds(moving: &Volume, fixed: &Geometry, m: &[f32; 12], spec: &CostSpec, unit: f64, texel: f64) -> (f64, u64) {
+    let [nx, ny, nz] = fixed.dims;
     let d = moving.geom.dims;
     let (mut sum, mut near) = (0.0, 0u64);
     for z in 0..nz {
@@ -73,14 +72,10 @@ fn texture_bounds(moving: &Volume, fixed: &Volume, m: &[f32; 12], spec: &CostSpe
                     hi = hi.max(v);
                 }
                 let delta = unit * (hi - lo) as f64 + texel;
-                sum += delta + fixed_err;
+                sum += delta;
                 let t = (v - spec.moving_lo) as f64 * spec.moving_inv_width as f64;
-                let f = fixed.as_flat()[fixed.geom.index(x, y, z)];
-                let tf = (f - spec.fixed_lo) as f64 * spec.fixed_inv_width as f64;
                 // + 1e-5 bin widths for the float32 rounding of the bin's own arithmetic.
-                let near_m = (t - t.round()).abs() <= delta * spec.moving_inv_width as f64 + 1e-5;
-                let near_f = fixed_err > 0.0 && (tf - tf.round()).abs() <= fixed_err * spec.fixed_inv_width as f64 + 1e-5;
-                if near_m || near_f {
+                if (t - t.round()).abs() <= delta * spec.moving_inv_width as f64 + 1e-5 {
                     near += 1;
                 }
             }
@@ -90,14 +85,8 @@ fn texture_bounds(moving: &Volume, fixed: &Volume, m: &[f32; 12], spec: &CostSpe
 }
 
 pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>> {
-    let _ = reference;
-    rows(dev, seed, None)
-}
-
-/// The rows, with `half_fixed` overriding whether texture sampling reads the fixed image as
-/// halves (None: the device's default).
-fn rows(dev: &Device, seed: u64, half_fixed: Option<bool>) -> Result<Vec<CheckRow>> {
     let Some(gpu) = Gpu::new(dev)? else { return Ok(Vec::new()) };
+    let _ = reference;
     let mut r = crate::synth::rng(seed ^ 0x5e61);
     let fixed = random_volume([48, 40, 36], &mut r);
     let moving = random_volume([44, 46, 38], &mut r);
@@ -105,12 +94,7 @@ fn rows(dev: &Device, seed: u64, half_fixed: Option<bool>) -> Result<Vec<CheckRo
     let mut rows = Vec::new();
     for sampling in [Sampling::InKernel, Sampling::Texture] {
         let mut k = match GpuCost::new(gpu.clone(), sampling) {
-            Ok(mut k) => {
-                if let Some(on) = half_fixed {
-                    k.set_half_fixed(on);
-                }
-                k
-            }
+            Ok(k) => k,
             Err(e) => {
                 rows.push(CheckRow::new(&format!("register {sampling:?}"), dev, f64::INFINITY, 0.0, format!("error: {e:#}")));
                 continue;
@@ -130,13 +114,8 @@ fn rows(dev: &Device, seed: u64, half_fixed: Option<bool>) -> Result<Vec<CheckRo
                 Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, k.layout(fixed.geom.dims).terms_per_item()),
                 Sampling::Texture => {
                     let unit = 3.0 * 2f64.powi(-(gpu.filter_bits().unwrap_or(22) as i32));
-                    let (sum, near) = texture_bounds(&moving, &fixed, &m, &spec, unit, k.texel_error(), k.fixed_error());
-                    let row = texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near);
-                    if k.fixed_error() > 0.0 {
-                        CheckRow { note: format!("{}; fixed values as halves", row.note), ..row }
-                    } else {
-                        row
-                    }
+                    let (sum, near) = texture_bounds(&moving, &fixed.geom, &m, &spec, unit, k.texel_error());
+                    texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near)
                 }
             });
             if sampling == Sampling::InKernel && matches!(kind, CostKind::Ncc | CostKind::Mi) {
@@ -212,29 +191,4 @@ fn texture_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[u3
     };
     let inside_ok = got.inside == want.inside;
     CheckRow::new(name, dev, if c.is_finite() && inside_ok { err } else { f64::INFINITY }, tol, note)
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::{BackendSpec, Inventory};
-
-    /// The texture rows hold with the fixed image read as halves (the GPUs' default; forced
-    /// here on the first OpenCL device, PoCL in CI, whose moving texels stay floats), and the
-    /// halves were used: their rounding is in the rows' bounds.
-    #[test]
-    fn texture_rows_hold_with_half_fixed_values() {
-        let Ok(dev) = Inventory::discover(None).select_one(&BackendSpec::OpenCl(None)) else {
-            eprintln!("skipped: no OpenCL device");
-            return;
-        };
-        for seed in [3, 4] {
-            let rows = super::rows(&dev, seed, Some(true)).unwrap();
-            let tex: Vec<_> = rows.iter().filter(|r| r.kernel.ends_with(" texture")).collect();
-            assert_eq!(tex.len(), 5, "{rows:?}");
-            for r in tex {
-                assert!(r.note.ends_with("fixed values as halves"), "{r:?}");
-                assert!(r.pass && r.max_rel_err.is_finite(), "seed {seed}: {r:?}");
-            }
-        }
-    }
 }

@@ -136,17 +136,6 @@ fn half_texels(gpu: &Gpu) -> bool {
     (i.is_gpu || i.backend == "cuda") && std::env::var("NEUROPORT_REG_TEX").map_or(true, |v| v != "float")
 }
 
-/// Whether texture sampling reads the fixed image as halves: with half texels (GPUs), unless
-/// `NEUROPORT_REG_FIXED=float`; `=half` on any device (for measuring; PoCL reads half buffers
-/// right, round 18).
-fn half_fixed(gpu: &Gpu) -> bool {
-    match std::env::var("NEUROPORT_REG_FIXED").as_deref() {
-        Ok("float") => false,
-        Ok("half") => true,
-        _ => half_texels(gpu),
-    }
-}
-
 /// np_reg_maps: the maps of one launch.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -169,22 +158,13 @@ unsafe impl bytemuck::Zeroable for Partial {}
 unsafe impl bytemuck::Pod for Partial {}
 const PARTIAL_WORDS: usize = 8;
 
-/// The fixed image on the device: floats, or (texture sampling on GPUs) halves, which halve the
-/// bytes a lone evaluation streams from memory (register.cl register_cost_texture_half).
-enum Fixed {
-    Float(Buf<f32>),
-    Half(Buf<u16>),
-}
-
 /// One level's images.
 struct Loaded {
-    fixed: Fixed,
+    fixed: Buf<f32>,
     moving: Buf<f32>,
     tex: Option<Texture3d>,
     /// The texels: floats, or halves within an error of the moving image's values.
     texel: Texels,
-    /// The fixed image's values as the kernel reads them (floats, or halves: `Fixed`).
-    fixed_texel: Texels,
     fdims: [usize; 3],
     mdims: [usize; 3],
     spec: CostSpec,
@@ -227,14 +207,11 @@ pub struct GpuCost {
     sampling: Sampling,
     cost: Kernel,
     cost_tex: Kernel,
-    cost_tex_half: Kernel,
     /// Whether the host watches the mapped records' words before waiting for the queue
     /// (`NEUROPORT_REG_SPIN=0`: not, for comparison).
     spin: bool,
     /// Texture sampling from half-float texels (GPUs; `NEUROPORT_REG_TEX=float` keeps floats).
     half: bool,
-    /// Texture sampling reads the fixed image as halves (`half_fixed`).
-    half_fixed: bool,
     /// Copied records come back by one blocking read instead of a read and a queue wait.
     read_now: bool,
     loaded: Option<Loaded>,
@@ -254,7 +231,7 @@ impl GpuCost {
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
         let spin = std::env::var("NEUROPORT_REG_SPIN").map_or(true, |v| v != "0");
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, cost_tex_half: k("register_cost_texture_half")?, spin, half: half_texels(&gpu), half_fixed: half_fixed(&gpu), read_now: std::env::var("NEUROPORT_REG_READ").map_or(true, |v| v != "async"), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, spin, half: half_texels(&gpu), read_now: std::env::var("NEUROPORT_REG_READ").map_or(true, |v| v != "async"), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -307,34 +284,6 @@ impl GpuCost {
         self.loaded.as_ref().map_or(0.0, |l| l.texel.error())
     }
 
-    /// Reads the fixed image as halves with texture sampling (where they represent it well)
-    /// from the next `load` on, on any device: for tests on CPU OpenCL devices.
-    pub fn set_half_fixed(&mut self, on: bool) {
-        self.half_fixed = on;
-    }
-
-    /// The most a fixed value as the kernel reads it differs from the image's (the halves'
-    /// rounding; 0 for floats), for `check`'s bounds.
-    pub fn fixed_error(&self) -> f64 {
-        self.loaded.as_ref().map_or(0.0, |l| l.fixed_texel.error())
-    }
-
-    /// The fixed image for the kernel: as halves with texture sampling where `half_fixed` is on
-    /// and they represent it well, else as floats.
-    fn fixed_values(&self, fixed: &Volume) -> Result<(Fixed, Texels)> {
-        let g = &self.gpu;
-        let want = self.sampling == Sampling::Texture && self.half_fixed;
-        let texel = if want { Texels::of(fixed.as_flat()) } else { Texels::FLOAT };
-        if texel.half {
-            let h: Vec<u16> = {
-                use rayon::prelude::*;
-                fixed.as_flat().par_iter().map(|&v| half_bits(v)).collect()
-            };
-            return Ok((Fixed::Half(g.upload(&h)?), texel));
-        }
-        Ok((Fixed::Float(g.upload(fixed.as_flat())?), Texels::FLOAT))
-    }
-
     /// The joint histogram of map `i` of the last launch (for the conformance check).
     pub fn last_histogram(&self, i: usize) -> Result<Vec<u32>> {
         match (&self.loaded, &self.scratch) {
@@ -378,11 +327,9 @@ impl GpuCost {
                 m.poke(i, UNSET);
             }
         }
-        match (&l.tex, &l.fixed) {
-            (Some(t), Fixed::Float(f)) => g.launch(&self.cost_tex, shape, args![f, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
-            (Some(t), Fixed::Half(f)) => g.launch(&self.cost_tex_half, shape, args![f, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
-            (None, Fixed::Float(f)) => g.launch(&self.cost, shape, args![f, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
-            (None, Fixed::Half(_)) => bail!("register: half fixed values without texture sampling"),
+        match &l.tex {
+            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
         // Copied records: one blocking read (NEUROPORT_REG_READ=async: a read and a queue wait).
         let mut read = false;
@@ -469,14 +416,11 @@ impl CostKernels for GpuCost {
                 },
             });
         }
-        let (fixed_buf, fixed_texel) = self.fixed_values(fixed)?;
-        let g = &self.gpu;
         self.loaded = Some(Loaded {
-            fixed: fixed_buf,
+            fixed: g.upload(fixed.as_flat())?,
             moving: if tex.is_some() { g.alloc(1)? } else { g.upload(moving.as_flat())? },
             tex,
             texel,
-            fixed_texel,
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
             spec: *spec,
