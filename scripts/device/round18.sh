@@ -8,7 +8,7 @@
 #     texture launches (float fixed, half fixed streamed, half fixed with plain loads); `bench
 #     register` on CUDA alternating (float, half, half with plain loads
 #     NEUROPORT_REG_STREAM=0), two rounds.
-#   PART=b (~3 min): NVIDIA OpenCL: the record read back with one blocking read (default) or a
+#   PART=b (~3 min; needs commit 3599a86's binary, reverted since): NVIDIA OpenCL: the record read back with one blocking read (default) or a
 #     read and a queue wait (NEUROPORT_REG_READ=async): `check` on NVIDIA OpenCL and PoCL 5.0
 #     (seed 242), `bench register` alternating with CUDA beside them, three rounds.
 . "$(dirname "$0")/common.sh"

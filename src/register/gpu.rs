@@ -212,8 +212,6 @@ pub struct GpuCost {
     spin: bool,
     /// Texture sampling from half-float texels (GPUs; `NEUROPORT_REG_TEX=float` keeps floats).
     half: bool,
-    /// Copied records come back by one blocking read instead of a read and a queue wait.
-    read_now: bool,
     loaded: Option<Loaded>,
     scratch: Option<Scratch>,
     /// Launches, and of them timed, since the last `take_timings`.
@@ -231,7 +229,7 @@ impl GpuCost {
         gpu.stage_ahead();
         let k = |name| gpu.kernel(program, source, name);
         let spin = std::env::var("NEUROPORT_REG_SPIN").map_or(true, |v| v != "0");
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, spin, half: half_texels(&gpu), read_now: std::env::var("NEUROPORT_REG_READ").map_or(true, |v| v != "async"), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, spin, half: half_texels(&gpu), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -331,15 +329,8 @@ impl GpuCost {
             Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
-        // Copied records: one blocking read (NEUROPORT_REG_READ=async: a read and a queue wait).
-        let mut read = false;
         if let Records::Copied { out, record } = &mut sc.records {
-            if self.read_now {
-                g.download_now(out, 0, record, 0..words)?;
-                read = true;
-            } else {
-                g.download_into(out, 0, record, 0..words)?;
-            }
+            g.download_into(out, 0, record, 0..words)?;
         }
         // One queue sync: no event object created and destroyed per launch. With mapped
         // records, first a short watch of their words: the result is there before the queue
@@ -360,7 +351,7 @@ impl GpuCost {
             }
             _ => false,
         };
-        if !seen && !read {
+        if !seen {
             g.finish()?;
         }
         let record: &[u32] = match &sc.records {

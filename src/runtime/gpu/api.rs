@@ -65,12 +65,6 @@ pub trait Queue: Send + Sync {
     unsafe fn write_async(&self, buf: &RawBuf, offset: usize, src: *const u8, len: usize, mark: bool) -> Result<Option<RawEvent>>;
     /// Copies `len` bytes of `buf` at `offset` to host memory at `dst`, complete with the event.
     unsafe fn read_async(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize, mark: bool) -> Result<Option<RawEvent>>;
-    /// The same copy, returning once it is done and every earlier command with it: by default
-    /// the copy and a queue wait; OpenCL as one blocking read (one driver call fewer).
-    unsafe fn read_now(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize) -> Result<()> {
-        self.read_async(buf, offset, dst, len, false)?;
-        self.finish()
-    }
     fn pinned(&self, bytes: usize) -> Result<RawPinned>;
     /// Pinned host memory that kernels write directly (CUDA mapped memory), with the device's
     /// view of it; None where the API has no such guarantee (OpenCL 1.2: a kernel may not write

@@ -185,16 +185,6 @@ impl Queue for ClQueue {
         Ok(done)
     }
 
-    unsafe fn read_now(&self, buf: &RawBuf, offset: usize, dst: *mut u8, len: usize) -> Result<()> {
-        if !self.quiet() {
-            self.read_async(buf, offset, dst, len, false)?;
-            return self.finish();
-        }
-        // An in-order queue: the blocking read returns after every earlier command.
-        let st = runtime()?.clEnqueueReadBuffer(self.q(), raw(buf)?.mem(), CL_BLOCKING, offset, len, dst as *mut c_void, 0, ptr::null(), ptr::null_mut());
-        status(st, "device-to-host copy failed")
-    }
-
     fn pinned(&self, bytes: usize) -> Result<RawPinned> {
         let b = unsafe { Buffer::<u8>::create(&self.dev.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, ptr::null_mut()) }
             .map_err(|e| anyhow!("cannot allocate {bytes} bytes of pinned memory on {}: {e}", self.dev.info.name))?;

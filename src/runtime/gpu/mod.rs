@@ -357,16 +357,6 @@ impl Gpu {
         unsafe { self.q.read_async(&src.raw, offset * sz, dst.raw.ptr.add(range.start * sz), range.len() * sz, false) }.map(|_| ())
     }
 
-    /// `download_into` and a wait for the queue in one: returns with the copy, and everything
-    /// queued before it, done.
-    pub fn download_now<T: Elem>(&self, src: &Buf<T>, offset: usize, dst: &mut Pinned<T>, range: std::ops::Range<usize>) -> Result<()> {
-        let sz = std::mem::size_of::<T>();
-        if range.end > dst.len || offset + range.len() > src.len() {
-            return Err(anyhow!("pinned download out of range"));
-        }
-        unsafe { self.q.read_now(&src.raw, offset * sz, dst.raw.ptr.add(range.start * sz), range.len() * sz) }
-    }
-
     /// A point in this queue's order, for `wait_for` on another queue or a host `wait`.
     pub fn record(&self) -> Result<Event> {
         self.q.record()
