@@ -11,6 +11,16 @@
 #   PART=b (~3 min; needs commit 3599a86's binary, reverted since): NVIDIA OpenCL: the record read back with one blocking read (default) or a
 #     read and a queue wait (NEUROPORT_REG_READ=async): `check` on NVIDIA OpenCL and PoCL 5.0
 #     (seed 242), `bench register` alternating with CUDA beside them, three rounds.
+#   PART=c (~5 min): fim_roots' lanes per slot (NEUROPORT_FIM_ROOT_LANES; a round of the root
+#     search lasts one lane's share of H_G's ~28 candidate points) against its slots per root
+#     (NEUROPORT_FIM_ROOT_SLOTS): `bench fim --example 3 --local paper` alternating over
+#     (slots, lanes) = (64, 4) the default, (32, 4), (64, 8), (32, 8), (16, 16), two rounds on
+#     CUDA, one on NVIDIA OpenCL.
+#   PART=d (~4 min): the fixed-point row with g in f64 (round 16's seed-205 failure was the CPU's
+#     f32 g: 004's validity test accepting a candidate that f64 rejects): `check` on CUDA at
+#     seeds 205, 206, 210-219 with 64 and 32 slots, the fixed-point rows; seed 205 with 32 slots
+#     also with the old f32 g (NEUROPORT_CHECK_G32=1) and the worst voxel's debug lines; NVIDIA
+#     OpenCL at 205 and 206 with 32 slots.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -37,4 +47,26 @@ if [ "$PART" = b ]; then
     breg "blocking read ($rep)" "$OCL"
     breg "cuda ($rep)" cuda
   done
+fi
+if [ "$PART" = c ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    [ "$be" != cuda ] && [ $rep = 2 ] && continue
+    for v in "64 4" "32 4" "64 8" "32 8" "16 16"; do
+      set -- $v
+      fim "slots $1 lanes $2 ($rep)" "$B" "$be" paper NEUROPORT_FIM_ROOT_SLOTS=$1 NEUROPORT_FIM_ROOT_LANES=$2
+    done
+  done; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+fi
+if [ "$PART" = d ]; then
+  for seed in 205 206 $(seq 210 219); do for sl in 64 32; do
+    NEUROPORT_FIM_ROOT_SLOTS=$sl timeout 60 "$B" check --backend cuda --seed $seed 2>&1 | grep -E "fixed point" | sed "s/^/$seed slots$sl /" | awk '{print $1, $2, $5, $6, $7, $8, $9, $10, $11}'
+  done; done | tee "$OUT/fixed-point.txt"
+  for g in g64 g32; do
+    stamp "seed 205, 32 slots, $g, debug"
+    env NEUROPORT_FIM_ROOT_SLOTS=32 NEUROPORT_CHECK_DEBUG=1 $([ $g = g32 ] && echo NEUROPORT_CHECK_G32=1) timeout 60 "$B" check --backend cuda --seed 205 > "$OUT/debug-205-$g.txt" 2>&1
+    grep -E "fixed point|g f32|^  u|passed" "$OUT/debug-205-$g.txt"
+  done
+  (export NEUROPORT_FIM_ROOT_SLOTS=32; CHECK_ROWS=fim_ checks 205 "$OCL"; OUT="$OUT/206"; mkdir -p "$OUT"; CHECK_ROWS=fim_ checks 206 "$OCL")
 fi

@@ -167,11 +167,14 @@ pub fn fixed_point_residual(p: &Problem, u: &[f32], params: &Params, reached: &[
         return f64::INFINITY;
     }
     let u_inf: Vec<f32> = u.iter().map(|&x| if x.is_finite() { x } else { f32::INFINITY }).collect();
+    let u64: Vec<f64> = u_inf.iter().map(|&x| x as f64).collect();
     let inv_h = super::cpu::inv_h::<f32>(p);
+    let inv_h64 = super::cpu::inv_h::<f64>(p);
+    let f32g = std::env::var("NEUROPORT_CHECK_G32").is_ok();
     let r = (0..p.nvox())
         .filter(|&v| p.mask[v] != 0 && p.source[v] == 0 && u_inf[v].is_finite())
         .map(|v| {
-            let g = super::cpu::local::<f32>(p, &inv_h, &u_inf, v, params) as f64;
+            let g = if f32g { super::cpu::local::<f32>(p, &inv_h, &u_inf, v, params) as f64 } else { super::cpu::local::<f64>(p, &inv_h64, &u64, v, params) };
             ((u_inf[v] as f64 - g) / u_inf[v] as f64, v, g)
         })
         .fold((0.0, 0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
@@ -179,8 +182,29 @@ pub fn fixed_point_residual(p: &Problem, u: &[f32], params: &Params, reached: &[
     if std::env::var("NEUROPORT_CHECK_DEBUG").is_ok() {
         let nb = super::cpu::neighbours(&u_inf, p.dims, r.1);
         eprintln!("fixed point: worst voxel {} u {} g {} rel {:e}; neighbours {:?}; S {:?}", r.1, u_inf[r.1], r.2, r.0, nb, p.s::<f32>(r.1));
+        root_debug(p, &u_inf, r.1, params);
     }
     r.0
+}
+
+/// For NEUROPORT_CHECK_DEBUG: g at voxel `v` in f32 and f64 (the same neighbours), and
+/// H_G^2 - 1 in both precisions at points below u: how well f32 places the root there.
+fn root_debug(p: &Problem, u: &[f32], v: usize, params: &Params) {
+    use super::hg::{hg2, intervals};
+    let nb32 = super::cpu::neighbours(u, p.dims, v);
+    let nb64 = nb32.map(|ax| ax.map(|x| x as f64));
+    let (m32, m64) = (p.s::<f32>(v), p.s::<f64>(v));
+    let (h32, h64) = (super::cpu::inv_h::<f32>(p), super::cpu::inv_h::<f64>(p));
+    let g32 = super::godunov::solve(&m32, &h32, &nb32, params.validity, params.local);
+    let g64 = super::godunov::solve(&m64, &h64, &nb64, params.validity, params.local);
+    let exact = super::godunov::solve(&m64, &h64, &nb64, params.validity, super::Local::Exact);
+    eprintln!("  g f32 {g32} f64 {g64} (exact solver f64 {exact}); u {}", u[v]);
+    for k in [0i32, 4, 8, 12, 16, 20, 24, 28, 32, 40] {
+        let x = u[v] * (1.0 - k as f32 * f32::EPSILON);
+        let f32v = hg2(&m32, &intervals(&h32, &nb32, x)) - 1.0;
+        let f64v = hg2(&m64, &intervals(&h64, &nb64, x as f64)) - 1.0;
+        eprintln!("  u (1 - {k:2} eps) = {x:.9}: H_G^2 - 1 f32 {f32v:+.3e} f64 {f64v:+.3e}");
+    }
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
     }
     let name: &'static str = Box::leak(format!("fim-l{lanes}{}", if defer { "-defer" } else { "" }).into_boxed_str());
     let diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" };
-    let def = if defer { format!("#define NP_FIM_DEFER 1\n#define NP_FIM_SLOTS {}\n", root_slots()) } else { String::new() };
+    let def = if defer { format!("#define NP_FIM_DEFER 1\n#define NP_FIM_SLOTS {}\n#define NP_FIM_ROOT_LANES {}\n", root_slots(), root_lanes(lanes)) } else { String::new() };
     let source: &'static str = Box::leak(format!("{diag}{def}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
     built.push(((lanes, defer), name, source));
     (name, source)
@@ -122,6 +122,12 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
 /// passed there and at 14 other seeds. `NEUROPORT_FIM_ROOT_SLOTS` (1 to 64) sets it, for measuring.
 fn root_slots() -> usize {
     std::env::var("NEUROPORT_FIM_ROOT_SLOTS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=64).contains(v)).unwrap_or(64)
+}
+
+/// Work-items per slot of fim_roots (NP_FIM_ROOT_LANES): the update's `lanes`;
+/// `NEUROPORT_FIM_ROOT_LANES` (1 to 28, H_G's most candidates) sets it, for measuring.
+fn root_lanes(lanes: usize) -> usize {
+    std::env::var("NEUROPORT_FIM_ROOT_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=28).contains(v)).unwrap_or(lanes)
 }
 
 /// Whether fim_update leaves H_G's roots to fim_roots (cl/fim.cl): with 004's local solver on a
@@ -330,7 +336,7 @@ impl GpuFim {
         // one an update appends to and the one it zeroes for the next (fim_roots reads the first).
         let b_roots: Buf<i32> = g.alloc(if defer { nbv } else { 1 })?;
         let root_counts: [Buf<i32>; 2] = [g.zeros(1)?, g.zeros(1)?];
-        let root_items = root_slots() * lanes;
+        let root_items = root_slots() * root_lanes(lanes);
         // fim_roots' work-groups, one root each at a time: as many as the update's (4,096). Fewer
         // were slower on the H100 (004's solver, example 3, kernels: 264 groups 30.8 ms, 132
         // groups 37 ms, against 28.2), so the launches hold more roots than the SMs hold groups

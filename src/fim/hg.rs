@@ -212,7 +212,7 @@ fn secant<R: Real>(lo: R, fl: R, hi: R, fh: R) -> R {
     hi - fh * (hi - lo) / (fh - fl)
 }
 
-fn intervals<R: Real>(inv_h: &[R; 3], nb: &Neighbours<R>, u: R) -> Intervals<R> {
+pub(super) fn intervals<R: Real>(inv_h: &[R; 3], nb: &Neighbours<R>, u: R) -> Intervals<R> {
     std::array::from_fn(|k| [(u - nb[k][0]) * inv_h[k], (nb[k][1] - u) * inv_h[k]])
 }
 
