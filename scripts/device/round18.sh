@@ -21,6 +21,9 @@
 #     seeds 205, 206, 210-219 with 64 and 32 slots, the fixed-point rows; seed 205 with 32 slots
 #     also with the old f32 g (NEUROPORT_CHECK_G32=1) and the worst voxel's debug lines; NVIDIA
 #     OpenCL at 205 and 206 with 32 slots.
+#   PART=e (~4 min): fewer items a root: (slots, lanes) = (64, 4) the default, (32, 4), (32, 2),
+#     (16, 2), (64, 2), (32, 1), `bench fim --example 3 --local paper` alternating, two rounds
+#     on CUDA, one on NVIDIA OpenCL.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -69,4 +72,15 @@ if [ "$PART" = d ]; then
     grep -E "fixed point|g f32|^  u|passed" "$OUT/debug-205-$g.txt"
   done
   (export NEUROPORT_FIM_ROOT_SLOTS=32; CHECK_ROWS=fim_ checks 205 "$OCL"; OUT="$OUT/206"; mkdir -p "$OUT"; CHECK_ROWS=fim_ checks 206 "$OCL")
+fi
+if [ "$PART" = e ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    [ "$be" != cuda ] && [ $rep = 2 ] && continue
+    for v in "64 4" "32 4" "32 2" "16 2" "64 2" "32 1"; do
+      set -- $v
+      fim "slots $1 lanes $2 ($rep)" "$B" "$be" paper NEUROPORT_FIM_ROOT_SLOTS=$1 NEUROPORT_FIM_ROOT_LANES=$2
+    done
+  done; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
 fi
