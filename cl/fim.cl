@@ -197,15 +197,9 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
 }
 
 /* Slots of a deferred root's work-group (fim_roots), each with NP_FIM_LANES items; the host
- * may set it (NEUROPORT_FIM_ROOT_SLOTS). */
+ * sets it (src/fim/gpu.rs root_slots: 32). */
 #ifndef NP_FIM_SLOTS
-#define NP_FIM_SLOTS 64
-#endif
-/* Items sharing each of a slot's H_G evaluations in fim_roots (the host may set it,
- * NEUROPORT_FIM_ROOT_LANES): a round of the search lasts one evaluation's share of H_G's
- * candidates, so more lanes shorten the rounds. */
-#ifndef NP_FIM_ROOT_LANES
-#define NP_FIM_ROOT_LANES NP_FIM_LANES
+#define NP_FIM_SLOTS 32
 #endif
 
 /* Deferred roots (NP_FIM_DEFER, 004's solver on GPUs, round 16): fim_update leaves a voxel
@@ -218,7 +212,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
  * come from u and the old value is u's: with one Jacobi update per launch (the only setting
  * that defers) that is what fim_update saw.
  *
- * The search, wide and without serial steps: each round the group's NP_FIM_SLOTS slots (64)
+ * The search, wide and without serial steps: each round the group's NP_FIM_SLOTS slots (32)
  * each evaluate H_G at one point (the slot's lanes sharing the evaluation) and the bracket [lo, hi] (H_G^2 - 1 < 0
  * at lo, >= 0 at hi) closes to the nearest points on either side, by atomic min / max on the
  * points' bits (u >= 0, so the bits order as the values). Round 0: the combinations' solutions
@@ -235,7 +229,7 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
 {
     NP_LOCAL_MEM float ssol[26];
     NP_LOCAL_MEM float ssorted[26];
-    NP_LOCAL_MEM float sbest[NP_FIM_ROOT_LANES * NP_FIM_SLOTS];
+    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_SLOTS];
     NP_LOCAL_MEM int slo, shi;
     int t = NP_LID(), slot = t % NP_FIM_SLOTS, lane = t / NP_FIM_SLOTS;
     int n = *root_count;
@@ -296,11 +290,11 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
             }
             int use = x > lo && x < hi && x < NP_FIM_INF;
             float f = 0.0f;
-            if (use) sbest[lane * NP_FIM_SLOTS + slot] = np_fim_f_part(s, ih, nb, x, lane, NP_FIM_ROOT_LANES);
+            if (use) sbest[lane * NP_FIM_SLOTS + slot] = np_fim_f_part(s, ih, nb, x, lane, NP_FIM_LANES);
             NP_BARRIER();
             if (lane == 0 && use) {
                 float h2 = sbest[slot];
-                for (int q = 1; q < NP_FIM_ROOT_LANES; ++q) h2 = np_fim_hg2_join(ih, nb, x, h2, sbest[q * NP_FIM_SLOTS + slot]);
+                for (int q = 1; q < NP_FIM_LANES; ++q) h2 = np_fim_hg2_join(ih, nb, x, h2, sbest[q * NP_FIM_SLOTS + slot]);
                 f = h2 - 1.0f;
                 if (f >= 0.0f) np_atomic_min_local_i32(&shi, np_float_as_int(x));
             }

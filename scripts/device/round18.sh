@@ -11,7 +11,7 @@
 #   PART=b (~3 min; needs commit 3599a86's binary, reverted since): NVIDIA OpenCL: the record read back with one blocking read (default) or a
 #     read and a queue wait (NEUROPORT_REG_READ=async): `check` on NVIDIA OpenCL and PoCL 5.0
 #     (seed 242), `bench register` alternating with CUDA beside them, three rounds.
-#   PART=c (~5 min): fim_roots' lanes per slot (NEUROPORT_FIM_ROOT_LANES; a round of the root
+#   PART=c (~5 min; c, d and e ran commit 67a1ca0's binary; its lanes knob reverted since): fim_roots' lanes per slot (NEUROPORT_FIM_ROOT_LANES; a round of the root
 #     search lasts one lane's share of H_G's ~28 candidate points) against its slots per root
 #     (NEUROPORT_FIM_ROOT_SLOTS): `bench fim --example 3 --local paper` alternating over
 #     (slots, lanes) = (64, 4) the default, (32, 4), (64, 8), (32, 8), (16, 16), two rounds on
@@ -24,6 +24,12 @@
 #   PART=e (~4 min): fewer items a root: (slots, lanes) = (64, 4) the default, (32, 4), (32, 2),
 #     (16, 2), (64, 2), (32, 1), `bench fim --example 3 --local paper` alternating, two rounds
 #     on CUDA, one on NVIDIA OpenCL.
+#   PART=f (~6 min): the final binary, 32 slots a root by default: `check` on CUDA, NVIDIA
+#     OpenCL and PoCL 5.0 at seeds 243 and 244; `bench fim --example 3` with 64 slots (round
+#     17's default, NEUROPORT_FIM_ROOT_SLOTS=64) and the default alternating, both local solvers,
+#     two rounds on CUDA and NVIDIA OpenCL; `reproduce fim-t1 --scale quick` on CUDA.
+#   PART=g (~5 min): the README's commands with round 14's binary and this one (common.sh
+#     readme_compare), every output compared per backend.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -83,4 +89,18 @@ if [ "$PART" = e ]; then
     done
   done; done
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+fi
+if [ "$PART" = f ]; then
+  for seed in 243 244; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim_ checks "$seed" cuda "$OCL" "$POCL"); done
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "64 slots ($rep)" "$B" "$be" $loc NEUROPORT_FIM_ROOT_SLOTS=64
+    fim "32 slots ($rep)" "$B" "$be" $loc
+  done; done; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  wall "reproduce fim-t1 quick cuda" 300 "$B" reproduce fim-t1 --scale quick --backend cuda --out "$W/rep"
+  cp "$W"/rep/*.md "$OUT/" 2>/dev/null
+fi
+if [ "$PART" = g ]; then
+  readme_compare "$PWD/dist/neuroport-old"
 fi

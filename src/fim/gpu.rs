@@ -108,26 +108,22 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
     }
     let name: &'static str = Box::leak(format!("fim-l{lanes}{}", if defer { "-defer" } else { "" }).into_boxed_str());
     let diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" };
-    let def = if defer { format!("#define NP_FIM_DEFER 1\n#define NP_FIM_SLOTS {}\n#define NP_FIM_ROOT_LANES {}\n", root_slots(), root_lanes(lanes)) } else { String::new() };
+    let def = if defer { format!("#define NP_FIM_DEFER 1\n#define NP_FIM_SLOTS {}\n", root_slots()) } else { String::new() };
     let source: &'static str = Box::leak(format!("{diag}{def}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
     built.push(((lanes, defer), name, source));
     (name, source)
 }
 
-/// Slots of fim_roots' work-group per root (NP_FIM_SLOTS): 64. On the H100 (004's solver,
+/// Slots of fim_roots' work-group per root (NP_FIM_SLOTS): 32. On the H100 (004's solver,
 /// example 3, kernels) 64 / 32 / 16 / 8 slots took 27.0-27.3 / 24.9-25.0 / 25.3-25.4 /
 /// 27.7-28.1 ms on CUDA and 30.6-30.7 / 26.2-26.8 / 26.0-26.1 / 28.8-29.3 ms on NVIDIA OpenCL
-/// (round16.sh PART=j), but with 32 `check` failed 004's fixed-point row at seed 205 on both
-/// APIs (2.50e-6 against 2e-6; cause not established, docs/performance.md round 16), which 64
-/// passed there and at 14 other seeds. `NEUROPORT_FIM_ROOT_SLOTS` (1 to 64) sets it, for measuring.
+/// (round16.sh PART=j), and 32 again in round 18 against 64 slots with 2 to 16 lanes each
+/// (24.9-25.0 against 25.4-33.7 ms on CUDA: round18.sh PART=c, e). Round 16 kept 64 after
+/// `check` failed 004's fixed-point row at seed 205 with 32; that was the row's reference, the
+/// CPU's f32 g, not the search (fim/check.rs: fixed_point_residual). `NEUROPORT_FIM_ROOT_SLOTS`
+/// (1 to 64) sets it, for measuring.
 fn root_slots() -> usize {
-    std::env::var("NEUROPORT_FIM_ROOT_SLOTS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=64).contains(v)).unwrap_or(64)
-}
-
-/// Work-items per slot of fim_roots (NP_FIM_ROOT_LANES): the update's `lanes`;
-/// `NEUROPORT_FIM_ROOT_LANES` (1 to 28, H_G's most candidates) sets it, for measuring.
-fn root_lanes(lanes: usize) -> usize {
-    std::env::var("NEUROPORT_FIM_ROOT_LANES").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=28).contains(v)).unwrap_or(lanes)
+    std::env::var("NEUROPORT_FIM_ROOT_SLOTS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=64).contains(v)).unwrap_or(32)
 }
 
 /// Whether fim_update leaves H_G's roots to fim_roots (cl/fim.cl): with 004's local solver on a
@@ -336,7 +332,7 @@ impl GpuFim {
         // one an update appends to and the one it zeroes for the next (fim_roots reads the first).
         let b_roots: Buf<i32> = g.alloc(if defer { nbv } else { 1 })?;
         let root_counts: [Buf<i32>; 2] = [g.zeros(1)?, g.zeros(1)?];
-        let root_items = root_slots() * root_lanes(lanes);
+        let root_items = root_slots() * lanes;
         // fim_roots' work-groups, one root each at a time: as many as the update's (4,096). Fewer
         // were slower on the H100 (004's solver, example 3, kernels: 264 groups 30.8 ms, 132
         // groups 37 ms, against 28.2), so the launches hold more roots than the SMs hold groups
