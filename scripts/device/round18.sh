@@ -30,6 +30,10 @@
 #     two rounds on CUDA and NVIDIA OpenCL; `reproduce fim-t1 --scale quick` on CUDA.
 #   PART=g (~5 min): the README's commands with round 14's binary and this one (common.sh
 #     readme_compare), every output compared per backend.
+#   PART=h (~4 min): with the roots deferred, the update's lanes per voxel again
+#     (NEUROPORT_FIM_LANES 2, 3, 4; fim_roots' slots take the same lanes) x slots a root (32,
+#     64): `bench fim --example 3 --local paper` alternating, two rounds on CUDA, one on NVIDIA
+#     OpenCL.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -103,4 +107,15 @@ if [ "$PART" = f ]; then
 fi
 if [ "$PART" = g ]; then
   readme_compare "$PWD/dist/neuroport-old"
+fi
+if [ "$PART" = h ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    [ "$be" != cuda ] && [ $rep = 2 ] && continue
+    for v in "4 32" "2 32" "3 32" "2 64" "3 64"; do
+      set -- $v
+      fim "lanes $1 slots $2 ($rep)" "$B" "$be" paper NEUROPORT_FIM_LANES=$1 NEUROPORT_FIM_ROOT_SLOTS=$2
+    done
+  done; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
 fi
