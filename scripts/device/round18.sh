@@ -37,6 +37,22 @@
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
+# fim_sweep "NAME1 NAME2" VAR1 VAR2 "V1 V2"...: `bench fim --example 3 --local paper` with VAR1=V1
+# VAR2=V2 for each pair (labelled "NAME1 V1 NAME2 V2"), alternating, two rounds on CUDA and one
+# on NVIDIA OpenCL, into $OUT/fim.txt; then a summary line per run.
+fim_sweep() {
+  local names=($1) v1=$2 v2=$3 rep be v; shift 3
+  local pairs=("$@")
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    [ "$be" != cuda ] && [ $rep = 2 ] && continue
+    for v in "${pairs[@]}"; do
+      local a=${v% *} b=${v#* }
+      fim "${names[0]} $a ${names[1]} $b ($rep)" "$B" "$be" paper "$v1=$a" "$v2=$b"
+    done
+  done; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+}
 if [ "$PART" = a ]; then
   CHECK_ROWS=register checks 241 cuda "$OCL" "$POCL"
   (OUT="$OUT/check-pocl-half"; mkdir -p "$OUT"; export NEUROPORT_REG_FIXED=half; CHECK_ROWS=register checks 241 "$POCL")
@@ -62,15 +78,7 @@ if [ "$PART" = b ]; then
   done
 fi
 if [ "$PART" = c ]; then
-  F="$OUT/fim.txt"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    [ "$be" != cuda ] && [ $rep = 2 ] && continue
-    for v in "64 4" "32 4" "64 8" "32 8" "16 16"; do
-      set -- $v
-      fim "slots $1 lanes $2 ($rep)" "$B" "$be" paper NEUROPORT_FIM_ROOT_SLOTS=$1 NEUROPORT_FIM_ROOT_LANES=$2
-    done
-  done; done
-  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  fim_sweep "slots lanes" NEUROPORT_FIM_ROOT_SLOTS NEUROPORT_FIM_ROOT_LANES "64 4" "32 4" "64 8" "32 8" "16 16"
 fi
 if [ "$PART" = d ]; then
   for seed in 205 206 $(seq 210 219); do for sl in 64 32; do
@@ -84,15 +92,7 @@ if [ "$PART" = d ]; then
   (export NEUROPORT_FIM_ROOT_SLOTS=32; CHECK_ROWS=fim_ checks 205 "$OCL"; OUT="$OUT/206"; mkdir -p "$OUT"; CHECK_ROWS=fim_ checks 206 "$OCL")
 fi
 if [ "$PART" = e ]; then
-  F="$OUT/fim.txt"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    [ "$be" != cuda ] && [ $rep = 2 ] && continue
-    for v in "64 4" "32 4" "32 2" "16 2" "64 2" "32 1"; do
-      set -- $v
-      fim "slots $1 lanes $2 ($rep)" "$B" "$be" paper NEUROPORT_FIM_ROOT_SLOTS=$1 NEUROPORT_FIM_ROOT_LANES=$2
-    done
-  done; done
-  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  fim_sweep "slots lanes" NEUROPORT_FIM_ROOT_SLOTS NEUROPORT_FIM_ROOT_LANES "64 4" "32 4" "32 2" "16 2" "64 2" "32 1"
 fi
 if [ "$PART" = f ]; then
   for seed in 243 244; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim_ checks "$seed" cuda "$OCL" "$POCL"); done
@@ -109,13 +109,5 @@ if [ "$PART" = g ]; then
   readme_compare "$PWD/dist/neuroport-old"
 fi
 if [ "$PART" = h ]; then
-  F="$OUT/fim.txt"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    [ "$be" != cuda ] && [ $rep = 2 ] && continue
-    for v in "4 32" "2 32" "3 32" "2 64" "3 64"; do
-      set -- $v
-      fim "lanes $1 slots $2 ($rep)" "$B" "$be" paper NEUROPORT_FIM_LANES=$1 NEUROPORT_FIM_ROOT_SLOTS=$2
-    done
-  done; done
-  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  fim_sweep "lanes slots" NEUROPORT_FIM_LANES NEUROPORT_FIM_ROOT_SLOTS "4 32" "2 32" "3 32" "2 64" "3 64"
 fi
