@@ -34,6 +34,9 @@
 #     (NEUROPORT_FIM_LANES 2, 3, 4; fim_roots' slots take the same lanes) x slots a root (32,
 #     64): `bench fim --example 3 --local paper` alternating, two rounds on CUDA, one on NVIDIA
 #     OpenCL.
+#   PART=i (~4 min): work-groups per launch with the roots deferred and 32 slots: the update's
+#     and neighbours' (NEUROPORT_FIM_GROUPS) and fim_roots' (NEUROPORT_FIM_ROOT_GROUPS), `bench fim
+#     --example 3 --local paper` alternating, two rounds on CUDA, one on NVIDIA OpenCL.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -110,4 +113,7 @@ if [ "$PART" = g ]; then
 fi
 if [ "$PART" = h ]; then
   fim_sweep "lanes slots" NEUROPORT_FIM_LANES NEUROPORT_FIM_ROOT_SLOTS "4 32" "2 32" "3 32" "2 64" "3 64"
+fi
+if [ "$PART" = i ]; then
+  fim_sweep "groups root-groups" NEUROPORT_FIM_GROUPS NEUROPORT_FIM_ROOT_GROUPS "4096 4096" "1056 4096" "2112 4096" "4096 1056" "1056 1056"
 fi
