@@ -37,6 +37,9 @@
 #   PART=i (~4 min): work-groups per launch with the roots deferred and 32 slots: the update's
 #     and neighbours' (NEUROPORT_FIM_GROUPS) and fim_roots' (NEUROPORT_FIM_ROOT_GROUPS), `bench fim
 #     --example 3 --local paper` alternating, two rounds on CUDA, one on NVIDIA OpenCL.
+#   PART=j (~4 min): how often the fixed-point row (g in f64) fails with the final binary: `check`
+#     at seeds 250-299 on CUDA and 250-269 on NVIDIA OpenCL, the FIM rows' failures counted and
+#     the fixed-point rows' worst values kept.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -116,4 +119,14 @@ if [ "$PART" = h ]; then
 fi
 if [ "$PART" = i ]; then
   fim_sweep "groups root-groups" NEUROPORT_FIM_GROUPS NEUROPORT_FIM_ROOT_GROUPS "4096 4096" "1056 4096" "2112 4096" "4096 1056" "1056 1056"
+fi
+if [ "$PART" = j ]; then
+  for be in cuda "$OCL"; do
+    last=$([ "$be" = cuda ] && echo 299 || echo 269)
+    for seed in $(seq 250 "$last"); do
+      timeout 60 "$B" check --backend "$be" --seed $seed 2>&1 | grep -E "fim_|passed" | sed "s/^/$seed /"
+    done > "$OUT/seeds-${be//:/-}.txt"
+    echo "$be: $(grep -c ' FAIL ' "$OUT/seeds-${be//:/-}.txt") FIM rows failed over $(grep -c passed "$OUT/seeds-${be//:/-}.txt") runs; worst fixed point: $(grep 'fixed point' "$OUT/seeds-${be//:/-}.txt" | awk '{for (i = 1; i <= NF; i++) if ($i == "pass" || $i == "FAIL") { print $(i + 1); break }}' | sort -g | tail -1)"
+    grep -E " FAIL |failed" "$OUT/seeds-${be//:/-}.txt" | grep -v " 0 failed" | head
+  done
 fi
