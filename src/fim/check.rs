@@ -29,8 +29,8 @@
 //! rounding. Round 16's failure at seed 205 (2.5e-6 against 2e-6 on both GPU APIs) was the CPU's
 //! f32 g taking a candidate 2.5e-6 below the root, where f64 takes the root and the GPU's u lay
 //! 3.7e-7 above it (round18.sh PART=d). The device's own f32 choice can flip likewise (its u
-//! then lies above the f64 g by the jump); 12 seeds x 2 slot counts on CUDA and 16 on PoCL 3.1
-//! showed none (worst 5.2e-7).
+//! then lies above the f64 g by the jump); 64 seeds on CUDA, 24 on NVIDIA OpenCL and 16 on
+//! PoCL 3.1 showed none (worst 8.1e-7; round18.sh PART=d, f, j).
 
 use super::{solve, Params, Problem};
 use crate::check::CheckRow;
