@@ -175,43 +175,59 @@ pub fn fixed_point_residual(p: &Problem, u: &[f32], params: &Params, reached: &[
     if u.iter().zip(reached).any(|(a, b)| a.is_finite() != b.is_finite()) {
         return f64::INFINITY;
     }
-    let u_inf: Vec<f32> = u.iter().map(|&x| if x.is_finite() { x } else { f32::INFINITY }).collect();
-    let u64: Vec<f64> = u_inf.iter().map(|&x| x as f64).collect();
+    let u64: Vec<f64> = u.iter().map(|&x| if x.is_finite() { x as f64 } else { f64::INFINITY }).collect();
     let inv_h = super::cpu::inv_h::<f64>(p);
     let r = (0..p.nvox())
-        .filter(|&v| p.mask[v] != 0 && p.source[v] == 0 && u_inf[v].is_finite())
+        .filter(|&v| p.mask[v] != 0 && p.source[v] == 0 && u64[v].is_finite())
         .map(|v| {
             let g = super::cpu::local::<f64>(p, &inv_h, &u64, v, params);
-            ((u_inf[v] as f64 - g) / u_inf[v] as f64, v, g)
+            ((u64[v] - g) / u64[v], v, g)
         })
         .fold((0.0, 0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
     // The worst voxel, its neighbours and S, and g in both precisions, for a row that fails
     // (round 16's seed 205: round18.sh PART=d).
     if std::env::var("NEUROPORT_CHECK_DEBUG").is_ok() {
-        let nb = super::cpu::neighbours(&u_inf, p.dims, r.1);
-        eprintln!("fixed point: worst voxel {} u {} g {} rel {:e}; neighbours {:?}; S {:?}", r.1, u_inf[r.1], r.2, r.0, nb, p.s::<f32>(r.1));
-        root_debug(p, &u_inf, r.1, params);
+        let u32: Vec<f32> = u64.iter().map(|&x| x as f32).collect();
+        let at = AtVoxel::new(p, r.1, super::cpu::neighbours(&u32, p.dims, r.1));
+        eprintln!("fixed point: worst voxel {} u {} g {} rel {:e}; neighbours {:?}; S {:?}", r.1, u32[r.1], r.2, r.0, at.nb32, at.m32);
+        let (g32, g64) = at.g(params.validity, params.local);
+        eprintln!("  g f32 {g32} f64 {g64} (exact solver f64 {}); u {}", at.g(params.validity, super::Local::Exact).1, u32[r.1]);
+        // How well f32 places H_G's root just below u.
+        for k in [0i32, 4, 8, 12, 16, 20, 24, 28, 32, 40] {
+            let x = u32[r.1] * (1.0 - k as f32 * f32::EPSILON);
+            let (f32v, f64v) = at.hg2_minus_1(x);
+            eprintln!("  u (1 - {k:2} eps) = {x:.9}: H_G^2 - 1 f32 {f32v:+.3e} f64 {f64v:+.3e}");
+        }
     }
     r.0
 }
 
-/// For NEUROPORT_CHECK_DEBUG: g at voxel `v` in f32 and f64 (the same neighbours), and
-/// H_G^2 - 1 in both precisions at points below u: how well f32 places the root there.
-fn root_debug(p: &Problem, u: &[f32], v: usize, params: &Params) {
-    use super::hg::{hg2, intervals};
-    let nb32 = super::cpu::neighbours(u, p.dims, v);
-    let nb64 = nb32.map(|ax| ax.map(|x| x as f64));
-    let (m32, m64) = (p.s::<f32>(v), p.s::<f64>(v));
-    let (h32, h64) = (super::cpu::inv_h::<f32>(p), super::cpu::inv_h::<f64>(p));
-    let g32 = super::godunov::solve(&m32, &h32, &nb32, params.validity, params.local);
-    let g64 = super::godunov::solve(&m64, &h64, &nb64, params.validity, params.local);
-    let exact = super::godunov::solve(&m64, &h64, &nb64, params.validity, super::Local::Exact);
-    eprintln!("  g f32 {g32} f64 {g64} (exact solver f64 {exact}); u {}", u[v]);
-    for k in [0i32, 4, 8, 12, 16, 20, 24, 28, 32, 40] {
-        let x = u[v] * (1.0 - k as f32 * f32::EPSILON);
-        let f32v = hg2(&m32, &intervals(&h32, &nb32, x)) - 1.0;
-        let f64v = hg2(&m64, &intervals(&h64, &nb64, x as f64)) - 1.0;
-        eprintln!("  u (1 - {k:2} eps) = {x:.9}: H_G^2 - 1 f32 {f32v:+.3e} f64 {f64v:+.3e}");
+/// One voxel's S, voxel size and neighbours in f32 and in f64 (the same values widened), for
+/// evaluating g and H_G in both precisions (`NEUROPORT_CHECK_DEBUG`, and the test of why the
+/// fixed-point row's g is f64).
+struct AtVoxel {
+    m32: [f32; 6],
+    m64: [f64; 6],
+    h32: [f32; 3],
+    h64: [f64; 3],
+    nb32: super::godunov::Neighbours<f32>,
+    nb64: super::godunov::Neighbours<f64>,
+}
+
+impl AtVoxel {
+    fn new(p: &Problem, v: usize, nb32: super::godunov::Neighbours<f32>) -> AtVoxel {
+        AtVoxel { m32: p.s(v), m64: p.s(v), h32: super::cpu::inv_h(p), h64: super::cpu::inv_h(p), nb32, nb64: nb32.map(|ax| ax.map(|x| x as f64)) }
+    }
+
+    /// g with `local`, in f32 and in f64.
+    fn g(&self, validity: super::Validity, local: super::Local) -> (f32, f64) {
+        (super::godunov::solve(&self.m32, &self.h32, &self.nb32, validity, local), super::godunov::solve(&self.m64, &self.h64, &self.nb64, validity, local))
+    }
+
+    /// H_G(x)^2 - 1, in f32 and in f64.
+    fn hg2_minus_1(&self, x: f32) -> (f32, f64) {
+        use super::hg::{hg2, intervals};
+        (hg2(&self.m32, &intervals(&self.h32, &self.nb32, x)) - 1.0, hg2(&self.m64, &intervals(&self.h64, &self.nb64, x as f64)) - 1.0)
     }
 }
 
@@ -228,17 +244,13 @@ mod tests {
         let p = random_problem(205 ^ 0xF1);
         let v = 1452;
         assert!((p.s::<f32>(v)[0] - 0.48116586).abs() < 1e-6, "seed 205's field changed: {:?}", p.s::<f32>(v));
-        let nb32: super::super::godunov::Neighbours<f32> = [[8.578308, 4.152697], [4.8086596, 7.9402466], [6.5236807, 10.329841]];
-        let nb64 = nb32.map(|ax| ax.map(|x| x as f64));
-        let (m32, m64) = (p.s::<f32>(v), p.s::<f64>(v));
-        let (h32, h64) = (super::super::cpu::inv_h::<f32>(&p), super::super::cpu::inv_h::<f64>(&p));
+        let at = AtVoxel::new(&p, v, [[8.578308, 4.152697], [4.8086596, 7.9402466], [6.5236807, 10.329841]]);
         let paper = Params { local: crate::fim::Local::Paper, ..Params::default() };
-        let g32 = super::super::godunov::solve(&m32, &h32, &nb32, paper.validity, paper.local) as f64;
-        let g64 = super::super::godunov::solve(&m64, &h64, &nb64, paper.validity, paper.local);
-        let exact = super::super::godunov::solve(&m64, &h64, &nb64, paper.validity, crate::fim::Local::Exact);
+        let (g32, g64) = at.g(paper.validity, paper.local);
+        let exact = at.g(paper.validity, crate::fim::Local::Exact).1;
         assert!((g64 - exact).abs() <= 1e-12 * exact, "f64: {g64} vs the exact solver's {exact}");
-        assert!((g64 - g32) / g64 > 16.0 * f32::EPSILON as f64 / 2.0, "f32 {g32} vs f64 {g64}: within rounding");
-        let below = super::super::hg::hg2(&m64, &super::super::hg::intervals(&h64, &nb64, g32)) - 1.0;
+        assert!((g64 - g32 as f64) / g64 > 16.0 * f32::EPSILON as f64 / 2.0, "f32 {g32} vs f64 {g64}: within rounding");
+        let below = at.hg2_minus_1(g32).1;
         assert!(below < 0.0, "H_G^2 - 1 at the f32 g: {below}");
     }
 
