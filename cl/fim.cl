@@ -27,6 +27,27 @@ NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, 
     return u[(bx + p.bx * (by + p.by * bz)) * NP_FIM_BV + lx + NP_FIM_B * (ly + NP_FIM_B * lz)];
 }
 
+/* The block across face f (-x, +x, -y, +y, -z, +z) of block b, or -1 off the grid: found once
+ * per listed block (six items), so that an update's face voxels read their outside neighbours
+ * without np_fim_at's three divisions each (five of the six faces' branches ran in every warp,
+ * ~500 of an update's ~2,500 instructions a lane). */
+NP_FN int np_fim_next_block(np_fim_params p, int b, int f)
+{
+    int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
+    int axis = f >> 1, up = f & 1;
+    int at = axis == 0 ? bx : (axis == 1 ? by : bz), n = axis == 0 ? p.bx : (axis == 1 ? p.by : p.bz);
+    int stride = axis == 0 ? 1 : (axis == 1 ? p.bx : p.bx * p.by);
+    if (up ? at == n - 1 : at == 0) return -1;
+    return up ? b + stride : b - stride;
+}
+
+/* u across face f of local voxel l (on that face) in the block next, or INF off the grid. */
+NP_FN float np_fim_across(NP_GLOBAL const float *u, int next, int l, int f)
+{
+    int step = (f >> 1) == 0 ? NP_FIM_B - 1 : ((f >> 1) == 1 ? NP_FIM_B * (NP_FIM_B - 1) : NP_FIM_B * NP_FIM_B * (NP_FIM_B - 1));
+    return next >= 0 ? u[next * NP_FIM_BV + ((f & 1) ? l - step : l + step)] : NP_FIM_INF;
+}
+
 /* Bit f set where local voxel (lx, ly, lz) lies on face f of its block (-x, +x, -y, +y, -z, +z). */
 NP_FN int np_fim_faces_on(int lx, int ly, int lz)
 {
@@ -62,6 +83,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
     NP_LOCAL_MEM float sx[NP_FIM_BV];
     NP_LOCAL_MEM int sneed[NP_FIM_BV];
     NP_LOCAL_MEM int sflag[2];
+    NP_LOCAL_MEM int snext[6];
     int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
@@ -85,6 +107,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         }
         if (lane == 0) su[l] = u[v];
+        if (t < 6) snext[t] = np_fim_next_block(p, b, t);
         /* done: the last update changed nothing; still: no update of this launch did (both
          * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
         int done = 1, still = 1, lowered = 0;
@@ -93,12 +116,12 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             float old = su[l], next = old;
             float nb[6];
             if (m == 1) {
-                nb[0] = lx > 0 ? su[l - 1] : np_fim_at(u, p, b, lx - 1, ly, lz);
-                nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_at(u, p, b, lx + 1, ly, lz);
-                nb[2] = ly > 0 ? su[l - NP_FIM_B] : np_fim_at(u, p, b, lx, ly - 1, lz);
-                nb[3] = ly < NP_FIM_B - 1 ? su[l + NP_FIM_B] : np_fim_at(u, p, b, lx, ly + 1, lz);
-                nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz - 1);
-                nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_at(u, p, b, lx, ly, lz + 1);
+                nb[0] = lx > 0 ? su[l - 1] : np_fim_across(u, snext[0], l, 0);
+                nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_across(u, snext[1], l, 1);
+                nb[2] = ly > 0 ? su[l - NP_FIM_B] : np_fim_across(u, snext[2], l, 2);
+                nb[3] = ly < NP_FIM_B - 1 ? su[l + NP_FIM_B] : np_fim_across(u, snext[3], l, 3);
+                nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_across(u, snext[4], l, 4);
+                nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_across(u, snext[5], l, 5);
                 float best = NP_FIM_INF;
                 for (int c = lane; c < 26; c += NP_FIM_LANES) {
                     int valid; /* combination 13: all three critical, no equation */
@@ -231,6 +254,7 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
     NP_LOCAL_MEM float ssorted[26];
     NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_SLOTS];
     NP_LOCAL_MEM int slo, shi;
+    NP_LOCAL_MEM float snb[6];
     int t = NP_LID(), slot = t % NP_FIM_SLOTS, lane = t / NP_FIM_SLOTS;
     int n = *root_count;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
@@ -240,12 +264,10 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
         float s[6], nb[6];
         int w = sblock[b] * NP_FIM_BV + l;
         for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
-        nb[0] = np_fim_at(u, p, b, lx - 1, ly, lz);
-        nb[1] = np_fim_at(u, p, b, lx + 1, ly, lz);
-        nb[2] = np_fim_at(u, p, b, lx, ly - 1, lz);
-        nb[3] = np_fim_at(u, p, b, lx, ly + 1, lz);
-        nb[4] = np_fim_at(u, p, b, lx, ly, lz - 1);
-        nb[5] = np_fim_at(u, p, b, lx, ly, lz + 1);
+        /* Six items read the neighbours (np_fim_at divides three times), the rest wait. */
+        if (t < 6) snb[t] = np_fim_at(u, p, b, lx - (t == 0) + (t == 1), ly - (t == 2) + (t == 3), lz - (t == 4) + (t == 5));
+        NP_BARRIER();
+        for (int k = 0; k < 6; ++k) nb[k] = snb[k];
         float old = u[v], lo, step;
         np_fim_rs_floor(s, ih, nb, &lo, &step);
         /* The combinations over the group's items (fewer than 26 with few slots). */

@@ -73,10 +73,12 @@ fn cl_err(what: &str, code: i32) -> anyhow::Error {
 impl ClQueue {
     pub fn new(dev: Arc<ClDevice>) -> Result<ClQueue> {
         #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&dev.context, CL_QUEUE_PROFILING_ENABLE)
+        let queue = CommandQueue::create_default(&dev.context, if profiling() { CL_QUEUE_PROFILING_ENABLE } else { 0 })
             .with_context(|| format!("cannot create an OpenCL queue on {}", dev.info.name))?;
         let one_queue_at_a_time = is_pocl(&dev.info);
-        Ok(ClQueue { dev, shared: Arc::new(ClQueueShared { queue }), timeline: Timeline::new(), one_queue_at_a_time })
+        let timeline = Timeline::new();
+        timeline.set_enabled(profiling());
+        Ok(ClQueue { dev, shared: Arc::new(ClQueueShared { queue }), timeline, one_queue_at_a_time })
     }
 
     fn q(&self) -> opencl3::types::cl_command_queue {
@@ -126,6 +128,13 @@ fn status(st: Option<i32>, what: &str) -> Result<()> {
 fn no_events() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("NEUROPORT_CL_EVENTS").map_or(true, |v| v != "1"))
+}
+
+/// Queues record device times unless `NEUROPORT_CL_PROFILING=0` (for measuring what a profiling
+/// queue costs the host's enqueues; without it no kernel time is reported).
+fn profiling() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("NEUROPORT_CL_PROFILING").map_or(true, |v| v != "0"))
 }
 
 fn raw(b: &RawBuf) -> Result<&ClMem> {
@@ -293,7 +302,7 @@ impl Queue for ClQueue {
     }
 
     fn set_timing(&self, on: bool) {
-        self.timeline.set_enabled(on);
+        self.timeline.set_enabled(on && profiling());
     }
 
     fn mem_free(&self) -> u64 {

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Round 19 on the lent H100 (docs/performance.md, FIM and registration "Round 19"; results in
+# docs/results/h100-2026-11-26-round19/). Binaries: dist/neuroport (new), dist/neuroport-old
+# (the commit before the change measured).
+#   PART=a (~8 min): FIM, the update's face neighbours without divisions (the blocks across a
+#     listed block's faces found once, by six items; fim_roots' neighbours read by six items):
+#     `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 245); `bench fim --example 3` old and new
+#     alternating, both local solvers, two rounds on CUDA and NVIDIA OpenCL; ncu's time and
+#     instructions per kernel over one solve (004's solver, CUDA); `fim --target` old and new,
+#     the four maps compared byte for byte.
+#   PART=b (~6 min): OpenCL queues without profiling (NEUROPORT_CL_PROFILING=0): `bench
+#     register` on NVIDIA OpenCL with and without, CUDA beside them, three rounds; `register` 12
+#     dof NCC with and without, two rounds (CUDA runs are the control: the switch is OpenCL's);
+#     `bench fim --example 3` on NVIDIA OpenCL with and without, two rounds.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+OLD=$PWD/dist/neuroport-old
+if [ "$PART" = a ]; then
+  CHECK_ROWS=fim_ checks 245 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  alternate "old" "new"
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for v in old new; do
+    bin=$B; [ $v = old ] && bin=$OLD
+    stamp "ncu per kernel $v"
+    timeout 200 "$NCU" --metrics gpu__time_duration.sum,smsp__inst_executed.sum -k "regex:^fim_" --csv "$bin" bench fim --example 3 --backend cuda --local paper --repeats 0 > "$OUT/ncu-$v.csv" 2> "$OUT/ncu-$v.err" || echo "(ncu ended with status $?)"
+    python3 - "$OUT/ncu-$v.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+h = rows[0]; k = h.index("Kernel Name"); m = h.index("Metric Name"); val = h.index("Metric Value"); i = h.index("ID")
+t = collections.defaultdict(float); n = collections.defaultdict(set); ins = collections.defaultdict(float)
+for r in rows[1:]:
+    v = float(r[val].replace(",", ""))
+    n[r[k]].add(r[i])
+    if r[m] == "gpu__time_duration.sum": t[r[k]] += v
+    if r[m] == "smsp__inst_executed.sum": ins[r[k]] += v
+for name in sorted(t):
+    print(f"{name:16s} launches {len(n[name]):5d}  time {t[name]/1e6:8.3f} ms  warp instructions {ins[name]/1e9:7.3f} G")
+PY
+  done
+  fim_phantom
+  fim_target_pairs "old" "$OLD" "" "new" "$B" ""
+fi
+if [ "$PART" = b ]; then
+  for rep in 1 2 3; do
+    breg "profiling ($rep)" "$OCL"
+    breg "no profiling ($rep)" "$OCL" NEUROPORT_CL_PROFILING=0
+    breg "cuda ($rep)" cuda
+  done
+  t1_pair "$W/b"
+  reg_pairs 2 "profiling" "$B" "" "no profiling" "$B" "NEUROPORT_CL_PROFILING=0"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for loc in paper exact; do
+    fim "profiling ($rep)" "$B" "$OCL" $loc
+    fim "no profiling ($rep)" "$B" "$OCL" $loc NEUROPORT_CL_PROFILING=0
+  done; done
+fi
