@@ -11,35 +11,45 @@
 #   PART=b (~6 min): OpenCL queues without profiling (NEUROPORT_CL_PROFILING=0): `bench
 #     register` on NVIDIA OpenCL with and without, CUDA beside them, three rounds; `register` 12
 #     dof NCC with and without, two rounds (CUDA runs are the control: the switch is OpenCL's);
-#     `bench fim --example 3` on NVIDIA OpenCL with and without, two rounds.
+#     `bench fim --example 3` on NVIDIA OpenCL with and without, two rounds; ncu per FIM kernel,
+#     exact solver, old and new (part a's exact solver on CUDA was slower).
+#   PART=c (~7 min): the blocks across the faces in each item's registers (its block's
+#     coordinates found once, NEUROPORT_FIM_DEFINES=NP_FIM_NEXT_REGS) against in local memory
+#     (part a's) and the old binary, `bench fim --example 3`, both local solvers, alternating, two
+#     rounds on CUDA, one on NVIDIA OpenCL; NVIDIA OpenCL with every launch flushed
+#     (NEUROPORT_CL_FLUSH=1): `bench register`, CUDA beside it, three rounds, and `bench fim`.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
 OLD=$PWD/dist/neuroport-old
-if [ "$PART" = a ]; then
-  CHECK_ROWS=fim_ checks 245 cuda "$OCL" "$POCL"
-  F="$OUT/fim.txt"
-  alternate "old" "new"
-  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
-  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-  for v in old new; do
-    bin=$B; [ $v = old ] && bin=$OLD
-    stamp "ncu per kernel $v"
-    timeout 200 "$NCU" --metrics gpu__time_duration.sum,smsp__inst_executed.sum -k "regex:^fim_" --csv "$bin" bench fim --example 3 --backend cuda --local paper --repeats 0 > "$OUT/ncu-$v.csv" 2> "$OUT/ncu-$v.err" || echo "(ncu ended with status $?)"
-    python3 - "$OUT/ncu-$v.csv" <<'PY'
+# ncu_fim old|new LOCAL: ncu's time, warp instructions and registers per FIM kernel over one solve of
+# example 3 on CUDA with that binary and local solver, summed per kernel.
+ncu_fim() {
+  local bin=$B; [ "$1" = old ] && bin=$OLD
+  local NCU; NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  stamp "ncu per kernel $1 $2"
+  timeout 200 "$NCU" --metrics gpu__time_duration.sum,smsp__inst_executed.sum,launch__registers_per_thread -k "regex:^fim_" --csv "$bin" bench fim --example 3 --backend cuda --local "$2" --repeats 0 > "$OUT/ncu-$1-$2.csv" 2> "$OUT/ncu-$1-$2.err" || echo "(ncu ended with status $?)"
+  python3 - "$OUT/ncu-$1-$2.csv" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 h = rows[0]; k = h.index("Kernel Name"); m = h.index("Metric Name"); val = h.index("Metric Value"); i = h.index("ID")
-t = collections.defaultdict(float); n = collections.defaultdict(set); ins = collections.defaultdict(float)
+t = collections.defaultdict(float); n = collections.defaultdict(set); ins = collections.defaultdict(float); reg = collections.defaultdict(float)
 for r in rows[1:]:
     v = float(r[val].replace(",", ""))
     n[r[k]].add(r[i])
     if r[m] == "gpu__time_duration.sum": t[r[k]] += v
     if r[m] == "smsp__inst_executed.sum": ins[r[k]] += v
+    if r[m] == "launch__registers_per_thread": reg[r[k]] = max(reg[r[k]], v)
 for name in sorted(t):
-    print(f"{name:16s} launches {len(n[name]):5d}  time {t[name]/1e6:8.3f} ms  warp instructions {ins[name]/1e9:7.3f} G")
+    print(f"{name:16s} launches {len(n[name]):5d}  time {t[name]/1e6:8.3f} ms  warp instructions {ins[name]/1e9:7.3f} G  registers {reg[name]:.0f}")
 PY
-  done
+}
+if [ "$PART" = a ]; then
+  CHECK_ROWS=fim_ checks 245 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  alternate "old" "new"
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  for v in old new; do ncu_fim "$v" paper; done
   fim_phantom
   fim_target_pairs "old" "$OLD" "" "new" "$B" ""
 fi
@@ -56,4 +66,21 @@ if [ "$PART" = b ]; then
     fim "profiling ($rep)" "$B" "$OCL" $loc
     fim "no profiling ($rep)" "$B" "$OCL" $loc NEUROPORT_CL_PROFILING=0
   done; done
+  for v in old new; do ncu_fim "$v" exact; done
+fi
+if [ "$PART" = c ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    [ "$be" != cuda ] && [ $rep = 2 ] && continue
+    fim "old ($rep)" "$OLD" "$be" $loc
+    fim "local memory ($rep)" "$B" "$be" $loc
+    fim "registers ($rep)" "$B" "$be" $loc NEUROPORT_FIM_DEFINES=NP_FIM_NEXT_REGS
+  done; done; done
+  for loc in paper exact; do fim "flushed (1)" "$B" "$OCL" $loc NEUROPORT_CL_FLUSH=1; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  for rep in 1 2 3; do
+    breg "unflushed ($rep)" "$OCL"
+    breg "flushed ($rep)" "$OCL" NEUROPORT_CL_FLUSH=1
+    breg "cuda ($rep)" cuda
+  done
 fi

@@ -73,12 +73,10 @@ fn cl_err(what: &str, code: i32) -> anyhow::Error {
 impl ClQueue {
     pub fn new(dev: Arc<ClDevice>) -> Result<ClQueue> {
         #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&dev.context, if profiling() { CL_QUEUE_PROFILING_ENABLE } else { 0 })
+        let queue = CommandQueue::create_default(&dev.context, CL_QUEUE_PROFILING_ENABLE)
             .with_context(|| format!("cannot create an OpenCL queue on {}", dev.info.name))?;
         let one_queue_at_a_time = is_pocl(&dev.info);
-        let timeline = Timeline::new();
-        timeline.set_enabled(profiling());
-        Ok(ClQueue { dev, shared: Arc::new(ClQueueShared { queue }), timeline, one_queue_at_a_time })
+        Ok(ClQueue { dev, shared: Arc::new(ClQueueShared { queue }), timeline: Timeline::new(), one_queue_at_a_time })
     }
 
     fn q(&self) -> opencl3::types::cl_command_queue {
@@ -100,6 +98,16 @@ impl ClQueue {
 
     fn track(&self, kernel: bool, ev: Event) -> Result<()> {
         self.timeline.push(kernel, ev)
+    }
+
+    /// With `NEUROPORT_CL_FLUSH=1` (for measuring) every launch is handed to the device at once
+    /// (clFlush) instead of when the queue is next waited on.
+    fn flush_launch(&self) -> Result<()> {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if *ON.get_or_init(|| std::env::var("NEUROPORT_CL_FLUSH").is_ok_and(|v| v == "1")) {
+            cq::flush(self.q()).map_err(|e| cl_err("clFlush failed", e))?;
+        }
+        Ok(())
     }
 
     /// Work queued now is not timed and nobody waits on it by event: enqueue it without an
@@ -128,13 +136,6 @@ fn status(st: Option<i32>, what: &str) -> Result<()> {
 fn no_events() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("NEUROPORT_CL_EVENTS").map_or(true, |v| v != "1"))
-}
-
-/// Queues record device times unless `NEUROPORT_CL_PROFILING=0` (for measuring what a profiling
-/// queue costs the host's enqueues; without it no kernel time is reported).
-fn profiling() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("NEUROPORT_CL_PROFILING").map_or(true, |v| v != "0"))
 }
 
 fn raw(b: &RawBuf) -> Result<&ClMem> {
@@ -243,11 +244,13 @@ impl Queue for ClQueue {
         let _baton = if self.one_queue_at_a_time { Some(self.take_baton()?) } else { None };
         if self.quiet() {
             let st = runtime()?.clEnqueueNDRangeKernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null(), ptr::null_mut());
-            return status(st, &format!("OpenCL kernel {name} launch failed"));
+            status(st, &format!("OpenCL kernel {name} launch failed"))?;
+            return self.flush_launch();
         }
         let ev = unsafe { cq::enqueue_nd_range_kernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null()) }
             .map_err(|e| cl_err(&format!("OpenCL kernel {name} launch failed"), e))?;
-        self.track(true, Event::new(ev))
+        self.track(true, Event::new(ev))?;
+        self.flush_launch()
     }
 
     fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], texel: TexelFormat) -> Result<RawTexture> {
@@ -302,7 +305,7 @@ impl Queue for ClQueue {
     }
 
     fn set_timing(&self, on: bool) {
-        self.timeline.set_enabled(on && profiling());
+        self.timeline.set_enabled(on);
     }
 
     fn mem_free(&self) -> u64 {
