@@ -28,10 +28,10 @@ NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, 
 }
 
 /* The block across face f (-x, +x, -y, +y, -z, +z) of block b at (bx, by, bz), or -1 off the
- * grid. An update's face voxels read their outside neighbours through it, with the block's
- * coordinates found once per listed block instead of np_fim_at's three divisions in each of
- * the five faces' branches that ran in every warp (~500 of an update's ~2,500 instructions a
- * lane, round 19). */
+ * grid. An update's face voxels read their outside neighbours through it, each item finding its
+ * block's coordinates once per listed block, instead of np_fim_at's three divisions in each of
+ * the five faces' branches that ran in every warp (~15 % of the update's instructions; round
+ * 19: found by six items into local memory instead, the exact solver on CUDA was 3 % slower). */
 NP_FN int np_fim_next(np_fim_params p, int b, int bx, int by, int bz, int f)
 {
     int axis = f >> 1, up = f & 1;
@@ -83,12 +83,6 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
     NP_LOCAL_MEM float sx[NP_FIM_BV];
     NP_LOCAL_MEM int sneed[NP_FIM_BV];
     NP_LOCAL_MEM int sflag[2];
-    NP_LOCAL_MEM int snext[6];
-#ifdef NP_FIM_NEXT_REGS
-#define NP_FIM_NEXT(f) np_fim_next(p, b, bx, by, bz, f)
-#else
-#define NP_FIM_NEXT(f) snext[f]
-#endif
     int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
@@ -112,11 +106,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         }
         if (lane == 0) su[l] = u[v];
-#ifdef NP_FIM_NEXT_REGS
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
-#else
-        if (t < 6) snext[t] = np_fim_next(p, b, b % p.bx, (b / p.bx) % p.by, b / (p.bx * p.by), t);
-#endif
         /* done: the last update changed nothing; still: no update of this launch did (both
          * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
         int done = 1, still = 1, lowered = 0;
@@ -125,12 +115,12 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             float old = su[l], next = old;
             float nb[6];
             if (m == 1) {
-                nb[0] = lx > 0 ? su[l - 1] : np_fim_across(u, NP_FIM_NEXT(0), l, 0);
-                nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_across(u, NP_FIM_NEXT(1), l, 1);
-                nb[2] = ly > 0 ? su[l - NP_FIM_B] : np_fim_across(u, NP_FIM_NEXT(2), l, 2);
-                nb[3] = ly < NP_FIM_B - 1 ? su[l + NP_FIM_B] : np_fim_across(u, NP_FIM_NEXT(3), l, 3);
-                nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_across(u, NP_FIM_NEXT(4), l, 4);
-                nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_across(u, NP_FIM_NEXT(5), l, 5);
+                nb[0] = lx > 0 ? su[l - 1] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 0), l, 0);
+                nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 1), l, 1);
+                nb[2] = ly > 0 ? su[l - NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 2), l, 2);
+                nb[3] = ly < NP_FIM_B - 1 ? su[l + NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 3), l, 3);
+                nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 4), l, 4);
+                nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 5), l, 5);
                 float best = NP_FIM_INF;
                 for (int c = lane; c < 26; c += NP_FIM_LANES) {
                     int valid; /* combination 13: all three critical, no equation */

@@ -107,11 +107,7 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
         return (n, s);
     }
     let name: &'static str = Box::leak(format!("fim-l{lanes}{}", if defer { "-defer" } else { "" }).into_boxed_str());
-    let mut diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n".to_string() } else { String::new() };
-    // Variants of the kernels for measuring: `NEUROPORT_FIM_DEFINES=NP_FIM_X,...` defines each.
-    for w in std::env::var("NEUROPORT_FIM_DEFINES").unwrap_or_default().split(',').filter(|w| !w.is_empty()) {
-        diag += &format!("#define {w} 1\n");
-    }
+    let diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" };
     let def = if defer { format!("#define NP_FIM_DEFER 1\n#define NP_FIM_SLOTS {}\n", root_slots()) } else { String::new() };
     let source: &'static str = Box::leak(format!("{diag}{def}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
     built.push(((lanes, defer), name, source));

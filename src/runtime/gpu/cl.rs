@@ -100,16 +100,6 @@ impl ClQueue {
         self.timeline.push(kernel, ev)
     }
 
-    /// With `NEUROPORT_CL_FLUSH=1` (for measuring) every launch is handed to the device at once
-    /// (clFlush) instead of when the queue is next waited on.
-    fn flush_launch(&self) -> Result<()> {
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        if *ON.get_or_init(|| std::env::var("NEUROPORT_CL_FLUSH").is_ok_and(|v| v == "1")) {
-            cq::flush(self.q()).map_err(|e| cl_err("clFlush failed", e))?;
-        }
-        Ok(())
-    }
-
     /// Work queued now is not timed and nobody waits on it by event: enqueue it without an
     /// event object (opencl3's calls always ask for one, and each is created and released).
     fn quiet(&self) -> bool {
@@ -244,13 +234,11 @@ impl Queue for ClQueue {
         let _baton = if self.one_queue_at_a_time { Some(self.take_baton()?) } else { None };
         if self.quiet() {
             let st = runtime()?.clEnqueueNDRangeKernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null(), ptr::null_mut());
-            status(st, &format!("OpenCL kernel {name} launch failed"))?;
-            return self.flush_launch();
+            return status(st, &format!("OpenCL kernel {name} launch failed"));
         }
         let ev = unsafe { cq::enqueue_nd_range_kernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null()) }
             .map_err(|e| cl_err(&format!("OpenCL kernel {name} launch failed"), e))?;
-        self.track(true, Event::new(ev))?;
-        self.flush_launch()
+        self.track(true, Event::new(ev))
     }
 
     fn texture3d(&self, src: &RawBuf, byte_offset: usize, dims: [usize; 3], texel: TexelFormat) -> Result<RawTexture> {
