@@ -63,7 +63,8 @@ NP_FN int np_fim_faces_on(int lx, int ly, int lz)
 #define NP_FIM_FOLDED 2
 
 /* Step 1 (and, with inner = 1 over the candidate list, step 2): `inner` Jacobi updates of every
- * listed block in local memory, then the block's convergence by tree reduction (Sec. 5.2.3).
+ * listed block in local memory, then the block's convergence by reduction (Sec. 5.2.3: a tree;
+ * here an atomic AND in local memory, the same bits in any order).
  * A work-group is NP_FIM_LANES x 64 items: item t serves voxel t % 64 as lane t / 64, so a warp
  * holds one lane of 32 voxels and runs the same combinations for all of them; lane 0 takes the
  * minimum over the lanes (exact in any order) and, where needed, the root, and owns the voxel. */
@@ -77,7 +78,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                           NP_GLOBAL int *roots, NP_GLOBAL int *root_count, NP_GLOBAL int *root_zero)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
-    NP_LOCAL_MEM int sc[NP_FIM_BV];
+    /* The block's state, the AND over its voxels' (one barrier instead of a tree's six). */
+    NP_LOCAL_MEM int sc;
     NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
     NP_LOCAL_MEM float ssol[26 * NP_FIM_BV];
     NP_LOCAL_MEM float sx[NP_FIM_BV];
@@ -106,6 +108,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         }
         if (lane == 0) su[l] = u[v];
+        if (t == 0) sc = -1;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
         /* done: the last update changed nothing; still: no update of this launch did (both
          * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
@@ -194,13 +197,9 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             unew[v] = su[l];
             /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
             int face = 63 & ~np_fim_faces_on(lx, ly, lz);
-            sc[l] = done | still << 1 | (lowered ? face : 63) << 2;
+            np_atomic_and_local_i32(&sc, done | still << 1 | (lowered ? face : 63) << 2);
         }
         NP_BARRIER();
-        for (int h = NP_FIM_BV / 2; h > 0; h >>= 1) {
-            if (t < h) sc[t] = sc[t] & sc[t + h];
-            NP_BARRIER();
-        }
         /* Step 3 without a pass over all blocks: a block that has not converged joins the next
          * list (C_b false) at once; candidates leave the candidate set. Folded lists
          * (NP_FIM_FOLDED) hold the active blocks and last iteration's candidates: a candidate
@@ -209,8 +208,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
          * bits conv keeps the faces on which a voxel was lowered (NP_FIM_FACES), for the
          * neighbour kernel's eager activation. */
         if (t == 0) {
-            int was_cand = mode != NP_FIM_ACTIVE && cand[b], converged = sc[0] & 1, unchanged = (sc[0] >> 1) & 1;
-            conv[b] = (converged ? (mode == NP_FIM_FOLDED && was_cand && unchanged ? 2 : 1) : 0) | (~sc[0] & (63 << 2));
+            int was_cand = mode != NP_FIM_ACTIVE && cand[b], converged = sc & 1, unchanged = (sc >> 1) & 1;
+            conv[b] = (converged ? (mode == NP_FIM_FOLDED && was_cand && unchanged ? 2 : 1) : 0) | (~sc & (63 << 2));
             if (append && !converged) next[np_atomic_add_i32(next_count, 1)] = b;
             if (was_cand) cand[b] = 0;
         }

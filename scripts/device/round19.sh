@@ -20,10 +20,12 @@
 #     (NEUROPORT_CL_FLUSH=1): `bench register`, CUDA beside it, three rounds, and `bench fim`.
 #     (Parts b and c ran binaries with measuring switches reverted since: NEUROPORT_CL_PROFILING,
 #     NEUROPORT_CL_FLUSH, NEUROPORT_FIM_DEFINES; commits e62ff45 and the one after it.)
-#   PART=d (~6 min): the final binary (the faces' blocks in registers): `check` on CUDA, NVIDIA
-#     OpenCL and PoCL 5.0 at seeds 248 and 249; `bench fim --example 3` old and new alternating,
-#     both local solvers, two rounds on CUDA and NVIDIA OpenCL; ncu per FIM kernel (004's solver
-#     and exact); `fim --target` old and new, the maps compared byte for byte.
+#   PART=d (~7 min): the faces' blocks in registers (dist/neuroport-prev, commit 30b9212) and
+#     then the block's state by an atomic AND in local memory instead of a tree (dist/neuroport):
+#     `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 at seeds 248 and 249; `bench fim --example 3`
+#     old, prev and new alternating, both local solvers, two rounds on CUDA and NVIDIA OpenCL;
+#     ncu per FIM kernel (004's solver and exact); `fim --target` old and new, the maps compared
+#     byte for byte.
 #   PART=e (~5 min): the README's commands with the old binary and this one (readme_compare).
 . "$(dirname "$0")/common.sh"
 gpu_setup
@@ -94,7 +96,11 @@ fi
 if [ "$PART" = d ]; then
   for seed in 248 249; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=fim_ checks "$seed" cuda "$OCL" "$POCL"); done
   F="$OUT/fim.txt"
-  alternate "old" "new"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "old ($rep)" "$OLD" "$be" $loc
+    fim "prev ($rep)" "$PWD/dist/neuroport-prev" "$be" $loc
+    fim "new ($rep)" "$B" "$be" $loc
+  done; done; done
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
   for loc in paper exact; do ncu_fim new $loc; done
   fim_phantom
