@@ -6,10 +6,8 @@
 
 #if defined(NP_CUDA)
   #define NP_FIM_INF __int_as_float(0x7f800000)
-  #define NP_FIM_NAN __int_as_float(0x7fc00000)
 #else
   #define NP_FIM_INF INFINITY
-  #define NP_FIM_NAN NAN
 #endif
 #define NP_FIM_B 4          /* block edge (004: 4^3 blocks) */
 #define NP_FIM_BV 64        /* voxels per block */

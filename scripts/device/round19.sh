@@ -27,6 +27,11 @@
 #     ncu per FIM kernel (004's solver and exact); `fim --target` old and new, the maps compared
 #     byte for byte.
 #   PART=e (~5 min): the README's commands with the old binary and this one (readme_compare).
+#   PART=f (~6 min): only the mask's voxels downloaded (fim_unblock gathers them; the host fills
+#     the rest with NaN on every core) against part d's binary (dist/neuroport-prev): `check` on
+#     CUDA, NVIDIA OpenCL and PoCL 5.0 at seed 252; `bench fim --example 3` alternating, both
+#     local solvers, two rounds on CUDA and NVIDIA OpenCL, stages shown; `fim --target` prev and
+#     new, the maps compared byte for byte.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -108,4 +113,14 @@ if [ "$PART" = d ]; then
 fi
 if [ "$PART" = e ]; then
   readme_compare "$OLD"
+fi
+if [ "$PART" = f ]; then
+  OLD=$PWD/dist/neuroport-prev
+  CHECK_ROWS=fim_ checks 252 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  alternate "prev" "new"
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  echo "=== download stages"; grep -E "^##|stages" "$F" | paste - - | sed -E 's/stages:.*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*/\1, \2, \3, \4/'
+  fim_phantom
+  fim_target_pairs "prev" "$OLD" "" "new" "$B" ""
 fi
