@@ -32,6 +32,10 @@
 #     CUDA, NVIDIA OpenCL and PoCL 5.0 at seed 252; `bench fim --example 3` alternating, both
 #     local solvers, two rounds on CUDA and NVIDIA OpenCL, stages shown; `fim --target` prev and
 #     new, the maps compared byte for byte.
+#   PART=g (~5 min): part f's PoCL 5.0 failures (8 FIM rows, roots in place, at seed 252):
+#     `check` on PoCL 5.0 with part d's binary (prev) at 252 and the new one at 252 (twice), 248
+#     and 249; `fim --target` prev and new on NVIDIA OpenCL, the maps compared with NaN's bits
+#     ignored.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -123,4 +127,29 @@ if [ "$PART" = f ]; then
   echo "=== download stages"; grep -E "^##|stages" "$F" | paste - - | sed -E 's/stages:.*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*/\1, \2, \3, \4/'
   fim_phantom
   fim_target_pairs "prev" "$OLD" "" "new" "$B" ""
+fi
+if [ "$PART" = g ]; then
+  PREV=$PWD/dist/neuroport-prev
+  for run in "prev 252" "new 252" "new 252" "new 248" "new 249" "prev 252"; do
+    set -- $run; bin=$B; [ $1 = prev ] && bin=$PREV
+    stamp "check $1 seed $2 on $POCL"
+    timeout 150 "$bin" check --backend "$POCL" --seed $2 2>&1 | grep -E "fim_|passed" | sed "s/^/$1 $2 /" | grep -E "FAIL|passed"
+  done
+  fim_phantom
+  for v in prev new; do
+    bin=$B; [ $v = prev ] && bin=$PREV
+    fim_target "$v" "$bin" "$OCL" "$W/$v" > /dev/null
+  done
+  for m in cost1 cost2 total pathway; do
+    python3 - "$W/prev_$m.nii.gz" "$W/new_$m.nii.gz" <<'PY'
+import gzip, sys, array, math
+a, b = (gzip.open(f).read() for f in sys.argv[1:3])
+x, y = array.array('f', a[352:]), array.array('f', b[352:])
+if len(a) != len(b) or a[:352] != b[:352]:
+    print(sys.argv[2], "header or size differs"); sys.exit()
+d = sum(1 for p, q in zip(x, y) if not (math.isnan(p) and math.isnan(q)) and p != q) if len(a) % 4 == 0 else (a != b)
+nan = lambda v: sorted({hex(array.array('I', array.array('f', [f]).tobytes())[0]) for f in v if math.isnan(f)})
+print(sys.argv[2].split('/')[-1], "values differing:", d, "NaN bits prev", nan(x)[:3], "new", nan(y)[:3])
+PY
+  done
 fi
