@@ -36,6 +36,8 @@
 #     `check` on PoCL 5.0 with part d's binary (prev) at 252 and the new one at 252 (twice), 248
 #     and 249; `fim --target` prev and new on NVIDIA OpenCL, the maps compared with NaN's bits
 #     ignored.
+#   PART=h (~6 min): the same with PoCL's kernel cache cold for every run (POCL_CACHE_DIR a new
+#     folder): `check` on PoCL 5.0 at seed 252, prev and new alternating, six runs each.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -152,4 +154,12 @@ nan = lambda v: sorted({hex(array.array('I', array.array('f', [f]).tobytes())[0]
 print(sys.argv[2].split('/')[-1], "values differing:", d, "NaN bits prev", nan(x)[:3], "new", nan(y)[:3])
 PY
   done
+fi
+if [ "$PART" = h ]; then
+  PREV=$PWD/dist/neuroport-prev
+  for rep in 1 2 3 4 5 6; do for v in prev new; do
+    bin=$B; [ $v = prev ] && bin=$PREV
+    stamp "check $v ($rep) cold cache"
+    POCL_CACHE_DIR=$(mktemp -d -p "$W") timeout 150 "$bin" check --backend "$POCL" --seed 252 2>&1 | grep -E "fim_|passed" | sed "s/^/$v $rep /" | grep -E "FAIL|passed"
+  done; done
 fi
