@@ -301,9 +301,9 @@ impl GpuFim {
             paper: (par.local == Local::Paper) as i32,
             nspeed: f.nspeed as i32,
         };
-        record("fim reorder", ms_since(t_reorder));
         // The voxels whose u leaves the device at the end (fim_unblock): the mask's.
         let vox: Vec<i32> = p.mask.par_iter().enumerate().filter(|(_, &m)| m != 0).map(|(v, _)| v as i32).collect();
+        record("fim reorder", ms_since(t_reorder));
         let (b_mask, b_vox) = stage("fim upload", || -> Result<_> { Ok((g.upload(&mask)?, g.upload(if vox.is_empty() { &[0] } else { &vox[..] })?)) })?;
         let (b_speed, b_sblock) = (f.speed, f.sblock);
         let t_alloc = Instant::now();
