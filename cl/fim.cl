@@ -406,7 +406,7 @@ NP_KERNEL void fim_init(NP_GLOBAL const np_uchar *NP_RESTRICT mask, NP_GLOBAL fl
 
 /* u of the mask's voxels for the download, in the grid's order (the inverse of 004's Fig. 3
  * reordering, done on the host before round 10): out[i] for voxel vox[i] = x + nx (y + ny z).
- * Only the mask's voxels leave the device (round 19: example 3's 1.6 MB instead of the grid's
+ * Only the mask's voxels leave the device (round 19: example 3's 0.8 MB instead of the grid's
  * 26 MB); the host writes NaN where the front never arrived (INF) and off the mask, one NaN on
  * every device (PoCL's NAN has other bits than CUDA's). */
 NP_KERNEL void fim_unblock(NP_GLOBAL const float *NP_RESTRICT u, np_fim_params p, NP_GLOBAL const int *NP_RESTRICT vox,
