@@ -172,7 +172,7 @@ readme() {
     NEUROPORT_STAGES=1 wall "track geodesic" 60 "$b" track geodesic --backend "$be" --tensor "$W/demo/dti_tensor.nii.gz" --seeds "$W/demo/wm.nii.gz" --dirs 32 --step 0.1 --max-steps 2000 --out "$o/fibres.tck"
     NEUROPORT_STAGES=1 wall "bedpost" 60 "$b" bedpost --backend "$be" --dwi "$W/sticks/dwi.nii.gz" --bvals "$W/sticks/bvals" --bvecs "$W/sticks/bvecs" --mask "$W/sticks/mask.nii.gz" --samples 50 --burnin 500 --thin 2 --out "$o/bedpost"
     NEUROPORT_STAGES=1 wall "probtrack" 60 "$b" probtrack --backend "$be" --bedpost "$W/sticks/bedpost" --seeds "$W/sticks/wm.nii.gz" --nsamples 50 --out "$o/ptx"
-    NEUROPORT_STAGES=1 wall "fim" 60 "$b" fim --backend "$be" --tensor "$W/demo/dti_tensor.nii.gz" --mask "$W/demo/wm.nii.gz" --source "$W/demo/wm.nii.gz" --out "$o/fim"
+    NEUROPORT_STAGES=1 wall "fim" 60 "$b" fim --backend "$be" --tensor "$W/demo/dti_tensor.nii.gz" --mask "$W/demo/wm.nii.gz" --source "$W/demo/roi1.nii.gz" --out "$o/fim"
     NEUROPORT_STAGES=1 wall "register" 60 "$b" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/bb/t1.nii.gz" --dof 12 --cost ncc --out "$o/reg"
   } | tee -a "$OUT/readme.txt"
 }
