@@ -38,6 +38,9 @@
 #     ignored.
 #   PART=h (~6 min): the same with PoCL's kernel cache cold for every run (POCL_CACHE_DIR a new
 #     folder): `check` on PoCL 5.0 at seed 252, prev and new alternating, six runs each.
+#   PART=i (~5 min): the final binary: the README's commands (its first `fim` now from roi1) with
+#     round 18's binary (dist/neuroport-old) and this one, every output compared; files that
+#     differ compared again with NaN's bits ignored.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -154,6 +157,23 @@ nan = lambda v: sorted({hex(array.array('I', array.array('f', [f]).tobytes())[0]
 print(sys.argv[2].split('/')[-1], "values differing:", d, "NaN bits prev", nan(x)[:3], "new", nan(y)[:3])
 PY
   done
+fi
+if [ "$PART" = i ]; then
+  readme_compare "$OLD"
+  for be in cuda "$OCL" "$POCL"; do
+    (cd "$W/r-old-${be//:/-}" && find . -name "*.nii.gz" | sort | while read -r f; do
+      cmp -s "$f" "$W/r-new-${be//:/-}/$f" && continue
+      python3 - "$f" "$W/r-new-${be//:/-}/$f" "$be" <<'PY'
+import gzip, sys, array, math
+a, b = (gzip.open(f).read() for f in sys.argv[1:3])
+if len(a) != len(b) or a[:352] != b[:352] or len(a) % 4:
+    print(sys.argv[3], sys.argv[1], "header, size or type differs"); sys.exit()
+x, y = array.array('f', a[352:]), array.array('f', b[352:])
+d = sum(1 for p, q in zip(x, y) if not (math.isnan(p) and math.isnan(q)) and p != q)
+print(sys.argv[3], sys.argv[1], "values differing with NaN's bits ignored:", d)
+PY
+    done)
+  done | tee "$OUT/same-values.txt"
 fi
 if [ "$PART" = h ]; then
   PREV=$PWD/dist/neuroport-prev
