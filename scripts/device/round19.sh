@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Round 19 on the lent H100 (docs/performance.md, FIM and registration "Round 19"; results in
-# docs/results/h100-2026-11-26-round19/). Binaries: dist/neuroport (new), dist/neuroport-old
-# (the commit before the change measured).
+# docs/results/h100-2026-11-26-round19/). Binaries: dist/neuroport (new, the commit of each part),
+# dist/neuroport-old (round 18's kernels: b855823 with e62ff45's OpenCL profiling switch, which is
+# off unless set), dist/neuroport-prev (parts d-h: the binary before the change measured).
 #   PART=a (~8 min): FIM, the update's face neighbours without divisions (the blocks across a
 #     listed block's faces found once, by six items; fim_roots' neighbours read by six items):
 #     `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 245); `bench fim --example 3` old and new
@@ -26,7 +27,7 @@
 #     old, prev and new alternating, both local solvers, two rounds on CUDA and NVIDIA OpenCL;
 #     ncu per FIM kernel (004's solver and exact); `fim --target` old and new, the maps compared
 #     byte for byte.
-#   PART=e (~5 min): the README's commands with the old binary and this one (readme_compare).
+#   PART=e (~5 min): the README's commands with the old binary and part d's (readme_compare).
 #   PART=f (~6 min): only the mask's voxels downloaded (fim_unblock gathers them; the host fills
 #     the rest with NaN on every core) against part d's binary (dist/neuroport-prev): `check` on
 #     CUDA, NVIDIA OpenCL and PoCL 5.0 at seed 252; `bench fim --example 3` alternating, both
