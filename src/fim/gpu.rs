@@ -415,8 +415,10 @@ impl GpuFim {
         timings.add(&it);
         record("fim iterations", ms_since(t_iter));
         let t_out = Instant::now();
-        let hist = g.download(&b_hist)?;
-        for pair in hist.chunks(2).take(sol.iterations.min(HIST)) {
+        // Only the iterations' slots (the buffer holds HIST of them, 512 KB).
+        let mut hist = vec![0i32; 2 * sol.iterations.min(HIST)];
+        g.read(&b_hist, 0, &mut hist)?;
+        for pair in hist.chunks(2) {
             sol.active.push(pair[0] as u32);
             sol.updates += (pair[0] as usize * BV * par.inner + pair[1] as usize * BV) as u64;
         }
