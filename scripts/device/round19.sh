@@ -42,6 +42,10 @@
 #   PART=i (~5 min): the final binary: the README's commands (its first `fim` now from roi1) with
 #     round 18's binary (dist/neuroport-old) and this one, every output compared; files that
 #     differ compared again with NaN's bits ignored.
+#   PART=j (~5 min): the final binary (b30d889: only the iterations' list-length slots read back)
+#     against part i's (dbb2706, dist/neuroport-prev): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0
+#     at seed 253; `bench fim --example 3` alternating, both local solvers, two rounds on CUDA and
+#     NVIDIA OpenCL; `fim --target` prev and new, the maps compared byte for byte.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -175,6 +179,15 @@ print(sys.argv[3], sys.argv[1], "values differing with NaN's bits ignored:", d)
 PY
     done)
   done | tee "$OUT/same-values.txt"
+fi
+if [ "$PART" = j ]; then
+  OLD=$PWD/dist/neuroport-prev
+  CHECK_ROWS=fim_ checks 253 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  alternate "prev" "new"
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  fim_phantom
+  fim_target_pairs "prev" "$OLD" "" "new" "$B" ""
 fi
 if [ "$PART" = h ]; then
   PREV=$PWD/dist/neuroport-prev
