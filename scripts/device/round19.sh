@@ -72,6 +72,20 @@ for name in sorted(t):
     print(f"{name:16s} launches {len(n[name]):5d}  time {t[name]/1e6:8.3f} ms  warp instructions {ins[name]/1e9:7.3f} G  registers {reg[name]:.0f}")
 PY
 }
+# prev_vs_new SEED: dist/neuroport-prev against $B: `check` on CUDA, NVIDIA OpenCL and PoCL at
+# SEED; `bench fim --example 3` alternating (both local solvers, two rounds, CUDA and NVIDIA
+# OpenCL) with the walls and the download stages shown; `fim --target` prev and new, the maps
+# compared byte for byte.
+prev_vs_new() {
+  OLD=$PWD/dist/neuroport-prev
+  CHECK_ROWS=fim_ checks "$1" cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  alternate "prev" "new"
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  echo "=== download stages"; grep -E "^##|stages" "$F" | paste - - | sed -E 's/stages:.*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*/\1, \2, \3, \4/'
+  fim_phantom
+  fim_target_pairs "prev" "$OLD" "" "new" "$B" ""
+}
 if [ "$PART" = a ]; then
   CHECK_ROWS=fim_ checks 245 cuda "$OCL" "$POCL"
   F="$OUT/fim.txt"
@@ -129,14 +143,7 @@ if [ "$PART" = e ]; then
   readme_compare "$OLD"
 fi
 if [ "$PART" = f ]; then
-  OLD=$PWD/dist/neuroport-prev
-  CHECK_ROWS=fim_ checks 252 cuda "$OCL" "$POCL"
-  F="$OUT/fim.txt"
-  alternate "prev" "new"
-  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
-  echo "=== download stages"; grep -E "^##|stages" "$F" | paste - - | sed -E 's/stages:.*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*(fim download [0-9]+ ms).*/\1, \2, \3, \4/'
-  fim_phantom
-  fim_target_pairs "prev" "$OLD" "" "new" "$B" ""
+  prev_vs_new 252
 fi
 if [ "$PART" = g ]; then
   PREV=$PWD/dist/neuroport-prev
@@ -181,13 +188,7 @@ PY
   done | tee "$OUT/same-values.txt"
 fi
 if [ "$PART" = j ]; then
-  OLD=$PWD/dist/neuroport-prev
-  CHECK_ROWS=fim_ checks 253 cuda "$OCL" "$POCL"
-  F="$OUT/fim.txt"
-  alternate "prev" "new"
-  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
-  fim_phantom
-  fim_target_pairs "prev" "$OLD" "" "new" "$B" ""
+  prev_vs_new 253
 fi
 if [ "$PART" = h ]; then
   PREV=$PWD/dist/neuroport-prev
