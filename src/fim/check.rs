@@ -187,14 +187,14 @@ pub fn fixed_point_residual(p: &Problem, u: &[f32], params: &Params, reached: &[
     // The worst voxel, its neighbours and S, and g in both precisions, for a row that fails
     // (round 16's seed 205: round18.sh PART=d).
     if std::env::var("NEUROPORT_CHECK_DEBUG").is_ok() {
-        let u32: Vec<f32> = u64.iter().map(|&x| x as f32).collect();
-        let at = AtVoxel::new(p, r.1, super::cpu::neighbours(&u32, p.dims, r.1));
-        eprintln!("fixed point: worst voxel {} u {} g {} rel {:e}; neighbours {:?}; S {:?}", r.1, u32[r.1], r.2, r.0, at.nb32, at.m32);
+        let u_f32: Vec<f32> = u64.iter().map(|&x| x as f32).collect();
+        let at = AtVoxel::new(p, r.1, super::cpu::neighbours(&u_f32, p.dims, r.1));
+        eprintln!("fixed point: worst voxel {} u {} g {} rel {:e}; neighbours {:?}; S {:?}", r.1, u_f32[r.1], r.2, r.0, at.nb32, at.m32);
         let (g32, g64) = at.g(params.validity, params.local);
-        eprintln!("  g f32 {g32} f64 {g64} (exact solver f64 {}); u {}", at.g(params.validity, super::Local::Exact).1, u32[r.1]);
+        eprintln!("  g f32 {g32} f64 {g64} (exact solver f64 {}); u {}", at.g(params.validity, super::Local::Exact).1, u_f32[r.1]);
         // How well f32 places H_G's root just below u.
         for k in [0i32, 4, 8, 12, 16, 20, 24, 28, 32, 40] {
-            let x = u32[r.1] * (1.0 - k as f32 * f32::EPSILON);
+            let x = u_f32[r.1] * (1.0 - k as f32 * f32::EPSILON);
             let (f32v, f64v) = at.hg2_minus_1(x);
             eprintln!("  u (1 - {k:2} eps) = {x:.9}: H_G^2 - 1 f32 {f32v:+.3e} f64 {f64v:+.3e}");
         }
