@@ -46,6 +46,9 @@
 #     against part i's (dbb2706, dist/neuroport-prev): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0
 #     at seed 253; `bench fim --example 3` alternating, both local solvers, two rounds on CUDA and
 #     NVIDIA OpenCL; `fim --target` prev and new, the maps compared byte for byte.
+#   PART=k (~5 min): the review's mend (52f2780: fim_roots' neighbours through np_fim_next and
+#     np_fim_across) against b30d889 (dist/neuroport-prev), as part j, seed 256; then with the
+#     roots deferred for both local solvers (NEUROPORT_FIM_DEFER=1) on `fim --target`.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -189,6 +192,10 @@ PY
 fi
 if [ "$PART" = j ]; then
   prev_vs_new 253
+fi
+if [ "$PART" = k ]; then
+  prev_vs_new 256
+  (OUT="$OUT/deferred"; mkdir -p "$OUT"; fim_target_pairs "prev" "$OLD" "NEUROPORT_FIM_DEFER=1" "new" "$B" "NEUROPORT_FIM_DEFER=1")
 fi
 if [ "$PART" = h ]; then
   PREV=$PWD/dist/neuroport-prev
