@@ -16,11 +16,22 @@
 #include "common/portable.h"
 #include "common/fim.h"
 
+/* u of the voxel at block-grid neighbour offset, or INF off the grid. */
+NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, int ly, int lz)
+{
+    int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
+    if (lx < 0) { lx += NP_FIM_B; bx -= 1; } else if (lx >= NP_FIM_B) { lx -= NP_FIM_B; bx += 1; }
+    if (ly < 0) { ly += NP_FIM_B; by -= 1; } else if (ly >= NP_FIM_B) { ly -= NP_FIM_B; by += 1; }
+    if (lz < 0) { lz += NP_FIM_B; bz -= 1; } else if (lz >= NP_FIM_B) { lz -= NP_FIM_B; bz += 1; }
+    if (bx < 0 || by < 0 || bz < 0 || bx >= p.bx || by >= p.by || bz >= p.bz) return NP_FIM_INF;
+    return u[(bx + p.bx * (by + p.by * bz)) * NP_FIM_BV + lx + NP_FIM_B * (ly + NP_FIM_B * lz)];
+}
+
 /* The block across face f (-x, +x, -y, +y, -z, +z) of block b at (bx, by, bz), or -1 off the
  * grid. An update's face voxels read their outside neighbours through it, each item finding its
- * block's coordinates once per listed block, instead of three divisions in each of the five
- * faces' branches that ran in every warp (~15 % of the update's instructions; round 19: found by
- * six items into local memory instead, the exact solver on CUDA was 3 % slower). */
+ * block's coordinates once per listed block, instead of np_fim_at's three divisions in each of
+ * the five faces' branches that ran in every warp (~15 % of the update's instructions; round
+ * 19: found by six items into local memory instead, the exact solver on CUDA was 3 % slower). */
 NP_FN int np_fim_next(np_fim_params p, int b, int bx, int by, int bz, int f)
 {
     int axis = f >> 1, up = f & 1;
@@ -30,26 +41,11 @@ NP_FN int np_fim_next(np_fim_params p, int b, int bx, int by, int bz, int f)
     return up ? b + stride : b - stride;
 }
 
-/* The local index step along face f's axis inside a block. */
-NP_FN int np_fim_step(int f)
-{
-    return (f >> 1) == 0 ? 1 : ((f >> 1) == 1 ? NP_FIM_B : NP_FIM_B * NP_FIM_B);
-}
-
 /* u across face f of local voxel l (on that face) in the block next, or INF off the grid. */
 NP_FN float np_fim_across(NP_GLOBAL const float *u, int next, int l, int f)
 {
-    int step = (NP_FIM_B - 1) * np_fim_step(f);
+    int step = (f >> 1) == 0 ? NP_FIM_B - 1 : ((f >> 1) == 1 ? NP_FIM_B * (NP_FIM_B - 1) : NP_FIM_B * NP_FIM_B * (NP_FIM_B - 1));
     return next >= 0 ? u[next * NP_FIM_BV + ((f & 1) ? l - step : l + step)] : NP_FIM_INF;
-}
-
-/* u of local voxel l's neighbour in direction f of block b: inside b, or across its face f (the
- * block's coordinates found here, three divisions), or INF off the grid. */
-NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int l, int f)
-{
-    int c = (f >> 1) == 0 ? l % NP_FIM_B : ((f >> 1) == 1 ? (l / NP_FIM_B) % NP_FIM_B : l / (NP_FIM_B * NP_FIM_B));
-    if ((f & 1) ? c < NP_FIM_B - 1 : c > 0) return u[b * NP_FIM_BV + ((f & 1) ? l + np_fim_step(f) : l - np_fim_step(f))];
-    return np_fim_across(u, np_fim_next(p, b, b % p.bx, (b / p.bx) % p.by, b / (p.bx * p.by), f), l, f);
 }
 
 /* Bit f set where local voxel (lx, ly, lz) lies on face f of its block (-x, +x, -y, +y, -z, +z). */
@@ -267,7 +263,7 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
         int w = sblock[b] * NP_FIM_BV + l;
         for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         /* Six items read the neighbours (np_fim_at divides three times), the rest wait. */
-        if (t < 6) snb[t] = np_fim_at(u, p, b, l, t);
+        if (t < 6) snb[t] = np_fim_at(u, p, b, lx - (t == 0) + (t == 1), ly - (t == 2) + (t == 3), lz - (t == 4) + (t == 5));
         NP_BARRIER();
         for (int k = 0; k < 6; ++k) nb[k] = snb[k];
         float old = u[v], lo, step;
