@@ -43,17 +43,54 @@ NP_FN int np_fim_next(np_fim_params p, int b, int bx, int by, int bz, int f)
     return up ? b + stride : b - stride;
 }
 
-/* u across face f of local voxel l (on that face) in the block next, or INF off the grid. */
-NP_FN float np_fim_across(NP_GLOBAL const float *u, int next, int l, int f)
+/* The voxel across face f of local voxel l (on that face) in the block next (next >= 0). */
+NP_FN int np_fim_across_at(int next, int l, int f)
 {
     int step = (f >> 1) == 0 ? NP_FIM_B - 1 : ((f >> 1) == 1 ? NP_FIM_B * (NP_FIM_B - 1) : NP_FIM_B * NP_FIM_B * (NP_FIM_B - 1));
-    return next >= 0 ? u[next * NP_FIM_BV + ((f & 1) ? l - step : l + step)] : NP_FIM_INF;
+    return next * NP_FIM_BV + ((f & 1) ? l - step : l + step);
+}
+
+/* u across face f of local voxel l in the block next, or INF off the grid. */
+NP_FN float np_fim_across(NP_GLOBAL const float *u, int next, int l, int f)
+{
+    return next >= 0 ? u[np_fim_across_at(next, l, f)] : NP_FIM_INF;
+}
+
+/* moved across face f of local voxel l in the block next, or 0 (never) off the grid. */
+NP_FN int np_fim_stamp_across(NP_GLOBAL const int *moved, int next, int l, int f)
+{
+    return next >= 0 ? moved[np_fim_across_at(next, l, f)] : 0;
 }
 
 /* Bit f set where local voxel (lx, ly, lz) lies on face f of its block (-x, +x, -y, +y, -z, +z). */
 NP_FN int np_fim_faces_on(int lx, int ly, int lz)
 {
     return (lx == 0) | (lx == NP_FIM_B - 1) << 1 | (ly == 0) << 2 | (ly == NP_FIM_B - 1) << 3 | (lz == 0) << 4 | (lz == NP_FIM_B - 1) << 5;
+}
+
+/* Whether no neighbour of a voxel (local l at (lx, ly, lz) in block b at (bx, by, bz)) has moved
+ * since its last evaluation, launch s: launches are numbered (seq, from 1); seen[v] is the launch that last
+ * evaluated v, moved[w] the launch whose update lowered w (0: never). A change made by launch s
+ * is read from launch s + 1 on, so v has read every neighbour's value if each moved before
+ * seen[v]; then g is the same as at that evaluation and v keeps its value (u only falls, and
+ * that evaluation left it at most g): the skip changes no bit. A neighbour moving in this very
+ * launch (its group racing this one's read) either shows its new stamp, an evaluation that
+ * changes nothing, or its old one, and is read next time. The block's own stamps come from local
+ * memory (smoved), the faces' from the blocks across them. */
+NP_FN int np_fim_unmoved(int s, NP_GLOBAL const int *moved, NP_LOCAL_PTR const int *smoved, np_fim_params p,
+                         int l, int lx, int ly, int lz, int b, int bx, int by, int bz)
+{
+    if (s == 0) return 0;
+    int st[6];
+    st[0] = lx > 0 ? smoved[l - 1] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 0), l, 0);
+    st[1] = lx < NP_FIM_B - 1 ? smoved[l + 1] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 1), l, 1);
+    st[2] = ly > 0 ? smoved[l - NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 2), l, 2);
+    st[3] = ly < NP_FIM_B - 1 ? smoved[l + NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 3), l, 3);
+    st[4] = lz > 0 ? smoved[l - NP_FIM_B * NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 4), l, 4);
+    st[5] = lz < NP_FIM_B - 1 ? smoved[l + NP_FIM_B * NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 5), l, 5);
+    int unmoved = 1;
+    for (int k = 0; k < 6; ++k) unmoved &= st[k] < s;
+    return unmoved;
 }
 
 /* How fim_update treats its list: 004's step 1 (active blocks), its step 2 (candidates, once
@@ -77,9 +114,14 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                           np_fim_params p, int inner, NP_GLOBAL int *conv, NP_GLOBAL int *hist, int slot,
                           NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
                           NP_GLOBAL int *zero, NP_GLOBAL int *cand, int mode,
-                          NP_GLOBAL int *roots, NP_GLOBAL int *root_count, NP_GLOBAL int *root_zero)
+                          NP_GLOBAL int *roots, NP_GLOBAL int *root_count, NP_GLOBAL int *root_zero,
+                          NP_GLOBAL int *seen, NP_GLOBAL int *moved, int seq, NP_GLOBAL int *work)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
+    /* moved of the block's voxels (the update's skip, np_fim_unmoved), and the voxels it
+     * evaluated. */
+    NP_LOCAL_MEM int smoved[NP_FIM_BV];
+    NP_LOCAL_MEM unsigned int sevals;
     /* The block's state, the AND over its voxels' (one barrier instead of a tree's six). */
     NP_LOCAL_MEM int sc;
     NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
@@ -98,6 +140,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         *root_zero = 0;
     }
     if (t < 2) sflag[t] = 0;
+    if (t == 0) sevals = 0u;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += p.groups) {
         int b = list[i];
@@ -110,16 +153,27 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         }
         if (lane == 0) su[l] = u[v];
+        if (lane == 0 && seq > 0) smoved[l] = moved[v];
+        /* Read by every lane before lane 0 stamps it below. */
+        int last_seen = m == 1 && seq > 0 ? seen[v] : 0;
         if (t == 0) sc = -1;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
         /* done: the last update changed nothing; still: no update of this launch did (both
          * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
         int done = 1, still = 1, lowered = 0;
         NP_BARRIER();
+        /* Skipped: a voxel none of whose neighbours has moved since its last evaluation (it
+         * would compute the same g and keep its value). With seq 0 (more than one Jacobi update
+         * a launch, or NEUROPORT_FIM_SKIP=0) every voxel is evaluated. */
+        int go = m == 1 && (seq == 0 || np_fim_unmoved(last_seen, moved, smoved, p, l, lx, ly, lz, b, bx, by, bz) == 0);
+        if (go && lane == 0) {
+            if (seq > 0) seen[v] = seq;
+            np_atomic_add_local_u32(&sevals, 1u);
+        }
         for (int it = 0; it < inner; ++it) {
             float old = su[l], next = old;
             float nb[6];
-            if (m == 1) {
+            if (go) {
                 nb[0] = lx > 0 ? su[l - 1] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 0), l, 0);
                 nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 1), l, 1);
                 nb[2] = ly > 0 ? su[l - NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 2), l, 2);
@@ -144,7 +198,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             np_fim_rs r;
             int need = 0, nc = 0;
             float q = NP_FIM_INF;
-            if (lane == 0 && m == 1) {
+            if (lane == 0 && go) {
                 float best = sbest[l];
                 for (int k = 1; k < NP_FIM_LANES; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
                 q = best;
@@ -197,6 +251,7 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         }
         if (lane == 0) {
             unew[v] = su[l];
+            if (lowered && seq > 0) moved[v] = seq;
             /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
             int face = 63 & ~np_fim_faces_on(lx, ly, lz);
             np_atomic_and_local_i32(&sc, done | still << 1 | (lowered ? face : 63) << 2);
@@ -217,6 +272,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
         }
         NP_BARRIER();
     }
+    /* The group's own slot (no atomics on one address from every group of every launch). */
+    if (t == 0) work[NP_GROUP()] += (int)sevals;
 }
 
 /* Slots of a deferred root's work-group (fim_roots), each with NP_FIM_LANES items; the host
@@ -248,7 +305,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
 NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
                          NP_GLOBAL const float *NP_RESTRICT u, NP_GLOBAL float *NP_RESTRICT unew,
                          NP_GLOBAL const int *NP_RESTRICT roots, NP_GLOBAL const int *NP_RESTRICT root_count,
-                         np_fim_params p, NP_GLOBAL int *conv, NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append)
+                         np_fim_params p, NP_GLOBAL int *conv, NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
+                         NP_GLOBAL int *moved, int seq)
 {
     NP_LOCAL_MEM float ssol[26];
     NP_LOCAL_MEM float ssorted[26];
@@ -331,7 +389,10 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
             float nx = hi < old ? hi : old;
             int done = !(nx < old) || old - nx <= p.tol * nx;
             unew[v] = nx;
-            if (nx < old) np_atomic_or_i32(&conv[b], np_fim_faces_on(lx, ly, lz) << 2);
+            if (nx < old) {
+                np_atomic_or_i32(&conv[b], np_fim_faces_on(lx, ly, lz) << 2);
+                if (seq > 0) moved[v] = seq;
+            }
             if (!done && (np_atomic_and_i32(&conv[b], ~3) & 3) && append) next[np_atomic_add_i32(next_count, 1)] = b;
         }
         NP_BARRIER();

@@ -162,7 +162,7 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
                 let base = Params { local, lanes: 1, folded, eager, ..Params::default() };
                 let want = bits(&fim::solve(&dev, &p, &base).unwrap().u);
                 assert!(want.iter().any(|&b| f32::from_bits(b).is_finite()));
-                let mut runs = vec![("again", base), ("again", base), ("3 lanes", Params { lanes: 3, ..base }), ("4 lanes", Params { lanes: 4, ..base })];
+                let mut runs = vec![("again", base), ("again", base), ("3 lanes", Params { lanes: 3, ..base }), ("4 lanes", Params { lanes: 4, ..base }), ("every voxel evaluated", Params { skip: false, ..base })];
                 if !folded {
                     runs.push(("host list", Params { host_list: true, ..base }));
                 }
@@ -176,7 +176,7 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
                 if folded && eager {
                     let deferred = Params { defer: Some(true), ..base };
                     let want = bits(&fim::solve(&dev, &p, &deferred).unwrap().u);
-                    for (what, par) in [("deferred again", deferred), ("deferred, 3 lanes", Params { lanes: 3, ..deferred })] {
+                    for (what, par) in [("deferred again", deferred), ("deferred, 3 lanes", Params { lanes: 3, ..deferred }), ("deferred, every voxel evaluated", Params { skip: false, ..deferred })] {
                         let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
                         let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
                         assert_eq!(differ, 0, "{name} {local:?} eager {eager} {what}: {differ} voxels differ");
@@ -185,6 +185,22 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
             }
         }
     }
+}
+
+/// The skip of voxels none of whose neighbours moved (fim.cl np_fim_unmoved) evaluates fewer
+/// voxels than the updates list and no more than every voxel of the mask in every listed block,
+/// and counts the same evaluations without it as the lists' mask voxels (the same bits:
+/// `block_fim_gives_the_same_bits_on_every_run_and_schedule`).
+#[test]
+fn skip_evaluates_fewer_voxels() {
+    let Some(dev) = opencl() else { return };
+    let p = fim::repro::brain([32, 32, 12], 1).problem;
+    let on = fim::solve(&dev, &p, &Params::default()).unwrap();
+    let off = fim::solve(&dev, &p, &Params { skip: false, ..Params::default() }).unwrap();
+    let (e_on, e_off) = (on.evaluations.unwrap(), off.evaluations.unwrap());
+    eprintln!("evaluations: {e_on} with the skip, {e_off} without, {} updates listed", on.updates);
+    assert_eq!((on.iterations, on.updates), (off.iterations, off.updates));
+    assert!(e_off <= off.updates && e_on < e_off, "{e_on} with the skip, {e_off} without, {} listed", off.updates);
 }
 
 /// Eager activation (a voxel lowered on a face activates the block across it at once) reaches

@@ -333,6 +333,18 @@ impl GpuFim {
         // Deferred roots: the queue (at most every voxel of a launch's blocks) and two counts, the
         // one an update appends to and the one it zeroes for the next (fim_roots reads the first).
         let b_roots: Buf<i32> = g.alloc(if defer { nbv } else { 1 })?;
+        // The skip of voxels none of whose neighbours moved (fim.cl np_fim_unmoved): launches
+        // numbered from 1, the launch that last evaluated each voxel and the one that last
+        // lowered it (0: never), and each group's count of evaluations.
+        let skip = skip(par);
+        let stamps = if skip { nbv } else { 1 };
+        let (b_seen, b_moved): (Buf<i32>, Buf<i32>) = (g.zeros(stamps)?, g.zeros(stamps)?);
+        let b_work: Buf<i32> = g.zeros(groups)?;
+        let mut seq = 0i32;
+        let mut next_seq = || {
+            seq += 1;
+            if skip { seq } else { 0 }
+        };
         let root_counts: [Buf<i32>; 2] = [g.zeros(1)?, g.zeros(1)?];
         let root_items = root_slots() * lanes;
         // fim_roots' work-groups, one root each at a time: as many as the update's (4,096). Fewer
@@ -369,19 +381,20 @@ impl GpuFim {
                 // Active blocks and the candidates found after the last update, updated together;
                 // then committed, and the neighbours of those that converged (not the candidates
                 // that came out unchanged) appended to the next list as candidates.
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next])?;
+                let q = next_seq();
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next, &b_seen, &b_moved, q, &b_work])?;
                 if defer {
-                    g.launch(roots, Shape::groups(root_groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append])?;
+                    g.launch(roots, Shape::groups(root_groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append, &b_moved, q])?;
                 }
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
             } else {
                 // Step 1: n Jacobi updates of every active block; C_b by reduction; the
                 // unconverged join the next list; the candidate count starts at 0.
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE, &b_roots, rc, rc_next])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work])?;
                 // Step 2: the active blocks' results committed, and neighbour blocks of converged
                 // blocks updated once and reduced, then committed.
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u, 0i32])?;
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES, &b_roots, rc, rc_next])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work])?;
                 g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             }
             // Step 3: the next list, every block whose C_b is false.
@@ -422,6 +435,10 @@ impl GpuFim {
             sol.active.push(pair[0] as u32);
             sol.updates += (pair[0] as usize * BV * par.inner + pair[1] as usize * BV) as u64;
         }
+        // A group's own count (fim.cl: no atomics on one address), summed here.
+        let mut work = vec![0i32; groups];
+        g.read(&b_work, 0, &mut work)?;
+        sol.evaluations = Some(work.iter().map(|&w| w as u32 as u64).sum());
         // The mask's voxels in the grid's order on the device (unew is free now), then down
         // and into a grid of NaN, a slab of it on each core.
         let m = vox.len();
@@ -435,7 +452,7 @@ impl GpuFim {
         timings.add(&g.take_timings()?);
         sol.timings = timings;
         let t_free = Instant::now();
-        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox));
+        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox, b_seen, b_moved, b_work));
         record("fim free", ms_since(t_free));
         Ok(sol)
     }
@@ -467,6 +484,13 @@ fn env_off(name: &str) -> bool {
 /// The device list with the candidates folded into the next update (`Params::folded`).
 fn folded(par: &Params) -> bool {
     !par.host_list && par.folded && !env_off("NEUROPORT_FIM_FOLD")
+}
+
+/// The skip of voxels none of whose neighbours moved since their last evaluation
+/// (`Params::skip`; only with one Jacobi update a launch, where a block's own voxels cannot
+/// move between its evaluations).
+fn skip(par: &Params) -> bool {
+    par.skip && par.inner == 1 && !env_off("NEUROPORT_FIM_SKIP")
 }
 
 /// Eager activation (`Params::eager`), which needs the folded list.

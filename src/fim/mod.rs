@@ -116,6 +116,11 @@ pub struct Params {
     /// on; `NEUROPORT_FIM_EAGER=0` turns it off for every solve (measuring). docs/fim.md, "Eager
     /// activation".
     pub eager: bool,
+    /// GPU, one Jacobi update a launch: a voxel none of whose six neighbours has moved since its
+    /// last evaluation is not evaluated again (it would get the same g and keep its value; the
+    /// same bits either way). Default on; `NEUROPORT_FIM_SKIP=0` turns it off for every solve
+    /// (measuring). docs/fim.md, "Skipping unmoved voxels".
+    pub skip: bool,
     /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
     /// solution then says `capped`.
     pub max_sweeps: usize,
@@ -126,7 +131,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, defer: None, folded: true, eager: true, max_sweeps: 0, progress: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, defer: None, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
     }
 }
 
@@ -143,6 +148,9 @@ pub struct Solution {
     pub active: Vec<u32>,
     /// Fast sweeping stopped at `Params::max_sweeps` before converging.
     pub capped: bool,
+    /// GPU: evaluations of g the updates made: `updates` less the voxels skipped (off the mask,
+    /// or no neighbour moved since the last evaluation: `Params::skip`).
+    pub evaluations: Option<u64>,
     /// GPU: times the host waited on the queue inside the iteration loop.
     pub host_syncs: usize,
     pub timings: Timings,
@@ -156,6 +164,11 @@ impl Solution {
     /// Local-solver evaluations per voxel inside the mask.
     pub fn updates_per_voxel(&self, mask: &[u8]) -> f64 {
         self.updates as f64 / mask.iter().filter(|&&m| m != 0).count().max(1) as f64
+    }
+
+    /// Evaluations of g per voxel inside the mask (GPU), where they were counted.
+    pub fn evaluations_per_voxel(&self, mask: &[u8]) -> Option<f64> {
+        self.evaluations.map(|e| e as f64 / mask.iter().filter(|&&m| m != 0).count().max(1) as f64)
     }
 }
 

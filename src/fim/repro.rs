@@ -228,6 +228,9 @@ struct Run<'a> {
 /// Iterations, updates per voxel and the active list of a solve, for notes and `bench fim`.
 pub fn describe(sol: &Solution, mask: &[u8], gpu: bool) -> String {
     let mut s = format!("{} iterations, {:.2} updates per voxel", sol.iterations, sol.updates_per_voxel(mask));
+    if let Some(e) = sol.evaluations_per_voxel(mask) {
+        s += &format!(" ({e:.2} evaluated)");
+    }
     if !sol.active.is_empty() {
         let max = sol.active.iter().max().copied().unwrap_or(0);
         let mean = sol.active.iter().map(|&a| a as f64).sum::<f64>() / sol.active.len() as f64;
