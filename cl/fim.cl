@@ -68,26 +68,26 @@ NP_FN int np_fim_faces_on(int lx, int ly, int lz)
     return (lx == 0) | (lx == NP_FIM_B - 1) << 1 | (ly == 0) << 2 | (ly == NP_FIM_B - 1) << 3 | (lz == 0) << 4 | (lz == NP_FIM_B - 1) << 5;
 }
 
-/* Whether no neighbour of a voxel (local l at (lx, ly, lz) in block b at (bx, by, bz)) has moved
- * since its last evaluation, launch s: launches are numbered (seq, from 1); seen[v] is the launch that last
- * evaluated v, moved[w] the launch whose update lowered w (0: never). A change made by launch s
- * is read from launch s + 1 on, so v has read every neighbour's value if each moved before
- * seen[v]; then g is the same as at that evaluation and v keeps its value (u only falls, and
- * that evaluation left it at most g): the skip changes no bit. A neighbour moving in this very
- * launch (its group racing this one's read) either shows its new stamp, an evaluation that
- * changes nothing, or its old one, and is read next time. The block's own stamps come from local
- * memory (smoved), the faces' from the blocks across them. */
-NP_FN int np_fim_unmoved(int s, NP_GLOBAL const int *moved, NP_LOCAL_PTR const int *smoved, np_fim_params p,
-                         int l, int lx, int ly, int lz, int b, int bx, int by, int bz)
+/* Whether no neighbour of voxel v (local l at (lx, ly, lz) in block b at (bx, by, bz)) has moved
+ * since its last evaluation, launch s: launches are numbered (seq, from 1); seen[v] is the
+ * launch that last evaluated v, moved[w] the launch whose update lowered w (0: never). A change
+ * made by launch s is read from launch s + 1 on, so v has read every neighbour's value if each
+ * moved before s; then g is the same as at that evaluation and v keeps its value (u only falls,
+ * and that evaluation left it at most g): the skip changes no bit. A neighbour in another block
+ * moving in this very launch (its group racing this read) shows either its new stamp, an
+ * evaluation that changes nothing, or its old one, and is read next time; so one item decides
+ * for all of a voxel's lanes (fim_update's lane 0: lanes that read the race differently once
+ * joined a stale lane's minimum). */
+NP_FN int np_fim_unmoved(int s, NP_GLOBAL const int *moved, np_fim_params p, int v, int l, int lx, int ly, int lz, int b, int bx, int by, int bz)
 {
     if (s == 0) return 0;
     int st[6];
-    st[0] = lx > 0 ? smoved[l - 1] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 0), l, 0);
-    st[1] = lx < NP_FIM_B - 1 ? smoved[l + 1] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 1), l, 1);
-    st[2] = ly > 0 ? smoved[l - NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 2), l, 2);
-    st[3] = ly < NP_FIM_B - 1 ? smoved[l + NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 3), l, 3);
-    st[4] = lz > 0 ? smoved[l - NP_FIM_B * NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 4), l, 4);
-    st[5] = lz < NP_FIM_B - 1 ? smoved[l + NP_FIM_B * NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 5), l, 5);
+    st[0] = lx > 0 ? moved[v - 1] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 0), l, 0);
+    st[1] = lx < NP_FIM_B - 1 ? moved[v + 1] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 1), l, 1);
+    st[2] = ly > 0 ? moved[v - NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 2), l, 2);
+    st[3] = ly < NP_FIM_B - 1 ? moved[v + NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 3), l, 3);
+    st[4] = lz > 0 ? moved[v - NP_FIM_B * NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 4), l, 4);
+    st[5] = lz < NP_FIM_B - 1 ? moved[v + NP_FIM_B * NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 5), l, 5);
     int unmoved = 1;
     for (int k = 0; k < 6; ++k) unmoved &= st[k] < s;
     return unmoved;
@@ -118,9 +118,8 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                           NP_GLOBAL int *seen, NP_GLOBAL int *moved, int seq, NP_GLOBAL int *work)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
-    /* moved of the block's voxels (the update's skip, np_fim_unmoved), and the voxels it
-     * evaluated. */
-    NP_LOCAL_MEM int smoved[NP_FIM_BV];
+    /* Whether each voxel is evaluated (the skip, np_fim_unmoved), and how many were. */
+    NP_LOCAL_MEM int sgo[NP_FIM_BV];
     NP_LOCAL_MEM unsigned int sevals;
     /* The block's state, the AND over its voxels' (one barrier instead of a tree's six). */
     NP_LOCAL_MEM int sc;
@@ -152,20 +151,20 @@ NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
             int w = sblock[b] * NP_FIM_BV + l;
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         }
-        if (lane == 0) su[l] = u[v];
-        if (lane == 0 && seq > 0) smoved[l] = moved[v];
-        /* Read by every lane before lane 0 stamps it below. */
-        int last_seen = m == 1 && seq > 0 ? seen[v] : 0;
         if (t == 0) sc = -1;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
+        /* A voxel none of whose neighbours moved since its last evaluation is skipped: it would
+         * compute the same g and keep its value. With seq 0 (more than one Jacobi update a
+         * launch, or NEUROPORT_FIM_SKIP=0) every voxel is evaluated. */
+        if (lane == 0) {
+            su[l] = u[v];
+            sgo[l] = m == 1 && (seq == 0 || !np_fim_unmoved(seen[v], moved, p, v, l, lx, ly, lz, b, bx, by, bz));
+        }
         /* done: the last update changed nothing; still: no update of this launch did (both
          * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
         int done = 1, still = 1, lowered = 0;
         NP_BARRIER();
-        /* Skipped: a voxel none of whose neighbours has moved since its last evaluation (it
-         * would compute the same g and keep its value). With seq 0 (more than one Jacobi update
-         * a launch, or NEUROPORT_FIM_SKIP=0) every voxel is evaluated. */
-        int go = m == 1 && (seq == 0 || np_fim_unmoved(last_seen, moved, smoved, p, l, lx, ly, lz, b, bx, by, bz) == 0);
+        int go = sgo[l];
         if (go && lane == 0) {
             if (seq > 0) seen[v] = seq;
             np_atomic_add_local_u32(&sevals, 1u);

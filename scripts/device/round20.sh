@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Round 20 on the lent H100 (docs/performance.md, FIM "Round 20"; results in
+# docs/results/h100-2026-11-26-round20/). Binaries: dist/neuroport (new, the commit of each part),
+# dist/neuroport-prev (round 19's final, f1bbf3a).
+#   PART=a (~9 min): FIM, the skip of voxels none of whose neighbours moved since their last
+#     evaluation (launch stamps seen/moved): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed
+#     260); `bench fim --example 3` prev, new and new with NEUROPORT_FIM_SKIP=0 alternating, both
+#     local solvers, two rounds on CUDA and NVIDIA OpenCL; ncu per FIM kernel (new, 004's
+#     solver); `fim --target` prev and new, the four maps compared byte for byte.
+#     Found: the maps differed from run to run on both GPUs (a voxel's lanes each read the
+#     stamps across its faces and could read a racing write differently; PoCL and check's 14^3
+#     field passed).
+#   PART=b (~9 min): the fix (lane 0 decides for the voxel's lanes) as part a, seed 261, and
+#     `check` with part a's kernels (dist/neuroport-bug, with the fix's new check row for many
+#     work-groups) on CUDA and NVIDIA OpenCL: the row must fail there.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+PREV=$PWD/dist/neuroport-prev
+# ncu_fim LOCAL [ENV...]: ncu's time, warp instructions and registers per FIM kernel over one
+# solve of example 3 on CUDA with $B and that local solver, summed per kernel.
+ncu_fim() {
+  local loc=$1; shift
+  local NCU; NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  stamp "ncu per kernel $loc $*"
+  env "$@" timeout 200 "$NCU" --metrics gpu__time_duration.sum,smsp__inst_executed.sum,launch__registers_per_thread -k "regex:^fim_" --csv "$B" bench fim --example 3 --backend cuda --local "$loc" --repeats 0 > "$OUT/ncu-$loc$#.csv" 2> "$OUT/ncu-$loc$#.err" || echo "(ncu ended with status $?)"
+  python3 - "$OUT/ncu-$loc$#.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+h = rows[0]; k = h.index("Kernel Name"); m = h.index("Metric Name"); val = h.index("Metric Value"); i = h.index("ID")
+t = collections.defaultdict(float); n = collections.defaultdict(set); ins = collections.defaultdict(float); reg = collections.defaultdict(float)
+for r in rows[1:]:
+    v = float(r[val].replace(",", ""))
+    n[r[k]].add(r[i])
+    if r[m] == "gpu__time_duration.sum": t[r[k]] += v
+    if r[m] == "smsp__inst_executed.sum": ins[r[k]] += v
+    if r[m] == "launch__registers_per_thread": reg[r[k]] = max(reg[r[k]], v)
+for name in sorted(t):
+    print(f"{name:16s} launches {len(n[name]):5d}  time {t[name]/1e6:8.3f} ms  warp instructions {ins[name]/1e9:7.3f} G  registers {reg[name]:.0f}")
+PY
+}
+# three LABELS...: `fim` with prev, new and new without the skip alternating, two rounds, CUDA
+# and NVIDIA OpenCL, both local solvers; the summary lines.
+three() {
+  local rep be loc
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "prev ($rep)" "$PREV" "$be" $loc
+    fim "new ($rep)" "$B" "$be" $loc
+    fim "new no skip ($rep)" "$B" "$be" $loc NEUROPORT_FIM_SKIP=0
+  done; done; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+}
+if [ "$PART" = a ] || [ "$PART" = b ]; then
+  CHECK_ROWS=fim_ checks $([ "$PART" = a ] && echo 260 || echo 261) cuda "$OCL" "$POCL"
+  if [ "$PART" = b ]; then
+    (OUT="$OUT/bug"; mkdir -p "$OUT"; B=$PWD/dist/neuroport-bug; CHECK_ROWS=fim_ checks 261 cuda "$OCL")
+  fi
+  three
+  ncu_fim paper
+  fim_phantom
+  fim_target_pairs "prev" "$PREV" "" "new" "$B" ""
+fi
+# Part c (~4 min): the skip's update took 91 registers against round 19's 71 (ncu, part b): two
+# work-groups an SM instead of three. CUDA, example 3: prev, and new with NVRTC's
+# --maxrregcount none / 80 / 72 / 64 (004's solver) and none / 96 / 80 (exact), two rounds; ncu
+# per kernel, exact solver, new, none and 80. Then `check` (FIM rows) with part a's kernels
+# (dist/neuroport-bug) and the fix, each with the many-groups row now on example 3's full size,
+# on CUDA and NVIDIA OpenCL, seed 262 (part b's 96x96x40 row passed with part a's kernels).
+if [ "$PART" = c ]; then
+  (OUT="$OUT/bug"; mkdir -p "$OUT"; B=$PWD/dist/neuroport-bug; CHECK_ROWS=fim_ checks 262 cuda "$OCL")
+  CHECK_ROWS=fim_ checks 262 cuda "$OCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do
+    fim "prev ($rep)" "$PREV" cuda paper
+    for r in none 80 72 64; do
+      if [ $r = none ]; then fim "new ($rep)" "$B" cuda paper; else fim "new maxrreg $r ($rep)" "$B" cuda paper NEUROPORT_NVRTC_OPTIONS=--maxrregcount=$r; fi
+    done
+    fim "prev ($rep)" "$PREV" cuda exact
+    for r in none 96 80; do
+      if [ $r = none ]; then fim "new ($rep)" "$B" cuda exact; else fim "new maxrreg $r ($rep)" "$B" cuda exact NEUROPORT_NVRTC_OPTIONS=--maxrregcount=$r; fi
+    done
+  done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  ncu_fim exact
+  ncu_fim exact NEUROPORT_NVRTC_OPTIONS=--maxrregcount=80
+fi
