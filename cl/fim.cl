@@ -101,13 +101,24 @@ NP_FN int np_fim_unmoved(int s, NP_GLOBAL const int *moved, np_fim_params p, int
 #define NP_FIM_CANDIDATES 1
 #define NP_FIM_FOLDED 2
 
+/* CUDA, roots deferred (004's solver): at least three work-groups of fim_update resident per
+ * SM, capping its registers at 85 (80 allocated). With the skip it took 91 and two groups fitted;
+ * capped, 004's solver took 22.2-22.4 ms of kernels on example 3 against 25.0-25.2 uncapped
+ * and 23.9-24.0 before the skip (round20.sh PART=c, NVRTC's --maxrregcount=80 for the whole
+ * program). The exact solver (roots in place, 100 registers, 2 lanes) showed no change. */
+#if defined(NP_CUDA) && defined(NP_FIM_DEFER)
+  #define NP_FIM_UPDATE_BOUNDS __launch_bounds__(NP_FIM_LANES * NP_FIM_BV, 3)
+#else
+  #define NP_FIM_UPDATE_BOUNDS
+#endif
+
 /* Step 1 (and, with inner = 1 over the candidate list, step 2): `inner` Jacobi updates of every
  * listed block in local memory, then the block's convergence by reduction (Sec. 5.2.3: a tree;
  * here an atomic AND in local memory, the same bits in any order).
  * A work-group is NP_FIM_LANES x 64 items: item t serves voxel t % 64 as lane t / 64, so a warp
  * holds one lane of 32 voxels and runs the same combinations for all of them; lane 0 takes the
  * minimum over the lanes (exact in any order) and, where needed, the root, and owns the voxel. */
-NP_KERNEL void fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
+NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
                           NP_GLOBAL const np_uchar *NP_RESTRICT mask,
                           NP_GLOBAL const float *NP_RESTRICT u, NP_GLOBAL float *NP_RESTRICT unew,
                           NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,

@@ -85,3 +85,16 @@ if [ "$PART" = c ]; then
   ncu_fim exact
   ncu_fim exact NEUROPORT_NVRTC_OPTIONS=--maxrregcount=80
 fi
+# Part d (~8 min): fim_update with __launch_bounds__(256, 3) on CUDA where roots are deferred
+# (004's solver): `check` (FIM rows) on CUDA, NVIDIA OpenCL and PoCL 5.0 at seed 263; `bench fim
+# --example 3` prev and new alternating, both local solvers, two rounds, CUDA and NVIDIA OpenCL;
+# ncu per kernel (004's solver); `fim --target` prev and new, the maps compared byte for byte.
+if [ "$PART" = d ]; then
+  CHECK_ROWS=fim_ checks 263 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  OLD=$PREV alternate "prev" "new"
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  ncu_fim paper
+  fim_phantom
+  fim_target_pairs "prev" "$PREV" "" "new" "$B" ""
+fi
