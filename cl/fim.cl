@@ -101,13 +101,14 @@ NP_FN int np_fim_unmoved(int s, NP_GLOBAL const int *moved, np_fim_params p, int
 #define NP_FIM_CANDIDATES 1
 #define NP_FIM_FOLDED 2
 
-/* CUDA, roots deferred (004's solver): at least three work-groups of fim_update resident per
- * SM, capping its registers at 85 (80 allocated). With the skip it took 91 and two groups fitted;
- * capped, 004's solver took 22.2-22.4 ms of kernels on example 3 against 25.0-25.2 uncapped
- * and 23.9-24.0 before the skip (round20.sh PART=c, NVRTC's --maxrregcount=80 for the whole
- * program). The exact solver (roots in place, 100 registers, 2 lanes) showed no change. */
+/* CUDA, roots deferred (004's solver): fim_update's registers capped at 80, three work-groups
+ * an SM. With the skip it took 91 and two groups fitted; with NVRTC's --maxrregcount=80 for the
+ * whole program 004's solver took 22.2-22.4 ms of kernels on example 3 against 25.0-25.2
+ * uncapped and 23.9-24.0 before the skip (round20.sh PART=c); __launch_bounds__(256, 3), which
+ * let ptxas settle at 72, took 23.1-24.1 (PART=d). The exact solver (roots in place, 100
+ * registers at 2 lanes) showed no change at 80 or 96. */
 #if defined(NP_CUDA) && defined(NP_FIM_DEFER)
-  #define NP_FIM_UPDATE_BOUNDS __launch_bounds__(NP_FIM_LANES * NP_FIM_BV, 3)
+  #define NP_FIM_UPDATE_BOUNDS __maxnreg__(80)
 #else
   #define NP_FIM_UPDATE_BOUNDS
 #endif

@@ -98,3 +98,19 @@ if [ "$PART" = d ]; then
   fim_phantom
   fim_target_pairs "prev" "$PREV" "" "new" "$B" ""
 fi
+# Part e (~4 min): fim_update with __maxnreg__(80) on CUDA where roots are deferred (part d's
+# bounds let ptxas take 72): `check` (FIM rows) on CUDA at seed 264; `bench fim --example 3`
+# prev and new alternating on CUDA, 004's solver three rounds, exact two; ncu per kernel (004's
+# solver); `fim --target` prev and new, the maps compared byte for byte.
+if [ "$PART" = e ]; then
+  CHECK_ROWS=fim_ checks 264 cuda
+  F="$OUT/fim.txt"
+  for rep in 1 2 3; do for loc in paper exact; do
+    [ $loc = exact ] && [ $rep = 3 ] && continue
+    fim "prev ($rep)" "$PREV" cuda $loc; fim "new ($rep)" "$B" cuda $loc
+  done; done
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  ncu_fim paper
+  fim_phantom
+  fim_target_pairs "prev" "$PREV" "" "new" "$B" ""
+fi
