@@ -114,3 +114,21 @@ if [ "$PART" = e ]; then
   fim_phantom
   fim_target_pairs "prev" "$PREV" "" "new" "$B" ""
 fi
+# Part f (~4 min): where the skip pays. `fim --target` (exact solver, two regions stacked) with
+# prev, new and new without the skip (NEUROPORT_FIM_SKIP=0), three rounds on CUDA and NVIDIA
+# OpenCL; `bench fim --example 3` new with and without the skip, both local solvers, two rounds
+# on CUDA.
+if [ "$PART" = f ]; then
+  fim_phantom
+  for rep in 1 2 3; do for be in cuda "$OCL"; do
+    fim_target "prev ($rep)" "$PREV" "$be" "$W/prev"
+    fim_target "new ($rep)" "$B" "$be" "$W/new"
+    fim_target "new no skip ($rep)" "$B" "$be" "$W/noskip" NEUROPORT_FIM_SKIP=0
+  done; done > /dev/null
+  grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for loc in paper exact; do
+    fim "new ($rep)" "$B" cuda $loc; fim "new no skip ($rep)" "$B" cuda $loc NEUROPORT_FIM_SKIP=0
+  done; done > /dev/null
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+fi
