@@ -101,14 +101,18 @@ NP_FN int np_fim_unmoved(int s, NP_GLOBAL const int *moved, np_fim_params p, int
 #define NP_FIM_CANDIDATES 1
 #define NP_FIM_FOLDED 2
 
-/* CUDA, roots deferred (004's solver): fim_update's registers capped at 80, three work-groups
- * an SM. With the skip it took 91 and two groups fitted; with NVRTC's --maxrregcount=80 for the
- * whole program 004's solver took 22.2-22.4 ms of kernels on example 3 against 25.0-25.2
- * uncapped and 23.9-24.0 before the skip (round20.sh PART=c); __launch_bounds__(256, 3), which
- * let ptxas settle at 72, took 23.1-24.1 (PART=d). The exact solver (roots in place, 100
- * registers at 2 lanes) showed no change at 80 or 96. */
+/* CUDA: fim_update's registers capped, so that the skip's few more do not cost a work-group an
+ * SM. Roots deferred (004's solver, 256 items a group): 80, three groups. With the skip it took
+ * 91 and two groups fitted; with NVRTC's --maxrregcount=80 for the whole program 004's solver
+ * took 22.2-22.4 ms of kernels on example 3 against 25.0-25.2 uncapped and 23.9-24.0 before the
+ * skip (round20.sh PART=c); __launch_bounds__(256, 3), which let ptxas settle at 72, took
+ * 23.1-24.1 (PART=d). Roots in place (the exact solver, 128 items): 96 as before the skip,
+ * five groups; at 100 (104 allocated) four fitted, and `fim --target` took 560 ms against 520
+ * (PART=f). */
 #if defined(NP_CUDA) && defined(NP_FIM_DEFER)
   #define NP_FIM_UPDATE_BOUNDS __maxnreg__(80)
+#elif defined(NP_CUDA)
+  #define NP_FIM_UPDATE_BOUNDS __maxnreg__(96)
 #else
   #define NP_FIM_UPDATE_BOUNDS
 #endif

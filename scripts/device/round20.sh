@@ -132,3 +132,24 @@ if [ "$PART" = f ]; then
   done; done > /dev/null
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
 fi
+# Part g (~4 min): fim_update capped at 96 registers on CUDA with roots in place (the exact
+# solver took 100 with the skip: four groups an SM instead of five). `check` (FIM rows) on CUDA
+# at seed 265; `fim --target` prev and new, three rounds on CUDA (maps compared byte for byte);
+# `bench fim --example 3` prev and new on CUDA, both local solvers, two rounds; ncu per kernel,
+# exact solver.
+if [ "$PART" = g ]; then
+  CHECK_ROWS=fim_ checks 265 cuda
+  fim_phantom
+  for rep in 1 2 3; do
+    fim_target "prev ($rep)" "$PREV" cuda "$W/old-cuda"
+    fim_target "new ($rep)" "$B" cuda "$W/new-cuda"
+  done > /dev/null
+  grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
+  for m in cost1 cost2 total pathway; do cmp -s "$W/old-cuda_$m.nii.gz" "$W/new-cuda_$m.nii.gz" && echo "cuda $m: same bytes" || echo "cuda $m: DIFFER"; done | tee "$OUT/same.txt"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for loc in paper exact; do
+    fim "prev ($rep)" "$PREV" cuda $loc; fim "new ($rep)" "$B" cuda $loc
+  done; done > /dev/null
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  ncu_fim exact
+fi
