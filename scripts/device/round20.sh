@@ -153,3 +153,23 @@ if [ "$PART" = g ]; then
   echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
   ncu_fim exact
 fi
+# Part h (~8 min): the evaluated voxels packed into the first slots of the block (warps of
+# skipped voxels idle) against part g's binary (dist/neuroport-prev2): `check` (FIM rows) on
+# CUDA, NVIDIA OpenCL and PoCL 5.0 at seed 266; `bench fim --example 3` prev (round 19), prev2
+# and new alternating, both local solvers, two rounds on CUDA and NVIDIA OpenCL; ncu per kernel
+# (004's solver and exact); `fim --target` prev and new, the maps compared byte for byte.
+if [ "$PART" = h ]; then
+  CHECK_ROWS=fim_ checks 266 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fim "prev ($rep)" "$PREV" "$be" $loc
+    fim "prev2 ($rep)" "$PWD/dist/neuroport-prev2" "$be" $loc
+    fim "new ($rep)" "$B" "$be" $loc
+  done; done; done > /dev/null
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//' | paste - -
+  ncu_fim paper
+  ncu_fim exact
+  fim_phantom
+  fim_target_pairs "prev" "$PREV" "" "new" "$B" ""
+  grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
+fi
