@@ -117,26 +117,12 @@ NP_FN int np_fim_unmoved(int s, NP_GLOBAL const int *moved, np_fim_params p, int
   #define NP_FIM_UPDATE_BOUNDS
 #endif
 
-/* fim_update's item in slot j of the block's packed list: whether it holds a voxel (go) and
- * which (l, at lx, ly, lz; v in the volume), or none (l = j, read harmlessly). Read from local
- * memory after every barrier, not kept in registers from one barrier to the next: PoCL 3.1
- * lost those values on the way through the block's loops (blocks came out unchanged, or an
- * item wrote out of bounds and the launch never ended; round 20); on a GPU it is a local read. */
-#define NP_FIM_WHICH_VOXEL \
-    do { \
-        go = j < (int)sn; \
-        l = go ? slist[j] : j; \
-        lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B); \
-        v = b * NP_FIM_BV + l; \
-    } while (0)
-
 /* Step 1 (and, with inner = 1 over the candidate list, step 2): `inner` Jacobi updates of every
  * listed block in local memory, then the block's convergence by reduction (Sec. 5.2.3: a tree;
  * here an atomic AND in local memory, the same bits in any order).
- * A work-group is NP_FIM_LANES x 64 items: item t serves the voxel in slot t % 64 of the
- * block's packed list of voxels to evaluate as lane t / 64, so a warp holds one lane of 32
- * voxels and runs the same combinations for all of them; lane 0 takes the minimum over the lanes
- * (exact in any order) and, where needed, the root, and owns the voxel. */
+ * A work-group is NP_FIM_LANES x 64 items: item t serves voxel t % 64 as lane t / 64, so a warp
+ * holds one lane of 32 voxels and runs the same combinations for all of them; lane 0 takes the
+ * minimum over the lanes (exact in any order) and, where needed, the root, and owns the voxel. */
 NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
                           NP_GLOBAL const np_uchar *NP_RESTRICT mask,
                           NP_GLOBAL const float *NP_RESTRICT u, NP_GLOBAL float *NP_RESTRICT unew,
@@ -148,9 +134,9 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                           NP_GLOBAL int *seen, NP_GLOBAL int *moved, int seq, NP_GLOBAL int *work)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
-    /* The voxels evaluated (the skip, np_fim_unmoved), packed: slot j of the first sn. */
-    NP_LOCAL_MEM int slist[NP_FIM_BV];
-    NP_LOCAL_MEM unsigned int sn, sevals;
+    /* Whether each voxel is evaluated (the skip, np_fim_unmoved), and how many were. */
+    NP_LOCAL_MEM int sgo[NP_FIM_BV];
+    NP_LOCAL_MEM unsigned int sevals;
     /* The block's state, the AND over its voxels' (one barrier instead of a tree's six). */
     NP_LOCAL_MEM int sc;
     NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
@@ -158,8 +144,8 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
     NP_LOCAL_MEM float sx[NP_FIM_BV];
     NP_LOCAL_MEM int sneed[NP_FIM_BV];
     NP_LOCAL_MEM int sflag[2];
-    /* Item t serves slot j = t % 64 as lane t / 64: a warp holds one lane of 32 slots. */
-    int t = NP_LID(), j = t % NP_FIM_BV, lane = t / NP_FIM_BV;
+    int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
+    int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
     /* The list length of this launch, kept on the device for the run's statistics; `zero` is a
      * counter the next launch appends to and no group of this one reads (no fill per launch). */
@@ -169,44 +155,36 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
         *root_zero = 0;
     }
     if (t < 2) sflag[t] = 0;
-    if (t == 0) {
-        sn = 0u;
-        sevals = 0u;
-    }
-    NP_BARRIER();
+    if (t == 0) sevals = 0u;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += p.groups) {
         int b = list[i];
-        if (t == 0) sc = -1;
-        int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
-        /* Lane 0's items read the block's values and list the voxels to evaluate: those in the
-         * mask (1) but not the ones none of whose neighbours moved since their last evaluation
-         * (they would compute the same g and keep their value); with seq 0 (more than one
-         * Jacobi update a launch, or NEUROPORT_FIM_SKIP=0) all of them. Listed in any order:
-         * a voxel's evaluation does not depend on its slot. Packed, they fill whole warps: in
-         * place, scattered over the block, 90 % of the half-block warps held one where 53 % of
-         * the listed voxels were evaluated; packed, 73 % (example 3, 004's solver, counted on
-         * PoCL, round 20). */
-        if (lane == 0) {
-            int v0 = b * NP_FIM_BV + j;
-            su[j] = u[v0];
-            if (mask[v0] == 1 && (seq == 0 || !np_fim_unmoved(seen[v0], moved, p, v0, j, j % NP_FIM_B, (j / NP_FIM_B) % NP_FIM_B, j / (NP_FIM_B * NP_FIM_B), b, bx, by, bz))) {
-                slist[np_atomic_inc_local_u32(&sn)] = j;
-                if (seq > 0) seen[v0] = seq;
-            }
-        }
-        NP_BARRIER();
-        int go, l, lx, ly, lz, v;
-        NP_FIM_WHICH_VOXEL;
+        int v = b * NP_FIM_BV + l;
+        int m = mask[v];
         /* S is stored only for blocks that hold voxels to update (sblock[b] >= 0 there). */
         float s[6];
-        if (go) {
+        if (m == 1) {
             int w = sblock[b] * NP_FIM_BV + l;
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
+        }
+        if (t == 0) sc = -1;
+        int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
+        /* A voxel none of whose neighbours moved since its last evaluation is skipped: it would
+         * compute the same g and keep its value. With seq 0 (more than one Jacobi update a
+         * launch, or NEUROPORT_FIM_SKIP=0) every voxel is evaluated. */
+        if (lane == 0) {
+            su[l] = u[v];
+            sgo[l] = m == 1 && (seq == 0 || !np_fim_unmoved(seen[v], moved, p, v, l, lx, ly, lz, b, bx, by, bz));
         }
         /* done: the last update changed nothing; still: no update of this launch did (both
          * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
         int done = 1, still = 1, lowered = 0;
+        NP_BARRIER();
+        int go = sgo[l];
+        if (go && lane == 0) {
+            if (seq > 0) seen[v] = seq;
+            np_atomic_add_local_u32(&sevals, 1u);
+        }
         for (int it = 0; it < inner; ++it) {
             float old = su[l], next = old;
             float nb[6];
@@ -227,7 +205,6 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 sbest[lane * NP_FIM_BV + l] = best;
             }
             NP_BARRIER();
-            NP_FIM_WHICH_VOXEL;
             /* Lane 0 takes the minimum over the lanes; where that does not settle g, H_G's root
              * follows, each of its evaluations shared by the voxel's lanes (lane j evaluates
              * candidates j, j + LANES, ... of H_G; lane 0 joins them and picks the next point),
@@ -260,13 +237,11 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 }
             }
 #ifndef NP_FIM_DEFER
-            if (lane == 0 && go) sneed[l] = need;
+            if (lane == 0) sneed[l] = need;
             NP_BARRIER();
-            NP_FIM_WHICH_VOXEL;
             for (int round = 0; sflag[round & 1]; ++round) {
-                if (go && sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, ih, nb, sx[l], lane, NP_FIM_LANES);
+                if (sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, ih, nb, sx[l], lane, NP_FIM_LANES);
                 NP_BARRIER();
-                NP_FIM_WHICH_VOXEL;
                 if (t == 0) sflag[round & 1] = 0;
                 if (need) {
                     float h2 = sbest[l];
@@ -278,29 +253,25 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                     if (need) sflag[(round + 1) & 1] = 1;
                 }
                 NP_BARRIER();
-                NP_FIM_WHICH_VOXEL;
             }
 #endif
-            if (lane == 0 && go) {
-                if (q < old) next = q;
+            if (lane == 0) {
+                if (m == 1 && q < old) next = q;
                 done = !(next < old) || old - next <= p.tol * next;
                 still &= done;
                 lowered |= next < old;
-                su[l] = next;
             }
+            if (lane == 0) su[l] = next;
             NP_BARRIER();
-            NP_FIM_WHICH_VOXEL;
         }
-        /* The evaluated voxels' state into the block's; a skipped voxel changed nothing. */
-        if (lane == 0 && go) {
+        if (lane == 0) {
+            unew[v] = su[l];
             if (lowered && seq > 0) moved[v] = seq;
             /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
             int face = 63 & ~np_fim_faces_on(lx, ly, lz);
             np_atomic_and_local_i32(&sc, done | still << 1 | (lowered ? face : 63) << 2);
         }
-        if (lane == 0) unew[b * NP_FIM_BV + j] = su[j];
         NP_BARRIER();
-        NP_FIM_WHICH_VOXEL;
         /* Step 3 without a pass over all blocks: a block that has not converged joins the next
          * list (C_b false) at once; candidates leave the candidate set. Folded lists
          * (NP_FIM_FOLDED) hold the active blocks and last iteration's candidates: a candidate
@@ -313,8 +284,6 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
             conv[b] = (converged ? (mode == NP_FIM_FOLDED && was_cand && unchanged ? 2 : 1) : 0) | (~sc & (63 << 2));
             if (append && !converged) next[np_atomic_add_i32(next_count, 1)] = b;
             if (was_cand) cand[b] = 0;
-            sevals += sn;
-            sn = 0u;
         }
         NP_BARRIER();
     }
