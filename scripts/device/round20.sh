@@ -176,3 +176,8 @@ if [ "$PART" = h ]; then
   fim_target_pairs "prev" "$PREV" "" "new" "$B" ""
   grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
 fi
+# Part i (~5 min): the final binary (part g's kernels): the README's commands with round 19's
+# binary and this one on CUDA, NVIDIA OpenCL and PoCL 5.0, every output compared byte for byte.
+if [ "$PART" = i ]; then
+  readme_compare "$PREV"
+fi
