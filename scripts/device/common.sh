@@ -233,3 +233,26 @@ breg() {
   stamp "bench register $label $be"
   { echo "## $label $be"; env "$@" timeout 150 "$B" bench register --backend "$be" --costs "${BREG_COSTS:-sad,ncc}" --repeats 5 ${BENCH_ARGS:-} 2>&1 | grep "ms/eval" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/bench.txt"
 }
+# ncu_fim_run TAG BINARY LOCAL [ENV...]: ncu's time, warp instructions and registers per FIM
+# kernel over one solve of example 3 on CUDA with that binary, local solver and environment,
+# into $OUT/ncu-TAG.csv, summed per kernel.
+ncu_fim_run() {
+  local tag=$1 bin=$2 loc=$3; shift 3
+  local NCU; NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  stamp "ncu per kernel $tag $*"
+  env "$@" timeout 200 "$NCU" --metrics gpu__time_duration.sum,smsp__inst_executed.sum,launch__registers_per_thread -k "regex:^fim_" --csv "$bin" bench fim --example 3 --backend cuda --local "$loc" --repeats 0 > "$OUT/ncu-$tag.csv" 2> "$OUT/ncu-$tag.err" || echo "(ncu ended with status $?)"
+  python3 - "$OUT/ncu-$tag.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+h = rows[0]; k = h.index("Kernel Name"); m = h.index("Metric Name"); val = h.index("Metric Value"); i = h.index("ID")
+t = collections.defaultdict(float); n = collections.defaultdict(set); ins = collections.defaultdict(float); reg = collections.defaultdict(float)
+for r in rows[1:]:
+    v = float(r[val].replace(",", ""))
+    n[r[k]].add(r[i])
+    if r[m] == "gpu__time_duration.sum": t[r[k]] += v
+    if r[m] == "smsp__inst_executed.sum": ins[r[k]] += v
+    if r[m] == "launch__registers_per_thread": reg[r[k]] = max(reg[r[k]], v)
+for name in sorted(t):
+    print(f"{name:16s} launches {len(n[name]):5d}  time {t[name]/1e6:8.3f} ms  warp instructions {ins[name]/1e9:7.3f} G  registers {reg[name]:.0f}")
+PY
+}

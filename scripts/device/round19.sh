@@ -57,23 +57,7 @@ OLD=$PWD/dist/neuroport-old
 # example 3 on CUDA with that binary and local solver, summed per kernel.
 ncu_fim() {
   local bin=$B; [ "$1" = old ] && bin=$OLD
-  local NCU; NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-  stamp "ncu per kernel $1 $2"
-  timeout 200 "$NCU" --metrics gpu__time_duration.sum,smsp__inst_executed.sum,launch__registers_per_thread -k "regex:^fim_" --csv "$bin" bench fim --example 3 --backend cuda --local "$2" --repeats 0 > "$OUT/ncu-$1-$2.csv" 2> "$OUT/ncu-$1-$2.err" || echo "(ncu ended with status $?)"
-  python3 - "$OUT/ncu-$1-$2.csv" <<'PY'
-import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-h = rows[0]; k = h.index("Kernel Name"); m = h.index("Metric Name"); val = h.index("Metric Value"); i = h.index("ID")
-t = collections.defaultdict(float); n = collections.defaultdict(set); ins = collections.defaultdict(float); reg = collections.defaultdict(float)
-for r in rows[1:]:
-    v = float(r[val].replace(",", ""))
-    n[r[k]].add(r[i])
-    if r[m] == "gpu__time_duration.sum": t[r[k]] += v
-    if r[m] == "smsp__inst_executed.sum": ins[r[k]] += v
-    if r[m] == "launch__registers_per_thread": reg[r[k]] = max(reg[r[k]], v)
-for name in sorted(t):
-    print(f"{name:16s} launches {len(n[name]):5d}  time {t[name]/1e6:8.3f} ms  warp instructions {ins[name]/1e9:7.3f} G  registers {reg[name]:.0f}")
-PY
+  ncu_fim_run "$1-$2" "$bin" "$2"
 }
 # prev_vs_new SEED: dist/neuroport-prev against $B: `check` on CUDA, NVIDIA OpenCL and PoCL at
 # SEED; `bench fim --example 3` alternating (both local solvers, two rounds, CUDA and NVIDIA

@@ -21,23 +21,7 @@ PREV=$PWD/dist/neuroport-prev
 # solve of example 3 on CUDA with $B and that local solver, summed per kernel.
 ncu_fim() {
   local loc=$1; shift
-  local NCU; NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-  stamp "ncu per kernel $loc $*"
-  env "$@" timeout 200 "$NCU" --metrics gpu__time_duration.sum,smsp__inst_executed.sum,launch__registers_per_thread -k "regex:^fim_" --csv "$B" bench fim --example 3 --backend cuda --local "$loc" --repeats 0 > "$OUT/ncu-$loc$#.csv" 2> "$OUT/ncu-$loc$#.err" || echo "(ncu ended with status $?)"
-  python3 - "$OUT/ncu-$loc$#.csv" <<'PY'
-import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-h = rows[0]; k = h.index("Kernel Name"); m = h.index("Metric Name"); val = h.index("Metric Value"); i = h.index("ID")
-t = collections.defaultdict(float); n = collections.defaultdict(set); ins = collections.defaultdict(float); reg = collections.defaultdict(float)
-for r in rows[1:]:
-    v = float(r[val].replace(",", ""))
-    n[r[k]].add(r[i])
-    if r[m] == "gpu__time_duration.sum": t[r[k]] += v
-    if r[m] == "smsp__inst_executed.sum": ins[r[k]] += v
-    if r[m] == "launch__registers_per_thread": reg[r[k]] = max(reg[r[k]], v)
-for name in sorted(t):
-    print(f"{name:16s} launches {len(n[name]):5d}  time {t[name]/1e6:8.3f} ms  warp instructions {ins[name]/1e9:7.3f} G  registers {reg[name]:.0f}")
-PY
+  ncu_fim_run "$loc$#" "$B" "$loc" "$@"
 }
 # three LABELS...: `fim` with prev, new and new without the skip alternating, two rounds, CUDA
 # and NVIDIA OpenCL, both local solvers; the summary lines.
