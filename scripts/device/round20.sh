@@ -165,3 +165,18 @@ fi
 if [ "$PART" = i ]; then
   readme_compare "$PREV"
 fi
+# Part j (~4 min): launch sizes of the small kernels. fim_neighbours strides by its launched
+# size now (was the update's groups x 64 items); NEUROPORT_FIM_NBR_GROUPS 4096 (default) / 1024 /
+# 256 groups of 64 items, and fim_roots' NEUROPORT_FIM_ROOT_GROUPS 4096 (default) / 2048 / 1024,
+# `bench fim --example 3` on CUDA, 004's solver (both) and exact (neighbours), two rounds;
+# `check` (FIM rows) on CUDA at seed 267.
+if [ "$PART" = j ]; then
+  CHECK_ROWS=fim_ checks 267 cuda
+  F="$OUT/fim.txt"
+  for rep in 1 2; do
+    for g in 4096 1024 256; do fim "nbr $g ($rep)" "$B" cuda paper NEUROPORT_FIM_NBR_GROUPS=$g; done
+    for g in 2048 1024; do fim "roots $g ($rep)" "$B" cuda paper NEUROPORT_FIM_ROOT_GROUPS=$g; done
+    for g in 4096 1024 256; do fim "nbr $g ($rep)" "$B" cuda exact NEUROPORT_FIM_NBR_GROUPS=$g; done
+  done > /dev/null
+  echo "=== summary"; grep -E "^##|wall" "$F" | sed 's/ host syncs.*//; s/ updates per voxel.*//' | paste - -
+fi
