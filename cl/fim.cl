@@ -452,7 +452,7 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
                               NP_GLOBAL const float *NP_RESTRICT unew, NP_GLOBAL float *NP_RESTRICT u, int eager)
 {
     int n = *count;
-    for (int i = NP_GID(); i < n * NP_FIM_BV; i += NP_NGROUPS() * NP_LSIZE()) {
+    for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) {
         int b = np_fim_commit(list, i, unew, u);
         if (i % NP_FIM_BV != 0) continue;
         int c = conv[b], faces = (NP_FIM_STATE(c) == 1 ? 63 : 0) | (eager ? NP_FIM_FACES(c) : 0);

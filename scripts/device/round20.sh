@@ -170,6 +170,9 @@ fi
 # 256 groups of 64 items, and fim_roots' NEUROPORT_FIM_ROOT_GROUPS 4096 (default) / 2048 / 1024,
 # `bench fim --example 3` on CUDA, 004's solver (both) and exact (neighbours), two rounds;
 # `check` (FIM rows) on CUDA at seed 267.
+# Found: the defaults are best (neighbours at 1024 / 256 groups 22.7-22.8 / 24.7-24.9 ms against
+# 22.5 with 004's solver; roots at 2048 / 1024 22.5 / 22.5-22.8): the switch and the stride
+# change were reverted.
 if [ "$PART" = j ]; then
   CHECK_ROWS=fim_ checks 267 cuda
   F="$OUT/fim.txt"

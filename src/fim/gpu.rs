@@ -351,8 +351,6 @@ impl GpuFim {
         // were slower on the H100 (004's solver, example 3, kernels: 264 groups 30.8 ms, 132
         // groups 37 ms, against 28.2), so the launches hold more roots than the SMs hold groups
         // (round16.sh PART=i). NEUROPORT_FIM_ROOT_GROUPS sets it, for measuring.
-        // fim_neighbours' items, 64 a block (measuring switch NEUROPORT_FIM_NBR_GROUPS).
-        let nbr_items = std::env::var("NEUROPORT_FIM_NBR_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).unwrap_or(groups) * BV;
         let root_groups = std::env::var("NEUROPORT_FIM_ROOT_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).unwrap_or(groups);
         g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32])?;
         let append = !par.host_list as i32;
@@ -388,7 +386,7 @@ impl GpuFim {
                 if defer {
                     g.launch(roots, Shape::groups(root_groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append, &b_moved, q])?;
                 }
-                g.launch(nbr, Shape::items(nbr_items), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
+                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
             } else {
                 // Step 1: n Jacobi updates of every active block; C_b by reduction; the
                 // unconverged join the next list; the candidate count starts at 0.
