@@ -187,9 +187,9 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
     }
 }
 
-/// The skip of voxels none of whose neighbours moved (fim.cl np_fim_unmoved) evaluates fewer
-/// voxels than the updates list and no more than every voxel of the mask in every listed block,
-/// and counts the same evaluations without it as the lists' mask voxels (the same bits:
+/// The skip of voxels none of whose neighbours moved (fim.cl np_fim_unmoved) runs the same
+/// schedule (iterations, listed updates) and evaluates fewer voxels than the same solve without
+/// it, which evaluates no more than the listed updates (the same bits:
 /// `block_fim_gives_the_same_bits_on_every_run_and_schedule`).
 #[test]
 fn skip_evaluates_fewer_voxels() {

@@ -120,20 +120,20 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     let mut differ = 0;
     for params in [base, Params { lanes: 1, ..base }, Params { skip: false, ..base }] {
         let again = solve(dev, &p, &params)?;
-        differ += again.u.iter().zip(&first).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        differ += bits_differ(&again.u, &first);
     }
     // Likewise with the roots deferred to fim_roots.
     let deferred = solve(dev, &p, &Params { defer: Some(true), ..base })?.u;
     for params in [Params { defer: Some(true), lanes: 1, ..base }, Params { defer: Some(true), skip: false, ..base }] {
         let again = solve(dev, &p, &params)?.u;
-        differ += again.iter().zip(&deferred).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        differ += bits_differ(&again, &deferred);
     }
     rows.push(CheckRow::new("fim_block[same bits]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing from the first run on a rerun, with 1 lane and without the skip, roots in place and deferred")));
     // The same on a problem large enough for thousands of work-groups to race on a GPU (the
     // 14^3 field keeps a few hundred, and round 20's first skip, whose lanes could read a
     // neighbour block's stamps differently, passed there and failed here): example 3's stand-in
-    // at its full 256x256x100, both local solvers, twice again and without the skip. GPUs only: a CPU
-    // device runs a group's items one after another.
+    // at its full 256x256x100, both local solvers, twice again and without the skip. GPUs only:
+    // a CPU device runs a group's items one after another.
     if dev.info().is_gpu {
         let big = super::repro::brain([256, 256, 100], 1).problem;
         let mut differ = 0;
@@ -141,7 +141,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
             let par = Params { local, ..base };
             let want = solve(dev, &big, &par)?.u;
             for again in [par, par, Params { skip: false, ..par }] {
-                differ += solve(dev, &big, &again)?.u.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+                differ += bits_differ(&solve(dev, &big, &again)?.u, &want);
             }
         }
         rows.push(CheckRow::new("fim_block[same bits, many groups]", dev, differ as f64, 0.0, note(&big.dims, "example 3's stand-in: voxels differing on a rerun and without the skip, both local solvers")));
@@ -151,7 +151,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     let q = convex_problem(&p);
     let alone = solve(dev, &Problem { source: q.source.clone(), ..p.clone() }, &base)?;
     let together = super::solve_regions(dev, &mut p.clone(), &mut [p.source.clone(), q.source.clone()], &base)?;
-    let differ = [&first, &alone.u].iter().zip(&together).map(|(a, t)| a.iter().zip(&t.u).filter(|(x, y)| x.to_bits() != y.to_bits()).count()).sum::<usize>();
+    let differ = [&first, &alone.u].iter().zip(&together).map(|(a, t)| bits_differ(a, &t.u)).sum::<usize>();
     rows.push(CheckRow::new("fim_block[regions together]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing between two regions solved in one run and each alone")));
     // 004's local solver: fim_update with several work-items per voxel (gpu.rs lanes).
     let paper = Params { local: super::Local::Paper, ..base };
@@ -167,6 +167,11 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         rows.push(CheckRow::new(name, dev, err, fixed_point_tolerance(&paper), note(&p.dims, "random anisotropic field: largest lowering by one more update")));
     }
     Ok(rows)
+}
+
+/// Voxels whose bits differ between two solutions of one problem (NaN against NaN alike).
+fn bits_differ(a: &[f32], b: &[f32]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| x.to_bits() != y.to_bits()).count()
 }
 
 /// `p` with the speed matrix of its first source everywhere and that source alone: u is convex
