@@ -93,6 +93,16 @@ NP_FN int np_fim_unmoved(int s, NP_GLOBAL const int *moved, np_fim_params p, int
     return unmoved;
 }
 
+/* Whether an in-block neighbour of local voxel l was lowered by the block's last Jacobi update
+ * (bit 0 of schg): after a launch's first update only such a voxel can get another g, since its
+ * neighbours across the faces are read from u, which no group of the launch writes. */
+NP_FN int np_fim_inblock_moved(NP_LOCAL_PTR const int *schg, int l, int lx, int ly, int lz)
+{
+    return (lx > 0 && (schg[l - 1] & 1)) || (lx < NP_FIM_B - 1 && (schg[l + 1] & 1)) || (ly > 0 && (schg[l - NP_FIM_B] & 1)) ||
+           (ly < NP_FIM_B - 1 && (schg[l + NP_FIM_B] & 1)) || (lz > 0 && (schg[l - NP_FIM_B * NP_FIM_B] & 1)) ||
+           (lz < NP_FIM_B - 1 && (schg[l + NP_FIM_B * NP_FIM_B] & 1));
+}
+
 /* How fim_update treats its list: 004's step 1 (active blocks), its step 2 (candidates, once
  * each), or both at once (the device list's default since round 10: the candidates found after
  * one iteration's update are updated with the next iteration's active blocks, two launches an
@@ -136,6 +146,9 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
     NP_LOCAL_MEM float su[NP_FIM_BV];
     /* Whether each voxel is evaluated (the skip, np_fim_unmoved), and how many were. */
     NP_LOCAL_MEM int sgo[NP_FIM_BV];
+    /* Per voxel: bit 0 lowered by the last Jacobi update, bit 1 its root queued (NP_FIM_DEFER:
+     * once a launch, however many updates want it). */
+    NP_LOCAL_MEM int schg[NP_FIM_BV];
     NP_LOCAL_MEM unsigned int sevals;
     /* The block's state, the AND over its voxels' (one barrier instead of a tree's six). */
     NP_LOCAL_MEM int sc;
@@ -170,22 +183,27 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
         if (t == 0) sc = -1;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
         /* A voxel none of whose neighbours moved since its last evaluation is skipped: it would
-         * compute the same g and keep its value. With seq 0 (more than one Jacobi update a
-         * launch, or NEUROPORT_FIM_SKIP=0) every voxel is evaluated. */
+         * compute the same g and keep its value. With seq 0 (NEUROPORT_FIM_SKIP=0) every voxel
+         * is evaluated in every update. */
         if (lane == 0) {
             su[l] = u[v];
+            schg[l] = 0;
             sgo[l] = m == 1 && (seq == 0 || !np_fim_unmoved(seen[v], moved, p, v, l, lx, ly, lz, b, bx, by, bz));
         }
         /* done: the last update changed nothing; still: no update of this launch did (both
          * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
         int done = 1, still = 1, lowered = 0;
         NP_BARRIER();
-        int go = sgo[l];
-        if (go && lane == 0) {
-            if (seq > 0) seen[v] = seq;
-            np_atomic_add_local_u32(&sevals, 1u);
-        }
         for (int it = 0; it < inner; ++it) {
+            /* The first update evaluates what the stamps leave (sgo); a later one only voxels an
+             * in-block neighbour of which the update before lowered (every lane reads the same
+             * local flags after the barrier, so the lanes agree). */
+            int nbmoved = it > 0 && np_fim_inblock_moved(schg, l, lx, ly, lz);
+            int go = it == 0 || seq == 0 ? sgo[l] : m == 1 && nbmoved;
+            if (go && lane == 0) {
+                if (seq > 0) seen[v] = seq;
+                np_atomic_add_local_u32(&sevals, 1u);
+            }
             float old = su[l], next = old;
             float nb[6];
             if (go) {
@@ -211,7 +229,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
              * every group walking in step until its last root is found: one item's root of
              * 10-16 serial H_G evaluations set the length of every launch (round 6). */
             np_fim_rs r;
-            int need = 0, nc = 0;
+            int need = 0, nc = 0, queued = 0;
             float q = NP_FIM_INF;
             if (lane == 0 && go) {
                 float best = sbest[l];
@@ -225,7 +243,8 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
 #ifdef NP_FIM_DEFER
                     /* To fim_roots: the voxel keeps its value here (q INF: best was INF, no
                      * valid candidate, the only case 004's solver wants a root). */
-                    roots[np_atomic_add_i32(root_count, 1)] = v;
+                    if (!(schg[l] & 2)) roots[np_atomic_add_i32(root_count, 1)] = v;
+                    queued = 2 | (nbmoved ? 4 : 0);
                     q = NP_FIM_INF;
 #else
                     nc = np_fim_gather(ssol + l, NP_FIM_BV);
@@ -261,11 +280,18 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 still &= done;
                 lowered |= next < old;
             }
-            if (lane == 0) su[l] = next;
+            if (lane == 0) {
+                su[l] = next;
+                schg[l] = (schg[l] & 6) | queued | (next < old);
+            }
             NP_BARRIER();
         }
         if (lane == 0) {
             unew[v] = su[l];
+            /* A root queued after an in-block neighbour moved in this launch is found from u, which
+             * lacks that move (fim_roots reads u): the block stays listed, so that the voxel is
+             * evaluated again from the values it missed. */
+            if (schg[l] & 4) done = 0;
             if (lowered && seq > 0) moved[v] = seq;
             /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
             int face = 63 & ~np_fim_faces_on(lx, ly, lz);
@@ -304,8 +330,10 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
  * block that has not converged after all joins the next list (once: only the item that clears
  * its converged state appends it). Why: the root's code held every update at 92 registers and
  * 120 us mid-run; without it the update takes 64 registers and 40 us (round 16, ncu). Neighbours
- * come from u and the old value is u's: with one Jacobi update per launch (the only setting
- * that defers) that is what fim_update saw.
+ * come from u, as the update's first Jacobi update saw them (with more, fim_update keeps listed
+ * a block whose root was wanted after an in-block neighbour moved), and the old value from
+ * unew, the update's result (with more than one update a launch the voxel may have been
+ * lowered before its root was wanted; with one, unew holds u's value there).
  *
  * The search, wide and without serial steps: each round the group's NP_FIM_SLOTS slots (32)
  * each evaluate H_G at one point (the slot's lanes sharing the evaluation) and the bracket [lo, hi] (H_G^2 - 1 < 0
@@ -341,7 +369,7 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
         if (t < 6) snb[t] = np_fim_at(u, p, b, lx - (t == 0) + (t == 1), ly - (t == 2) + (t == 3), lz - (t == 4) + (t == 5));
         NP_BARRIER();
         for (int k = 0; k < 6; ++k) nb[k] = snb[k];
-        float old = u[v], lo, step;
+        float old = unew[v], lo, step;
         np_fim_rs_floor(s, ih, nb, &lo, &step);
         /* The combinations over the group's items (fewer than 26 with few slots). */
         for (int c = t; c < 26; c += NP_LSIZE()) {

@@ -64,9 +64,10 @@ fn block_fim_matches_node_fim_for_every_schedule() {
             for (host_list, eager) in [(false, true), (false, false), (true, false)] {
                 // lanes 3: the root's evaluations shared unevenly (26 combinations, up to 28
                 // points of H_G) by the voxel's work-items; 1: one item per voxel. defer: H_G's
-                // roots in a launch of their own (fim_roots; the device list only, one Jacobi
-                // update; the exact solver here wants a root in about half its updates).
-                for (inner, lanes, defer) in [(1, 1, None), (2, 1, None), (4, 1, None), (8, 1, None), (1, 3, None), (4, 3, None), (1, 3, Some(true))] {
+                // roots in a launch of their own (fim_roots; the device list only; the exact
+                // solver here wants a root in about half its updates, so with several Jacobi
+                // updates a launch some are wanted after an in-block neighbour moved).
+                for (inner, lanes, defer) in [(1, 1, None), (2, 1, None), (4, 1, None), (8, 1, None), (1, 3, None), (4, 3, None), (1, 3, Some(true)), (2, 1, Some(true)), (4, 3, Some(true))] {
                     let par = Params { inner, host_list, validity, lanes, eager, defer, ..Params::default() };
                     let got = fim::solve(&dev, &p, &par).unwrap();
                     let mut worst = 0.0f32;
@@ -180,6 +181,18 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
                         let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
                         let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
                         assert_eq!(differ, 0, "{name} {local:?} eager {eager} {what}: {differ} voxels differ");
+                    }
+                    // Several Jacobi updates a launch, where the skip also leaves out, after the
+                    // first, voxels none of whose in-block neighbours moved: the same bits as
+                    // every voxel evaluated, roots in place or deferred.
+                    for (inner, defer) in [(3, None), (3, Some(true))] {
+                        let several = Params { inner, defer, ..base };
+                        let want = bits(&fim::solve(&dev, &p, &several).unwrap().u);
+                        for (what, par) in [("again", several), ("3 lanes", Params { lanes: 3, ..several }), ("every voxel evaluated", Params { skip: false, ..several })] {
+                            let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
+                            let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+                            assert_eq!(differ, 0, "{name} {local:?} inner {inner} defer {defer:?} {what}: {differ} voxels differ");
+                        }
                     }
                 }
             }

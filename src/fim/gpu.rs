@@ -140,7 +140,7 @@ pub fn defer(gpu_device: bool, par: &Params) -> bool {
         Some("1") => true,
         _ => gpu_device && par.local == Local::Paper,
     };
-    par.defer.unwrap_or(default) && par.inner == 1 && folded(par)
+    par.defer.unwrap_or(default) && folded(par)
 }
 
 impl GpuFim {
@@ -487,10 +487,10 @@ fn folded(par: &Params) -> bool {
 }
 
 /// The skip of voxels none of whose neighbours moved since their last evaluation
-/// (`Params::skip`; only with one Jacobi update a launch, where a block's own voxels cannot
-/// move between its evaluations).
+/// (`Params::skip`; within a launch of several Jacobi updates, of voxels none of whose in-block
+/// neighbours the update before lowered).
 fn skip(par: &Params) -> bool {
-    par.skip && par.inner == 1 && !env_off("NEUROPORT_FIM_SKIP")
+    par.skip && !env_off("NEUROPORT_FIM_SKIP")
 }
 
 /// Eager activation (`Params::eager`), which needs the folded list.
