@@ -8,6 +8,14 @@
 #     with --inner 1-4, 004's solver, prev (inner 1) and new alternating on CUDA, two rounds; the
 #     exact solver and NVIDIA OpenCL once; `fim --target` prev and new on CUDA (inner 1, the
 #     default), the four maps compared byte for byte.
+#     Found: 004's solver 19.1-19.4 ms of kernels at inner 2 against 22.6-23.7 at 1 (CUDA), 19.5
+#     against 24.5 (NVIDIA OpenCL); 3 and 4 slower than 2; the exact solver slower at 2 and 4.
+#   PART=b (~8 min): the skip's stamps per Jacobi update (an in-block neighbour that moved before
+#     the voxel's last evaluation is not read again), inner 2 the default with deferred roots
+#     (004's solver on GPUs): `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 273); `bench fim
+#     --example 3` prev and new alternating, both local solvers, two rounds, CUDA and NVIDIA
+#     OpenCL, and new at inner 3; ncu per kernel (new, 004's solver); `fim --target` (exact, inner
+#     1) prev and new on CUDA, the maps compared byte for byte.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -31,6 +39,22 @@ if [ "$PART" = a ]; then
   for inner in 1 2 4; do fimi "new" "$B" cuda exact $inner; done > /dev/null
   for inner in 1 2 4; do fimi "new" "$B" "$OCL" paper $inner; done > /dev/null
   summary
+  fim_phantom
+  for rep in 1 2; do
+    fim_target "prev ($rep)" "$PREV" cuda "$W/old-cuda"
+    fim_target "new ($rep)" "$B" cuda "$W/new-cuda"
+  done > /dev/null
+  grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
+  for m in cost1 cost2 total pathway; do cmp -s "$W/old-cuda_$m.nii.gz" "$W/new-cuda_$m.nii.gz" && echo "cuda $m: same bytes" || echo "cuda $m: DIFFER"; done | tee "$OUT/same.txt"
+fi
+if [ "$PART" = b ]; then
+  CHECK_ROWS=fim_ checks 273 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  OLD=$PREV alternate "prev" "new" > /dev/null
+  fimi "new" "$B" cuda paper 3 > /dev/null
+  fimi "new" "$B" "$OCL" paper 3 > /dev/null
+  summary
+  ncu_fim_run paper "$B" paper
   fim_phantom
   for rep in 1 2; do
     fim_target "prev ($rep)" "$PREV" cuda "$W/old-cuda"

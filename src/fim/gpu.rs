@@ -336,7 +336,8 @@ impl GpuFim {
         // The skip of voxels none of whose neighbours moved (fim.cl np_fim_unmoved): launches
         // numbered from 1, the launch that last evaluated each voxel and the one that last
         // lowered it (0: never), and each group's count of evaluations.
-        let skip = skip(par);
+        let inner = inner(par, defer);
+        let skip = skip(par, inner);
         let stamps = if skip { nbv } else { 1 };
         let (b_seen, b_moved): (Buf<i32>, Buf<i32>) = (g.zeros(stamps)?, g.zeros(stamps)?);
         let b_work: Buf<i32> = g.zeros(groups)?;
@@ -382,7 +383,7 @@ impl GpuFim {
                 // then committed, and the neighbours of those that converged (not the candidates
                 // that came out unchanged) appended to the next list as candidates.
                 let q = next_seq();
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next, &b_seen, &b_moved, q, &b_work])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next, &b_seen, &b_moved, q, &b_work])?;
                 if defer {
                     g.launch(roots, Shape::groups(root_groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append, &b_moved, q])?;
                 }
@@ -390,7 +391,7 @@ impl GpuFim {
             } else {
                 // Step 1: n Jacobi updates of every active block; C_b by reduction; the
                 // unconverged join the next list; the candidate count starts at 0.
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), par.inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work])?;
                 // Step 2: the active blocks' results committed, and neighbour blocks of converged
                 // blocks updated once and reduced, then committed.
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u, 0i32])?;
@@ -433,7 +434,7 @@ impl GpuFim {
         g.read(&b_hist, 0, &mut hist)?;
         for pair in hist.chunks(2) {
             sol.active.push(pair[0] as u32);
-            sol.updates += (pair[0] as usize * BV * par.inner + pair[1] as usize * BV) as u64;
+            sol.updates += (pair[0] as usize * BV * inner + pair[1] as usize * BV) as u64;
         }
         // A group's own count (fim.cl: no atomics on one address), summed here.
         let mut work = vec![0i32; groups];
@@ -488,9 +489,22 @@ fn folded(par: &Params) -> bool {
 
 /// The skip of voxels none of whose neighbours moved since their last evaluation
 /// (`Params::skip`; within a launch of several Jacobi updates, of voxels none of whose in-block
-/// neighbours the update before lowered).
-fn skip(par: &Params) -> bool {
-    par.skip && !env_off("NEUROPORT_FIM_SKIP")
+/// neighbours the update before lowered). Its stamps number a launch's updates up to
+/// NP_FIM_SWEEPS (fim.cl, 64).
+fn skip(par: &Params, inner: usize) -> bool {
+    par.skip && inner <= 64 && !env_off("NEUROPORT_FIM_SKIP")
+}
+
+/// Jacobi updates per listed block a launch: `Params::inner`, or where that is 0, two where the
+/// roots are deferred (004's solver on GPUs) and one otherwise. With 004's solver on the H100
+/// (example 3, kernels) 2 / 3 / 4 took 19.1-19.4 / 20.9 / 22.1 ms against 22.6-23.7 at 1; the
+/// exact solver, its roots in place, 67.5 / 87.1 ms at 2 / 4 against 62.0 (round21.sh PART=a).
+pub fn inner(par: &Params, defer: bool) -> usize {
+    match par.inner {
+        0 if defer => 2,
+        0 => 1,
+        n => n,
+    }
 }
 
 /// Eager activation (`Params::eager`), which needs the folded list.

@@ -92,9 +92,10 @@ pub struct Params {
     pub tol: f64,
     /// Block edge of the GPU block FIM (004: 4).
     pub block: usize,
-    /// Jacobi updates per active block per iteration (004 Algorithm 5.1: n). Default 1: on
-    /// the H100, example 3 took 0.96 s (exact) / 0.35 s (004's solver) at 1 against 2.0 / 0.52 s
-    /// at 4 - each update costs as much as the iteration's launches save (docs/performance.md).
+    /// Jacobi updates per active block per iteration (004 Algorithm 5.1: n); 0 (the default)
+    /// lets the device choose: 2 with 004's local solver on GPUs (roots deferred), else 1
+    /// (`gpu::inner`; docs/performance.md, FIM rounds 4 and 21). After the first update of a
+    /// launch only voxels an in-block neighbour of which moved are evaluated (`skip`).
     pub inner: usize,
     /// GPU: keep the active list on the host (004 Sec. 5.2) instead of on the device.
     pub host_list: bool,
@@ -131,7 +132,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 1, host_list: false, lanes: 0, defer: None, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 0, host_list: false, lanes: 0, defer: None, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
     }
 }
 
@@ -238,8 +239,8 @@ pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> 
 }
 
 fn check_params(params: &Params) -> Result<()> {
-    if params.block == 0 || params.inner == 0 || !(params.tol >= 0.0) {
-        bail!("block size and iterations per block must be at least 1, tol non-negative");
+    if params.block == 0 || !(params.tol >= 0.0) {
+        bail!("block size must be at least 1, tol non-negative");
     }
     Ok(())
 }

@@ -29,7 +29,8 @@ pub struct Args {
     /// Fast sweeping: stop after this many sweeps (0: until converged)
     #[arg(long, default_value_t = 0)]
     max_sweeps: usize,
-    /// GPU block FIM: Jacobi updates per active block per iteration
+    /// GPU block FIM: Jacobi updates per active block per iteration (0: the device's choice, 2
+    /// with --local paper on GPUs, else 1)
     #[arg(long, default_value_t = Params::default().inner)]
     inner: usize,
     /// GPU block FIM: the active list on the host (004 Sec. 5.2)
