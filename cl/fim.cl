@@ -68,32 +68,28 @@ NP_FN int np_fim_faces_on(int lx, int ly, int lz)
     return (lx == 0) | (lx == NP_FIM_B - 1) << 1 | (ly == 0) << 2 | (ly == NP_FIM_B - 1) << 3 | (lz == 0) << 4 | (lz == NP_FIM_B - 1) << 5;
 }
 
-/* Stamps per launch: Jacobi update `it` of launch `seq` (numbered from 1) is stamp
- * seq * NP_FIM_SWEEPS + it (the host keeps `inner` <= NP_FIM_SWEEPS where it skips). */
-#define NP_FIM_SWEEPS 64
-
 /* Whether no neighbour of voxel v (local l at (lx, ly, lz) in block b at (bx, by, bz)) has moved
- * since its last evaluation, at stamp s = seen[v]; moved[w] is the stamp of the update that last
- * lowered w (0: never). That evaluation read its in-block neighbours as the update before it
- * left them, so an in-block w is unchanged since if moved[w] < s; and its neighbours across the
- * faces from u, as the launch began, so such a w is unchanged since if it moved in an earlier
- * launch, moved[w] < s's launch's first stamp. Then g is the same as at that evaluation and v
- * keeps its value (u only falls, and that evaluation left it at most g): the skip changes no bit.
- * A neighbour in another block moving in this very launch (its group racing this read) shows
- * either its new stamp, an evaluation that changes nothing, or its old one, and is read next
- * time; so one item decides for all of a voxel's lanes (fim_update's lane 0: lanes that read the
- * race differently once joined a stale lane's minimum). */
+ * since its last evaluation, launch s: launches are numbered (seq, from 1); seen[v] is the
+ * launch that last evaluated v, moved[w] the launch whose update lowered w (0: never). A change
+ * made by launch s is read from launch s + 1 on, so v has read every neighbour's value if each
+ * moved before s; then g is the same as at that evaluation and v keeps its value (u only falls,
+ * and that evaluation left it at most g): the skip changes no bit. A neighbour in another block
+ * moving in this very launch (its group racing this read) shows either its new stamp, an
+ * evaluation that changes nothing, or its old one, and is read next time; so one item decides
+ * for all of a voxel's lanes (fim_update's lane 0: lanes that read the race differently once
+ * joined a stale lane's minimum). */
 NP_FN int np_fim_unmoved(int s, NP_GLOBAL const int *moved, np_fim_params p, int v, int l, int lx, int ly, int lz, int b, int bx, int by, int bz)
 {
     if (s == 0) return 0;
-    int sl = s - s % NP_FIM_SWEEPS;
+    int st[6];
+    st[0] = lx > 0 ? moved[v - 1] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 0), l, 0);
+    st[1] = lx < NP_FIM_B - 1 ? moved[v + 1] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 1), l, 1);
+    st[2] = ly > 0 ? moved[v - NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 2), l, 2);
+    st[3] = ly < NP_FIM_B - 1 ? moved[v + NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 3), l, 3);
+    st[4] = lz > 0 ? moved[v - NP_FIM_B * NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 4), l, 4);
+    st[5] = lz < NP_FIM_B - 1 ? moved[v + NP_FIM_B * NP_FIM_B] : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 5), l, 5);
     int unmoved = 1;
-    unmoved &= lx > 0 ? moved[v - 1] < s : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 0), l, 0) < sl;
-    unmoved &= lx < NP_FIM_B - 1 ? moved[v + 1] < s : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 1), l, 1) < sl;
-    unmoved &= ly > 0 ? moved[v - NP_FIM_B] < s : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 2), l, 2) < sl;
-    unmoved &= ly < NP_FIM_B - 1 ? moved[v + NP_FIM_B] < s : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 3), l, 3) < sl;
-    unmoved &= lz > 0 ? moved[v - NP_FIM_B * NP_FIM_B] < s : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 4), l, 4) < sl;
-    unmoved &= lz < NP_FIM_B - 1 ? moved[v + NP_FIM_B * NP_FIM_B] < s : np_fim_stamp_across(moved, np_fim_next(p, b, bx, by, bz, 5), l, 5) < sl;
+    for (int k = 0; k < 6; ++k) unmoved &= st[k] < s;
     return unmoved;
 }
 
@@ -151,8 +147,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
     /* Whether each voxel is evaluated (the skip, np_fim_unmoved), and how many were. */
     NP_LOCAL_MEM int sgo[NP_FIM_BV];
     /* Per voxel: bit 0 lowered by the last Jacobi update, bit 1 its root queued (NP_FIM_DEFER:
-     * once a launch, however many updates want it), bit 2 a root wanted after an in-block
-     * neighbour moved in this launch. */
+     * once a launch, however many updates want it). */
     NP_LOCAL_MEM int schg[NP_FIM_BV];
     NP_LOCAL_MEM unsigned int sevals;
     /* The block's state, the AND over its voxels' (one barrier instead of a tree's six). */
@@ -196,9 +191,8 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
             sgo[l] = m == 1 && (seq == 0 || !np_fim_unmoved(seen[v], moved, p, v, l, lx, ly, lz, b, bx, by, bz));
         }
         /* done: the last update changed nothing; still: no update of this launch did (both
-         * within tol); lowered: the last update of this launch that lowered the voxel, by any
-         * amount (-1: none); evaluated: the last update that evaluated it (-1: none). */
-        int done = 1, still = 1, lowered = -1, evaluated = -1;
+         * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
+        int done = 1, still = 1, lowered = 0;
         NP_BARRIER();
         for (int it = 0; it < inner; ++it) {
             /* The first update evaluates what the stamps leave (sgo); a later one only voxels an
@@ -207,7 +201,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
             int nbmoved = it > 0 && np_fim_inblock_moved(schg, l, lx, ly, lz);
             int go = it == 0 || seq == 0 ? sgo[l] : m == 1 && nbmoved;
             if (go && lane == 0) {
-                evaluated = it;
+                if (seq > 0) seen[v] = seq;
                 np_atomic_add_local_u32(&sevals, 1u);
             }
             float old = su[l], next = old;
@@ -284,7 +278,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 if (m == 1 && q < old) next = q;
                 done = !(next < old) || old - next <= p.tol * next;
                 still &= done;
-                if (next < old) lowered = it;
+                lowered |= next < old;
             }
             if (lane == 0) {
                 su[l] = next;
@@ -298,12 +292,10 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
              * lacks that move (fim_roots reads u): the block stays listed, so that the voxel is
              * evaluated again from the values it missed. */
             if (schg[l] & 4) done = 0;
-            /* A voxel whose root was queued counts as evaluated from u, as its root is found. */
-            if (evaluated >= 0 && seq > 0) seen[v] = seq * NP_FIM_SWEEPS + (schg[l] & 2 ? 0 : evaluated);
-            if (lowered >= 0 && seq > 0) moved[v] = seq * NP_FIM_SWEEPS + lowered;
+            if (lowered && seq > 0) moved[v] = seq;
             /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
             int face = 63 & ~np_fim_faces_on(lx, ly, lz);
-            np_atomic_and_local_i32(&sc, done | still << 1 | (lowered >= 0 ? face : 63) << 2);
+            np_atomic_and_local_i32(&sc, done | still << 1 | (lowered ? face : 63) << 2);
         }
         NP_BARRIER();
         /* Step 3 without a pass over all blocks: a block that has not converged joins the next
@@ -442,7 +434,7 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
             unew[v] = nx;
             if (nx < old) {
                 np_atomic_or_i32(&conv[b], np_fim_faces_on(lx, ly, lz) << 2);
-                if (seq > 0) moved[v] = seq * NP_FIM_SWEEPS + NP_FIM_SWEEPS - 1; /* after the update's */
+                if (seq > 0) moved[v] = seq;
             }
             if (!done && (np_atomic_and_i32(&conv[b], ~3) & 3) && append) next[np_atomic_add_i32(next_count, 1)] = b;
         }

@@ -337,7 +337,7 @@ impl GpuFim {
         // numbered from 1, the launch that last evaluated each voxel and the one that last
         // lowered it (0: never), and each group's count of evaluations.
         let inner = inner(par, defer);
-        let skip = skip(par, inner);
+        let skip = skip(par);
         let stamps = if skip { nbv } else { 1 };
         let (b_seen, b_moved): (Buf<i32>, Buf<i32>) = (g.zeros(stamps)?, g.zeros(stamps)?);
         let b_work: Buf<i32> = g.zeros(groups)?;
@@ -489,10 +489,9 @@ fn folded(par: &Params) -> bool {
 
 /// The skip of voxels none of whose neighbours moved since their last evaluation
 /// (`Params::skip`; within a launch of several Jacobi updates, of voxels none of whose in-block
-/// neighbours the update before lowered). Its stamps number a launch's updates up to
-/// NP_FIM_SWEEPS (fim.cl, 64).
-fn skip(par: &Params, inner: usize) -> bool {
-    par.skip && inner <= 64 && !env_off("NEUROPORT_FIM_SKIP")
+/// neighbours the update before lowered).
+fn skip(par: &Params) -> bool {
+    par.skip && !env_off("NEUROPORT_FIM_SKIP")
 }
 
 /// Jacobi updates per listed block a launch: `Params::inner`, or where that is 0, two where the
