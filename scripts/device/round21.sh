@@ -16,6 +16,12 @@
 #     --example 3` prev and new alternating, both local solvers, two rounds, CUDA and NVIDIA
 #     OpenCL, and new at inner 3; ncu per kernel (new, 004's solver); `fim --target` (exact, inner
 #     1) prev and new on CUDA, the maps compared byte for byte.
+#     Found: evaluations 98.1 -> 96.6 per voxel, kernels 19.1-19.4 -> 20.0-20.2 ms (004's solver)
+#     and the exact solver +1 to +2 % against prev: back to part a's kernels.
+#   PART=c (~3 min): part a's kernels with inner 2 the default for 004's solver on GPUs; its
+#     launch shapes at inner 2 (CUDA, two rounds, alternating): fim_roots with 1,024 / 512
+#     groups (4,096), 16 slots a root (32), 2 and 3 lanes a voxel (4); the exact solver with its
+#     roots deferred (inner 2) once; NVIDIA OpenCL's base and 1,024 root groups.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -62,4 +68,19 @@ if [ "$PART" = b ]; then
   done > /dev/null
   grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
   for m in cost1 cost2 total pathway; do cmp -s "$W/old-cuda_$m.nii.gz" "$W/new-cuda_$m.nii.gz" && echo "cuda $m: same bytes" || echo "cuda $m: DIFFER"; done | tee "$OUT/same.txt"
+fi
+if [ "$PART" = c ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do
+    fimi "new ($rep)" "$B" cuda paper 0
+    for v in NEUROPORT_FIM_ROOT_GROUPS=1024 NEUROPORT_FIM_ROOT_GROUPS=512 NEUROPORT_FIM_ROOT_SLOTS=16 NEUROPORT_FIM_LANES=2 NEUROPORT_FIM_LANES=3; do
+      fimi "new $v ($rep)" "$B" cuda paper 0 $v
+    done
+  done > /dev/null
+  fimi "new" "$B" cuda exact 0 > /dev/null
+  fimi "new NEUROPORT_FIM_DEFER=1" "$B" cuda exact 0 NEUROPORT_FIM_DEFER=1 > /dev/null
+  fimi "new" "$B" "$OCL" paper 0 > /dev/null
+  fimi "new NEUROPORT_FIM_ROOT_GROUPS=1024" "$B" "$OCL" paper 0 NEUROPORT_FIM_ROOT_GROUPS=1024 > /dev/null
+  fimi "new" "$B" "$OCL" paper 0 > /dev/null
+  summary
 fi
