@@ -391,25 +391,29 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
             ssorted[r] = ssol[a];
         }
         NP_BARRIER();
-        /* The solutions and the points below them take the first r0 rounds, interleaved (slot j
-         * of round r takes point j r0 + r), so that the first spans them all. */
+        /* Round 0 takes the solutions and, where both fit the slots (nc <= 16), the points 4 eps
+         * below them; its other slots step past the largest. Where only the solutions fit, the
+         * last slot of each later round takes the point 4 eps below the bracket's upper end,
+         * which closes the bracket at once where the root is that end (before round 21 the
+         * solutions and their points took two rounds there: most non-trivial roots of example
+         * 3's, with 17 to 26 solutions, then took 4 or 5 rounds). */
         float hi = NP_FIM_INF, top = nc > 0 ? ssorted[nc - 1] : lo;
-        int r0 = (2 * nc + NP_FIM_SLOTS - 1) / NP_FIM_SLOTS;
-        for (int round = 0; round < 64 + r0 && lo < NP_FIM_INF; ++round) {
+        int pairs = 2 * nc <= NP_FIM_SLOTS, n0 = pairs ? 2 * nc : nc;
+        for (int round = 0; round < 65 && lo < NP_FIM_INF; ++round) {
             float x;
-            int g = -1, k = slot * r0 + round;
-            if (round < r0 && k < 2 * nc) {
-                float c = ssorted[k / 2];
-                x = k & 1 ? c : c - np_fim_rs_width(c);
+            int g = -1;
+            if (round == 0 && slot < n0) {
+                float c = ssorted[pairs ? slot / 2 : slot];
+                x = pairs && !(slot & 1) ? c - np_fim_rs_width(c) : c;
             } else if (hi < NP_FIM_INF) {
-                x = lo + (hi - lo) * ((float)(slot + 1) / (float)(NP_FIM_SLOTS + 1));
+                x = !pairs && NP_FIM_SLOTS > 1 && slot == NP_FIM_SLOTS - 1 ? hi - np_fim_rs_width(hi) : lo + (hi - lo) * ((float)(slot + 1) / (float)(NP_FIM_SLOTS + 1));
             } else {
-                g = round < r0 ? slot - (2 * nc - round + r0 - 1) / r0 : slot;
+                g = round == 0 ? slot - n0 : slot;
             }
             if (g >= 0) { /* doubling steps past the largest point so far */
                 float m = step;
                 for (int e = 0; e < g; ++e) m += m;
-                x = (round < r0 ? top : lo) + m;
+                x = (round == 0 ? top : lo) + m;
             }
             int use = x > lo && x < hi && x < NP_FIM_INF;
             float f = 0.0f;

@@ -22,6 +22,13 @@
 #     launch shapes at inner 2 (CUDA, two rounds, alternating): fim_roots with 1,024 / 512
 #     groups (4,096), 16 slots a root (32), 2 and 3 lanes a voxel (4); the exact solver with its
 #     roots deferred (inner 2) once; NVIDIA OpenCL's base and 1,024 root groups.
+#     Found: the defaults best (19.25-19.26 ms CUDA; root groups 1,024 / 512: 19.4-19.5 /
+#     19.8-19.9; 16 slots 20.4-20.5; 2 / 3 lanes 20.8-20.9 / 19.6-19.8).
+#   PART=d (~6 min): fim_roots' queue without voxels that have no finite neighbour, and its round
+#     0 with the solutions alone where their points below do not fit (the point below the
+#     bracket's end in each later round): `check` (FIM rows) on CUDA, NVIDIA OpenCL and PoCL 5.0,
+#     seed 275; `bench fim --example 3` part c's binary (dist/neuroport-c) and new alternating,
+#     004's solver two rounds, the exact one once, CUDA and NVIDIA OpenCL; ncu per kernel (new).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -83,4 +90,15 @@ if [ "$PART" = c ]; then
   fimi "new NEUROPORT_FIM_ROOT_GROUPS=1024" "$B" "$OCL" paper 0 NEUROPORT_FIM_ROOT_GROUPS=1024 > /dev/null
   fimi "new" "$B" "$OCL" paper 0 > /dev/null
   summary
+fi
+if [ "$PART" = d ]; then
+  CHECK_ROWS=fim_ checks 275 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fimi "c ($rep)" "$PWD/dist/neuroport-c" $be paper 0
+    fimi "new ($rep)" "$B" $be paper 0
+  done; done > /dev/null
+  for be in cuda "$OCL"; do fimi "c" "$PWD/dist/neuroport-c" $be exact 0; fimi "new" "$B" $be exact 0; done > /dev/null
+  summary
+  ncu_fim_run paper "$B" paper
 fi
