@@ -29,6 +29,11 @@
 #     bracket's end in each later round): `check` (FIM rows) on CUDA, NVIDIA OpenCL and PoCL 5.0,
 #     seed 275; `bench fim --example 3` part c's binary (dist/neuroport-c) and new alternating,
 #     004's solver two rounds, the exact one once, CUDA and NVIDIA OpenCL; ncu per kernel (new).
+#     Found: CUDA 19.25-19.29 -> 18.65-18.68 ms (248 iterations), NVIDIA OpenCL 19.44-19.64 ->
+#     19.06-19.40; exact unchanged; ncu fim_roots 5.82 -> 5.24 ms, 0.82 -> 0.55 G instructions.
+#   PART=e (~2 min): the update's work-groups a launch (NEUROPORT_FIM_GROUPS, default 4,096; also
+#     fim_roots' and fim_neighbours') at 1,188 / 2,048 / 8,192, 004's solver on CUDA, two
+#     rounds; the exact solver at 2,048 once.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -101,4 +106,16 @@ if [ "$PART" = d ]; then
   for be in cuda "$OCL"; do fimi "c" "$PWD/dist/neuroport-c" $be exact 0; fimi "new" "$B" $be exact 0; done > /dev/null
   summary
   ncu_fim_run paper "$B" paper
+fi
+if [ "$PART" = e ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do
+    fimi "new ($rep)" "$B" cuda paper 0
+    for g in 1188 2048 8192; do fimi "new groups $g ($rep)" "$B" cuda paper 0 NEUROPORT_FIM_GROUPS=$g; done
+  done > /dev/null
+  fimi "new" "$B" cuda exact 0 > /dev/null
+  fimi "new groups 2048" "$B" cuda exact 0 NEUROPORT_FIM_GROUPS=2048 > /dev/null
+  fimi "new groups 1188" "$B" "$OCL" paper 0 NEUROPORT_FIM_GROUPS=1188 > /dev/null
+  fimi "new" "$B" "$OCL" paper 0 > /dev/null
+  summary
 fi
