@@ -34,6 +34,13 @@
 #   PART=e (~2 min): the update's work-groups a launch (NEUROPORT_FIM_GROUPS, default 4,096; also
 #     fim_roots' and fim_neighbours') at 1,188 / 2,048 / 8,192, 004's solver on CUDA, two
 #     rounds; the exact solver at 2,048 once.
+#     Found: 1,188 / 2,048 / 8,192 groups 18.56-18.58 / 18.46-18.50 / 18.96-18.99 ms against
+#     18.60-18.61 (exact at 2,048: 62.56 against 61.77): 4,096 stays.
+#   PART=f (~6 min): fim_roots' later rounds, once H_G^2 - 1 is known at both ends of the
+#     bracket, put half the slots around the secant's zero (0.5 to 512 widths either side) and
+#     half evenly inside: `check` (FIM rows) on CUDA, NVIDIA OpenCL and PoCL 5.0, seed 278;
+#     `bench fim --example 3` part d's binary (dist/neuroport-d) and new alternating, 004's
+#     solver, two rounds, CUDA and NVIDIA OpenCL; ncu per kernel (new).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -118,4 +125,14 @@ if [ "$PART" = e ]; then
   fimi "new groups 1188" "$B" "$OCL" paper 0 NEUROPORT_FIM_GROUPS=1188 > /dev/null
   fimi "new" "$B" "$OCL" paper 0 > /dev/null
   summary
+fi
+if [ "$PART" = f ]; then
+  CHECK_ROWS=fim_ checks 278 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fimi "d ($rep)" "$PWD/dist/neuroport-d" $be paper 0
+    fimi "new ($rep)" "$B" $be paper 0
+  done; done > /dev/null
+  summary
+  ncu_fim_run paper "$B" paper
 fi
