@@ -356,8 +356,6 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
     NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_SLOTS];
     NP_LOCAL_MEM int slo, shi;
     NP_LOCAL_MEM float snb[6];
-    /* Each slot's point of the round and H_G^2 - 1 there (the bracket's ends' values). */
-    NP_LOCAL_MEM float sxv[NP_FIM_SLOTS], sfv[NP_FIM_SLOTS];
     int t = NP_LID(), slot = t % NP_FIM_SLOTS, lane = t / NP_FIM_SLOTS;
     int n = *root_count;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
@@ -398,31 +396,17 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
          * last slot of each later round takes the point 4 eps below the bracket's upper end,
          * which closes the bracket at once where the root is that end (before round 21 the
          * solutions and their points took two rounds there: most non-trivial roots of example
-         * 3's, with 17 to 26 solutions, then took 4 or 5 rounds). Once H_G^2 - 1 is known at
-         * both ends (fl < 0 <= fh), half the slots go evenly inside the bracket (it shrinks 17
-         * times at least) and half around the secant's zero (where the secant is close, as for
-         * a smooth piece of H_G, the bracket closes in a round). */
-        float hi = NP_FIM_INF, top = nc > 0 ? ssorted[nc - 1] : lo, fl = 1.0f, fh = -1.0f;
-        int pairs = 2 * nc <= NP_FIM_SLOTS, n0 = pairs ? 2 * nc : nc, nh = NP_FIM_SLOTS / 2;
+         * 3's, with 17 to 26 solutions, then took 4 or 5 rounds). */
+        float hi = NP_FIM_INF, top = nc > 0 ? ssorted[nc - 1] : lo;
+        int pairs = 2 * nc <= NP_FIM_SLOTS, n0 = pairs ? 2 * nc : nc;
         for (int round = 0; round < 65 && lo < NP_FIM_INF; ++round) {
             float x;
-            int g = -1, sec = nh > 1 && fl < 0.0f && fh >= 0.0f;
+            int g = -1;
             if (round == 0 && slot < n0) {
                 float c = ssorted[pairs ? slot / 2 : slot];
                 x = pairs && !(slot & 1) ? c - np_fim_rs_width(c) : c;
             } else if (hi < NP_FIM_INF) {
-                if (!pairs && NP_FIM_SLOTS > 1 && slot == NP_FIM_SLOTS - 1) {
-                    x = hi - np_fim_rs_width(hi);
-                } else if (sec && slot >= nh) {
-                    /* 0.5, 1, 2, 4, 8, 32, 128, 512 widths either side: a root within 2 widths
-                     * of the secant's zero closes the bracket. */
-                    int j = (slot - nh) / 2;
-                    float xs = lo + (hi - lo) * (fl / (fl - fh));
-                    float d = np_fim_rs_width(xs) * (j < 5 ? 0.5f * (float)(1 << j) : 8.0f * (float)(1 << (2 * (j - 4))));
-                    x = (slot - nh) & 1 ? xs + d : xs - d;
-                } else {
-                    x = lo + (hi - lo) * ((float)(slot + 1) / (float)((sec ? nh : NP_FIM_SLOTS) + 1));
-                }
+                x = !pairs && NP_FIM_SLOTS > 1 && slot == NP_FIM_SLOTS - 1 ? hi - np_fim_rs_width(hi) : lo + (hi - lo) * ((float)(slot + 1) / (float)(NP_FIM_SLOTS + 1));
             } else {
                 g = round == 0 ? slot - n0 : slot;
             }
@@ -435,26 +419,17 @@ NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL con
             float f = 0.0f;
             if (use) sbest[lane * NP_FIM_SLOTS + slot] = np_fim_f_part(s, ih, nb, x, lane, NP_FIM_LANES);
             NP_BARRIER();
-            if (lane == 0) {
-                if (use) {
-                    float h2 = sbest[slot];
-                    for (int q = 1; q < NP_FIM_LANES; ++q) h2 = np_fim_hg2_join(ih, nb, x, h2, sbest[q * NP_FIM_SLOTS + slot]);
-                    f = h2 - 1.0f;
-                    if (f >= 0.0f) np_atomic_min_local_i32(&shi, np_float_as_int(x));
-                }
-                sxv[slot] = use ? x : -1.0f;
-                sfv[slot] = f;
+            if (lane == 0 && use) {
+                float h2 = sbest[slot];
+                for (int q = 1; q < NP_FIM_LANES; ++q) h2 = np_fim_hg2_join(ih, nb, x, h2, sbest[q * NP_FIM_SLOTS + slot]);
+                f = h2 - 1.0f;
+                if (f >= 0.0f) np_atomic_min_local_i32(&shi, np_float_as_int(x));
             }
             NP_BARRIER();
             hi = np_int_as_float(shi);
             if (lane == 0 && use && f < 0.0f && x < hi) np_atomic_max_local_i32(&slo, np_float_as_int(x));
             NP_BARRIER();
             lo = np_int_as_float(slo);
-            /* The ends' values, where this round's points set them. */
-            for (int j = 0; j < NP_FIM_SLOTS; ++j) {
-                if (sxv[j] == hi) fh = sfv[j];
-                if (sxv[j] == lo) fl = sfv[j];
-            }
             if (hi < NP_FIM_INF && !(lo < hi - np_fim_rs_width(hi))) break;
         }
         if (t == 0) {

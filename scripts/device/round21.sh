@@ -41,6 +41,12 @@
 #     half evenly inside: `check` (FIM rows) on CUDA, NVIDIA OpenCL and PoCL 5.0, seed 278;
 #     `bench fim --example 3` part d's binary (dist/neuroport-d) and new alternating, 004's
 #     solver, two rounds, CUDA and NVIDIA OpenCL; ncu per kernel (new).
+#     Found: rounds per non-trivial root 3.14 -> 2.44 on PoCL (128x128x50), but 264 iterations
+#     against 248 and 18.99-19.08 ms against 18.53-19.44 (CUDA), 19.28-19.46 against 18.93-19.21
+#     (NVIDIA OpenCL); ncu fim_roots 20.2 against 21.1 us a launch, 62 registers: reverted.
+#   PART=g (~2 min): with the queue filtered, fim_roots' groups (NEUROPORT_FIM_ROOT_GROUPS) 132 /
+#     264 / 528 / 1,024 against 4,096, 004's solver on CUDA, two rounds; NVIDIA OpenCL at the best
+#     and 4,096 once.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -135,4 +141,14 @@ if [ "$PART" = f ]; then
   done; done > /dev/null
   summary
   ncu_fim_run paper "$B" paper
+fi
+if [ "$PART" = g ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do
+    fimi "new ($rep)" "$B" cuda paper 0
+    for g in 132 264 528 1024; do fimi "new root groups $g ($rep)" "$B" cuda paper 0 NEUROPORT_FIM_ROOT_GROUPS=$g; done
+  done > /dev/null
+  for g in 264 528; do fimi "new root groups $g" "$B" "$OCL" paper 0 NEUROPORT_FIM_ROOT_GROUPS=$g; done > /dev/null
+  fimi "new" "$B" "$OCL" paper 0 > /dev/null
+  summary
 fi
