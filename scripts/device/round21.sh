@@ -47,6 +47,12 @@
 #   PART=g (~2 min): with the queue filtered, fim_roots' groups (NEUROPORT_FIM_ROOT_GROUPS) 132 /
 #     264 / 528 / 1,024 against 4,096, 004's solver on CUDA, two rounds; NVIDIA OpenCL at the best
 #     and 4,096 once.
+#     Found: 1,024 root groups 18.41-18.48 against 18.56-18.61 ms (noise), fewer slower (132: 20.7-20.9,
+#     264: 19.4-19.5, 528: 18.8); NVIDIA OpenCL 264 / 528 20.1 / 19.5 against 19.4: 4,096 stays.
+#   PART=h (~7 min), the final binary: `check` on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 280);
+#     the README's commands with prev and new on all three (the same files expected: their `fim`
+#     runs the exact solver, one Jacobi update as before); `fim --target --local paper` on the
+#     256x256x100 phantom, prev and new alternating, two rounds, CUDA and NVIDIA OpenCL.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -151,4 +157,19 @@ if [ "$PART" = g ]; then
   for g in 264 528; do fimi "new root groups $g" "$B" "$OCL" paper 0 NEUROPORT_FIM_ROOT_GROUPS=$g; done > /dev/null
   fimi "new" "$B" "$OCL" paper 0 > /dev/null
   summary
+fi
+if [ "$PART" = h ]; then
+  CHECK_ROWS=fim_ checks 280 cuda "$OCL" "$POCL"
+  readme_compare "$PREV"
+  fim_phantom
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    for v in prev new; do
+      bin=$B; [ $v = prev ] && bin=$PREV
+      stamp "fim --target --local paper $v $be"
+      { echo "## $v ($rep) $be paper"; NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s" timeout 120 "$bin" fim --backend "$be" --local paper \
+        --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" \
+        --out "$W/p-$v" --force 2>&1 >/dev/null | grep -vE '^\s*$' | sed 's/ (NVIDIA H100 80GB HBM3)//'; } >> "$OUT/user.txt"
+    done
+  done; done
+  grep -E "^##|E\(gamma\)|stages|process wall" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*(main [0-9]+ ms)/\1, \2/' | cut -c1-260
 fi
