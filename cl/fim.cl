@@ -147,7 +147,8 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
     /* Whether each voxel is evaluated (the skip, np_fim_unmoved), and how many were. */
     NP_LOCAL_MEM int sgo[NP_FIM_BV];
     /* Per voxel: bit 0 lowered by the last Jacobi update, bit 1 its root queued (NP_FIM_DEFER:
-     * once a launch, however many updates want it). */
+     * once a launch, however many updates want it), bit 2 a root wanted after an in-block
+     * neighbour moved in this launch (the block then stays listed). */
     NP_LOCAL_MEM int schg[NP_FIM_BV];
     NP_LOCAL_MEM unsigned int sevals;
     /* The block's state, the AND over its voxels' (one barrier instead of a tree's six). */
