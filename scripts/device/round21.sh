@@ -64,6 +64,35 @@ fimi() {
   stamp "bench fim $label $be $loc inner $inner"
   { echo "## $label $be $loc inner $inner"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --inner "$inner" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
+# against LABEL BINARY SEED [exact]: `check` (FIM rows) at SEED on CUDA, NVIDIA OpenCL and PoCL
+# 5.0; `bench fim --example 3` with BINARY (as LABEL) and new alternating, 004's solver, two
+# rounds, CUDA and NVIDIA OpenCL (with `exact`, the exact solver once too); ncu per kernel (new).
+against() {
+  local label=$1 old=$2 seed=$3 rep be
+  CHECK_ROWS=fim_ checks "$seed" cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fimi "$label ($rep)" "$old" $be paper 0
+    fimi "new ($rep)" "$B" $be paper 0
+  done; done > /dev/null
+  if [ "${4:-}" = exact ]; then
+    for be in cuda "$OCL"; do fimi "$label" "$old" $be exact 0; fimi "new" "$B" $be exact 0; done > /dev/null
+  fi
+  summary
+  ncu_fim_run paper "$B" paper
+}
+# target_same: `fim --target` (exact) on fim_phantom's inputs with prev and new alternating, two
+# rounds on CUDA, its iterations stage; the four maps compared byte for byte ($OUT/same.txt).
+target_same() {
+  local rep m
+  fim_phantom
+  for rep in 1 2; do
+    fim_target "prev ($rep)" "$PREV" cuda "$W/old-cuda"
+    fim_target "new ($rep)" "$B" cuda "$W/new-cuda"
+  done > /dev/null
+  grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
+  for m in cost1 cost2 total pathway; do cmp -s "$W/old-cuda_$m.nii.gz" "$W/new-cuda_$m.nii.gz" && echo "cuda $m: same bytes" || echo "cuda $m: DIFFER"; done | tee "$OUT/same.txt"
+}
 summary() { echo "=== summary"; grep -E "^##|wall" "$F" | sed -e 's/ host syncs.*//' -e 's/active blocks per iteration/active/' | paste - -; }
 if [ "$PART" = a ]; then
   CHECK_ROWS=fim_ checks 270 cuda "$OCL"
@@ -76,13 +105,7 @@ if [ "$PART" = a ]; then
   for inner in 1 2 4; do fimi "new" "$B" cuda exact $inner; done > /dev/null
   for inner in 1 2 4; do fimi "new" "$B" "$OCL" paper $inner; done > /dev/null
   summary
-  fim_phantom
-  for rep in 1 2; do
-    fim_target "prev ($rep)" "$PREV" cuda "$W/old-cuda"
-    fim_target "new ($rep)" "$B" cuda "$W/new-cuda"
-  done > /dev/null
-  grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
-  for m in cost1 cost2 total pathway; do cmp -s "$W/old-cuda_$m.nii.gz" "$W/new-cuda_$m.nii.gz" && echo "cuda $m: same bytes" || echo "cuda $m: DIFFER"; done | tee "$OUT/same.txt"
+  target_same
 fi
 if [ "$PART" = b ]; then
   CHECK_ROWS=fim_ checks 273 cuda "$OCL" "$POCL"
@@ -92,13 +115,7 @@ if [ "$PART" = b ]; then
   fimi "new" "$B" "$OCL" paper 3 > /dev/null
   summary
   ncu_fim_run paper "$B" paper
-  fim_phantom
-  for rep in 1 2; do
-    fim_target "prev ($rep)" "$PREV" cuda "$W/old-cuda"
-    fim_target "new ($rep)" "$B" cuda "$W/new-cuda"
-  done > /dev/null
-  grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
-  for m in cost1 cost2 total pathway; do cmp -s "$W/old-cuda_$m.nii.gz" "$W/new-cuda_$m.nii.gz" && echo "cuda $m: same bytes" || echo "cuda $m: DIFFER"; done | tee "$OUT/same.txt"
+  target_same
 fi
 if [ "$PART" = c ]; then
   F="$OUT/fim.txt"
@@ -116,15 +133,7 @@ if [ "$PART" = c ]; then
   summary
 fi
 if [ "$PART" = d ]; then
-  CHECK_ROWS=fim_ checks 275 cuda "$OCL" "$POCL"
-  F="$OUT/fim.txt"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fimi "c ($rep)" "$PWD/dist/neuroport-c" $be paper 0
-    fimi "new ($rep)" "$B" $be paper 0
-  done; done > /dev/null
-  for be in cuda "$OCL"; do fimi "c" "$PWD/dist/neuroport-c" $be exact 0; fimi "new" "$B" $be exact 0; done > /dev/null
-  summary
-  ncu_fim_run paper "$B" paper
+  against c "$PWD/dist/neuroport-c" 275 exact
 fi
 if [ "$PART" = e ]; then
   F="$OUT/fim.txt"
@@ -139,14 +148,7 @@ if [ "$PART" = e ]; then
   summary
 fi
 if [ "$PART" = f ]; then
-  CHECK_ROWS=fim_ checks 278 cuda "$OCL" "$POCL"
-  F="$OUT/fim.txt"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fimi "d ($rep)" "$PWD/dist/neuroport-d" $be paper 0
-    fimi "new ($rep)" "$B" $be paper 0
-  done; done > /dev/null
-  summary
-  ncu_fim_run paper "$B" paper
+  against d "$PWD/dist/neuroport-d" 278
 fi
 if [ "$PART" = g ]; then
   F="$OUT/fim.txt"
