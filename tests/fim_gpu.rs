@@ -154,6 +154,14 @@ fn paper_local_solver_block_fim_matches_node_fim_where_u_is_convex() {
 fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
     let Some(dev) = opencl() else { return };
     let bits = |u: &[f32]| u.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    // Each run's bits against `want`, `what` naming the run and `case` its setting.
+    let same_bits = |p: &Problem, want: &[u32], runs: Vec<(&str, Params)>, case: &str| {
+        for (what, par) in runs {
+            let got = bits(&fim::solve(&dev, p, &par).unwrap().u);
+            let differ = got.iter().zip(want).filter(|(a, b)| a != b).count();
+            assert_eq!(differ, 0, "{case} {what}: {differ} voxels differ");
+        }
+    };
     for (name, p) in [("helix", fim::repro::helix(10).problem), ("random", fim::check::random_problem(11 ^ 0xF1))] {
         for local in [fim::Local::Exact, fim::Local::Paper] {
             // The device list's three schedules (candidates folded into the next update with
@@ -167,32 +175,22 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
                 if !folded {
                     runs.push(("host list", Params { host_list: true, ..base }));
                 }
-                for (what, par) in runs {
-                    let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
-                    let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-                    assert_eq!(differ, 0, "{name} {local:?} folded {folded} eager {eager} {what}: {differ} voxels differ");
-                }
+                same_bits(&p, &want, runs, &format!("{name} {local:?} folded {folded} eager {eager}"));
                 // Roots deferred to fim_roots (GPUs' choice for 004's solver): one work-group
                 // per root whatever the lanes, appended in any order.
                 if folded && eager {
                     let deferred = Params { defer: Some(true), ..base };
                     let want = bits(&fim::solve(&dev, &p, &deferred).unwrap().u);
-                    for (what, par) in [("deferred again", deferred), ("deferred, 3 lanes", Params { lanes: 3, ..deferred }), ("deferred, every voxel evaluated", Params { skip: false, ..deferred })] {
-                        let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
-                        let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-                        assert_eq!(differ, 0, "{name} {local:?} eager {eager} {what}: {differ} voxels differ");
-                    }
+                    let runs = vec![("deferred again", deferred), ("deferred, 3 lanes", Params { lanes: 3, ..deferred }), ("deferred, every voxel evaluated", Params { skip: false, ..deferred })];
+                    same_bits(&p, &want, runs, &format!("{name} {local:?} eager {eager}"));
                     // Several Jacobi updates a launch, where the skip also leaves out, after the
                     // first, voxels none of whose in-block neighbours moved: the same bits as
                     // every voxel evaluated, roots in place or deferred.
                     for (inner, defer) in [(3, None), (3, Some(true))] {
                         let several = Params { inner, defer, ..base };
                         let want = bits(&fim::solve(&dev, &p, &several).unwrap().u);
-                        for (what, par) in [("again", several), ("3 lanes", Params { lanes: 3, ..several }), ("every voxel evaluated", Params { skip: false, ..several })] {
-                            let got = bits(&fim::solve(&dev, &p, &par).unwrap().u);
-                            let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-                            assert_eq!(differ, 0, "{name} {local:?} inner {inner} defer {defer:?} {what}: {differ} voxels differ");
-                        }
+                        let runs = vec![("again", several), ("3 lanes", Params { lanes: 3, ..several }), ("every voxel evaluated", Params { skip: false, ..several })];
+                        same_bits(&p, &want, runs, &format!("{name} {local:?} inner {inner} defer {defer:?}"));
                     }
                 }
             }

@@ -381,14 +381,21 @@ NP_FN int np_fim_rs_bisect(np_fim_rs *r, NP_LOCAL_PTR const float *c, int stride
     return np_fim_rs_next(r, c, stride);
 }
 
+/* The lowest of the six neighbours (INF where none is finite). */
+NP_FN float np_fim_nb_min(const float *nb)
+{
+    float lo = NP_FIM_INF;
+    for (int k = 0; k < 6; ++k) lo = np_fmin(lo, nb[k]);
+    return lo;
+}
+
 /* A search's start: the lowest neighbour (H_G = 0 there, the bracket's low end) and the
  * doubling steps' first length. */
 NP_FN void np_fim_rs_floor(const float *m, const float *ih, const float *nb, float *lo, float *step)
 {
-    *lo = NP_FIM_INF;
+    *lo = np_fim_nb_min(nb);
     *step = 0.0f;
     for (int k = 0; k < 3; ++k) {
-        *lo = np_fmin(*lo, np_fmin(nb[2 * k], nb[2 * k + 1]));
         /* one step along axis k alone costs h_k / sqrt(S_kk) at most */
         float d = 1.0f / (ih[k] * np_sqrt(np_fim_s(m, k, k)));
         *step = d > *step ? d : *step;
@@ -479,11 +486,7 @@ NP_FN int np_fim_rs_take(np_fim_rs *r, float f, NP_LOCAL_PTR const float *c, int
  * evaluation reaches voxels the front has not; example 3 at 128x128x50 on PoCL). */
 NP_FN int np_fim_settled(int paper, float best, const float *nb)
 {
-    if (!(best < NP_FIM_INF)) {
-        float lo = NP_FIM_INF;
-        for (int k = 0; k < 6; ++k) lo = np_fmin(lo, nb[k]);
-        return !(lo < NP_FIM_INF);
-    }
+    if (!(best < NP_FIM_INF)) return !(np_fim_nb_min(nb) < NP_FIM_INF);
     if (!paper) for (int k = 0; k < 3; ++k) if (best + best > nb[2 * k] + nb[2 * k + 1]) return 0;
     return 1;
 }

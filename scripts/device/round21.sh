@@ -53,6 +53,11 @@
 #     the README's commands with prev and new on all three (the same files expected: their `fim`
 #     runs the exact solver, one Jacobi update as before); `fim --target --local paper` on the
 #     256x256x100 phantom, prev and new alternating, two rounds, CUDA and NVIDIA OpenCL.
+#   PART=i (~4 min), the review's mend (the lowest neighbour through one helper, np_fim_nb_min,
+#     for the root search's floor and the settled test): `check` (FIM rows) on CUDA and NVIDIA
+#     OpenCL, seed 284; `bench fim --example 3` part h's binary (dist/neuroport-h) and new
+#     alternating, 004's solver, two rounds, and the exact one once, CUDA and NVIDIA OpenCL;
+#     `fim --target` with both local solvers, h and new, CUDA and NVIDIA OpenCL, maps compared.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -174,4 +179,22 @@ if [ "$PART" = h ]; then
     done
   done; done
   grep -E "^##|E\(gamma\)|stages|process wall" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*(main [0-9]+ ms)/\1, \2/' | cut -c1-260
+fi
+if [ "$PART" = i ]; then
+  CHECK_ROWS=fim_ checks 284 cuda "$OCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fimi "h ($rep)" "$PWD/dist/neuroport-h" $be paper 0
+    fimi "new ($rep)" "$B" $be paper 0
+  done; done > /dev/null
+  for be in cuda "$OCL"; do fimi "h" "$PWD/dist/neuroport-h" $be exact 0; fimi "new" "$B" $be exact 0; done > /dev/null
+  summary
+  fim_phantom
+  for be in cuda "$OCL"; do for loc in exact paper; do for v in h new; do
+    bin=$B; [ $v = h ] && bin=$PWD/dist/neuroport-h
+    timeout 120 "$bin" fim --backend "$be" --local $loc --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" \
+      --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/$v-${be%%:*}-$loc" --force > /dev/null 2>&1
+  done
+  for m in cost1 cost2 total pathway; do cmp -s "$W/h-${be%%:*}-${loc}_$m.nii.gz" "$W/new-${be%%:*}-${loc}_$m.nii.gz" && echo "$be $loc $m: same bytes" || echo "$be $loc $m: DIFFER"; done
+  done; done | tee "$OUT/same.txt"
 fi

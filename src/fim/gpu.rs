@@ -128,8 +128,8 @@ fn root_slots() -> usize {
 
 /// Whether fim_update leaves H_G's roots to fim_roots (cl/fim.cl): with 004's local solver on a
 /// GPU and the folded device list (with any number of Jacobi updates a launch since round 21).
-/// There a root is wanted in ~1 update of 2,000, and the root's code in the update held it at 92 registers and half the
-/// resident warps of a build without it (round 16). The exact solver wants roots in about half
+/// There a root is wanted in ~1 update of 2,000, and the root's code in the update held it at
+/// 92 registers and half the resident warps of a build without it (round 16). The exact solver wants roots in about half
 /// of its updates and keeps them in place. `NEUROPORT_FIM_DEFER=0` keeps them in place, `=1` defers
 /// them on every device and with either solver (for measuring).
 /// `Params::defer` overrides the choice (tests run it on CPU devices).
