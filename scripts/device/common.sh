@@ -256,3 +256,53 @@ for name in sorted(t):
     print(f"{name:16s} launches {len(n[name]):5d}  time {t[name]/1e6:8.3f} ms  warp instructions {ins[name]/1e9:7.3f} G  registers {reg[name]:.0f}")
 PY
 }
+# fimi LABEL BINARY BACKEND LOCAL INNER [ENV...]: `bench fim --example 3 --inner INNER` (median
+# of 3, stages on), its last two lines appended to $F under "## LABEL".
+fimi() {
+  local label=$1 bin=$2 be=$3 loc=$4 inner=$5; shift 5
+  stamp "bench fim $label $be $loc inner $inner"
+  { echo "## $label $be $loc inner $inner"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --inner "$inner" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
+}
+# fim_against LABEL BINARY SEED [exact]: `check` (FIM rows) at SEED on CUDA, NVIDIA OpenCL and PoCL
+# 5.0; `bench fim --example 3` with BINARY (as LABEL) and new alternating, 004's solver, two
+# rounds, CUDA and NVIDIA OpenCL (with `exact`, the exact solver once too); ncu per kernel (new).
+fim_against() {
+  local label=$1 old=$2 seed=$3 rep be
+  CHECK_ROWS=fim_ checks "$seed" cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fimi "$label ($rep)" "$old" $be paper 0
+    fimi "new ($rep)" "$B" $be paper 0
+  done; done > /dev/null
+  if [ "${4:-}" = exact ]; then
+    for be in cuda "$OCL"; do fimi "$label" "$old" $be exact 0; fimi "new" "$B" $be exact 0; done > /dev/null
+  fi
+  fim_summary
+  ncu_fim_run paper "$B" paper
+}
+# target_same: `fim --target` (exact) on fim_phantom's inputs with prev ($PREV) and new alternating, two
+# rounds on CUDA, its iterations stage; the four maps compared byte for byte ($OUT/same.txt).
+target_same() {
+  local rep m
+  fim_phantom
+  for rep in 1 2; do
+    fim_target "prev ($rep)" "$PREV" cuda "$W/old-cuda"
+    fim_target "new ($rep)" "$B" cuda "$W/new-cuda"
+  done > /dev/null
+  grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
+  for m in cost1 cost2 total pathway; do cmp -s "$W/old-cuda_$m.nii.gz" "$W/new-cuda_$m.nii.gz" && echo "cuda $m: same bytes" || echo "cuda $m: DIFFER"; done | tee "$OUT/same.txt"
+}
+fim_summary() { echo "=== summary"; grep -E "^##|wall" "$F" | sed -e 's/ host syncs.*//' -e 's/active blocks per iteration/active/' | paste - -; }
+# fim_maps_same LABEL BINARY: `fim --target` on fim_phantom's inputs with BINARY and new, both
+# local solvers, CUDA and NVIDIA OpenCL; the four maps compared byte for byte ($OUT/same.txt).
+fim_maps_same() {
+  local label=$1 old=$2 be loc v bin m
+  fim_phantom
+  for be in cuda "$OCL"; do for loc in exact paper; do for v in "$label" new; do
+    bin=$B; [ "$v" = "$label" ] && bin=$old
+    timeout 120 "$bin" fim --backend "$be" --local $loc --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" \
+      --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/$v-${be%%:*}-$loc" --force > /dev/null 2>&1
+  done
+  for m in cost1 cost2 total pathway; do cmp -s "$W/$label-${be%%:*}-${loc}_$m.nii.gz" "$W/new-${be%%:*}-${loc}_$m.nii.gz" && echo "$be $loc $m: same bytes" || echo "$be $loc $m: DIFFER"; done
+  done; done | tee "$OUT/same.txt"
+}

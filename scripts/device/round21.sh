@@ -62,43 +62,7 @@
 gpu_setup
 PART=${PART:-a}
 PREV=$PWD/dist/neuroport-prev
-# fimi LABEL BINARY BACKEND LOCAL INNER [ENV...]: `bench fim --example 3 --inner INNER` (median
-# of 3, stages on), its last two lines appended to $F under "## LABEL".
-fimi() {
-  local label=$1 bin=$2 be=$3 loc=$4 inner=$5; shift 5
-  stamp "bench fim $label $be $loc inner $inner"
-  { echo "## $label $be $loc inner $inner"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --inner "$inner" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
-}
-# against LABEL BINARY SEED [exact]: `check` (FIM rows) at SEED on CUDA, NVIDIA OpenCL and PoCL
-# 5.0; `bench fim --example 3` with BINARY (as LABEL) and new alternating, 004's solver, two
-# rounds, CUDA and NVIDIA OpenCL (with `exact`, the exact solver once too); ncu per kernel (new).
-against() {
-  local label=$1 old=$2 seed=$3 rep be
-  CHECK_ROWS=fim_ checks "$seed" cuda "$OCL" "$POCL"
-  F="$OUT/fim.txt"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fimi "$label ($rep)" "$old" $be paper 0
-    fimi "new ($rep)" "$B" $be paper 0
-  done; done > /dev/null
-  if [ "${4:-}" = exact ]; then
-    for be in cuda "$OCL"; do fimi "$label" "$old" $be exact 0; fimi "new" "$B" $be exact 0; done > /dev/null
-  fi
-  summary
-  ncu_fim_run paper "$B" paper
-}
-# target_same: `fim --target` (exact) on fim_phantom's inputs with prev and new alternating, two
-# rounds on CUDA, its iterations stage; the four maps compared byte for byte ($OUT/same.txt).
-target_same() {
-  local rep m
-  fim_phantom
-  for rep in 1 2; do
-    fim_target "prev ($rep)" "$PREV" cuda "$W/old-cuda"
-    fim_target "new ($rep)" "$B" cuda "$W/new-cuda"
-  done > /dev/null
-  grep -E "^##|stages" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*/\1/' | paste - -
-  for m in cost1 cost2 total pathway; do cmp -s "$W/old-cuda_$m.nii.gz" "$W/new-cuda_$m.nii.gz" && echo "cuda $m: same bytes" || echo "cuda $m: DIFFER"; done | tee "$OUT/same.txt"
-}
-summary() { echo "=== summary"; grep -E "^##|wall" "$F" | sed -e 's/ host syncs.*//' -e 's/active blocks per iteration/active/' | paste - -; }
+# fimi, fim_summary, fim_against, target_same, fim_maps_same: common.sh.
 if [ "$PART" = a ]; then
   CHECK_ROWS=fim_ checks 270 cuda "$OCL"
   F="$OUT/fim.txt"
@@ -109,7 +73,7 @@ if [ "$PART" = a ]; then
   fimi "prev" "$PREV" cuda exact 1 > /dev/null
   for inner in 1 2 4; do fimi "new" "$B" cuda exact $inner; done > /dev/null
   for inner in 1 2 4; do fimi "new" "$B" "$OCL" paper $inner; done > /dev/null
-  summary
+  fim_summary
   target_same
 fi
 if [ "$PART" = b ]; then
@@ -118,7 +82,7 @@ if [ "$PART" = b ]; then
   OLD=$PREV alternate "prev" "new" > /dev/null
   fimi "new" "$B" cuda paper 3 > /dev/null
   fimi "new" "$B" "$OCL" paper 3 > /dev/null
-  summary
+  fim_summary
   ncu_fim_run paper "$B" paper
   target_same
 fi
@@ -135,10 +99,10 @@ if [ "$PART" = c ]; then
   fimi "new" "$B" "$OCL" paper 0 > /dev/null
   fimi "new NEUROPORT_FIM_ROOT_GROUPS=1024" "$B" "$OCL" paper 0 NEUROPORT_FIM_ROOT_GROUPS=1024 > /dev/null
   fimi "new" "$B" "$OCL" paper 0 > /dev/null
-  summary
+  fim_summary
 fi
 if [ "$PART" = d ]; then
-  against c "$PWD/dist/neuroport-c" 275 exact
+  fim_against c "$PWD/dist/neuroport-c" 275 exact
 fi
 if [ "$PART" = e ]; then
   F="$OUT/fim.txt"
@@ -150,10 +114,10 @@ if [ "$PART" = e ]; then
   fimi "new groups 2048" "$B" cuda exact 0 NEUROPORT_FIM_GROUPS=2048 > /dev/null
   fimi "new groups 1188" "$B" "$OCL" paper 0 NEUROPORT_FIM_GROUPS=1188 > /dev/null
   fimi "new" "$B" "$OCL" paper 0 > /dev/null
-  summary
+  fim_summary
 fi
 if [ "$PART" = f ]; then
-  against d "$PWD/dist/neuroport-d" 278
+  fim_against d "$PWD/dist/neuroport-d" 278
 fi
 if [ "$PART" = g ]; then
   F="$OUT/fim.txt"
@@ -163,7 +127,7 @@ if [ "$PART" = g ]; then
   done > /dev/null
   for g in 264 528; do fimi "new root groups $g" "$B" "$OCL" paper 0 NEUROPORT_FIM_ROOT_GROUPS=$g; done > /dev/null
   fimi "new" "$B" "$OCL" paper 0 > /dev/null
-  summary
+  fim_summary
 fi
 if [ "$PART" = h ]; then
   CHECK_ROWS=fim_ checks 280 cuda "$OCL" "$POCL"
@@ -188,13 +152,6 @@ if [ "$PART" = i ]; then
     fimi "new ($rep)" "$B" $be paper 0
   done; done > /dev/null
   for be in cuda "$OCL"; do fimi "h" "$PWD/dist/neuroport-h" $be exact 0; fimi "new" "$B" $be exact 0; done > /dev/null
-  summary
-  fim_phantom
-  for be in cuda "$OCL"; do for loc in exact paper; do for v in h new; do
-    bin=$B; [ $v = h ] && bin=$PWD/dist/neuroport-h
-    timeout 120 "$bin" fim --backend "$be" --local $loc --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" \
-      --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/$v-${be%%:*}-$loc" --force > /dev/null 2>&1
-  done
-  for m in cost1 cost2 total pathway; do cmp -s "$W/h-${be%%:*}-${loc}_$m.nii.gz" "$W/new-${be%%:*}-${loc}_$m.nii.gz" && echo "$be $loc $m: same bytes" || echo "$be $loc $m: DIFFER"; done
-  done; done | tee "$OUT/same.txt"
+  fim_summary
+  fim_maps_same h "$PWD/dist/neuroport-h"
 fi
