@@ -22,3 +22,19 @@ if [ "$PART" = a ]; then
   fim_summary
   fim_maps_same prev "$PREV"
 fi
+#   PART=b (~3 min): where fim_update's time goes: ncu's warp states, scheduler, occupancy and
+#     memory sections on launches 100-101 of example 3 (004's solver, CUDA), prev and new; the
+#     exact solver's launch 200 (new).
+if [ "$PART" = b ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for run in "prev $PREV paper 100" "new $B paper 100" "new $B exact 200"; do
+    set -- $run
+    stamp "ncu sections fim_update $1 $3"
+    timeout 240 "$NCU" --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SpeedOfLight -k regex:fim_update \
+      --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+      --launch-skip "$4" --launch-count 2 "$2" bench fim --example 3 --backend cuda --local "$3" --repeats 0 \
+      > "$OUT/ncu-sections-$1-$3.txt" 2>&1 || echo "(ncu ended with status $?)"
+    grep -E "fim_update|Duration|Stall|Warp Cycles|Issued Warp|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy|Theoretical Occupancy|Registers|Block Limit|Executed Ipc|stalled|Memory Throughput|L1/TEX Hit|L2 Hit|Shared Memory|Waves" "$OUT/ncu-sections-$1-$3.txt" | head -70
+  done
+fi
