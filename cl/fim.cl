@@ -103,34 +103,6 @@ NP_FN int np_fim_inblock_moved(NP_LOCAL_PTR const int *schg, int l, int lx, int 
            (lz < NP_FIM_B - 1 && (schg[l + NP_FIM_B * NP_FIM_B] & 1));
 }
 
-/* The slot of local voxel l among the voxels that go (the bits of m, two words): how many of
- * them come before it in local order. */
-NP_FN int np_fim_rank(NP_LOCAL_PTR const int *m, int l)
-{
-    unsigned int m0 = (unsigned int)m[0], m1 = (unsigned int)m[1];
-    return l < 32 ? np_popcount(m0 & ((1u << l) - 1u)) : np_popcount(m0) + np_popcount(m1 & ((1u << (l - 32)) - 1u));
-}
-
-/* The fewest slots of fim_update's packed layout (np_fim_pack); the host may set it
- * (NEUROPORT_FIM_PACK: 16, 32 or 64, 64 packing without more lanes), for measuring. */
-#ifndef NP_FIM_PACK
-#define NP_FIM_PACK 32
-#endif
-
-/* An update's packed layout: the voxels that go (*ngo, the bits of m) fill the first slots, and
- * item t evaluates slot t % slots as lane t / slots. Where at most 32 go, 32 slots with twice
- * the lanes, so each lane's run of eq. 6's combinations is half as long; else 64 slots with
- * NP_FIM_LANES. A warp is then always one lane of 32 slots (the same combinations, as before),
- * and warps of voxels that do not go are not run. Returns the lanes per slot. */
-NP_FN int np_fim_pack(NP_LOCAL_PTR const int *m, int *slots, int *ngo)
-{
-    *ngo = np_popcount(m[0]) + np_popcount(m[1]);
-    int k = NP_FIM_PACK;
-    while (k < NP_FIM_BV && k < *ngo) k *= 2;
-    *slots = k;
-    return NP_FIM_LANES * NP_FIM_BV / k;
-}
-
 /* How fim_update treats its list: 004's step 1 (active blocks), its step 2 (candidates, once
  * each), or both at once (the device list's default since round 10: the candidates found after
  * one iteration's update are updated with the next iteration's active blocks, two launches an
@@ -181,19 +153,11 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
     NP_LOCAL_MEM unsigned int sevals;
     /* The block's state, the AND over its voxels' (one barrier instead of a tree's six). */
     NP_LOCAL_MEM int sc;
-    /* Each lane's best candidate per voxel: more lanes than NP_FIM_LANES where few voxels go
-     * (np_fim_pack). */
-    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV / NP_FIM_PACK * NP_FIM_BV];
+    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
     NP_LOCAL_MEM float ssol[26 * NP_FIM_BV];
     NP_LOCAL_MEM float sx[NP_FIM_BV];
     NP_LOCAL_MEM int sneed[NP_FIM_BV];
     NP_LOCAL_MEM int sflag[2];
-    /* The packing: which voxels go (a 64-bit mask in two words), the voxel at each packed slot,
-     * and each voxel's S and neighbours for the item that evaluates it. */
-    NP_LOCAL_MEM int spack[2];
-    NP_LOCAL_MEM int sslot[NP_FIM_BV];
-    NP_LOCAL_MEM float ss[6 * NP_FIM_BV];
-    NP_LOCAL_MEM float snb[6 * NP_FIM_BV];
     int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
@@ -205,7 +169,6 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
         *root_zero = 0;
     }
     if (t < 2) sflag[t] = 0;
-    if (t < 2) spack[t] = 0;
     if (t == 0) sevals = 0u;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += p.groups) {
@@ -213,10 +176,10 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
         int v = b * NP_FIM_BV + l;
         int m = mask[v];
         /* S is stored only for blocks that hold voxels to update (sblock[b] >= 0 there). */
-        /* S, for whichever item evaluates the voxel (np_fim_pack). */
-        if (m == 1 && lane == 0) {
+        float s[6];
+        if (m == 1) {
             int w = sblock[b] * NP_FIM_BV + l;
-            for (int c = 0; c < 6; ++c) ss[c * NP_FIM_BV + l] = speed[c * p.nspeed + w];
+            for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
         }
         if (t == 0) sc = -1;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
@@ -241,53 +204,26 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
             if (go && lane == 0) {
                 if (seq > 0) seen[v] = seq;
                 np_atomic_add_local_u32(&sevals, 1u);
-                np_atomic_or_local_i32(&spack[l >> 5], 1 << (l & 31));
             }
             float old = su[l], next = old;
             float nb[6];
-            if (go && lane == 0) {
+            if (go) {
                 nb[0] = lx > 0 ? su[l - 1] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 0), l, 0);
                 nb[1] = lx < NP_FIM_B - 1 ? su[l + 1] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 1), l, 1);
                 nb[2] = ly > 0 ? su[l - NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 2), l, 2);
                 nb[3] = ly < NP_FIM_B - 1 ? su[l + NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 3), l, 3);
                 nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 4), l, 4);
                 nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 5), l, 5);
-                for (int k = 0; k < 6; ++k) snb[k * NP_FIM_BV + l] = nb[k];
+                float best = NP_FIM_INF;
+                for (int c = lane; c < 26; c += NP_FIM_LANES) {
+                    int valid; /* combination 13: all three critical, no equation */
+                    float x = np_fim_combo(s, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
+                    ssol[c * NP_FIM_BV + l] = x;
+                    if (valid && x < best) best = x;
+                }
+                sbest[lane * NP_FIM_BV + l] = best;
             }
             NP_BARRIER();
-            /* The voxels that go, packed (np_fim_pack): slot r holds the r-th in local order. */
-            if (go && lane == 0) sslot[np_fim_rank(spack, l)] = l;
-            NP_BARRIER();
-            int slots, ngo, nl = np_fim_pack(spack, &slots, &ngo);
-            {
-                int r = t % slots, j = t / slots;
-                if (r < ngo) {
-                    int e = sslot[r];
-                    float es[6], en[6];
-                    for (int k = 0; k < 6; ++k) {
-                        es[k] = ss[k * NP_FIM_BV + e];
-                        en[k] = snb[k * NP_FIM_BV + e];
-                    }
-                    float best = NP_FIM_INF;
-                    for (int c = j; c < 26; c += nl) {
-                        int valid; /* combination 13: all three critical, no equation */
-                        float x = np_fim_combo(es, ih, en, c < 13 ? c : c + 1, p.tsai, &valid);
-                        ssol[c * NP_FIM_BV + e] = x;
-                        if (valid && x < best) best = x;
-                    }
-                    sbest[j * NP_FIM_BV + e] = best;
-                }
-            }
-            NP_BARRIER();
-#ifndef NP_FIM_DEFER
-            /* The root in place: every lane of the voxel shares its evaluations. */
-            float s[6];
-            if (go)
-                for (int k = 0; k < 6; ++k) {
-                    s[k] = ss[k * NP_FIM_BV + l];
-                    nb[k] = snb[k * NP_FIM_BV + l];
-                }
-#endif
             /* Lane 0 takes the minimum over the lanes; where that does not settle g, H_G's root
              * follows, each of its evaluations shared by the voxel's lanes (lane j evaluates
              * candidates j, j + LANES, ... of H_G; lane 0 joins them and picks the next point),
@@ -298,7 +234,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
             float q = NP_FIM_INF;
             if (lane == 0 && go) {
                 float best = sbest[l];
-                for (int k = 1; k < nl; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
+                for (int k = 1; k < NP_FIM_LANES; ++k) best = sbest[k * NP_FIM_BV + l] < best ? sbest[k * NP_FIM_BV + l] : best;
                 q = best;
 #ifndef NP_FIM_NOROOT /* a diagnostic build (NEUROPORT_FIM_DIAG_NOROOT): no roots, wrong answers, the rest timed */
                 if (!np_fim_settled(p.paper, best, nb)) {
@@ -349,7 +285,6 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 su[l] = next;
                 schg[l] = (schg[l] & 6) | queued | (next < old);
             }
-            if (t < 2) spack[t] = 0;
             NP_BARRIER();
         }
         if (lane == 0) {

@@ -38,3 +38,20 @@ if [ "$PART" = b ]; then
     grep -E "fim_update|Duration|Stall|Warp Cycles|Issued Warp|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy|Theoretical Occupancy|Registers|Block Limit|Executed Ipc|stalled|Memory Throughput|L1/TEX Hit|L2 Hit|Shared Memory|Waves" "$OUT/ncu-sections-$1-$3.txt" | head -70
   done
 fi
+#   PART=c (~3 min): where the registration's lone texture evaluation goes: ncu's sections, the
+#     SM and L1TEX throughput breakdowns and the stall reasons of register_cost_texture (one map a
+#     launch, 240x256x176), NCC and SAD, CUDA; `bench register` SAD and NCC on CUDA and NVIDIA
+#     OpenCL for the lease's baseline.
+if [ "$PART" = c ]; then
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for cost in ncc sad; do
+    stamp "ncu register_cost_texture $cost"
+    timeout 240 "$NCU" --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SpeedOfLight -k regex:register_cost_texture \
+      --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,breakdown:l1tex__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum" \
+      --launch-skip 20 --launch-count 1 "$B" bench register --backend cuda --costs $cost --evals 40 --repeats 1 \
+      > "$OUT/ncu-register-$cost.txt" 2>&1 || echo "(ncu ended with status $?)"
+    grep -vE "^==PROF==|^\s*$|^    -----|^    Section|^    Metric Name" "$OUT/ncu-register-$cost.txt" | grep -E "register_cost|\s[0-9.,]+$" | head -90
+  done
+  for be in cuda "$OCL"; do breg "base" "$be"; done
+fi

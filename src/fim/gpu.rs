@@ -107,11 +107,7 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
         return (n, s);
     }
     let name: &'static str = Box::leak(format!("fim-l{lanes}{}", if defer { "-defer" } else { "" }).into_boxed_str());
-    let mut diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" }.to_string();
-    // fim_update's fewest packed slots (NP_FIM_PACK, cl/fim.cl np_fim_pack), for measuring.
-    if let Some(k) = std::env::var("NEUROPORT_FIM_PACK").ok().filter(|v| ["16", "32", "64"].contains(&v.as_str())) {
-        diag.push_str(&format!("#define NP_FIM_PACK {k}\n"));
-    }
+    let diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" };
     let def = if defer { format!("#define NP_FIM_DEFER 1\n#define NP_FIM_SLOTS {}\n", root_slots()) } else { String::new() };
     let source: &'static str = Box::leak(format!("{diag}{def}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
     built.push(((lanes, defer), name, source));
