@@ -285,20 +285,21 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 su[l] = next;
                 schg[l] = (schg[l] & 6) | queued | (next < old);
             }
+            /* After the last update the voxel's result and its part of the block's state, before
+             * the update's own barrier (one barrier a block fewer). */
+            if (lane == 0 && it == inner - 1) {
+                unew[v] = next;
+                /* A root queued after an in-block neighbour moved in this launch is found from u,
+                 * which lacks that move (fim_roots reads u): the block stays listed, so that the
+                 * voxel is evaluated again from the values it missed. */
+                if (schg[l] & 4) done = 0;
+                if (lowered && seq > 0) moved[v] = seq;
+                /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
+                int face = 63 & ~np_fim_faces_on(lx, ly, lz);
+                np_atomic_and_local_i32(&sc, done | still << 1 | (lowered ? face : 63) << 2);
+            }
             NP_BARRIER();
         }
-        if (lane == 0) {
-            unew[v] = su[l];
-            /* A root queued after an in-block neighbour moved in this launch is found from u, which
-             * lacks that move (fim_roots reads u): the block stays listed, so that the voxel is
-             * evaluated again from the values it missed. */
-            if (schg[l] & 4) done = 0;
-            if (lowered && seq > 0) moved[v] = seq;
-            /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
-            int face = 63 & ~np_fim_faces_on(lx, ly, lz);
-            np_atomic_and_local_i32(&sc, done | still << 1 | (lowered ? face : 63) << 2);
-        }
-        NP_BARRIER();
         /* Step 3 without a pass over all blocks: a block that has not converged joins the next
          * list (C_b false) at once; candidates leave the candidate set. Folded lists
          * (NP_FIM_FOLDED) hold the active blocks and last iteration's candidates: a candidate
@@ -312,7 +313,9 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
             if (append && !converged) next[np_atomic_add_i32(next_count, 1)] = b;
             if (was_cand) cand[b] = 0;
         }
-        NP_BARRIER();
+        /* No barrier here: after the one above only item 0 reads local memory (sc, which it
+         * resets itself at the next block), and the next block's first writes (su, schg, sgo)
+         * are read only after that block's own barrier. */
     }
     /* The group's own slot (no atomics on one address from every group of every launch). */
     if (t == 0) work[NP_GROUP()] += (int)sevals;

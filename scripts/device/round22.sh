@@ -55,3 +55,13 @@ if [ "$PART" = c ]; then
   done
   for be in cuda "$OCL"; do breg "base" "$be"; done
 fi
+#   PART=d (~7 min): fim_update without the barrier at the end of each listed block (only item 0
+#     reads local memory after the block's last barrier): `check` (FIM rows) on CUDA, NVIDIA
+#     OpenCL and PoCL 5.0, seed 292; `bench fim --example 3` prev and new alternating, 004's
+#     solver, two rounds, and the exact one once, CUDA and NVIDIA OpenCL; ncu per kernel (new);
+#     `fim --target` with both local solvers, prev and new, maps compared (the same bytes
+#     expected).
+if [ "$PART" = d ]; then
+  fim_against prev "$PREV" 292 exact
+  fim_maps_same prev "$PREV"
+fi
