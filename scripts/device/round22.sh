@@ -61,7 +61,12 @@ fi
 #     solver, two rounds, and the exact one once, CUDA and NVIDIA OpenCL; ncu per kernel (new);
 #     `fim --target` with both local solvers, prev and new, maps compared (the same bytes
 #     expected).
-if [ "$PART" = d ]; then
-  fim_against prev "$PREV" 292 exact
+#     Found: the same bytes and `check` passing, but no faster (004's 18.81-18.94 against
+#     18.55-18.68 ms CUDA, 19.20-19.52 against 19.12-19.39 NVIDIA OpenCL; exact 62.16 / 60.97
+#     against 62.31 / 61.91); ncu fim_update 16.06 ms, 7.47 G instructions: reverted.
+#   PART=e (~7 min): as d, for fim_update's combinations of eq. 6 written out one call per
+#     combination (NP_FIM_COMBOS), each compiled for its own sides (seed 294).
+if [ "$PART" = d ] || [ "$PART" = e ]; then
+  fim_against prev "$PREV" $([ "$PART" = d ] && echo 292 || echo 294) exact
   fim_maps_same prev "$PREV"
 fi
