@@ -27,17 +27,19 @@ fi
 #     exact solver's launch 200 (new).
 if [ "$PART" = b ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-  for run in "prev $PREV paper 100" "new $B paper 100" "new $B exact 200"; do
+  IFS=, read -ra runs <<< "${RUNS:-prev $PREV paper 100,new $B paper 100,new $B exact 200}"
+  for run in "${runs[@]}"; do
     set -- $run
     stamp "ncu sections fim_update $1 $3"
     timeout 240 "$NCU" --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SpeedOfLight -k regex:fim_update \
-      --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+      --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,sm__inst_executed.sum" \
       --launch-skip "$4" --launch-count 2 "$2" bench fim --example 3 --backend cuda --local "$3" --repeats 0 \
       > "$OUT/ncu-sections-$1-$3.txt" 2>&1 || echo "(ncu ended with status $?)"
-    grep -E "fim_update|Duration|Stall|Warp Cycles|Issued Warp|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy|Theoretical Occupancy|Registers|Block Limit|Executed Ipc|stalled|Memory Throughput|L1/TEX Hit|L2 Hit|Shared Memory|Waves" "$OUT/ncu-sections-$1-$3.txt" | head -70
+    grep -E "fim_update|Duration|Stall|Warp Cycles|Issued Warp|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy|Theoretical Occupancy|Registers|Block Limit|Executed Ipc|stalled|local_op|inst_executed.sum|Memory Throughput|L1/TEX Hit|L2 Hit|Shared Memory|Waves" "$OUT/ncu-sections-$1-$3.txt" | head -70
   done
 fi
+#     (RUNS: comma-separated "LABEL BINARY LOCAL SKIP" runs instead of those three.)
 #   PART=c (~3 min): where the registration's lone texture evaluation goes: ncu's sections, the
 #     SM and L1TEX throughput breakdowns and the stall reasons of register_cost_texture (one map a
 #     launch, 240x256x176), NCC and SAD, CUDA; `bench register` SAD and NCC on CUDA and NVIDIA
