@@ -103,35 +103,6 @@ NP_FN int np_fim_inblock_moved(NP_LOCAL_PTR const int *schg, int l, int lx, int 
            (lz < NP_FIM_B - 1 && (schg[l + NP_FIM_B * NP_FIM_B] & 1));
 }
 
-/* Lane `lane`'s combinations of eq. 6 (c = lane, lane + NP_FIM_LANES, ...; combination 13, all
- * three axes critical, has no equation): each solution into sol[c * NP_FIM_BV], the smallest
- * valid one into best. Written out for every c with the combination a constant, so that each
- * call of np_fim_combo is compiled for its own sides: its choices of neighbours, critical axes
- * and branches resolved at build time, the same operations in the same order (the same bits).
- * The lane is the same for a whole warp, so a warp runs only its own lane's calls. */
-#define NP_FIM_COMBO_AT(C, lane, s, ih, nb, tsai, sol, best) \
-    if ((C) % NP_FIM_LANES == (lane)) { \
-        int valid_; \
-        float x_ = np_fim_combo((s), (ih), (nb), (C) < 13 ? (C) : (C) + 1, (tsai), &valid_); \
-        (sol)[(C) * NP_FIM_BV] = x_; \
-        if (valid_ && x_ < (best)) (best) = x_; \
-    }
-#define NP_FIM_COMBOS(lane, s, ih, nb, tsai, sol, best) do { \
-    NP_FIM_COMBO_AT(0, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(1, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(2, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(3, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(4, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(5, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(6, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(7, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(8, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(9, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(10, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(11, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(12, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(13, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(14, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(15, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(16, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(17, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(18, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(19, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(20, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(21, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(22, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(23, lane, s, ih, nb, tsai, sol, best) \
-    NP_FIM_COMBO_AT(24, lane, s, ih, nb, tsai, sol, best) NP_FIM_COMBO_AT(25, lane, s, ih, nb, tsai, sol, best) \
-    } while (0)
-
 /* How fim_update treats its list: 004's step 1 (active blocks), its step 2 (candidates, once
  * each), or both at once (the device list's default since round 10: the candidates found after
  * one iteration's update are updated with the next iteration's active blocks, two launches an
@@ -244,7 +215,12 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 nb[4] = lz > 0 ? su[l - NP_FIM_B * NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 4), l, 4);
                 nb[5] = lz < NP_FIM_B - 1 ? su[l + NP_FIM_B * NP_FIM_B] : np_fim_across(u, np_fim_next(p, b, bx, by, bz, 5), l, 5);
                 float best = NP_FIM_INF;
-                NP_FIM_COMBOS(lane, s, ih, nb, p.tsai, ssol + l, best);
+                for (int c = lane; c < 26; c += NP_FIM_LANES) {
+                    int valid; /* combination 13: all three critical, no equation */
+                    float x = np_fim_combo(s, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
+                    ssol[c * NP_FIM_BV + l] = x;
+                    if (valid && x < best) best = x;
+                }
                 sbest[lane * NP_FIM_BV + l] = best;
             }
             NP_BARRIER();

@@ -22,9 +22,16 @@ if [ "$PART" = a ]; then
   fim_summary
   fim_maps_same prev "$PREV"
 fi
+#     Found: CUDA 18.45-18.46 against 18.61-18.66 ms (pack 16: 18.22-18.30, pack 64: 19.37-19.44),
+#     NVIDIA OpenCL 21.87-21.95 against 19.16-19.79; exact 60.5 / 60.7 against 62.5 / 61.8 (CUDA /
+#     NVIDIA OpenCL); ncu fim_update 15.68 ms, 7.01 G instructions; the same bytes: reverted.
 #   PART=b (~3 min): where fim_update's time goes: ncu's warp states, scheduler, occupancy and
 #     memory sections on launches 100-101 of example 3 (004's solver, CUDA), prev and new; the
 #     exact solver's launch 200 (new).
+#     Found (004's solver, prev, launch 100 of 248, 99 us at ncu's clocks): issue 0.67 of the
+#     scheduler's cycles, 5.7 warps resident per scheduler (80 registers, 3 groups per SM), 8.4
+#     cycles per issued instruction of which 2.1 waiting on fixed-latency results, 1.9 at
+#     barriers, 1.3 not selected, 0.45 / 0.35 short / long scoreboard.
 if [ "$PART" = b ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
   IFS=, read -ra runs <<< "${RUNS:-prev $PREV paper 100,new $B paper 100,new $B exact 200}"
@@ -44,6 +51,10 @@ fi
 #     SM and L1TEX throughput breakdowns and the stall reasons of register_cost_texture (one map a
 #     launch, 240x256x176), NCC and SAD, CUDA; `bench register` SAD and NCC on CUDA and NVIDIA
 #     OpenCL for the lease's baseline.
+#     Found (NCC, 54 us at 1.56 GHz): issue 57 %, L1TEX 62 %, the texture data pipe 53 %, DRAM
+#     37 %, 47.6 % occupancy (0.8 waves), 4.5 of ~9.5 cycles per issued instruction on long
+#     scoreboard; 25.4 M warp instructions (SAD 22.1 M): nothing saturated, latency-bound.
+#     `bench register`: CUDA texture SAD 0.0485 / NCC 0.0503 ms wall (kernels 0.0473 / 0.0487).
 if [ "$PART" = c ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
   for cost in ncc sad; do
@@ -68,6 +79,11 @@ fi
 #     against 62.31 / 61.91); ncu fim_update 16.06 ms, 7.47 G instructions: reverted.
 #   PART=e (~7 min): as d, for fim_update's combinations of eq. 6 written out one call per
 #     combination (NP_FIM_COMBOS), each compiled for its own sides (seed 294).
+#     Found: the same bytes and `check` passing, warp instructions 7.34 -> 6.08 G, but 004's
+#     solver 25.6-25.7 against 18.6-18.7 ms (CUDA), 30.5 against 19.2 (NVIDIA OpenCL), exact 73.0
+#     against 62.0: part b with RUNS="new ... paper 100" (e2): 6.0 cycles per issued
+#     instruction stalled on instruction fetch (0.24 before) and 30 / 54 MB of local-memory
+#     spill loads / stores at the 80-register cap: reverted.
 if [ "$PART" = d ] || [ "$PART" = e ]; then
   fim_against prev "$PREV" $([ "$PART" = d ] && echo 292 || echo 294) exact
   fim_maps_same prev "$PREV"
