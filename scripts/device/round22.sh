@@ -88,3 +88,15 @@ if [ "$PART" = d ] || [ "$PART" = e ]; then
   fim_against prev "$PREV" $([ "$PART" = d ] && echo 292 || echo 294) exact
   fim_maps_same prev "$PREV"
 fi
+#   PART=f (~8 min), the final binary (round 21's code but for fim_roots' warning fix): `check`
+#     on CUDA, NVIDIA OpenCL and PoCL 5.0 (seed 296); the README's commands with prev and new on
+#     all three (the same files expected); `fim --target` with both local solvers, maps compared;
+#     `bench fim --example 3` prev and new, 004's and exact, CUDA and NVIDIA OpenCL, once.
+if [ "$PART" = f ]; then
+  checks 296 cuda "$OCL" "$POCL"
+  readme_compare "$PREV"
+  fim_maps_same prev "$PREV"
+  F="$OUT/fim.txt"
+  for be in cuda "$OCL"; do for loc in paper exact; do fimi prev "$PREV" $be $loc 0; fimi new "$B" $be $loc 0; done; done > /dev/null
+  fim_summary
+fi
