@@ -16,7 +16,7 @@
 #include "common/portable.h"
 #include "common/fim.h"
 
-/* u of the voxel at block-grid neighbour offset, or INF off the grid (fim_roots' six reads).
+/* u of the voxel at block-grid neighbour offset, or INF off the grid.
  * Written through np_fim_next and np_fim_across below it gave the same bits but 004's solver
  * 3 % more kernel time on CUDA (round 19, part k), so it keeps its own bounds arithmetic. */
 NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, int ly, int lz)
@@ -103,6 +103,13 @@ NP_FN int np_fim_inblock_moved(NP_LOCAL_PTR const int *schg, int l, int lx, int 
            (lz < NP_FIM_B - 1 && (schg[l + NP_FIM_B * NP_FIM_B] & 1));
 }
 
+/* A block's state in conv: 0 active (not converged), 1 converged, 2 a candidate that came out
+ * unchanged; NP_FIM_FACES the faces on which its last update lowered a voxel; NP_FIM_HASROOT
+ * set where that update queued a root (fim_settle then leaves the block to its roots). */
+#define NP_FIM_STATE(c) ((c) & 3)
+#define NP_FIM_FACES(c) (((c) >> 2) & 63)
+#define NP_FIM_HASROOT (1 << 8)
+
 /* How fim_update treats its list: 004's step 1 (active blocks), its step 2 (candidates, once
  * each), or both at once (the device list's default since round 10: the candidates found after
  * one iteration's update are updated with the next iteration's active blocks, two launches an
@@ -141,7 +148,8 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                           NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
                           NP_GLOBAL int *zero, NP_GLOBAL int *cand, int mode,
                           NP_GLOBAL int *roots, NP_GLOBAL int *root_count, NP_GLOBAL int *root_zero,
-                          NP_GLOBAL int *seen, NP_GLOBAL int *moved, int seq, NP_GLOBAL int *work)
+                          NP_GLOBAL int *seen, NP_GLOBAL int *moved, int seq, NP_GLOBAL int *work,
+                          NP_GLOBAL int *rootsin, NP_GLOBAL float *rootnb)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
     /* Whether each voxel is evaluated (the skip, np_fim_unmoved), and how many were. */
@@ -244,7 +252,20 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
 #ifdef NP_FIM_DEFER
                     /* To fim_roots: the voxel keeps its value here (q INF: best was INF, no
                      * valid candidate, the only case 004's solver wants a root). */
-                    if (!(schg[l] & 2)) roots[np_atomic_add_i32(root_count, 1)] = v;
+                    if (!(schg[l] & 2)) {
+                        /* With its neighbours as the launch began (u; those across the faces
+                         * are read from u anyway), whichever update wants it: a voxel evaluated
+                         * only because it read a racing stamp then gets the root it had. */
+                        int qi = np_atomic_add_i32(root_count, 1);
+                        roots[qi] = v;
+                        rootnb[6 * qi + 0] = lx > 0 ? u[v - 1] : nb[0];
+                        rootnb[6 * qi + 1] = lx < NP_FIM_B - 1 ? u[v + 1] : nb[1];
+                        rootnb[6 * qi + 2] = ly > 0 ? u[v - NP_FIM_B] : nb[2];
+                        rootnb[6 * qi + 3] = ly < NP_FIM_B - 1 ? u[v + NP_FIM_B] : nb[3];
+                        rootnb[6 * qi + 4] = lz > 0 ? u[v - NP_FIM_B * NP_FIM_B] : nb[4];
+                        rootnb[6 * qi + 5] = lz < NP_FIM_B - 1 ? u[v + NP_FIM_B * NP_FIM_B] : nb[5];
+                        np_atomic_add_i32(&rootsin[b], 1);
+                    }
                     queued = 2 | (nbmoved ? 4 : 0);
                     q = NP_FIM_INF;
 #else
@@ -296,7 +317,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
             if (lowered && seq > 0) moved[v] = seq;
             /* Bit 2 + f: no voxel on face f (-x, +x, -y, +y, -z, +z) was lowered at all. */
             int face = 63 & ~np_fim_faces_on(lx, ly, lz);
-            np_atomic_and_local_i32(&sc, done | still << 1 | (lowered ? face : 63) << 2);
+            np_atomic_and_local_i32(&sc, done | still << 1 | (lowered ? face : 63) << 2 | ((schg[l] & 2) ? 0 : NP_FIM_HASROOT));
         }
         NP_BARRIER();
         /* Step 3 without a pass over all blocks: a block that has not converged joins the next
@@ -307,10 +328,14 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
          * bits conv keeps the faces on which a voxel was lowered (NP_FIM_FACES), for the
          * neighbour kernel's eager activation. */
         if (t == 0) {
-            int was_cand = mode != NP_FIM_ACTIVE && cand[b], converged = sc & 1, unchanged = (sc >> 1) & 1;
-            conv[b] = (converged ? (mode == NP_FIM_FOLDED && was_cand && unchanged ? 2 : 1) : 0) | (~sc & (63 << 2));
+            /* A candidate is a listed block with its flag up and, in the folded list, its state
+             * not active: fim_settle lists a block whose root did not settle through the same
+             * flag (once), and clears its state. */
+            int flagged = mode != NP_FIM_ACTIVE && cand[b];
+            int was_cand = flagged && (mode != NP_FIM_FOLDED || NP_FIM_STATE(conv[b]) != 0), converged = sc & 1, unchanged = (sc >> 1) & 1;
+            conv[b] = (converged ? (mode == NP_FIM_FOLDED && was_cand && unchanged ? 2 : 1) : 0) | (~sc & (63 << 2 | NP_FIM_HASROOT));
             if (append && !converged) next[np_atomic_add_i32(next_count, 1)] = b;
-            if (was_cand) cand[b] = 0;
+            if (flagged) cand[b] = 0;
         }
         NP_BARRIER();
     }
@@ -325,16 +350,13 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
 #endif
 
 /* Deferred roots (NP_FIM_DEFER, 004's solver on GPUs, round 16): fim_update leaves a voxel
- * whose combinations give no valid candidate at its value and queues it; this launch, between
- * the update and the neighbours, finds its root with one work-group per queued voxel, writes the
- * result into unew and corrects the block's state: the faces on which it lowered a voxel, and a
- * block that has not converged after all joins the next list (once: only the item that clears
- * its converged state appends it). Why: the root's code held every update at 92 registers and
- * 120 us mid-run; without it the update takes 64 registers and 40 us (round 16, ncu). Neighbours
- * come from u, as the update's first Jacobi update saw them (with more, fim_update keeps listed
- * a block whose root was wanted after an in-block neighbour moved), and the old value from
- * unew, the update's result (with more than one update a launch the voxel may have been
- * lowered before its root was wanted; with one, unew holds u's value there).
+ * whose combinations give no valid candidate at its value and queues it; the launch after the
+ * update (fim_settle, or fim_roots before round 22) finds its root with one work-group per
+ * queued voxel and corrects the block's state: the faces on which it lowered a voxel, and a
+ * block that has not converged after all joins the next list, once. Why: the root's code held
+ * every update at 92 registers and 120 us mid-run; without it the update takes 64 registers and
+ * 40 us (round 16, ncu). The old value comes from unew, the update's result (with more than one
+ * update a launch the voxel may have been lowered before its root was wanted).
  *
  * The search, wide and without serial steps: each round the group's NP_FIM_SLOTS slots (32)
  * each evaluate H_G at one point (the slot's lanes sharing the evaluation) and the bracket [lo, hi] (H_G^2 - 1 < 0
@@ -346,111 +368,131 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
  * the bracket (or doubling steps while it has no upper end). The root is hi once lo is within 4 eps |hi| below it: the contract of the sequential
  * search (src/fim/hg.rs: root, which the CPU keeps), so the two give the same root to within
  * that width, not the same bits. */
+/* Queued root i's search by the whole work-group (NP_FIM_SLOTS slots x NP_FIM_LANES lanes),
+ * for voxel v: its neighbours as the evaluation that queued it read them (rootnb), the
+ * update's value `*old` from unew; returns the root (hi) in every item. The local arrays are
+ * the caller's (ssol, ssorted 26 each, sbest NP_FIM_LANES x NP_FIM_SLOTS, snb 6). */
+NP_FN float np_fim_root_search(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
+                               NP_GLOBAL const float *unew, NP_GLOBAL const float *rootnb, int i,
+                               np_fim_params p, int v, float *old, NP_LOCAL_PTR float *ssol, NP_LOCAL_PTR float *ssorted,
+                               NP_LOCAL_PTR float *sbest, NP_LOCAL_PTR int *slo, NP_LOCAL_PTR int *shi, NP_LOCAL_PTR float *snb)
+{
+    int t = NP_LID(), slot = t % NP_FIM_SLOTS, lane = t / NP_FIM_SLOTS;
+    float ih[3] = {p.ihx, p.ihy, p.ihz};
+    int b = v / NP_FIM_BV, l = v % NP_FIM_BV;
+    float s[6], nb[6];
+    int w = sblock[b] * NP_FIM_BV + l;
+    for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
+    /* Read before the first barrier: PoCL 3.1 lost a private value set after a barrier and used
+     * after the loops with barriers below. */
+    *old = unew[v];
+    if (t < 6) snb[t] = rootnb[6 * i + t];
+    NP_BARRIER();
+    for (int k = 0; k < 6; ++k) nb[k] = snb[k];
+    float lo, step;
+    np_fim_rs_floor(s, ih, nb, &lo, &step);
+    /* The combinations over the group's items (fewer than 26 with few slots). */
+    for (int c = t; c < 26; c += NP_LSIZE()) {
+        int valid;
+        ssol[c] = np_fim_combo(s, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
+    }
+    if (t == 0) {
+        *slo = np_float_as_int(lo);
+        *shi = np_float_as_int(NP_FIM_INF);
+    }
+    NP_BARRIER();
+    /* The solutions above lo in ascending order (rank sort; ties by index). */
+    int nc = 0;
+    for (int c = 0; c < 26; ++c) nc += ssol[c] < NP_FIM_INF && ssol[c] > lo;
+    for (int a = t; a < 26; a += NP_LSIZE()) {
+        if (!(ssol[a] < NP_FIM_INF && ssol[a] > lo)) continue;
+        int r = 0;
+        for (int c = 0; c < 26; ++c) r += ssol[c] < NP_FIM_INF && ssol[c] > lo && (ssol[c] < ssol[a] || (ssol[c] == ssol[a] && c < a));
+        ssorted[r] = ssol[a];
+    }
+    NP_BARRIER();
+    /* Round 0 takes the solutions and, where both fit the slots (nc <= 16), the points 4 eps
+     * below them; its other slots step past the largest. Where only the solutions fit, the
+     * last slot of each later round takes the point 4 eps below the bracket's upper end,
+     * which closes the bracket at once where the root is that end (before round 21 the
+     * solutions and their points took two rounds there: most non-trivial roots of example
+     * 3's, with 17 to 26 solutions, then took 4 or 5 rounds). */
+    float hi = NP_FIM_INF, top = nc > 0 ? ssorted[nc - 1] : lo;
+    int pairs = 2 * nc <= NP_FIM_SLOTS, n0 = pairs ? 2 * nc : nc;
+    for (int round = 0; round < 65 && lo < NP_FIM_INF; ++round) {
+        float x;
+        int g = -1;
+        if (round == 0 && slot < n0) {
+            float c = ssorted[pairs ? slot / 2 : slot];
+            x = pairs && !(slot & 1) ? c - np_fim_rs_width(c) : c;
+        } else if (hi < NP_FIM_INF) {
+            x = !pairs && slot > 0 && slot == NP_FIM_SLOTS - 1 ? hi - np_fim_rs_width(hi) : lo + (hi - lo) * ((float)(slot + 1) / (float)(NP_FIM_SLOTS + 1));
+        } else {
+            g = round == 0 ? slot - n0 : slot;
+        }
+        if (g >= 0) { /* doubling steps past the largest point so far */
+            float m = step;
+            for (int e = 0; e < g; ++e) m += m;
+            x = (round == 0 ? top : lo) + m;
+        }
+        int use = x > lo && x < hi && x < NP_FIM_INF;
+        float f = 0.0f;
+        if (use) sbest[lane * NP_FIM_SLOTS + slot] = np_fim_f_part(s, ih, nb, x, lane, NP_FIM_LANES);
+        NP_BARRIER();
+        if (lane == 0 && use) {
+            float h2 = sbest[slot];
+            for (int q = 1; q < NP_FIM_LANES; ++q) h2 = np_fim_hg2_join(ih, nb, x, h2, sbest[q * NP_FIM_SLOTS + slot]);
+            f = h2 - 1.0f;
+            if (f >= 0.0f) np_atomic_min_local_i32(shi, np_float_as_int(x));
+        }
+        NP_BARRIER();
+        hi = np_int_as_float(*shi);
+        if (lane == 0 && use && f < 0.0f && x < hi) np_atomic_max_local_i32(slo, np_float_as_int(x));
+        NP_BARRIER();
+        lo = np_int_as_float(*slo);
+        if (hi < NP_FIM_INF && !(lo < hi - np_fim_rs_width(hi))) break;
+    }
+    return hi;
+}
+
+#define NP_FIM_ROOT_LOCALS                            \
+    NP_LOCAL_MEM float ssol[26];                      \
+    NP_LOCAL_MEM float ssorted[26];                   \
+    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_SLOTS]; \
+    NP_LOCAL_MEM int slo, shi;                        \
+    NP_LOCAL_MEM float snb[6];
+
+/* Deferred roots, a launch of their own between the update and the neighbours
+ * (NEUROPORT_FIM_SETTLE=0; fim_settle below does both in one launch by default, the same bits):
+ * the root written into unew, the block's state corrected with atomics (faces lowered; a block
+ * that has not converged after all joins the next list, once: only the item that clears its
+ * converged state appends it). */
 NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
-                         NP_GLOBAL const float *NP_RESTRICT u, NP_GLOBAL float *NP_RESTRICT unew,
+                         NP_GLOBAL float *NP_RESTRICT unew,
                          NP_GLOBAL const int *NP_RESTRICT roots, NP_GLOBAL const int *NP_RESTRICT root_count,
                          np_fim_params p, NP_GLOBAL int *conv, NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
-                         NP_GLOBAL int *moved, int seq)
+                         NP_GLOBAL int *moved, int seq, NP_GLOBAL int *rootsin, NP_GLOBAL const float *rootnb)
 {
-    NP_LOCAL_MEM float ssol[26];
-    NP_LOCAL_MEM float ssorted[26];
-    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_SLOTS];
-    NP_LOCAL_MEM int slo, shi;
-    NP_LOCAL_MEM float snb[6];
-    int t = NP_LID(), slot = t % NP_FIM_SLOTS, lane = t / NP_FIM_SLOTS;
+    NP_FIM_ROOT_LOCALS
+    int t = NP_LID();
     int n = *root_count;
-    float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += NP_NGROUPS()) {
         int v = roots[i], b = v / NP_FIM_BV, l = v % NP_FIM_BV;
-        int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
-        float s[6], nb[6];
-        int w = sblock[b] * NP_FIM_BV + l;
-        for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
-        /* Six items read the neighbours (np_fim_at divides three times), the rest wait. */
-        if (t < 6) snb[t] = np_fim_at(u, p, b, lx - (t == 0) + (t == 1), ly - (t == 2) + (t == 3), lz - (t == 4) + (t == 5));
-        NP_BARRIER();
-        for (int k = 0; k < 6; ++k) nb[k] = snb[k];
-        float old = unew[v], lo, step;
-        np_fim_rs_floor(s, ih, nb, &lo, &step);
-        /* The combinations over the group's items (fewer than 26 with few slots). */
-        for (int c = t; c < 26; c += NP_LSIZE()) {
-            int valid;
-            ssol[c] = np_fim_combo(s, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
-        }
-        if (t == 0) {
-            slo = np_float_as_int(lo);
-            shi = np_float_as_int(NP_FIM_INF);
-        }
-        NP_BARRIER();
-        /* The solutions above lo in ascending order (rank sort; ties by index). */
-        int nc = 0;
-        for (int c = 0; c < 26; ++c) nc += ssol[c] < NP_FIM_INF && ssol[c] > lo;
-        for (int a = t; a < 26; a += NP_LSIZE()) {
-            if (!(ssol[a] < NP_FIM_INF && ssol[a] > lo)) continue;
-            int r = 0;
-            for (int c = 0; c < 26; ++c) r += ssol[c] < NP_FIM_INF && ssol[c] > lo && (ssol[c] < ssol[a] || (ssol[c] == ssol[a] && c < a));
-            ssorted[r] = ssol[a];
-        }
-        NP_BARRIER();
-        /* Round 0 takes the solutions and, where both fit the slots (nc <= 16), the points 4 eps
-         * below them; its other slots step past the largest. Where only the solutions fit, the
-         * last slot of each later round takes the point 4 eps below the bracket's upper end,
-         * which closes the bracket at once where the root is that end (before round 21 the
-         * solutions and their points took two rounds there: most non-trivial roots of example
-         * 3's, with 17 to 26 solutions, then took 4 or 5 rounds). */
-        float hi = NP_FIM_INF, top = nc > 0 ? ssorted[nc - 1] : lo;
-        int pairs = 2 * nc <= NP_FIM_SLOTS, n0 = pairs ? 2 * nc : nc;
-        for (int round = 0; round < 65 && lo < NP_FIM_INF; ++round) {
-            float x;
-            int g = -1;
-            if (round == 0 && slot < n0) {
-                float c = ssorted[pairs ? slot / 2 : slot];
-                x = pairs && !(slot & 1) ? c - np_fim_rs_width(c) : c;
-            } else if (hi < NP_FIM_INF) {
-                x = !pairs && slot > 0 && slot == NP_FIM_SLOTS - 1 ? hi - np_fim_rs_width(hi) : lo + (hi - lo) * ((float)(slot + 1) / (float)(NP_FIM_SLOTS + 1));
-            } else {
-                g = round == 0 ? slot - n0 : slot;
-            }
-            if (g >= 0) { /* doubling steps past the largest point so far */
-                float m = step;
-                for (int e = 0; e < g; ++e) m += m;
-                x = (round == 0 ? top : lo) + m;
-            }
-            int use = x > lo && x < hi && x < NP_FIM_INF;
-            float f = 0.0f;
-            if (use) sbest[lane * NP_FIM_SLOTS + slot] = np_fim_f_part(s, ih, nb, x, lane, NP_FIM_LANES);
-            NP_BARRIER();
-            if (lane == 0 && use) {
-                float h2 = sbest[slot];
-                for (int q = 1; q < NP_FIM_LANES; ++q) h2 = np_fim_hg2_join(ih, nb, x, h2, sbest[q * NP_FIM_SLOTS + slot]);
-                f = h2 - 1.0f;
-                if (f >= 0.0f) np_atomic_min_local_i32(&shi, np_float_as_int(x));
-            }
-            NP_BARRIER();
-            hi = np_int_as_float(shi);
-            if (lane == 0 && use && f < 0.0f && x < hi) np_atomic_max_local_i32(&slo, np_float_as_int(x));
-            NP_BARRIER();
-            lo = np_int_as_float(slo);
-            if (hi < NP_FIM_INF && !(lo < hi - np_fim_rs_width(hi))) break;
-        }
+        float old, hi = np_fim_root_search(speed, sblock, unew, rootnb, i, p, v, &old, ssol, ssorted, sbest, &slo, &shi, snb);
         if (t == 0) {
             float nx = hi < old ? hi : old;
             int done = !(nx < old) || old - nx <= p.tol * nx;
             unew[v] = nx;
             if (nx < old) {
-                np_atomic_or_i32(&conv[b], np_fim_faces_on(lx, ly, lz) << 2);
+                np_atomic_or_i32(&conv[b], np_fim_faces_on(l % NP_FIM_B, (l / NP_FIM_B) % NP_FIM_B, l / (NP_FIM_B * NP_FIM_B)) << 2);
                 if (seq > 0) moved[v] = seq;
             }
             if (!done && (np_atomic_and_i32(&conv[b], ~3) & 3) && append) next[np_atomic_add_i32(next_count, 1)] = b;
+            np_atomic_add_i32(&rootsin[b], -1);
         }
         NP_BARRIER();
     }
 }
-
-/* A block's state in conv: 0 active (not converged), 1 converged, 2 a candidate that came out
- * unchanged; NP_FIM_FACES the faces on which its last update lowered a voxel. */
-#define NP_FIM_STATE(c) ((c) & 3)
-#define NP_FIM_FACES(c) ((c) >> 2)
 
 /* Step 2's candidates: the inactive 6-neighbour blocks of every converged listed block, each
  * appended once to the candidate list (the first to raise its flag appends it). */
@@ -464,6 +506,25 @@ NP_FN void np_fim_candidate(NP_GLOBAL const int *conv, NP_GLOBAL const int *sblo
     if (NP_FIM_STATE(conv[b]) && sblock[b] >= 0 && np_atomic_xchg_u32(&cand[b], 1) == 0u) cand_list[np_atomic_add_i32(cand_count, 1)] = b;
 }
 
+/* The candidates of listed block b in state c: 004's, all six neighbours of a block that
+ * converged, and with `eager` also the neighbours across the faces on which its update (or a
+ * root) lowered a voxel (by any amount, as node FIM re-evaluates a neighbour that any change
+ * improves), so that a change reaches the next block in the next iteration instead of after
+ * its own block has converged (docs/fim.md, "Eager activation"). */
+NP_FN void np_fim_candidates(NP_GLOBAL const int *conv, NP_GLOBAL const int *sblock, np_fim_params p, NP_GLOBAL int *cand,
+                             NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count, int b, int c, int eager)
+{
+    int faces = (NP_FIM_STATE(c) == 1 ? 63 : 0) | (eager ? NP_FIM_FACES(c) : 0);
+    if (!faces) return;
+    int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
+    if (bx > 0 && (faces & 1)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b - 1);
+    if (bx < p.bx - 1 && (faces & 2)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b + 1);
+    if (by > 0 && (faces & 4)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b - p.bx);
+    if (by < p.by - 1 && (faces & 8)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b + p.bx);
+    if (bz > 0 && (faces & 16)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b - p.bx * p.by);
+    if (bz < p.bz - 1 && (faces & 32)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b + p.bx * p.by);
+}
+
 /* Item i of a commit: voxel i % 64 of listed block list[i / 64] copied from unew into u; the
  * block. */
 NP_FN int np_fim_commit(NP_GLOBAL const int *list, int i, NP_GLOBAL const float *unew, NP_GLOBAL float *u)
@@ -474,11 +535,7 @@ NP_FN int np_fim_commit(NP_GLOBAL const int *list, int i, NP_GLOBAL const float 
 }
 
 /* After the active blocks' updates: their results committed (64 items per listed block), and
- * the first item of each listed block appends its candidates: 004's, all six neighbours of a
- * block that converged, and with `eager` also the neighbours across the faces on which its
- * update lowered a voxel (by any amount, as node FIM re-evaluates a neighbour that any change
- * improves), so that a change reaches the next block in the next iteration instead of after
- * its own block has converged (docs/fim.md, "Eager activation"). */
+ * the first item of each listed block appends its candidates. */
 NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                               NP_GLOBAL const int *NP_RESTRICT conv, NP_GLOBAL const int *NP_RESTRICT sblock, np_fim_params p, NP_GLOBAL int *cand,
                               NP_GLOBAL int *cand_list, NP_GLOBAL int *cand_count,
@@ -487,16 +544,78 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
     int n = *count;
     for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) {
         int b = np_fim_commit(list, i, unew, u);
-        if (i % NP_FIM_BV != 0) continue;
-        int c = conv[b], faces = (NP_FIM_STATE(c) == 1 ? 63 : 0) | (eager ? NP_FIM_FACES(c) : 0);
-        if (!faces) continue;
-        int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
-        if (bx > 0 && (faces & 1)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b - 1);
-        if (bx < p.bx - 1 && (faces & 2)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b + 1);
-        if (by > 0 && (faces & 4)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b - p.bx);
-        if (by < p.by - 1 && (faces & 8)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b + p.bx);
-        if (bz > 0 && (faces & 16)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b - p.bx * p.by);
-        if (bz < p.bz - 1 && (faces & 32)) np_fim_candidate(conv, sblock, cand, cand_list, cand_count, b + p.bx * p.by);
+        if (i % NP_FIM_BV == 0) np_fim_candidates(conv, sblock, p, cand, cand_list, cand_count, b, conv[b], eager);
+    }
+}
+
+/* The deferred roots and the neighbours in one launch (the folded list's default with roots
+ * deferred, round 22): one launch an iteration fewer, the neighbours' work beside the roots'.
+ * Groups below nroot take the queued roots, the others commit the listed blocks that queued no
+ * root and append their candidates, as fim_neighbours. A root reads no u (its neighbours were
+ * recorded with it), keeps its result in rnew and corrects its block's state; the last root of
+ * a block (rootsin, counted by the update) commits the block (u = min(unew, rnew)) and appends
+ * its candidates from the final state. A block whose root did not settle is listed through the
+ * candidates' flag, so it is listed once whichever way comes first, and the next update sees
+ * its cleared state and treats it as active: the lists, and so the result, do not depend on the
+ * order in which groups run, and are those of fim_roots then fim_neighbours. */
+NP_KERNEL void fim_settle(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
+                          NP_GLOBAL float *u, NP_GLOBAL const float *unew,
+                          NP_GLOBAL const int *NP_RESTRICT roots, NP_GLOBAL const int *NP_RESTRICT root_count,
+                          np_fim_params p, NP_GLOBAL int *conv, NP_GLOBAL int *next, NP_GLOBAL int *next_count,
+                          NP_GLOBAL int *moved, int seq, NP_GLOBAL int *rootsin, NP_GLOBAL const float *rootnb,
+                          NP_GLOBAL float *rnew, NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
+                          NP_GLOBAL int *cand, int eager, int nroot)
+{
+    NP_FIM_ROOT_LOCALS
+    /* The block whose last root this group found, or -1 (item 0's, for all items). */
+    NP_LOCAL_MEM int slast;
+    int t = NP_LID(), g = NP_GROUP();
+    if (g < nroot) {
+        int n = *root_count;
+        for (int i = g; i < n; i += nroot) {
+            int v = roots[i], b = v / NP_FIM_BV, l = v % NP_FIM_BV;
+            float old, hi = np_fim_root_search(speed, sblock, unew, rootnb, i, p, v, &old, ssol, ssorted, sbest, &slo, &shi, snb);
+            if (t == 0) {
+                float nx = hi < old ? hi : old;
+                int done = !(nx < old) || old - nx <= p.tol * nx;
+                if (nx < old) {
+                    rnew[v] = nx;
+                    np_atomic_or_i32(&conv[b], np_fim_faces_on(l % NP_FIM_B, (l / NP_FIM_B) % NP_FIM_B, l / (NP_FIM_B * NP_FIM_B)) << 2);
+                    if (seq > 0) moved[v] = seq;
+                }
+                if (!done && (np_atomic_and_i32(&conv[b], ~3) & 3) && np_atomic_xchg_u32(&cand[b], 1) == 0u)
+                    next[np_atomic_add_i32(next_count, 1)] = b;
+                NP_GLOBAL_FENCE();
+                slast = np_atomic_add_i32(&rootsin[b], -1) == 1 ? b : -1;
+            }
+            NP_BARRIER();
+            if (slast >= 0) {
+                int b = slast;
+                /* The block's last root: every root's result and state change are in. */
+                NP_GLOBAL_FENCE();
+                NP_GLOBAL volatile float *rv = (NP_GLOBAL volatile float *)rnew;
+                for (int k = t; k < NP_FIM_BV; k += NP_LSIZE()) {
+                    int w = b * NP_FIM_BV + k;
+                    float r = rv[w], x = unew[w];
+                    if (r < x) {
+                        x = r;
+                        rv[w] = NP_FIM_INF;
+                    }
+                    u[w] = x;
+                }
+                if (t == 0) np_fim_candidates(conv, sblock, p, cand, next, next_count, b, np_atomic_or_i32(&conv[b], 0), eager);
+            }
+            NP_BARRIER();
+        }
+    } else {
+        int n = *count, items = (NP_NGROUPS() - nroot) * NP_LSIZE();
+        for (int i = (g - nroot) * NP_LSIZE() + t; i < n * NP_FIM_BV; i += items) {
+            int b = list[i / NP_FIM_BV];
+            int c = conv[b]; /* NP_FIM_HASROOT: set by the update, changed by no root */
+            if (c & NP_FIM_HASROOT) continue;
+            np_fim_commit(list, i, unew, u);
+            if (i % NP_FIM_BV == 0) np_fim_candidates(conv, sblock, p, cand, next, next_count, b, c, eager);
+        }
     }
 }
 
@@ -508,11 +627,13 @@ NP_KERNEL void fim_commit(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const
     for (int i = NP_GID(); i < n * NP_FIM_BV; i += p.groups * NP_FIM_BV) np_fim_commit(list, i, unew, u);
 }
 
-/* u before the first iteration: 0 on the sources (mask 2), infinite elsewhere. */
-NP_KERNEL void fim_init(NP_GLOBAL const np_uchar *NP_RESTRICT mask, NP_GLOBAL float *u, int n)
+/* u before the first iteration: 0 on the sources (mask 2), infinite elsewhere; fim_settle's
+ * root results (rnew, nr voxels: every voxel with roots deferred, else none) infinite. */
+NP_KERNEL void fim_init(NP_GLOBAL const np_uchar *NP_RESTRICT mask, NP_GLOBAL float *u, int n, NP_GLOBAL float *rnew, int nr)
 {
     int i = NP_GID();
     if (i < n) u[i] = mask[i] == 2 ? 0.0f : NP_FIM_INF;
+    if (i < nr) rnew[i] = NP_FIM_INF;
 }
 
 /* u of the mask's voxels for the download, in the grid's order (the inverse of 004's Fig. 3

@@ -104,3 +104,32 @@ if [ "$PART" = f ]; then
   for be in cuda "$OCL"; do for loc in paper exact; do fimi prev "$PREV" $be $loc 0; fimi new "$B" $be $loc 0; done; done > /dev/null
   fim_summary
 fi
+#   PART=g (~9 min): fim_settle, the deferred roots and the neighbours in one launch (the roots
+#     with their neighbours as the update's launch began, recorded at the queue): `check` (FIM
+#     rows) on CUDA, NVIDIA OpenCL and PoCL 5.0, seed 298; `bench fim --example 3` prev, new and
+#     new with NEUROPORT_FIM_SETTLE=0 (two launches) alternating, 004's solver, two rounds, CUDA
+#     and NVIDIA OpenCL; the exact solver once (unchanged); ncu per kernel (new); both solvers'
+#     `fim --target` maps prev against new (the same bytes expected: the same roots, lists and
+#     schedule, on PoCL 3.1 here the same bytes); `fim --target --local paper` timed, prev and
+#     new, CUDA and NVIDIA OpenCL.
+if [ "$PART" = g ]; then
+  CHECK_ROWS=fim_ checks 298 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fimi "prev ($rep)" "$PREV" $be paper 0
+    fimi "new ($rep)" "$B" $be paper 0
+    fimi "new SETTLE=0 ($rep)" "$B" $be paper 0 NEUROPORT_FIM_SETTLE=0
+  done; done > /dev/null
+  for be in cuda "$OCL"; do fimi prev "$PREV" $be exact 0; fimi new "$B" $be exact 0; done > /dev/null
+  fim_summary
+  ncu_fim_run paper "$B" paper
+  fim_maps_same prev "$PREV"
+  for rep in 1 2; do for be in cuda "$OCL"; do for v in prev new; do
+    bin=$B; [ $v = prev ] && bin=$PREV
+    stamp "fim --target --local paper $v $be"
+    { echo "## $v ($rep) $be paper"; NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s" timeout 120 "$bin" fim --backend "$be" --local paper \
+      --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" \
+      --out "$W/q-$v" --force 2>&1 >/dev/null | grep -vE '^\s*$' | sed 's/ (NVIDIA H100 80GB HBM3)//'; } >> "$OUT/user.txt"
+  done; done; done
+  grep -E "^##|E\(gamma\)|stages|process wall" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*(main [0-9]+ ms)/\1, \2/' | cut -c1-200
+fi

@@ -70,6 +70,7 @@ struct Built {
     defer: bool,
     update: Kernel,
     roots: Kernel,
+    settle: Kernel,
     neighbours: Kernel,
     commit: Kernel,
     init: Kernel,
@@ -158,7 +159,7 @@ impl GpuFim {
     fn build(gpu: &Gpu, lanes: usize, defer: bool) -> Result<Built> {
         let (program, source) = program(lanes, defer);
         let k = |name| gpu.kernel(program, source, name);
-        Ok(Built { lanes, defer, update: k("fim_update")?, roots: k("fim_roots")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")?, unblock: k("fim_unblock")? })
+        Ok(Built { lanes, defer, update: k("fim_update")?, roots: k("fim_roots")?, settle: k("fim_settle")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")?, unblock: k("fim_unblock")? })
     }
 }
 
@@ -329,10 +330,10 @@ impl GpuFim {
         if (self.built.lanes, self.built.defer) != (lanes, defer) {
             self.built = Self::build(g, lanes, defer)?;
         }
-        let Built { update: upd, roots, neighbours: nbr, commit, init, .. } = &self.built;
-        // Deferred roots: the queue (at most every voxel of a launch's blocks) and two counts, the
+        let Built { update: upd, roots, settle: fused, neighbours: nbr, commit, init, .. } = &self.built;
+        // Deferred roots: the queue (a voxel at most once a launch: at most the mask's voxels) and two counts, the
         // one an update appends to and the one it zeroes for the next (fim_roots reads the first).
-        let b_roots: Buf<i32> = g.alloc(if defer { nbv } else { 1 })?;
+        let b_roots: Buf<i32> = g.alloc(if defer { vox.len().max(1) } else { 1 })?;
         // The skip of voxels none of whose neighbours moved (fim.cl np_fim_unmoved): launches
         // numbered from 1, the launch that last evaluated each voxel and the one that last
         // lowered it (0: never), and each group's count of evaluations.
@@ -353,7 +354,17 @@ impl GpuFim {
         // groups 37 ms, against 28.2), so the launches hold more roots than the SMs hold groups
         // (round16.sh PART=i). NEUROPORT_FIM_ROOT_GROUPS sets it, for measuring.
         let root_groups = std::env::var("NEUROPORT_FIM_ROOT_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).unwrap_or(groups);
-        g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32])?;
+        // With roots deferred: per block, the roots its update queued (fim_settle finds a block's
+        // last), the iteration that last updated it, and the roots' results apart from unew.
+        let per_block = if defer { nb } else { 1 };
+        let b_rootsin: Buf<i32> = g.zeros(per_block)?;
+        // Each queued root's six neighbours as its evaluation read them (a voxel is queued at
+        // most once a launch, so the mask's voxels bound the queue).
+        let b_rootnb: Buf<f32> = g.alloc(if defer { 6 * vox.len().max(1) } else { 1 })?;
+        let b_rnew: Buf<f32> = g.alloc(if defer { nbv } else { 1 })?;
+        let settle = defer && !std::env::var("NEUROPORT_FIM_SETTLE").is_ok_and(|v| v == "0");
+        let nbr_groups = (groups * BV).div_ceil(root_items);
+        g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32, &b_rnew, if defer { nbv as i32 } else { 0 }])?;
         let append = !par.host_list as i32;
         let mut cur = 0;
         // A bound, not a schedule (CPU node FIM needs ~575 iterations on example 3 and ~730 on
@@ -383,19 +394,24 @@ impl GpuFim {
                 // then committed, and the neighbours of those that converged (not the candidates
                 // that came out unchanged) appended to the next list as candidates.
                 let q = next_seq();
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next, &b_seen, &b_moved, q, &b_work])?;
-                if defer {
-                    g.launch(roots, Shape::groups(root_groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append, &b_moved, q])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next, &b_seen, &b_moved, q, &b_work, &b_rootsin, &b_rootnb])?;
+                if settle {
+                    // The roots and the neighbours in one launch (fim.cl fim_settle).
+                    g.launch(fused, Shape::groups(root_groups + nbr_groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, &b_moved, q, &b_rootsin, &b_rootnb, &b_rnew, list, cnt, &b_cand, eager as i32, root_groups as i32])?;
+                } else {
+                    if defer {
+                        g.launch(roots, Shape::groups(root_groups, root_items), args![b_speed, b_sblock, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append, &b_moved, q, &b_rootsin, &b_rootnb])?;
+                    }
+                    g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
                 }
-                g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
             } else {
                 // Step 1: n Jacobi updates of every active block; C_b by reduction; the
                 // unconverged join the next list; the candidate count starts at 0.
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work, &b_rootsin, &b_rootnb])?;
                 // Step 2: the active blocks' results committed, and neighbour blocks of converged
                 // blocks updated once and reduced, then committed.
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u, 0i32])?;
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work, &b_rootsin, &b_rootnb])?;
                 g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             }
             // Step 3: the next list, every block whose C_b is false.
@@ -453,7 +469,7 @@ impl GpuFim {
         timings.add(&g.take_timings()?);
         sol.timings = timings;
         let t_free = Instant::now();
-        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox, b_seen, b_moved, b_work));
+        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew));
         record("fim free", ms_since(t_free));
         Ok(sol)
     }
