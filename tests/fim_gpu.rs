@@ -181,7 +181,14 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
                 if folded && eager {
                     let deferred = Params { defer: Some(true), ..base };
                     let want = bits(&fim::solve(&dev, &p, &deferred).unwrap().u);
-                    let runs = vec![("deferred again", deferred), ("deferred, 3 lanes", Params { lanes: 3, ..deferred }), ("deferred, every voxel evaluated", Params { skip: false, ..deferred })];
+                    // The roots in the neighbours' launch (fim_settle, the default) or in one of
+                    // their own before it (fim_roots): the same roots, lists and bits.
+                    let runs = vec![
+                        ("deferred again", deferred),
+                        ("deferred, 3 lanes", Params { lanes: 3, ..deferred }),
+                        ("deferred, every voxel evaluated", Params { skip: false, ..deferred }),
+                        ("deferred, roots in a launch of their own", Params { settle: false, ..deferred }),
+                    ];
                     same_bits(&p, &want, runs, &format!("{name} {local:?} eager {eager}"));
                     // Several Jacobi updates a launch, where the skip also leaves out, after the
                     // first, voxels none of whose in-block neighbours moved: the same bits as
@@ -189,7 +196,7 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
                     for (inner, defer) in [(3, None), (3, Some(true))] {
                         let several = Params { inner, defer, ..base };
                         let want = bits(&fim::solve(&dev, &p, &several).unwrap().u);
-                        let runs = vec![("again", several), ("3 lanes", Params { lanes: 3, ..several }), ("every voxel evaluated", Params { skip: false, ..several })];
+                        let runs = vec![("again", several), ("3 lanes", Params { lanes: 3, ..several }), ("every voxel evaluated", Params { skip: false, ..several }), ("roots in a launch of their own", Params { settle: false, ..several })];
                         same_bits(&p, &want, runs, &format!("{name} {local:?} inner {inner} defer {defer:?}"));
                     }
                 }

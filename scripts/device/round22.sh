@@ -133,3 +133,18 @@ if [ "$PART" = g ]; then
   done; done; done
   grep -E "^##|E\(gamma\)|stages|process wall" "$OUT/user.txt" | sed -E 's/stages:.*(fim iterations [0-9]+ ms).*(main [0-9]+ ms)/\1, \2/' | cut -c1-200
 fi
+#     Found: kernels 18.61-18.63 -> 16.81-16.83 ms on CUDA, 19.22-19.27 -> 17.29-17.45 on NVIDIA
+#     OpenCL (SETTLE=0: 17.90-17.95 / 18.67-18.85), the same 248 / 256 iterations; exact
+#     unchanged; ncu fim_settle 5.77 ms (fim_roots + fim_neighbours were 5.23 + 2.24); the maps the
+#     same bytes; `check` passing; `fim --target --local paper` iterations 139-141 against
+#     144-145 ms (CUDA), 143-147 against 149 (NVIDIA OpenCL). Kept.
+#   PART=h (~8 min), the final binary (fim_settle, and `check`'s same-bits row comparing it with
+#     the roots' own launch): as part f, seed 300.
+if [ "$PART" = h ]; then
+  checks 300 cuda "$OCL" "$POCL"
+  readme_compare "$PREV"
+  fim_maps_same prev "$PREV"
+  F="$OUT/fim.txt"
+  for be in cuda "$OCL"; do for loc in paper exact; do fimi prev "$PREV" $be $loc 0; fimi new "$B" $be $loc 0; done; done > /dev/null
+  fim_summary
+fi

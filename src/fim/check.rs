@@ -122,13 +122,15 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         let again = solve(dev, &p, &params)?;
         differ += bits_differ(&again.u, &first);
     }
-    // Likewise with the roots deferred to fim_roots.
+    // Likewise with the roots deferred (to the neighbours' launch, fim_settle, or one of their
+    // own, fim_roots: the same roots and lists).
     let deferred = solve(dev, &p, &Params { defer: Some(true), ..base })?.u;
-    for params in [Params { defer: Some(true), lanes: 1, ..base }, Params { defer: Some(true), skip: false, ..base }] {
+    let def = Params { defer: Some(true), ..base };
+    for params in [Params { lanes: 1, ..def }, Params { skip: false, ..def }, Params { settle: false, ..def }] {
         let again = solve(dev, &p, &params)?.u;
         differ += bits_differ(&again, &deferred);
     }
-    rows.push(CheckRow::new("fim_block[same bits]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing from the first run on a rerun, with 1 lane and without the skip, roots in place and deferred")));
+    rows.push(CheckRow::new("fim_block[same bits]", dev, differ as f64, 0.0, note(&p.dims, "voxels differing from the first run on a rerun, with 1 lane and without the skip, roots in place and deferred (in the neighbours' launch or their own)")));
     // The same on a problem large enough for thousands of work-groups to race on a GPU (the
     // 14^3 field keeps a few hundred, and round 20's first skip, whose lanes could read a
     // neighbour block's stamps differently, passed there and failed here): example 3's stand-in

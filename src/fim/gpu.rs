@@ -362,7 +362,7 @@ impl GpuFim {
         // most once a launch, so the mask's voxels bound the queue).
         let b_rootnb: Buf<f32> = g.alloc(if defer { 6 * vox.len().max(1) } else { 1 })?;
         let b_rnew: Buf<f32> = g.alloc(if defer { nbv } else { 1 })?;
-        let settle = defer && !std::env::var("NEUROPORT_FIM_SETTLE").is_ok_and(|v| v == "0");
+        let settle = defer && par.settle && !env_off("NEUROPORT_FIM_SETTLE");
         let nbr_groups = (groups * BV).div_ceil(root_items);
         g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32, &b_rnew, if defer { nbv as i32 } else { 0 }])?;
         let append = !par.host_list as i32;

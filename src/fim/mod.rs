@@ -101,9 +101,13 @@ pub struct Params {
     pub host_list: bool,
     /// GPU: work-items per voxel in the update (1 to 26; 0: [`gpu::lanes`]).
     pub lanes: usize,
-    /// GPU: leave H_G's roots to a launch of their own (cl/fim.cl fim_roots; only with one
-    /// Jacobi update per block and the folded device list); None: [`gpu::defer`]'s choice.
+    /// GPU: leave H_G's roots to the launch after the update (cl/fim.cl fim_settle or
+    /// fim_roots; only with the folded device list); None: [`gpu::defer`]'s choice.
     pub defer: Option<bool>,
+    /// GPU, roots deferred: find them in the neighbours' launch (cl/fim.cl fim_settle, one launch
+    /// an iteration fewer) rather than in a launch of their own before it; the same bits either
+    /// way. Default on; `NEUROPORT_FIM_SETTLE=0` turns it off for every solve (measuring).
+    pub settle: bool,
     /// GPU, device list: the candidates found after an iteration's update are updated with the
     /// next iteration's active blocks (two launches an iteration) instead of in a launch of their
     /// own (004 Algorithm 5.1, four launches). Default on; `NEUROPORT_FIM_FOLD=0` in the
@@ -132,7 +136,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 0, host_list: false, lanes: 0, defer: None, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 0, host_list: false, lanes: 0, defer: None, settle: true, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
     }
 }
 
