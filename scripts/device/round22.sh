@@ -96,14 +96,6 @@ fi
 #     bytes on every device; kernels 18.47 (004's; prev's first, cold run 21.36) and 61.58
 #     against 61.30 ms (exact) on CUDA, 19.16 against 19.04 and 61.38 against 61.10 on NVIDIA
 #     OpenCL.
-if [ "$PART" = f ]; then
-  checks 296 cuda "$OCL" "$POCL"
-  readme_compare "$PREV"
-  fim_maps_same prev "$PREV"
-  F="$OUT/fim.txt"
-  for be in cuda "$OCL"; do for loc in paper exact; do fimi prev "$PREV" $be $loc 0; fimi new "$B" $be $loc 0; done; done > /dev/null
-  fim_summary
-fi
 #   PART=g (~9 min): fim_settle, the deferred roots and the neighbours in one launch (the roots
 #     with their neighbours as the update's launch began, recorded at the queue): `check` (FIM
 #     rows) on CUDA, NVIDIA OpenCL and PoCL 5.0, seed 298; `bench fim --example 3` prev, new and
@@ -143,8 +135,9 @@ fi
 #     Found: `check` 49 / 48 / 47 rows pass; the README's 42 files and both solvers' maps the same
 #     bytes as round 21's on every device; kernels 16.86 against 18.62 ms (004's, CUDA), 17.48
 #     against 19.04 (NVIDIA OpenCL); exact 61.88 / 61.82 against 61.94 / 61.45.
-if [ "$PART" = h ]; then
-  checks 300 cuda "$OCL" "$POCL"
+#   (Parts f and h run the same steps.)
+if [ "$PART" = f ] || [ "$PART" = h ]; then
+  checks $([ "$PART" = f ] && echo 296 || echo 300) cuda "$OCL" "$POCL"
   readme_compare "$PREV"
   fim_maps_same prev "$PREV"
   F="$OUT/fim.txt"
