@@ -5,7 +5,8 @@
  * launches: the active blocks' updates (which append the unconverged ones to the next list),
  * the candidates (appended once each), the candidates' updates (appending likewise), and the
  * candidates' results committed. The device list folds the candidates into the next
- * iteration's update instead (NP_FIM_FOLDED): two launches, the update and the neighbours. Updates read u and write unew, and a block's results are
+ * iteration's update instead (NP_FIM_FOLDED): two launches, the update and the neighbours (with
+ * roots deferred, fim_settle: the roots and the neighbours). Updates read u and write unew, and a block's results are
  * copied into u by the next launch: no block reads a value another group of its own launch
  * writes, so the result does not depend on which group runs first (before round 9 the halo
  * came from u as other groups wrote it: runs differed by up to 1e-4 on PoCL's helix).
@@ -250,7 +251,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 if (0) {
 #endif
 #ifdef NP_FIM_DEFER
-                    /* To fim_roots: the voxel keeps its value here (q INF: best was INF, no
+                    /* To the roots' search (fim_settle): the voxel keeps its value here (q INF: best was INF, no
                      * valid candidate, the only case 004's solver wants a root). */
                     if (!(schg[l] & 2)) {
                         /* With its neighbours as the launch began (u; those across the faces
@@ -311,7 +312,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
         if (lane == 0) {
             unew[v] = su[l];
             /* A root queued after an in-block neighbour moved in this launch is found from u, which
-             * lacks that move (fim_roots reads u): the block stays listed, so that the voxel is
+             * lacks that move (its neighbours are recorded from u): the block stays listed, so that the voxel is
              * evaluated again from the values it missed. */
             if (schg[l] & 4) done = 0;
             if (lowered && seq > 0) moved[v] = seq;
@@ -343,7 +344,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
     if (t == 0) work[NP_GROUP()] += (int)sevals;
 }
 
-/* Slots of a deferred root's work-group (fim_roots), each with NP_FIM_LANES items; the host
+/* Slots of a deferred root's work-group (fim_settle, fim_roots), each with NP_FIM_LANES items; the host
  * sets it (src/fim/gpu.rs root_slots: 32). */
 #ifndef NP_FIM_SLOTS
 #define NP_FIM_SLOTS 32

@@ -355,11 +355,10 @@ impl GpuFim {
         // (round16.sh PART=i). NEUROPORT_FIM_ROOT_GROUPS sets it, for measuring.
         let root_groups = std::env::var("NEUROPORT_FIM_ROOT_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).unwrap_or(groups);
         // With roots deferred: per block, the roots its update queued (fim_settle finds a block's
-        // last), the iteration that last updated it, and the roots' results apart from unew.
-        let per_block = if defer { nb } else { 1 };
-        let b_rootsin: Buf<i32> = g.zeros(per_block)?;
-        // Each queued root's six neighbours as its evaluation read them (a voxel is queued at
-        // most once a launch, so the mask's voxels bound the queue).
+        // last); each queued root's six neighbours as the update's launch began (a voxel is
+        // queued at most once a launch, so the mask's voxels bound the queue); the roots' results
+        // apart from unew, infinite where none.
+        let b_rootsin: Buf<i32> = g.zeros(if defer { nb } else { 1 })?;
         let b_rootnb: Buf<f32> = g.alloc(if defer { 6 * vox.len().max(1) } else { 1 })?;
         let b_rnew: Buf<f32> = g.alloc(if defer { nbv } else { 1 })?;
         let settle = defer && par.settle && !env_off("NEUROPORT_FIM_SETTLE");
@@ -399,6 +398,7 @@ impl GpuFim {
                     // The roots and the neighbours in one launch (fim.cl fim_settle).
                     g.launch(fused, Shape::groups(root_groups + nbr_groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, &b_moved, q, &b_rootsin, &b_rootnb, &b_rnew, list, cnt, &b_cand, eager as i32, root_groups as i32])?;
                 } else {
+                    // Roots (if deferred) in a launch of their own, then the neighbours.
                     if defer {
                         g.launch(roots, Shape::groups(root_groups, root_items), args![b_speed, b_sblock, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append, &b_moved, q, &b_rootsin, &b_rootnb])?;
                     }
