@@ -17,22 +17,9 @@
 #include "common/portable.h"
 #include "common/fim.h"
 
-/* u of the voxel at block-grid neighbour offset, or INF off the grid.
- * Written through np_fim_next and np_fim_across below it gave the same bits but 004's solver
- * 3 % more kernel time on CUDA (round 19, part k), so it keeps its own bounds arithmetic. */
-NP_FN float np_fim_at(NP_GLOBAL const float *u, np_fim_params p, int b, int lx, int ly, int lz)
-{
-    int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
-    if (lx < 0) { lx += NP_FIM_B; bx -= 1; } else if (lx >= NP_FIM_B) { lx -= NP_FIM_B; bx += 1; }
-    if (ly < 0) { ly += NP_FIM_B; by -= 1; } else if (ly >= NP_FIM_B) { ly -= NP_FIM_B; by += 1; }
-    if (lz < 0) { lz += NP_FIM_B; bz -= 1; } else if (lz >= NP_FIM_B) { lz -= NP_FIM_B; bz += 1; }
-    if (bx < 0 || by < 0 || bz < 0 || bx >= p.bx || by >= p.by || bz >= p.bz) return NP_FIM_INF;
-    return u[(bx + p.bx * (by + p.by * bz)) * NP_FIM_BV + lx + NP_FIM_B * (ly + NP_FIM_B * lz)];
-}
-
 /* The block across face f (-x, +x, -y, +y, -z, +z) of block b at (bx, by, bz), or -1 off the
  * grid. An update's face voxels read their outside neighbours through it, each item finding its
- * block's coordinates once per listed block, instead of np_fim_at's three divisions in each of
+ * block's coordinates once per listed block, instead of three divisions (round 19) in each of
  * the five faces' branches that ran in every warp (~15 % of the update's instructions; round
  * 19: found by six items into local memory instead, the exact solver on CUDA was 3 % slower). */
 NP_FN int np_fim_next(np_fim_params p, int b, int bx, int by, int bz, int f)
