@@ -331,7 +331,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
     if (t == 0) work[NP_GROUP()] += (int)sevals;
 }
 
-/* Slots of a deferred root's work-group (fim_settle, fim_roots), each with NP_FIM_LANES items; the host
+/* Slots of a deferred root's work-group (fim_settle), each with NP_FIM_LANES items; the host
  * sets it (src/fim/gpu.rs root_slots: 32). */
 #ifndef NP_FIM_SLOTS
 #define NP_FIM_SLOTS 32
@@ -339,7 +339,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
 
 /* Deferred roots (NP_FIM_DEFER, 004's solver on GPUs, round 16): fim_update leaves a voxel
  * whose combinations give no valid candidate at its value and queues it; the launch after the
- * update (fim_settle, or fim_roots before round 22) finds its root with one work-group per
+ * update (fim_settle; a launch of its own before round 22) finds its root with one work-group per
  * queued voxel and corrects the block's state: the faces on which it lowered a voxel, and a
  * block that has not converged after all joins the next list, once. Why: the root's code held
  * every update at 92 registers and 120 us mid-run; without it the update takes 64 registers and
@@ -357,12 +357,11 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
  * search (src/fim/hg.rs: root, which the CPU keeps), so the two give the same root to within
  * that width, not the same bits. */
 /* Queued root i's search by the whole work-group (NP_FIM_SLOTS slots x NP_FIM_LANES lanes),
- * for voxel v: its neighbours as the evaluation that queued it read them (rootnb), the
- * update's value `*old` from unew; returns the root (hi) in every item. The local arrays are
- * the caller's (ssol, ssorted 26 each, sbest NP_FIM_LANES x NP_FIM_SLOTS, snb 6). */
+ * for voxel v, from its neighbours as the update's launch began (rootnb); returns the root (hi)
+ * in every item. The local arrays are the caller's (ssol, ssorted 26 each, sbest NP_FIM_LANES x
+ * NP_FIM_SLOTS, snb 6). */
 NP_FN float np_fim_root_search(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
-                               NP_GLOBAL const float *unew, NP_GLOBAL const float *rootnb, int i,
-                               np_fim_params p, int v, float *old, NP_LOCAL_PTR float *ssol, NP_LOCAL_PTR float *ssorted,
+                               NP_GLOBAL const float *rootnb, int i, np_fim_params p, int v, NP_LOCAL_PTR float *ssol, NP_LOCAL_PTR float *ssorted,
                                NP_LOCAL_PTR float *sbest, NP_LOCAL_PTR int *slo, NP_LOCAL_PTR int *shi, NP_LOCAL_PTR float *snb)
 {
     int t = NP_LID(), slot = t % NP_FIM_SLOTS, lane = t / NP_FIM_SLOTS;
@@ -371,9 +370,6 @@ NP_FN float np_fim_root_search(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOB
     float s[6], nb[6];
     int w = sblock[b] * NP_FIM_BV + l;
     for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
-    /* Read before the first barrier: PoCL 3.1 lost a private value set after a barrier and used
-     * after the loops with barriers below. */
-    *old = unew[v];
     if (t < 6) snb[t] = rootnb[6 * i + t];
     NP_BARRIER();
     for (int k = 0; k < 6; ++k) nb[k] = snb[k];
@@ -443,45 +439,6 @@ NP_FN float np_fim_root_search(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOB
     return hi;
 }
 
-#define NP_FIM_ROOT_LOCALS                            \
-    NP_LOCAL_MEM float ssol[26];                      \
-    NP_LOCAL_MEM float ssorted[26];                   \
-    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_SLOTS]; \
-    NP_LOCAL_MEM int slo, shi;                        \
-    NP_LOCAL_MEM float snb[6];
-
-/* Deferred roots, a launch of their own between the update and the neighbours
- * (NEUROPORT_FIM_SETTLE=0; fim_settle below does both in one launch by default, the same bits):
- * the root written into unew, the block's state corrected with atomics (faces lowered; a block
- * that has not converged after all joins the next list, once: only the item that clears its
- * converged state appends it). */
-NP_KERNEL void fim_roots(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
-                         NP_GLOBAL float *NP_RESTRICT unew,
-                         NP_GLOBAL const int *NP_RESTRICT roots, NP_GLOBAL const int *NP_RESTRICT root_count,
-                         np_fim_params p, NP_GLOBAL int *conv, NP_GLOBAL int *next, NP_GLOBAL int *next_count, int append,
-                         NP_GLOBAL int *moved, int seq, NP_GLOBAL int *rootsin, NP_GLOBAL const float *rootnb)
-{
-    NP_FIM_ROOT_LOCALS
-    int t = NP_LID();
-    int n = *root_count;
-    for (int i = NP_GROUP(); i < n; i += NP_NGROUPS()) {
-        int v = roots[i], b = v / NP_FIM_BV, l = v % NP_FIM_BV;
-        float old, hi = np_fim_root_search(speed, sblock, unew, rootnb, i, p, v, &old, ssol, ssorted, sbest, &slo, &shi, snb);
-        if (t == 0) {
-            float nx = hi < old ? hi : old;
-            int done = !(nx < old) || old - nx <= p.tol * nx;
-            unew[v] = nx;
-            if (nx < old) {
-                np_atomic_or_i32(&conv[b], np_fim_faces_on(l % NP_FIM_B, (l / NP_FIM_B) % NP_FIM_B, l / (NP_FIM_B * NP_FIM_B)) << 2);
-                if (seq > 0) moved[v] = seq;
-            }
-            if (!done && (np_atomic_and_i32(&conv[b], ~3) & 3) && append) next[np_atomic_add_i32(next_count, 1)] = b;
-            np_atomic_add_i32(&rootsin[b], -1);
-        }
-        NP_BARRIER();
-    }
-}
-
 /* Step 2's candidates: the inactive 6-neighbour blocks of every converged listed block, each
  * appended once to the candidate list (the first to raise its flag appends it). */
 NP_FN void np_fim_candidate(NP_GLOBAL const int *conv, NP_GLOBAL const int *sblock, NP_GLOBAL int *cand, NP_GLOBAL int *cand_list,
@@ -539,13 +496,14 @@ NP_KERNEL void fim_neighbours(NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL c
 /* The deferred roots and the neighbours in one launch (the folded list's default with roots
  * deferred, round 22): one launch an iteration fewer, the neighbours' work beside the roots'.
  * Groups below nroot take the queued roots, the others commit the listed blocks that queued no
- * root and append their candidates, as fim_neighbours. A root reads no u (its neighbours were
+ * root and append their candidates, as fim_neighbours (the host may launch the two parts one
+ * after the other, nroot the launch's groups and then 0: the same bits). A root reads no u (its neighbours were
  * recorded with it), keeps its result in rnew and corrects its block's state; the last root of
  * a block (rootsin, counted by the update) commits the block (u = min(unew, rnew)) and appends
  * its candidates from the final state. A block whose root did not settle is listed through the
  * candidates' flag, so it is listed once whichever way comes first, and the next update sees
  * its cleared state and treats it as active: the lists, and so the result, do not depend on the
- * order in which groups run, and are those of fim_roots then fim_neighbours. */
+ * order in which groups run. */
 NP_KERNEL void fim_settle(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL const int *NP_RESTRICT sblock,
                           NP_GLOBAL float *u, NP_GLOBAL const float *unew,
                           NP_GLOBAL const int *NP_RESTRICT roots, NP_GLOBAL const int *NP_RESTRICT root_count,
@@ -554,15 +512,22 @@ NP_KERNEL void fim_settle(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOBAL co
                           NP_GLOBAL float *rnew, NP_GLOBAL const int *NP_RESTRICT list, NP_GLOBAL const int *NP_RESTRICT count,
                           NP_GLOBAL int *cand, int eager, int nroot)
 {
-    NP_FIM_ROOT_LOCALS
+    NP_LOCAL_MEM float ssol[26];
+    NP_LOCAL_MEM float ssorted[26];
+    NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_SLOTS];
+    NP_LOCAL_MEM int slo, shi;
+    NP_LOCAL_MEM float snb[6];
     /* The block whose last root this group found, or -1 (item 0's, for all items). */
     NP_LOCAL_MEM int slast;
     int t = NP_LID(), g = NP_GROUP();
     if (g < nroot) {
         int n = *root_count;
         for (int i = g; i < n; i += nroot) {
+            /* The update's value, read before the search's barriers: PoCL 3.1 lost a private
+             * value set after a barrier and used after loops with barriers. */
             int v = roots[i], b = v / NP_FIM_BV, l = v % NP_FIM_BV;
-            float old, hi = np_fim_root_search(speed, sblock, unew, rootnb, i, p, v, &old, ssol, ssorted, sbest, &slo, &shi, snb);
+            float old = unew[v];
+            float hi = np_fim_root_search(speed, sblock, rootnb, i, p, v, ssol, ssorted, sbest, &slo, &shi, snb);
             if (t == 0) {
                 float nx = hi < old ? hi : old;
                 int done = !(nx < old) || old - nx <= p.tol * nx;

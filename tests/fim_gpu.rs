@@ -64,7 +64,7 @@ fn block_fim_matches_node_fim_for_every_schedule() {
             for (host_list, eager) in [(false, true), (false, false), (true, false)] {
                 // lanes 3: the root's evaluations shared unevenly (26 combinations, up to 28
                 // points of H_G) by the voxel's work-items; 1: one item per voxel. defer: H_G's
-                // roots in a launch of their own (fim_roots; the device list only; the exact
+                // roots in the launch after the update (fim_settle; the device list only; the exact
                 // solver here wants a root in about half its updates, so with several Jacobi
                 // updates a launch some are wanted after an in-block neighbour moved).
                 for (inner, lanes, defer) in [(1, 1, None), (2, 1, None), (4, 1, None), (8, 1, None), (1, 3, None), (4, 3, None), (1, 3, Some(true)), (2, 1, Some(true)), (4, 3, Some(true))] {
@@ -176,13 +176,13 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
                     runs.push(("host list", Params { host_list: true, ..base }));
                 }
                 same_bits(&p, &want, runs, &format!("{name} {local:?} folded {folded} eager {eager}"));
-                // Roots deferred to fim_roots (GPUs' choice for 004's solver): one work-group
+                // Roots deferred to fim_settle (GPUs' choice for 004's solver): one work-group
                 // per root whatever the lanes, appended in any order.
                 if folded && eager {
                     let deferred = Params { defer: Some(true), ..base };
                     let want = bits(&fim::solve(&dev, &p, &deferred).unwrap().u);
-                    // The roots in the neighbours' launch (fim_settle, the default) or in one of
-                    // their own before it (fim_roots): the same roots, lists and bits.
+                    // The roots and the neighbours in one launch (fim_settle, the default) or one
+                    // after the other in two: the same roots, lists and bits.
                     let runs = vec![
                         ("deferred again", deferred),
                         ("deferred, 3 lanes", Params { lanes: 3, ..deferred }),

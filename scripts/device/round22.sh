@@ -144,3 +144,11 @@ if [ "$PART" = f ] || [ "$PART" = h ]; then
   for be in cuda "$OCL"; do for loc in paper exact; do fimi prev "$PREV" $be $loc 0; fimi new "$B" $be $loc 0; done; done > /dev/null
   fim_summary
 fi
+#   PART=i (~4 min), the review's mend (fim_roots gone: with `settle` off, fim_settle's two parts
+#     run one after the other; np_fim_at, without a caller, gone): `check` (FIM rows) on CUDA,
+#     NVIDIA OpenCL and PoCL 5.0, seed 302 (its same-bits row compares one launch with two); both
+#     solvers' `fim --target` maps prev against new.
+if [ "$PART" = i ]; then
+  CHECK_ROWS=fim_ checks 302 cuda "$OCL" "$POCL"
+  fim_maps_same prev "$PREV"
+fi

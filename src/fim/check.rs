@@ -122,8 +122,8 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         let again = solve(dev, &p, &params)?;
         differ += bits_differ(&again.u, &first);
     }
-    // Likewise with the roots deferred (to the neighbours' launch, fim_settle, or one of their
-    // own, fim_roots: the same roots and lists).
+    // Likewise with the roots deferred (fim_settle: the roots and the neighbours in one launch,
+    // or one after the other in two: the same roots and lists).
     let deferred = solve(dev, &p, &Params { defer: Some(true), ..base })?.u;
     let def = Params { defer: Some(true), ..base };
     for params in [Params { lanes: 1, ..def }, Params { skip: false, ..def }, Params { settle: false, ..def }] {

@@ -64,12 +64,11 @@ pub struct GpuFim {
 }
 
 /// fim.cl's kernels, built with `lanes` work-items per voxel and, with `defer`, H_G's roots
-/// left to fim_roots.
+/// left to fim_settle.
 struct Built {
     lanes: usize,
     defer: bool,
     update: Kernel,
-    roots: Kernel,
     settle: Kernel,
     neighbours: Kernel,
     commit: Kernel,
@@ -115,7 +114,7 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
     (name, source)
 }
 
-/// Slots of fim_roots' work-group per root (NP_FIM_SLOTS): 32. On the H100 (004's solver,
+/// Slots of a root's work-group in fim_settle (fim_roots before round 22; NP_FIM_SLOTS): 32. On the H100 (004's solver,
 /// example 3, kernels) 64 / 32 / 16 / 8 slots took 27.0-27.3 / 24.9-25.0 / 25.3-25.4 /
 /// 27.7-28.1 ms on CUDA and 30.6-30.7 / 26.2-26.8 / 26.0-26.1 / 28.8-29.3 ms on NVIDIA OpenCL
 /// (round16.sh PART=j), and 32 again in round 18 against 64 slots with 2 to 16 lanes each
@@ -127,7 +126,7 @@ fn root_slots() -> usize {
     std::env::var("NEUROPORT_FIM_ROOT_SLOTS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=64).contains(v)).unwrap_or(32)
 }
 
-/// Whether fim_update leaves H_G's roots to fim_roots (cl/fim.cl): with 004's local solver on a
+/// Whether fim_update leaves H_G's roots to fim_settle (cl/fim.cl): with 004's local solver on a
 /// GPU and the folded device list (with any number of Jacobi updates a launch since round 21).
 /// There a root is wanted in ~1 update of 2,000, and the root's code in the update held it at
 /// 92 registers and half the resident warps of a build without it (round 16). The exact solver wants roots in about half
@@ -159,7 +158,7 @@ impl GpuFim {
     fn build(gpu: &Gpu, lanes: usize, defer: bool) -> Result<Built> {
         let (program, source) = program(lanes, defer);
         let k = |name| gpu.kernel(program, source, name);
-        Ok(Built { lanes, defer, update: k("fim_update")?, roots: k("fim_roots")?, settle: k("fim_settle")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")?, unblock: k("fim_unblock")? })
+        Ok(Built { lanes, defer, update: k("fim_update")?, settle: k("fim_settle")?, neighbours: k("fim_neighbours")?, commit: k("fim_commit")?, init: k("fim_init")?, unblock: k("fim_unblock")? })
     }
 }
 
@@ -330,9 +329,9 @@ impl GpuFim {
         if (self.built.lanes, self.built.defer) != (lanes, defer) {
             self.built = Self::build(g, lanes, defer)?;
         }
-        let Built { update: upd, roots, settle: fused, neighbours: nbr, commit, init, .. } = &self.built;
+        let Built { update: upd, settle: fused, neighbours: nbr, commit, init, .. } = &self.built;
         // Deferred roots: the queue (a voxel at most once a launch: at most the mask's voxels) and two counts, the
-        // one an update appends to and the one it zeroes for the next (fim_roots reads the first).
+        // one an update appends to and the one it zeroes for the next (fim_settle reads the first).
         let b_roots: Buf<i32> = g.alloc(if defer { vox.len().max(1) } else { 1 })?;
         // The skip of voxels none of whose neighbours moved (fim.cl np_fim_unmoved): launches
         // numbered from 1, the launch that last evaluated each voxel and the one that last
@@ -349,7 +348,7 @@ impl GpuFim {
         };
         let root_counts: [Buf<i32>; 2] = [g.zeros(1)?, g.zeros(1)?];
         let root_items = root_slots() * lanes;
-        // fim_roots' work-groups, one root each at a time: as many as the update's (4,096). Fewer
+        // The roots' work-groups (fim_settle's first, fim_roots' before round 22), one root each at a time: as many as the update's (4,096). Fewer
         // were slower on the H100 (004's solver, example 3, kernels: 264 groups 30.8 ms, 132
         // groups 37 ms, against 28.2), so the launches hold more roots than the SMs hold groups
         // (round16.sh PART=i). NEUROPORT_FIM_ROOT_GROUPS sets it, for measuring.
@@ -394,14 +393,18 @@ impl GpuFim {
                 // that came out unchanged) appended to the next list as candidates.
                 let q = next_seq();
                 g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next, &b_seen, &b_moved, q, &b_work, &b_rootsin, &b_rootnb])?;
-                if settle {
-                    // The roots and the neighbours in one launch (fim.cl fim_settle).
-                    g.launch(fused, Shape::groups(root_groups + nbr_groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, &b_moved, q, &b_rootsin, &b_rootnb, &b_rnew, list, cnt, &b_cand, eager as i32, root_groups as i32])?;
-                } else {
-                    // Roots (if deferred) in a launch of their own, then the neighbours.
-                    if defer {
-                        g.launch(roots, Shape::groups(root_groups, root_items), args![b_speed, b_sblock, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, append, &b_moved, q, &b_rootsin, &b_rootnb])?;
+                if defer {
+                    // The roots and the neighbours (fim.cl fim_settle): in one launch, or (not
+                    // `settle`, for measuring and the tests) the roots' groups and then the
+                    // neighbours' in two.
+                    let settle_launch = |groups: usize, nroot: usize| g.launch(fused, Shape::groups(groups, root_items), args![b_speed, b_sblock, &b_u, &b_unew, &b_roots, rc, Arg::structure(&fp), &b_conv, next, next_cnt, &b_moved, q, &b_rootsin, &b_rootnb, &b_rnew, list, cnt, &b_cand, eager as i32, nroot as i32]);
+                    if settle {
+                        settle_launch(root_groups + nbr_groups, root_groups)?;
+                    } else {
+                        settle_launch(root_groups, root_groups)?;
+                        settle_launch(nbr_groups, 0)?;
                     }
+                } else {
                     g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, next, next_cnt, &b_unew, &b_u, eager as i32])?;
                 }
             } else {

@@ -101,12 +101,12 @@ pub struct Params {
     pub host_list: bool,
     /// GPU: work-items per voxel in the update (1 to 26; 0: [`gpu::lanes`]).
     pub lanes: usize,
-    /// GPU: leave H_G's roots to the launch after the update (cl/fim.cl fim_settle or
-    /// fim_roots; only with the folded device list); None: [`gpu::defer`]'s choice.
+    /// GPU: leave H_G's roots to the launch after the update (cl/fim.cl fim_settle; only with
+    /// the folded device list); None: [`gpu::defer`]'s choice.
     pub defer: Option<bool>,
     /// GPU, roots deferred: find them in the neighbours' launch (cl/fim.cl fim_settle, one launch
-    /// an iteration fewer) rather than in a launch of their own before it; the same bits either
-    /// way. Default on; `NEUROPORT_FIM_SETTLE=0` turns it off for every solve (measuring).
+    /// an iteration fewer) rather than in a launch of their own before it (fim_settle's two
+    /// parts one after the other); the same bits either way. Default on; `NEUROPORT_FIM_SETTLE=0` turns it off for every solve (measuring).
     pub settle: bool,
     /// GPU, device list: the candidates found after an iteration's update are updated with the
     /// next iteration's active blocks (two launches an iteration) instead of in a launch of their
