@@ -172,10 +172,11 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
         int v = b * NP_FIM_BV + l;
         int m = mask[v];
         /* S is stored only for blocks that hold voxels to update (sblock[b] >= 0 there). */
-        float s[6];
+        float s[6], rd[3];
         if (m == 1) {
             int w = sblock[b] * NP_FIM_BV + l;
             for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
+            np_fim_recip_diag(s, rd);
         }
         if (t == 0) sc = -1;
         int bx = b % p.bx, by = (b / p.bx) % p.by, bz = b / (p.bx * p.by);
@@ -213,7 +214,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 float best = NP_FIM_INF;
                 for (int c = lane; c < 26; c += NP_FIM_LANES) {
                     int valid; /* combination 13: all three critical, no equation */
-                    float x = np_fim_combo(s, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
+                    float x = np_fim_combo(s, rd, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
                     ssol[c * NP_FIM_BV + l] = x;
                     if (valid && x < best) best = x;
                 }
@@ -370,6 +371,8 @@ NP_FN float np_fim_root_search(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOB
     float s[6], nb[6];
     int w = sblock[b] * NP_FIM_BV + l;
     for (int c = 0; c < 6; ++c) s[c] = speed[c * p.nspeed + w];
+    float rd[3];
+    np_fim_recip_diag(s, rd);
     if (t < 6) snb[t] = rootnb[6 * i + t];
     NP_BARRIER();
     for (int k = 0; k < 6; ++k) nb[k] = snb[k];
@@ -378,7 +381,7 @@ NP_FN float np_fim_root_search(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOB
     /* The combinations over the group's items (fewer than 26 with few slots). */
     for (int c = t; c < 26; c += NP_LSIZE()) {
         int valid;
-        ssol[c] = np_fim_combo(s, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
+        ssol[c] = np_fim_combo(s, rd, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
     }
     if (t == 0) {
         *slo = np_float_as_int(lo);

@@ -33,11 +33,17 @@ NP_FN float np_fim_quad(const float *m, const float *a, const float *b)
     return acc;
 }
 
-/* The p minimising H on axis k with the other two components held. */
-NP_FN float np_fim_critical(const float *m, const float *g, int k)
+/* The p minimising H on axis k with the other two components held (rd: 1 / S's diagonal). */
+NP_FN float np_fim_critical(const float *m, const float *rd, const float *g, int k)
 {
     int i = (k + 1) % 3, j = (k + 2) % 3;
-    return -(np_fim_s(m, k, i) * g[i] + np_fim_s(m, k, j) * g[j]) / np_fim_s(m, k, k);
+    return -(np_fim_s(m, k, i) * g[i] + np_fim_s(m, k, j) * g[j]) * rd[k];
+}
+
+/* 1 / S's diagonal, once per voxel: eq. 6's combinations divide by it up to five times each. */
+NP_FN void np_fim_recip_diag(const float *m, float *rd)
+{
+    for (int k = 0; k < 3; ++k) rd[k] = 1.0f / np_fim_s(m, k, k);
 }
 
 /* The paper's "left side index" (Sec. 4.2). */
@@ -70,7 +76,7 @@ NP_FN float np_fim_tsai_select(float pm, float pp, float ps)
  * on the combination (the same for a whole warp in fim_update): before round 11 the sides
  * picked neighbours, critical axes and matrix entries by run-time index, which put nb, S, v and
  * w on the stack and every step of this, the update's main path, behind a local-memory load. */
-NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, int combo, int tsai, int *valid)
+NP_FN float np_fim_combo(const float *m, const float *rd, const float *ih, const float *nb, int combo, int tsai, int *valid)
 {
     int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
     *valid = 0;
@@ -93,8 +99,8 @@ NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, int c
     if (nc == 1) {
         for (int c = 0; c < 3; ++c) {
             if (side[c] == 0) {
-                v[c] = np_fim_critical(m, v, c);
-                w[c] = np_fim_critical(m, w, c);
+                v[c] = np_fim_critical(m, rd, v, c);
+                w[c] = np_fim_critical(m, rd, w, c);
             }
         }
     } else if (nc == 2) {
@@ -102,10 +108,10 @@ NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, int c
             if (side[k] != 0) { /* the one axis used; c0 < c1 the critical ones */
                 int c0 = k == 0 ? 1 : 0, c1 = k == 2 ? 1 : 2;
                 float a = np_fim_s(m, c0, c0), b = np_fim_s(m, c0, c1), d = np_fim_s(m, c1, c1);
-                float det = a * d - b * b;
+                float rdet = 1.0f / (a * d - b * b);
                 float r0 = np_fim_s(m, c0, k), r1 = np_fim_s(m, c1, k);
-                float f0 = -(d * r0 - b * r1) / det;
-                float f1 = -(a * r1 - b * r0) / det;
+                float f0 = -(d * r0 - b * r1) * rdet;
+                float f1 = -(a * r1 - b * r0) * rdet;
                 v[c0] = f0 * v[k];
                 v[c1] = f1 * v[k];
                 w[c0] = f0 * w[k];
@@ -113,9 +119,17 @@ NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, int c
             }
         }
     }
-    float qa = np_fim_quad(m, v, v);
-    float qb = 2.0f * np_fim_quad(m, v, w);
-    float qc = np_fim_quad(m, w, w) - 1.0f;
+    /* S v and S w once: the quadratic's coefficients are v.Sv, 2 v.Sw, w.Sw - 1, and the
+     * gradient's S g = t Sv + Sw gives each axis's critical point g_k - (S g)_k / S_kk (eq. 6's
+     * p_sigma with the other two held) without forming the products again. */
+    float sv[3], sw[3];
+    for (int i = 0; i < 3; ++i) {
+        sv[i] = np_fim_s(m, i, 0) * v[0] + np_fim_s(m, i, 1) * v[1] + np_fim_s(m, i, 2) * v[2];
+        sw[i] = np_fim_s(m, i, 0) * w[0] + np_fim_s(m, i, 1) * w[1] + np_fim_s(m, i, 2) * w[2];
+    }
+    float qa = v[0] * sv[0] + v[1] * sv[1] + v[2] * sv[2];
+    float qb = 2.0f * (v[0] * sw[0] + v[1] * sw[1] + v[2] * sw[2]);
+    float qc = w[0] * sw[0] + w[1] * sw[1] + w[2] * sw[2] - 1.0f;
     float disc = qb * qb - 4.0f * qa * qc;
     if (!(disc >= 0.0f) || !(qa > 0.0f)) return NP_FIM_INF;
     float t = (-qb + np_sqrt(disc)) / (2.0f * qa);
@@ -125,7 +139,7 @@ NP_FN float np_fim_combo(const float *m, const float *ih, const float *nb, int c
     int ok = 1;
     for (int k = 0; k < 3; ++k) {
         float pm = (u - nb[2 * k]) * ih[k], pp = (nb[2 * k + 1] - u) * ih[k];
-        float ps = np_fim_critical(m, g, k);
+        float ps = g[k] - (t * sv[k] + sw[k]) * rd[k];
         if (tsai) {
             float gk[3] = {g[0], g[1], g[2]};
             gk[k] = np_fim_tsai_select(pm, pp, ps);

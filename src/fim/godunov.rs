@@ -118,11 +118,23 @@ pub fn hamiltonian<R: Real>(m: &[R; 6], g: &[R; 3]) -> R {
     quad(m, g, g).sqrt()
 }
 
-/// The critical point of axis k: the p minimising H with the other two components held.
+/// The critical point of axis k: the p minimising H with the other two components held
+/// (`rd`: 1 / S's diagonal).
 #[inline]
-fn critical<R: Real>(m: &[R; 6], g: &[R; 3], k: usize) -> R {
+fn critical<R: Real>(m: &[R; 6], rd: &[R; 3], g: &[R; 3], k: usize) -> R {
     let (i, j) = ((k + 1) % 3, (k + 2) % 3);
-    -(s(m, k, i) * g[i] + s(m, k, j) * g[j]) / s(m, k, k)
+    -(s(m, k, i) * g[i] + s(m, k, j) * g[j]) * rd[k]
+}
+
+/// S x.
+#[inline]
+fn times<R: Real>(m: &[R; 6], x: &[R; 3]) -> [R; 3] {
+    std::array::from_fn(|i| s(m, i, 0) * x[0] + s(m, i, 1) * x[1] + s(m, i, 2) * x[2])
+}
+
+#[inline]
+fn dot<R: Real>(a: &[R; 3], b: &[R; 3]) -> R {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 /// The side (-1, 0, +1) the Godunov extremum of eq. 6 selects on one axis: the "left side
@@ -183,13 +195,15 @@ pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: 
     // search brackets with them first.
     let mut cands = [R::INF; 26];
     let mut nc = 0;
+    // Each combination divides by S's diagonal up to five times: its reciprocals once.
+    let rd: [R; 3] = std::array::from_fn(|k| R::ONE / s(m, k, k));
     for combo in 0..27 {
         if combo == 13 {
             continue; // all three critical: H = 0
         }
         // side[k]: -1 backward difference (U - left)/h, +1 forward (right - U)/h, 0 critical.
         let side = [combo % 3, (combo / 3) % 3, combo / 9].map(|d| d as i32 - 1);
-        if let Some((u, valid)) = solve_combo(m, inv_h, nb, side, validity) {
+        if let Some((u, valid)) = solve_combo(m, &rd, inv_h, nb, side, validity) {
             cands[nc] = u;
             nc += 1;
             if valid && u < best {
@@ -202,7 +216,7 @@ pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: 
 }
 
 /// The solution of one combination if it has one, and whether it passes the validity test.
-fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i32; 3], validity: Validity) -> Option<(R, bool)> {
+fn solve_combo<R: Real>(m: &[R; 6], rd: &[R; 3], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i32; 3], validity: Validity) -> Option<(R, bool)> {
     // U = n0 + t keeps the quadratic's coefficients small (n0: the largest neighbour used).
     let mut n0 = -R::INF;
     for k in 0..3 {
@@ -234,18 +248,18 @@ fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i
     match nc {
         1 => {
             let c = crit[0];
-            v[c] = critical(m, &v, c);
-            w[c] = critical(m, &w, c);
+            v[c] = critical(m, rd, &v, c);
+            w[c] = critical(m, rd, &w, c);
         }
         2 => {
             let (c0, c1) = (crit[0], crit[1]);
             let k = 3 - c0 - c1;
             let (a, b, d) = (s(m, c0, c0), s(m, c0, c1), s(m, c1, c1));
-            let det = a * d - b * b;
+            let rdet = R::ONE / (a * d - b * b);
             let (r0, r1) = (s(m, c0, k), s(m, c1, k));
             // [g_c0, g_c1] = -S_CC^-1 [r0, r1] g_k
-            let f0 = -(d * r0 - b * r1) / det;
-            let f1 = -(a * r1 - b * r0) / det;
+            let f0 = -(d * r0 - b * r1) * rdet;
+            let f1 = -(a * r1 - b * r0) * rdet;
             v[c0] = f0 * v[k];
             v[c1] = f1 * v[k];
             w[c0] = f0 * w[k];
@@ -253,9 +267,12 @@ fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i
         }
         _ => {}
     }
-    let qa = quad(m, &v, &v);
-    let qb = R::of(2.0) * quad(m, &v, &w);
-    let qc = quad(m, &w, &w) - R::ONE;
+    // S v and S w once: the quadratic's coefficients are v.Sv, 2 v.Sw and w.Sw - 1, and the
+    // gradient's S g = t Sv + Sw gives each axis's critical point g_k - (S g)_k / S_kk.
+    let (sv, sw) = (times(m, &v), times(m, &w));
+    let qa = dot(&v, &sv);
+    let qb = R::of(2.0) * dot(&v, &sw);
+    let qc = dot(&w, &sw) - R::ONE;
     let disc = qb * qb - R::of(4.0) * qa * qc;
     if !(disc >= R::ZERO) || !(qa > R::ZERO) {
         return None;
@@ -263,16 +280,17 @@ fn solve_combo<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i
     let t = (-qb + disc.sqrt()) / (R::of(2.0) * qa);
     let u = n0 + t;
     let g: [R; 3] = std::array::from_fn(|k| t * v[k] + w[k]);
+    let ps = |k: usize| g[k] - (t * sv[k] + sw[k]) * rd[k];
     let valid = match validity {
         Validity::Index => (0..3).all(|k| {
             let (pm, pp) = ((u - nb[k][0]) * inv_h[k], (nb[k][1] - u) * inv_h[k]);
-            godunov_side(pm, pp, critical(m, &g, k)) == side[k]
+            godunov_side(pm, pp, ps(k)) == side[k]
         }),
         Validity::Tsai => (0..3).all(|k| {
             let tol = tsai_tol(m, inv_h, u);
             let (pm, pp) = ((u - nb[k][0]) * inv_h[k], (nb[k][1] - u) * inv_h[k]);
             let mut gk = g;
-            gk[k] = tsai_select(pm, pp, critical(m, &g, k));
+            gk[k] = tsai_select(pm, pp, ps(k));
             (hamiltonian(m, &gk) - R::ONE).abs() < tol
         }),
     };
