@@ -214,7 +214,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 float best = NP_FIM_INF;
                 for (int c = lane; c < 26; c += NP_FIM_LANES) {
                     int valid; /* combination 13: all three critical, no equation */
-                    float x = np_fim_combo(s, rd, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
+                    float x = np_fim_combo(s, rd, ih, nb, c < 13 ? c : c + 1, p.tsai, best, &valid);
                     ssol[c * NP_FIM_BV + l] = x;
                     if (valid && x < best) best = x;
                 }
@@ -381,7 +381,7 @@ NP_FN float np_fim_root_search(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOB
     /* The combinations over the group's items (fewer than 26 with few slots). */
     for (int c = t; c < 26; c += NP_LSIZE()) {
         int valid;
-        ssol[c] = np_fim_combo(s, rd, ih, nb, c < 13 ? c : c + 1, p.tsai, &valid);
+        ssol[c] = np_fim_combo(s, rd, ih, nb, c < 13 ? c : c + 1, p.tsai, -NP_FIM_INF, &valid);
     }
     if (t == 0) {
         *slo = np_float_as_int(lo);

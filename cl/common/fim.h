@@ -71,12 +71,14 @@ NP_FN float np_fim_tsai_select(float pm, float pp, float ps)
 
 /* One combination of eq. 6, combo = 9 (side_z + 1) + 3 (side_y + 1) + side_x + 1 with side_k in
  * {-1 backward, 0 critical, +1 forward}: its solution (INF if none), *valid set by the validity
- * test. nb[2k] / nb[2k+1]: backward / forward neighbour on axis k (INF if unusable). Every array
+ * test where the solution is below `below` (the caller's smallest valid one so far: above it,
+ * validity cannot change the minimum; -INF where no test is wanted), else 0. nb[2k] / nb[2k+1]:
+ * backward / forward neighbour on axis k (INF if unusable). Every array
  * index here is a constant once the axis loops unroll, and the choices are selects or branches
  * on the combination (the same for a whole warp in fim_update): before round 11 the sides
  * picked neighbours, critical axes and matrix entries by run-time index, which put nb, S, v and
  * w on the stack and every step of this, the update's main path, behind a local-memory load. */
-NP_FN float np_fim_combo(const float *m, const float *rd, const float *ih, const float *nb, int combo, int tsai, int *valid)
+NP_FN float np_fim_combo(const float *m, const float *rd, const float *ih, const float *nb, int combo, int tsai, float below, int *valid)
 {
     int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
     *valid = 0;
@@ -134,6 +136,7 @@ NP_FN float np_fim_combo(const float *m, const float *rd, const float *ih, const
     if (!(disc >= 0.0f) || !(qa > 0.0f)) return NP_FIM_INF;
     float t = (-qb + np_sqrt(disc)) / (2.0f * qa);
     float u = n0 + t;
+    if (!(u < below)) return u;
     float g[3];
     for (int k = 0; k < 3; ++k) g[k] = t * v[k] + w[k];
     int ok = 1;

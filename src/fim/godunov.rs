@@ -203,7 +203,7 @@ pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: 
         }
         // side[k]: -1 backward difference (U - left)/h, +1 forward (right - U)/h, 0 critical.
         let side = [combo % 3, (combo / 3) % 3, combo / 9].map(|d| d as i32 - 1);
-        if let Some((u, valid)) = solve_combo(m, &rd, inv_h, nb, side, validity) {
+        if let Some((u, valid)) = solve_combo(m, &rd, inv_h, nb, side, validity, best) {
             cands[nc] = u;
             nc += 1;
             if valid && u < best {
@@ -215,8 +215,10 @@ pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: 
     if best.is_finite() && all_min { best } else { super::hg::root(m, inv_h, nb, best, &mut cands[..nc]) }
 }
 
-/// The solution of one combination if it has one, and whether it passes the validity test.
-fn solve_combo<R: Real>(m: &[R; 6], rd: &[R; 3], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i32; 3], validity: Validity) -> Option<(R, bool)> {
+/// The solution of one combination if it has one, and whether it passes the validity test; the
+/// test runs only where the solution is below `below` (the smallest valid one so far: validity
+/// cannot change the minimum above it).
+fn solve_combo<R: Real>(m: &[R; 6], rd: &[R; 3], inv_h: &[R; 3], nb: &Neighbours<R>, side: [i32; 3], validity: Validity, below: R) -> Option<(R, bool)> {
     // U = n0 + t keeps the quadratic's coefficients small (n0: the largest neighbour used).
     let mut n0 = -R::INF;
     for k in 0..3 {
@@ -279,6 +281,9 @@ fn solve_combo<R: Real>(m: &[R; 6], rd: &[R; 3], inv_h: &[R; 3], nb: &Neighbours
     }
     let t = (-qb + disc.sqrt()) / (R::of(2.0) * qa);
     let u = n0 + t;
+    if !(u < below) {
+        return Some((u, false));
+    }
     let g: [R; 3] = std::array::from_fn(|k| t * v[k] + w[k]);
     let ps = |k: usize| g[k] - (t * sv[k] + sw[k]) * rd[k];
     let valid = match validity {

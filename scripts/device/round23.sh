@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Round 23 on the lent H100 (docs/performance.md, FIM "Round 23"; results in
+# docs/results/h100-2026-11-27-round23/). Binaries: dist/neuroport (new, the commit of each part),
+# dist/neuroport-prev (round 22's final, 65811e6), dist/neuroport-b (part a: c833111).
+#   PART=a (~8 min): FIM, fewer operations per combination of eq. 6: b (c833111) forms S v and
+#     S w once (the quadratic's coefficients and the critical points from them) and multiplies by
+#     1 / S's diagonal held per voxel; new (b and the validity test only where the solution would
+#     lower the lane's minimum, the same bits as b). `check` (FIM rows) on CUDA, NVIDIA OpenCL
+#     and PoCL 5.0, seed 310; `bench fim --example 3` prev, b and new alternating, 004's solver,
+#     two rounds, and the exact solver once, CUDA and NVIDIA OpenCL; ncu per kernel (new);
+#     `fim --target` with both local solvers: b against new byte for byte, prev against new by
+#     value (fim_compare.py).
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+PREV=$PWD/dist/neuroport-prev
+# maps_against LABEL BINARY: `fim --target` on fim_phantom's inputs with BINARY and new, both local
+# solvers, CUDA and NVIDIA OpenCL; the four maps compared byte for byte and u1 by value
+# (fim_compare.py, BINARY's as the reference), into $OUT/maps-LABEL.txt.
+maps_against() {
+  local label=$1 old=$2 be loc v bin m
+  for be in cuda "$OCL"; do for loc in exact paper; do
+    for v in "$label" new; do
+      bin=$B; [ "$v" = "$label" ] && bin=$old
+      { echo "## $v $be $loc"; timeout 120 "$bin" fim --backend "$be" --local $loc --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" \
+        --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/$v-${be%%:*}-$loc" --force 2>&1 >/dev/null | grep -E "gamma" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } >> "$OUT/maps-$label.txt"
+    done
+    for m in cost1 cost2 total pathway; do cmp -s "$W/$label-${be%%:*}-${loc}_$m.nii.gz" "$W/new-${be%%:*}-${loc}_$m.nii.gz" && echo "$be $loc $m: same bytes" || echo "$be $loc $m: differ"; done
+    python3 scripts/device/fim_compare.py "$W/$label-${be%%:*}-${loc}_cost1.nii.gz" "$W/new-${be%%:*}-${loc}_cost1.nii.gz" | sed "s|$W/||"
+  done; done | tee -a "$OUT/maps-$label.txt"
+  grep -E "gamma" "$OUT/maps-$label.txt" | cut -c1-160
+}
+if [ "$PART" = a ]; then
+  CHECK_ROWS=fim_ checks 310 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fimi "prev ($rep)" "$PREV" $be paper 0
+    fimi "b ($rep)" "$PWD/dist/neuroport-b" $be paper 0
+    fimi "new ($rep)" "$B" $be paper 0
+  done; done > /dev/null
+  for be in cuda "$OCL"; do fimi prev "$PREV" $be exact 0; fimi b "$PWD/dist/neuroport-b" $be exact 0; fimi new "$B" $be exact 0; done > /dev/null
+  fim_summary
+  ncu_fim_run paper "$B" paper
+  fim_phantom
+  maps_against b "$PWD/dist/neuroport-b"
+  maps_against prev "$PREV"
+fi
