@@ -75,11 +75,26 @@ impl ClDevice {
             return Ok(p.clone());
         }
         let src = assemble(Dialect::OpenCl, entry)?;
-        let program = Program::create_and_build_from_source(&self.context, &src, "-cl-std=CL1.2")
+        let program = Program::create_and_build_from_source(&self.context, &src, &build_options())
             .map_err(|log| anyhow!("OpenCL build of {name}.cl failed on {}:\n{log}", self.info.name))?;
+        // The compiler's log on request (with NVIDIA's `-cl-nv-verbose`: registers per kernel).
+        if std::env::var("NEUROPORT_OPENCL_LOG").is_ok_and(|v| v == "1") {
+            let log = program.get_build_log(self.device.id()).unwrap_or_default();
+            eprintln!("OpenCL build log of {name}.cl on {}:\n{}", self.info.name, log.trim());
+        }
         let p = Arc::new(program);
         cache.insert(name, p.clone());
         Ok(p)
+    }
+}
+
+/// Every program's build options: OpenCL C 1.2, and `NEUROPORT_OPENCL_OPTIONS` after it (for
+/// tuning and diagnosis, e.g. NVIDIA's `-cl-nv-maxrregcount=80 -cl-nv-verbose`; the CUDA
+/// programs' counterpart is `NEUROPORT_NVRTC_OPTIONS`).
+fn build_options() -> String {
+    match std::env::var("NEUROPORT_OPENCL_OPTIONS") {
+        Ok(extra) if !extra.trim().is_empty() => format!("-cl-std=CL1.2 {}", extra.trim()),
+        _ => "-cl-std=CL1.2".to_string(),
     }
 }
 
