@@ -80,16 +80,19 @@ NP_FN float np_fim_tsai_select(float pm, float pp, float ps)
  * w on the stack and every step of this, the update's main path, behind a local-memory load. */
 NP_FN float np_fim_combo(const float *m, const float *rd, const float *ih, const float *nb, int combo, int tsai, float below, int *valid)
 {
-    int side[3] = {combo % 3 - 1, (combo / 3) % 3 - 1, combo / 9 - 1};
+    /* combo / 3 and combo / 9 for 0 <= combo < 27 by multiply and shift (the signed divisions'
+     * corrections cost a dozen instructions a combination). */
+    int q3 = (combo * 11) >> 5, q9 = (combo * 57) >> 9;
+    int side[3] = {combo - 3 * q3 - 1, q3 - 3 * q9 - 1, q9 - 1};
     *valid = 0;
+    /* n0, the largest neighbour used, is INF exactly where one used is unusable: one test
+     * instead of an early return per axis (each a reconvergence point on a GPU). */
     float used[3], n0 = -NP_FIM_INF;
     for (int k = 0; k < 3; ++k) {
         used[k] = side[k] > 0 ? nb[2 * k + 1] : nb[2 * k];
-        if (side[k] != 0) {
-            if (!(used[k] < NP_FIM_INF)) return NP_FIM_INF;
-            if (used[k] > n0) n0 = used[k];
-        }
+        n0 = side[k] != 0 && used[k] > n0 ? used[k] : n0;
     }
+    if (!(n0 < NP_FIM_INF)) return NP_FIM_INF;
     float v[3], w[3];
     int nc = 0;
     for (int k = 0; k < 3; ++k) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Round 23 on the lent H100 (docs/performance.md, FIM "Round 23"; results in
 # docs/results/h100-2026-11-27-round23/). Binaries: dist/neuroport (new, the commit of each part),
-# dist/neuroport-prev (round 22's final, 65811e6), dist/neuroport-b (part a: c833111).
+# dist/neuroport-prev (round 22's final, 65811e6), dist/neuroport-b (part a: c833111),
+# dist/neuroport-c (part b: 770fb67, part a's new).
 #   PART=a (~8 min): FIM, fewer operations per combination of eq. 6: b (c833111) forms S v and
 #     S w once (the quadratic's coefficients and the critical points from them) and multiplies by
 #     1 / S's diagonal held per voxel; new (b and the validity test only where the solution would
@@ -10,6 +11,12 @@
 #     two rounds, and the exact solver once, CUDA and NVIDIA OpenCL; ncu per kernel (new);
 #     `fim --target` with both local solvers: b against new byte for byte, prev against new by
 #     value (fim_compare.py).
+#     Found: `check` passes (49 / 48 / 47 rows); 004's solver, kernels: CUDA 16.87-16.94 ->
+#     15.41-15.44 (b) and 15.42-15.52 ms (new); NVIDIA OpenCL 17.33 and 21.36 (prev), 18.00-18.18
+#     (b), 18.28-18.90 (new); exact: CUDA 61.99 / 62.15 / 63.29 ms (440 / 448 / 448 iterations),
+#     NVIDIA OpenCL 62.04 / 69.52 / 69.86 (440 / 576 / 576); ncu fim_update 13.96 ms, 6.11 G warp
+#     instructions (round 22: 15.60 ms, 7.32 G); b and new the same bytes; prev against new at
+#     most 6.8e-6 (exact) and 1.4e-5 (004's) of u, 2.1e-6 of the largest u.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -43,5 +50,33 @@ if [ "$PART" = a ]; then
   ncu_fim_run paper "$B" paper
   fim_phantom
   maps_against b "$PWD/dist/neuroport-b"
+  maps_against prev "$PREV"
+fi
+#   PART=b (~8 min): FIM, fewer instructions per combination again: new (the combination's sides
+#     decoded by multiply and shift, the usable-neighbour test as one test of the largest used,
+#     denormals flushed on both dialects: --ftz=true, -cl-denorms-are-zero) against c (part a's
+#     new) and prev. `check` (FIM rows) on CUDA, NVIDIA OpenCL and PoCL 5.0, seed 312; `bench fim
+#     --example 3` prev, c and new alternating, 004's solver, two rounds, the exact solver once,
+#     CUDA and NVIDIA OpenCL; new on NVIDIA OpenCL capped at 80 registers
+#     (NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=80), two rounds, and its build log's registers
+#     (-cl-nv-verbose); ncu per kernel (new); `fim --target` maps, prev against new by value.
+if [ "$PART" = b ]; then
+  CHECK_ROWS=fim_ checks 312 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  C=$PWD/dist/neuroport-c
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fimi "prev ($rep)" "$PREV" $be paper 0
+    fimi "c ($rep)" "$C" $be paper 0
+    fimi "new ($rep)" "$B" $be paper 0
+  done
+  fimi "new cap 80 ($rep)" "$B" "$OCL" paper 0 NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=80
+  done > /dev/null
+  for be in cuda "$OCL"; do fimi prev "$PREV" $be exact 0; fimi c "$C" $be exact 0; fimi new "$B" $be exact 0; done > /dev/null
+  fim_summary
+  stamp "NVIDIA OpenCL registers"
+  NEUROPORT_OPENCL_LOG=1 NEUROPORT_OPENCL_OPTIONS=-cl-nv-verbose timeout 60 "$B" bench fim --example 3 --backend "$OCL" --local paper --repeats 0 > "$OUT/ocl-log.txt" 2>&1
+  grep -E "Compiling entry|Used [0-9]+ registers" "$OUT/ocl-log.txt" | head -20
+  ncu_fim_run paper "$B" paper
+  fim_phantom
   maps_against prev "$PREV"
 fi

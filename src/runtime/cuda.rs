@@ -107,7 +107,8 @@ pub fn compile_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
 /// NVRTC options a program asks for in its source, after `NP_NVRTC_OPTIONS:` (the `--` words
 /// that follow). The FIM asks for OpenCL 1.2's single-precision accuracy (division 2.5 ulp, sqrt
 /// 3 ulp: `--prec-div=false --prec-sqrt=false`), which NVIDIA's OpenCL compiles to by default,
-/// so both dialects run the same arithmetic contract. `NEUROPORT_NVRTC_IEEE=1` ignores them
+/// and denormals flushed (`--ftz=true`; its OpenCL build asks for `-cl-denorms-are-zero`), so
+/// both dialects run the same arithmetic contract. `NEUROPORT_NVRTC_IEEE=1` ignores them
 /// (correctly rounded division and sqrt, NVRTC's default), for measuring what they cost.
 /// `NEUROPORT_NVRTC_OPTIONS` adds options to every program (for tuning, e.g. `--maxrregcount=64`).
 fn source_options(src: &str) -> Vec<String> {
@@ -273,12 +274,12 @@ pub fn grid(n: usize, block: u32) -> LaunchConfig {
 mod ptx_cache_tests {
     use super::*;
 
-    /// fim.cl asks for OpenCL's accuracy of division and sqrt; a source without the marker asks
-    /// for nothing.
+    /// fim.cl asks for OpenCL's accuracy of division and sqrt and flushed denormals; a source
+    /// without the marker asks for nothing.
     #[test]
     fn sources_name_their_nvrtc_options() {
         let fim = assemble(Dialect::Cuda, crate::fim::gpu::SOURCE).unwrap();
-        assert_eq!(source_options(&fim), ["--prec-div=false", "--prec-sqrt=false"]);
+        assert_eq!(source_options(&fim), ["--prec-div=false", "--prec-sqrt=false", "--ftz=true"]);
         assert!(source_options("__global__ void k() {}").is_empty());
     }
 

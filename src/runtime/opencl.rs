@@ -75,7 +75,7 @@ impl ClDevice {
             return Ok(p.clone());
         }
         let src = assemble(Dialect::OpenCl, entry)?;
-        let program = Program::create_and_build_from_source(&self.context, &src, &build_options())
+        let program = Program::create_and_build_from_source(&self.context, &src, &build_options(&src))
             .map_err(|log| anyhow!("OpenCL build of {name}.cl failed on {}:\n{log}", self.info.name))?;
         // The compiler's log on request (with NVIDIA's `-cl-nv-verbose`: registers per kernel).
         if std::env::var("NEUROPORT_OPENCL_LOG").is_ok_and(|v| v == "1") {
@@ -88,14 +88,20 @@ impl ClDevice {
     }
 }
 
-/// Every program's build options: OpenCL C 1.2, and `NEUROPORT_OPENCL_OPTIONS` after it (for
-/// tuning and diagnosis, e.g. NVIDIA's `-cl-nv-maxrregcount=80 -cl-nv-verbose`; the CUDA
-/// programs' counterpart is `NEUROPORT_NVRTC_OPTIONS`).
-fn build_options() -> String {
-    match std::env::var("NEUROPORT_OPENCL_OPTIONS") {
-        Ok(extra) if !extra.trim().is_empty() => format!("-cl-std=CL1.2 {}", extra.trim()),
-        _ => "-cl-std=CL1.2".to_string(),
+/// A program's build options: OpenCL C 1.2, the options its source names after
+/// `NP_OPENCL_OPTIONS:` (the `-` words that follow; the FIM flushes denormals, as its CUDA
+/// build does), and `NEUROPORT_OPENCL_OPTIONS` (for tuning and diagnosis, e.g. NVIDIA's
+/// `-cl-nv-maxrregcount=80 -cl-nv-verbose`; the CUDA programs' counterpart is
+/// `NEUROPORT_NVRTC_OPTIONS`).
+fn build_options(src: &str) -> String {
+    let mut opts = vec!["-cl-std=CL1.2".to_string()];
+    if let Some(at) = src.find("NP_OPENCL_OPTIONS:") {
+        opts.extend(src[at + "NP_OPENCL_OPTIONS:".len()..].split_whitespace().take_while(|w| w.starts_with('-')).map(str::to_string));
     }
+    if let Ok(extra) = std::env::var("NEUROPORT_OPENCL_OPTIONS") {
+        opts.extend(extra.split_whitespace().map(str::to_string));
+    }
+    opts.join(" ")
 }
 
 /// Milliseconds between an event's start and end, from the profiling queue.
@@ -104,4 +110,20 @@ pub fn event_ms(ev: &Event) -> Result<f64> {
     let s = ev.profiling_command_start()?;
     let e = ev.profiling_command_end()?;
     Ok(e.saturating_sub(s) as f64 * 1e-6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fim.cl asks OpenCL to flush denormals (as its CUDA build does); a source without the
+    /// marker builds as OpenCL C 1.2 alone.
+    #[test]
+    fn sources_name_their_opencl_options() {
+        let fim = assemble(Dialect::OpenCl, crate::fim::gpu::SOURCE).unwrap();
+        if std::env::var("NEUROPORT_OPENCL_OPTIONS").is_err() {
+            assert_eq!(build_options(&fim), "-cl-std=CL1.2 -cl-denorms-are-zero");
+            assert_eq!(build_options("__kernel void k() {}"), "-cl-std=CL1.2");
+        }
+    }
 }
