@@ -273,7 +273,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
             if (lane == 0) sneed[l] = need;
             NP_BARRIER();
             for (int round = 0; sflag[round & 1]; ++round) {
-                if (sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, ih, nb, sx[l], lane, NP_FIM_LANES);
+                if (sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, rd, ih, nb, sx[l], lane, NP_FIM_LANES);
                 NP_BARRIER();
                 if (t == 0) sflag[round & 1] = 0;
                 if (need) {
@@ -427,7 +427,7 @@ NP_FN float np_fim_root_search(NP_GLOBAL const float *NP_RESTRICT speed, NP_GLOB
         }
         int use = x > lo && x < hi && x < NP_FIM_INF;
         float f = 0.0f;
-        if (use) sbest[lane * NP_FIM_SLOTS + slot] = np_fim_f_part(s, ih, nb, x, lane, NP_FIM_LANES);
+        if (use) sbest[lane * NP_FIM_SLOTS + slot] = np_fim_f_part(s, rd, ih, nb, x, lane, NP_FIM_LANES);
         NP_BARRIER();
         if (lane == 0 && use) {
             float h2 = sbest[slot];

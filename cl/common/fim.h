@@ -25,12 +25,12 @@ NP_FN float np_fim_s(const float *m, int i, int j)
     return m[k];
 }
 
-NP_FN float np_fim_quad(const float *m, const float *a, const float *b)
+/* g^T S g by S's symmetry: six products instead of nine (H_G's evaluations form it up to ~140
+ * times each). */
+NP_FN float np_fim_q(const float *m, const float *g)
 {
-    float acc = 0.0f;
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) acc += a[i] * np_fim_s(m, i, j) * b[j];
-    return acc;
+    return np_fim_s(m, 0, 0) * g[0] * g[0] + np_fim_s(m, 1, 1) * g[1] * g[1] + np_fim_s(m, 2, 2) * g[2] * g[2] +
+           2.0f * (np_fim_s(m, 0, 1) * g[0] * g[1] + np_fim_s(m, 0, 2) * g[0] * g[2] + np_fim_s(m, 1, 2) * g[1] * g[2]);
 }
 
 /* The p minimising H on axis k with the other two components held (rd: 1 / S's diagonal). */
@@ -149,7 +149,7 @@ NP_FN float np_fim_combo(const float *m, const float *rd, const float *ih, const
         if (tsai) {
             float gk[3] = {g[0], g[1], g[2]};
             gk[k] = np_fim_tsai_select(pm, pp, ps);
-            if (!(np_fabs(np_sqrt(np_fim_quad(m, gk, gk)) - 1.0f) < np_fim_tsai_tol(m, ih, u))) ok = 0;
+            if (!(np_fabs(np_sqrt(np_fim_q(m, gk)) - 1.0f) < np_fim_tsai_tol(m, ih, u))) ok = 0;
         } else if (np_fim_side(pm, pp, ps) != side[k]) {
             ok = 0;
         }
@@ -158,31 +158,32 @@ NP_FN float np_fim_combo(const float *m, const float *rd, const float *ih, const
     return u;
 }
 
-/* The exact Godunov H_G^2 of eq. 6 at intervals iv[2k] = p-, iv[2k+1] = p+ (src/fim/hg.rs). */
+/* The exact Godunov H_G^2 of eq. 6 at intervals iv[2k] = p-, iv[2k+1] = p+ (src/fim/hg.rs);
+ * rd: 1 / S's diagonal (np_fim_recip_diag). */
 NP_FN float np_fim_clamp(float x, float a, float b) { return x < a ? a : (x > b ? b : x); }
 
-NP_FN float np_fim_ext_r(const float *m, const float *iv, float p, float q)
+NP_FN float np_fim_ext_r(const float *m, const float *rd, const float *iv, float p, float q)
 {
     float a = iv[4], b = iv[5];
-    float rs = -(np_fim_s(m, 2, 0) * p + np_fim_s(m, 2, 1) * q) / np_fim_s(m, 2, 2);
+    float rs = -(np_fim_s(m, 2, 0) * p + np_fim_s(m, 2, 1) * q) * rd[2];
     float r = a <= b ? np_fim_clamp(rs, a, b) : (np_fabs(a - rs) >= np_fabs(b - rs) ? a : b);
     float g[3] = {p, q, r};
-    return np_fim_quad(m, g, g);
+    return np_fim_q(m, g);
 }
 
-NP_FN float np_fim_ext_qr(const float *m, const float *iv, float p)
+NP_FN float np_fim_ext_qr(const float *m, const float *rd, const float *iv, float p)
 {
     float a = iv[2], b = iv[3];
     if (a > b) {
-        float fa = np_fim_ext_r(m, iv, p, a), fb = np_fim_ext_r(m, iv, p, b);
+        float fa = np_fim_ext_r(m, rd, iv, p, a), fb = np_fim_ext_r(m, rd, iv, p, b);
         return fa > fb ? fa : fb;
     }
     float c = iv[4], d = iv[5];
     float cand[5];
     cand[0] = a;
     cand[1] = b;
-    cand[2] = -(np_fim_s(m, 1, 0) * p + np_fim_s(m, 1, 2) * c) / np_fim_s(m, 1, 1);
-    cand[3] = -(np_fim_s(m, 1, 0) * p + np_fim_s(m, 1, 2) * d) / np_fim_s(m, 1, 1);
+    cand[2] = -(np_fim_s(m, 1, 0) * p + np_fim_s(m, 1, 2) * c) * rd[1];
+    cand[3] = -(np_fim_s(m, 1, 0) * p + np_fim_s(m, 1, 2) * d) * rd[1];
     cand[4] = NP_FIM_INF;
     if (c <= d) {
         float det = np_fim_s(m, 1, 1) * np_fim_s(m, 2, 2) - np_fim_s(m, 1, 2) * np_fim_s(m, 1, 2);
@@ -193,7 +194,7 @@ NP_FN float np_fim_ext_qr(const float *m, const float *iv, float p)
     float best = NP_FIM_INF;
     for (int i = 0; i < 5; ++i) {
         if (np_isfinite(cand[i])) {
-            float f = np_fim_ext_r(m, iv, p, np_fim_clamp(cand[i], a, b));
+            float f = np_fim_ext_r(m, rd, iv, p, np_fim_clamp(cand[i], a, b));
             if (f < best) best = f;
         }
     }
@@ -202,14 +203,14 @@ NP_FN float np_fim_ext_qr(const float *m, const float *iv, float p)
 
 /* A piece of ext_r at fixed q as a quadratic in p (src/fim/hg.rs: piece): r held at r
  * (rfree = 0) or at its minimiser r_sigma(p, q) (rfree = 1); c[0] p^2 + c[1] p + c[2]. */
-NP_FN void np_fim_piece(const float *m, float q, float r, int rfree, float *c)
+NP_FN void np_fim_piece(const float *m, const float *rd, float q, float r, int rfree, float *c)
 {
     if (!rfree) {
         c[0] = np_fim_s(m, 0, 0);
         c[1] = 2.0f * (np_fim_s(m, 0, 1) * q + np_fim_s(m, 0, 2) * r);
         c[2] = np_fim_s(m, 1, 1) * q * q + np_fim_s(m, 2, 2) * r * r + 2.0f * np_fim_s(m, 1, 2) * q * r;
     } else {
-        float k = 1.0f / np_fim_s(m, 2, 2);
+        float k = rd[2];
         c[0] = np_fim_s(m, 0, 0) - np_fim_s(m, 0, 2) * np_fim_s(m, 0, 2) * k;
         c[1] = 2.0f * (np_fim_s(m, 0, 1) - np_fim_s(m, 0, 2) * np_fim_s(m, 1, 2) * k) * q;
         c[2] = (np_fim_s(m, 1, 1) - np_fim_s(m, 1, 2) * np_fim_s(m, 1, 2) * k) * q * q;
@@ -222,7 +223,7 @@ NP_FN void np_fim_piece(const float *m, float q, float r, int rfree, float *c)
  * inlined it ~30 times (4x the PTX, 20 s of NVRTC). This item's part: candidates first,
  * first + stride, ...; the parts' minimum (maximum for a > b: np_fim_hg2_join) is H_G^2 in any
  * order, so the lanes of a voxel can share one evaluation. */
-NP_FN float np_fim_hg2_part(const float *m, const float *iv, int first, int stride)
+NP_FN float np_fim_hg2_part(const float *m, const float *rd, const float *iv, int first, int stride)
 {
     float a = iv[0], b = iv[1];
     float pts[28];
@@ -237,7 +238,7 @@ NP_FN float np_fim_hg2_part(const float *m, const float *iv, int first, int stri
         float pc[2][3][3]; /* pieces per q end and r choice, for the crossings */
         for (int j = 0; j < 2; ++j) {
             for (int k = 0; k < nr; ++k) {
-                np_fim_piece(m, qe[j], rv[k], k == 2, pc[j][k]);
+                np_fim_piece(m, rd, qe[j], rv[k], k == 2, pc[j][k]);
                 pts[np++] = -pc[j][k][1] / (2.0f * pc[j][k][0]);
             }
             if (rmax) pts[np++] = (mid - np_fim_s(m, 2, 1) * qe[j]) / np_fim_s(m, 2, 0);
@@ -280,21 +281,21 @@ NP_FN float np_fim_hg2_part(const float *m, const float *iv, int first, int stri
     float best = pmax ? -NP_FIM_INF : NP_FIM_INF;
     for (int i = first; i < np; i += stride) {
         if (!np_isfinite(pts[i])) continue;
-        float f = np_fim_ext_qr(m, iv, pmax ? pts[i] : np_fim_clamp(pts[i], a, b));
+        float f = np_fim_ext_qr(m, rd, iv, pmax ? pts[i] : np_fim_clamp(pts[i], a, b));
         if (pmax ? f > best : f < best) best = f;
     }
     return best;
 }
 
 /* H_G(u)^2 over part of the candidates (above); one copy, called from one place. */
-NP_FN_CALLED float np_fim_f_part(const float *m, const float *ih, const float *nb, float u, int first, int stride)
+NP_FN_CALLED float np_fim_f_part(const float *m, const float *rd, const float *ih, const float *nb, float u, int first, int stride)
 {
     float iv[6];
     for (int k = 0; k < 3; ++k) {
         iv[2 * k] = (u - nb[2 * k]) * ih[k];
         iv[2 * k + 1] = (nb[2 * k + 1] - u) * ih[k];
     }
-    return np_fim_hg2_part(m, iv, first, stride);
+    return np_fim_hg2_part(m, rd, iv, first, stride);
 }
 
 /* Two parts of H_G(u)^2 joined: the larger where the p interval is empty (a > b), else the

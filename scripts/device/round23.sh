@@ -2,7 +2,8 @@
 # Round 23 on the lent H100 (docs/performance.md, FIM "Round 23"; results in
 # docs/results/h100-2026-11-27-round23/). Binaries: dist/neuroport (new, the commit of each part),
 # dist/neuroport-prev (round 22's final, 65811e6), dist/neuroport-b (part a: c833111),
-# dist/neuroport-c (part b: 770fb67, part a's new).
+# dist/neuroport-c (part b: 770fb67, part a's new), dist/neuroport-d (part c: d4db633, part b's
+# new).
 #   PART=a (~8 min): FIM, fewer operations per combination of eq. 6: b (c833111) forms S v and
 #     S w once (the quadratic's coefficients and the critical points from them) and multiplies by
 #     1 / S's diagonal held per voxel; new (b and the validity test only where the solution would
@@ -77,6 +78,41 @@ if [ "$PART" = b ]; then
   NEUROPORT_OPENCL_LOG=1 NEUROPORT_OPENCL_OPTIONS=-cl-nv-verbose timeout 60 "$B" bench fim --example 3 --backend "$OCL" --local paper --repeats 0 > "$OUT/ocl-log.txt" 2>&1
   grep -E "Compiling entry|Used [0-9]+ registers" "$OUT/ocl-log.txt" | head -20
   ncu_fim_run paper "$B" paper
+  fim_phantom
+  maps_against prev "$PREV"
+fi
+#     Found: `check` passes (49 / 48 / 47 rows); 004's solver, kernels: CUDA 16.94-16.97 (prev),
+#     15.53-15.54 (c), 14.49-14.52 ms (new); NVIDIA OpenCL 17.58-17.59, 18.20-18.32, 17.15-17.16,
+#     and new capped at 80 registers 15.23-15.31 (92 uncapped); exact: CUDA 62.21 / 63.71 / 60.04
+#     ms (440 / 448 / 448 iterations), NVIDIA OpenCL 61.98 / 70.15 / 66.80 (440 / 576 / 576); ncu
+#     fim_update 12.92 ms, 5.73 G warp instructions, fim_settle 5.50 ms; the maps as part a's.
+#   PART=c (~8 min): new (H_G's evaluations with 1 / S's diagonal and g^T S g by symmetry, GPU and
+#     CPU; NVIDIA's OpenCL capped at 80 registers where roots are deferred) against d (part b's
+#     new) and prev: `check` (FIM rows) on CUDA, NVIDIA OpenCL and PoCL 5.0, seed 314; `bench fim
+#     --example 3` prev, d and new alternating, both solvers, two rounds, CUDA and NVIDIA OpenCL;
+#     the exact solver on NVIDIA OpenCL with NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=96 (as
+#     CUDA's cap) and its registers uncapped (-cl-nv-verbose); ncu per kernel, both solvers
+#     (new); node FIM on all cores, both solvers, prev and new; `fim --target` maps, prev against
+#     new by value, and timed.
+if [ "$PART" = c ]; then
+  CHECK_ROWS=fim_ checks 314 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  D=$PWD/dist/neuroport-d
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+    fimi "prev ($rep)" "$PREV" $be $loc 0
+    fimi "d ($rep)" "$D" $be $loc 0
+    fimi "new ($rep)" "$B" $be $loc 0
+  done; done
+  fimi "new cap 96 ($rep)" "$B" "$OCL" exact 0 NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=96
+  done > /dev/null
+  fim_summary
+  stamp "NVIDIA OpenCL registers, exact"
+  NEUROPORT_OPENCL_LOG=1 NEUROPORT_OPENCL_OPTIONS=-cl-nv-verbose timeout 60 "$B" bench fim --example 3 --backend "$OCL" --local exact --repeats 0 > "$OUT/ocl-log-exact.txt" 2>&1
+  grep -E "Compiling entry|Used [0-9]+ registers" "$OUT/ocl-log-exact.txt" | grep -A1 "fim_update" | head -4
+  for loc in paper exact; do cpu_fim $loc "$PREV" prev; cpu_fim $loc "$B" new; done > /dev/null
+  grep -A1 "node FIM" "$F" | grep -v "^--"
+  ncu_fim_run paper "$B" paper
+  ncu_fim_run exact "$B" exact
   fim_phantom
   maps_against prev "$PREV"
 fi

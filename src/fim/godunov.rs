@@ -101,21 +101,22 @@ pub(super) fn s<R: Real>(m: &[R; 6], i: usize, j: usize) -> R {
     m[SYM[i][j]]
 }
 
+/// g^T S g by S's symmetry (six products instead of nine; `np_fim_q`).
 #[inline]
-fn quad<R: Real>(m: &[R; 6], a: &[R; 3], b: &[R; 3]) -> R {
-    let mut acc = R::ZERO;
-    for i in 0..3 {
-        for j in 0..3 {
-            acc = acc + a[i] * s(m, i, j) * b[j];
-        }
-    }
-    acc
+pub(super) fn q<R: Real>(m: &[R; 6], g: &[R; 3]) -> R {
+    s(m, 0, 0) * g[0] * g[0] + s(m, 1, 1) * g[1] * g[1] + s(m, 2, 2) * g[2] * g[2] + R::of(2.0) * (s(m, 0, 1) * g[0] * g[1] + s(m, 0, 2) * g[0] * g[2] + s(m, 1, 2) * g[1] * g[2])
+}
+
+/// 1 / S's diagonal: the local solve divides by it many times (`np_fim_recip_diag`).
+#[inline]
+pub(super) fn recip_diag<R: Real>(m: &[R; 6]) -> [R; 3] {
+    std::array::from_fn(|k| R::ONE / s(m, k, k))
 }
 
 /// H of eq. 5.
 #[inline]
 pub fn hamiltonian<R: Real>(m: &[R; 6], g: &[R; 3]) -> R {
-    quad(m, g, g).sqrt()
+    q(m, g).sqrt()
 }
 
 /// The critical point of axis k: the p minimising H with the other two components held
@@ -196,7 +197,7 @@ pub fn solve<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, validity: 
     let mut cands = [R::INF; 26];
     let mut nc = 0;
     // Each combination divides by S's diagonal up to five times: its reciprocals once.
-    let rd: [R; 3] = std::array::from_fn(|k| R::ONE / s(m, k, k));
+    let rd = recip_diag(m);
     for combo in 0..27 {
         if combo == 13 {
             continue; // all three critical: H = 0

@@ -19,7 +19,7 @@
 //! a bracket bounded through the Schur complement. The same arithmetic is `np_fim_hg` and
 //! `np_fim_root` in `cl/common/fim.h`.
 
-use super::godunov::{s, Neighbours, Real};
+use super::godunov::{q as q3, recip_diag, s, Neighbours, Real};
 
 /// I[a, b] per axis: a = p- = (U - backward) / h, b = p+ = (forward - U) / h.
 type Intervals<R> = [[R; 2]; 3];
@@ -32,36 +32,26 @@ fn min<R: Real>(a: R, b: R) -> R {
     if b < a { b } else { a }
 }
 
-fn q3<R: Real>(m: &[R; 6], g: [R; 3]) -> R {
-    let mut acc = R::ZERO;
-    for i in 0..3 {
-        for j in 0..3 {
-            acc = acc + g[i] * s(m, i, j) * g[j];
-        }
-    }
-    acc
-}
-
-/// ext_r Q(p, q, r).
-fn ext_r<R: Real>(m: &[R; 6], iv: &Intervals<R>, p: R, q: R) -> R {
+/// ext_r Q(p, q, r) (`rd`: 1 / S's diagonal, here and below).
+fn ext_r<R: Real>(m: &[R; 6], rd: &[R; 3], iv: &Intervals<R>, p: R, q: R) -> R {
     let [a, b] = iv[2];
-    let rs = -(s(m, 2, 0) * p + s(m, 2, 1) * q) / s(m, 2, 2);
+    let rs = -(s(m, 2, 0) * p + s(m, 2, 1) * q) * rd[2];
     let r = if a <= b { clamp(rs, a, b) } else if (a - rs).abs() >= (b - rs).abs() { a } else { b };
-    q3(m, [p, q, r])
+    q3(m, &[p, q, r])
 }
 
 /// ext_q ext_r Q(p, q, r) at fixed p, exactly.
-fn ext_qr<R: Real>(m: &[R; 6], iv: &Intervals<R>, p: R) -> R {
+fn ext_qr<R: Real>(m: &[R; 6], rd: &[R; 3], iv: &Intervals<R>, p: R) -> R {
     let [a, b] = iv[1];
     if a > b {
-        let (fa, fb) = (ext_r(m, iv, p, a), ext_r(m, iv, p, b));
+        let (fa, fb) = (ext_r(m, rd, iv, p, a), ext_r(m, rd, iv, p, b));
         return if fa > fb { fa } else { fb };
     }
     // The minimum of the convex function over [a, b] is at an end, or at a stationary point of
     // the piece it lies in: r at either end (q minimising Q there), r free (q, r minimising Q
     // jointly), or with a max over r the crossing where r's minimiser is mid-interval.
     let [c, d] = iv[2];
-    let at = |r: R| -(s(m, 1, 0) * p + s(m, 1, 2) * r) / s(m, 1, 1);
+    let at = |r: R| -(s(m, 1, 0) * p + s(m, 1, 2) * r) * rd[1];
     let mut cand = [a, b, at(c), at(d), R::INF];
     if c <= d {
         let det = s(m, 1, 1) * s(m, 2, 2) - s(m, 1, 2) * s(m, 1, 2);
@@ -72,7 +62,7 @@ fn ext_qr<R: Real>(m: &[R; 6], iv: &Intervals<R>, p: R) -> R {
     let mut best = R::INF;
     for q in cand {
         if q.is_finite() {
-            best = min(best, ext_r(m, iv, p, clamp(q, a, b)));
+            best = min(best, ext_r(m, rd, iv, p, clamp(q, a, b)));
         }
     }
     best
@@ -81,12 +71,12 @@ fn ext_qr<R: Real>(m: &[R; 6], iv: &Intervals<R>, p: R) -> R {
 /// A piece of ext_r Q(p, q, r) at fixed q as a quadratic in p: r held at `r` or, with
 /// `r = None`, r at its minimiser r_sigma(p, q). Returns (alpha, beta, gamma) of
 /// alpha p^2 + beta p + gamma.
-fn piece<R: Real>(m: &[R; 6], q: R, r: Option<R>) -> [R; 3] {
+fn piece<R: Real>(m: &[R; 6], rd: &[R; 3], q: R, r: Option<R>) -> [R; 3] {
     let two = R::of(2.0);
     match r {
         Some(r) => [s(m, 0, 0), two * (s(m, 0, 1) * q + s(m, 0, 2) * r), s(m, 1, 1) * q * q + s(m, 2, 2) * r * r + two * s(m, 1, 2) * q * r],
         None => {
-            let k = R::ONE / s(m, 2, 2);
+            let k = rd[2];
             [s(m, 0, 0) - s(m, 0, 2) * s(m, 0, 2) * k, two * (s(m, 0, 1) - s(m, 0, 2) * s(m, 1, 2) * k) * q, (s(m, 1, 1) - s(m, 1, 2) * s(m, 1, 2) * k) * q * q]
         }
     }
@@ -106,9 +96,10 @@ fn stationary<R: Real>(c: [R; 3]) -> R {
 /// r_sigma, or on the line where a max over r switches ends). The minimum of ext_qr over those
 /// candidates, each clamped into [a, b] (so feasible, its value exact), is the minimum.
 pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
+    let rd = recip_diag(m);
     let [a, b] = iv[0];
     if a > b {
-        let (fa, fb) = (ext_qr(m, iv, a), ext_qr(m, iv, b));
+        let (fa, fb) = (ext_qr(m, &rd, iv, a), ext_qr(m, &rd, iv, b));
         return if fa > fb { fa } else { fb };
     }
     let ([qa, qb], [c, d]) = (iv[1], iv[2]);
@@ -116,7 +107,7 @@ pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
     let mut best = R::INF;
     let mut try_p = |p: R| {
         if p.is_finite() {
-            best = min(best, ext_qr(m, iv, clamp(p, a, b)));
+            best = min(best, ext_qr(m, &rd, iv, clamp(p, a, b)));
         }
     };
     try_p(a);
@@ -130,7 +121,7 @@ pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
     // q at either end (both q types): every piece's stationary point, and the r-switch.
     for q in [qa, qb] {
         for r in &rs[..nr] {
-            try_p(stationary(piece(m, q, *r)));
+            try_p(stationary(piece(m, &rd, q, *r)));
         }
         if rmax {
             try_p((mid - s(m, 2, 1) * q) / s(m, 2, 0));
@@ -140,7 +131,7 @@ pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
         // q max-type: ext_qr is the larger of two branches; kinks where they cross.
         for r1 in &rs[..nr] {
             for r2 in &rs[..nr] {
-                let (x, y) = (piece(m, qa, *r1), piece(m, qb, *r2));
+                let (x, y) = (piece(m, &rd, qa, *r1), piece(m, &rd, qb, *r2));
                 let (al, be, ga) = (x[0] - y[0], x[1] - y[1], x[2] - y[2]);
                 if al == R::ZERO {
                     try_p(-ga / be);
@@ -336,15 +327,16 @@ mod reference {
 
     /// H_G^2 by golden section over p (the solver before the closed form): the tests' reference.
     pub fn hg2_golden<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
+        let rd = recip_diag(m);
         let [a, b] = iv[0];
         if a > b {
-            let (fa, fb) = (ext_qr(m, iv, a), ext_qr(m, iv, b));
+            let (fa, fb) = (ext_qr(m, &rd, iv, a), ext_qr(m, &rd, iv, b));
             return if fa > fb { fa } else { fb };
         }
         // Every ext is at least the minimum of Q over all (q, r): sigma p^2 with sigma the Schur
         // complement 1 / (S^-1)_pp, so the minimiser lies within sqrt(f(p0) / sigma) of 0.
         let p0 = clamp(R::ZERO, a, b);
-        let f0 = ext_qr(m, iv, p0);
+        let f0 = ext_qr(m, &rd, iv, p0);
         let cof = s(m, 1, 1) * s(m, 2, 2) - s(m, 1, 2) * s(m, 1, 2);
         let det = s(m, 0, 0) * cof - s(m, 0, 1) * (s(m, 0, 1) * s(m, 2, 2) - s(m, 1, 2) * s(m, 0, 2)) + s(m, 0, 2) * (s(m, 0, 1) * s(m, 1, 2) - s(m, 1, 1) * s(m, 0, 2));
         let reach = (f0 * cof / det).sqrt();
@@ -353,21 +345,21 @@ mod reference {
         // Golden section: each step keeps the minimiser of a convex function inside [lo, hi].
         let k = R::of(0.381_966_011_250_105);
         let (mut x1, mut x2) = (lo + k * (hi - lo), hi - k * (hi - lo));
-        let (mut f1, mut f2) = (ext_qr(m, iv, x1), ext_qr(m, iv, x2));
+        let (mut f1, mut f2) = (ext_qr(m, &rd, iv, x1), ext_qr(m, &rd, iv, x2));
         for _ in 0..R::GOLDEN {
             if f1 < f2 {
                 hi = x2;
                 (x2, f2) = (x1, f1);
                 x1 = lo + k * (hi - lo);
-                f1 = ext_qr(m, iv, x1);
+                f1 = ext_qr(m, &rd, iv, x1);
             } else {
                 lo = x1;
                 (x1, f1) = (x2, f2);
                 x2 = hi - k * (hi - lo);
-                f2 = ext_qr(m, iv, x2);
+                f2 = ext_qr(m, &rd, iv, x2);
             }
         }
-        for f in [f1, f2, ext_qr(m, iv, lo), ext_qr(m, iv, hi)] {
+        for f in [f1, f2, ext_qr(m, &rd, iv, lo), ext_qr(m, &rd, iv, hi)] {
             best = min(best, f);
         }
         best

@@ -57,6 +57,8 @@ pub struct ClDevice {
     pub info: DeviceInfo,
     pub device: Device,
     pub context: Context,
+    /// The device takes NVIDIA's compiler options (cl_nv_compiler_options: -cl-nv-maxrregcount...).
+    nv_options: bool,
     programs: Mutex<HashMap<&'static str, Arc<Program>>>,
 }
 
@@ -64,7 +66,8 @@ impl ClDevice {
     pub fn open(id: cl_device_id, info: DeviceInfo) -> Result<ClDevice> {
         let device = Device::new(id);
         let context = Context::from_device(&device).with_context(|| format!("cannot create an OpenCL context on {}", info.name))?;
-        Ok(ClDevice { info, device, context, programs: Mutex::new(HashMap::new()) })
+        let nv_options = device.extensions().is_ok_and(|e| e.split_whitespace().any(|x| x == "cl_nv_compiler_options"));
+        Ok(ClDevice { info, device, context, nv_options, programs: Mutex::new(HashMap::new()) })
     }
 
     /// The program `name` built from `entry` (with its shared headers), built once and cached.
@@ -75,7 +78,7 @@ impl ClDevice {
             return Ok(p.clone());
         }
         let src = assemble(Dialect::OpenCl, entry)?;
-        let program = Program::create_and_build_from_source(&self.context, &src, &build_options(&src))
+        let program = Program::create_and_build_from_source(&self.context, &src, &build_options(&src, self.nv_options))
             .map_err(|log| anyhow!("OpenCL build of {name}.cl failed on {}:\n{log}", self.info.name))?;
         // The compiler's log on request (with NVIDIA's `-cl-nv-verbose`: registers per kernel).
         if std::env::var("NEUROPORT_OPENCL_LOG").is_ok_and(|v| v == "1") {
@@ -90,13 +93,18 @@ impl ClDevice {
 
 /// A program's build options: OpenCL C 1.2, the options its source names after
 /// `NP_OPENCL_OPTIONS:` (the `-` words that follow; the FIM flushes denormals, as its CUDA
-/// build does), and `NEUROPORT_OPENCL_OPTIONS` (for tuning and diagnosis, e.g. NVIDIA's
+/// build does) and, on a device that takes NVIDIA's compiler options (`nv`), after
+/// `NP_OPENCL_NV_OPTIONS:` (the FIM's register cap, as `__maxnreg__` on CUDA), and
+/// `NEUROPORT_OPENCL_OPTIONS` (for tuning and diagnosis, e.g. NVIDIA's
 /// `-cl-nv-maxrregcount=80 -cl-nv-verbose`; the CUDA programs' counterpart is
 /// `NEUROPORT_NVRTC_OPTIONS`).
-fn build_options(src: &str) -> String {
+fn build_options(src: &str, nv: bool) -> String {
     let mut opts = vec!["-cl-std=CL1.2".to_string()];
-    if let Some(at) = src.find("NP_OPENCL_OPTIONS:") {
-        opts.extend(src[at + "NP_OPENCL_OPTIONS:".len()..].split_whitespace().take_while(|w| w.starts_with('-')).map(str::to_string));
+    let markers: &[&str] = if nv { &["NP_OPENCL_OPTIONS:", "NP_OPENCL_NV_OPTIONS:"] } else { &["NP_OPENCL_OPTIONS:"] };
+    for marker in markers {
+        if let Some(at) = src.find(marker) {
+            opts.extend(src[at + marker.len()..].split_whitespace().take_while(|w| w.starts_with('-')).map(str::to_string));
+        }
     }
     if let Ok(extra) = std::env::var("NEUROPORT_OPENCL_OPTIONS") {
         opts.extend(extra.split_whitespace().map(str::to_string));
@@ -116,14 +124,18 @@ pub fn event_ms(ev: &Event) -> Result<f64> {
 mod tests {
     use super::*;
 
-    /// fim.cl asks OpenCL to flush denormals (as its CUDA build does); a source without the
-    /// marker builds as OpenCL C 1.2 alone.
+    /// fim.cl asks OpenCL to flush denormals (as its CUDA build does), and NVIDIA's compiler
+    /// for a register cap only where the device takes its options; a source without the
+    /// markers builds as OpenCL C 1.2 alone.
     #[test]
     fn sources_name_their_opencl_options() {
         let fim = assemble(Dialect::OpenCl, crate::fim::gpu::SOURCE).unwrap();
+        let capped = format!("/* NP_OPENCL_NV_OPTIONS: -cl-nv-maxrregcount=80 */\n{fim}");
         if std::env::var("NEUROPORT_OPENCL_OPTIONS").is_err() {
-            assert_eq!(build_options(&fim), "-cl-std=CL1.2 -cl-denorms-are-zero");
-            assert_eq!(build_options("__kernel void k() {}"), "-cl-std=CL1.2");
+            assert_eq!(build_options(&fim, false), "-cl-std=CL1.2 -cl-denorms-are-zero");
+            assert_eq!(build_options(&capped, false), "-cl-std=CL1.2 -cl-denorms-are-zero");
+            assert_eq!(build_options(&capped, true), "-cl-std=CL1.2 -cl-denorms-are-zero -cl-nv-maxrregcount=80");
+            assert_eq!(build_options("__kernel void k() {}", true), "-cl-std=CL1.2");
         }
     }
 }
