@@ -116,7 +116,8 @@ NP_FN int np_fim_inblock_moved(NP_LOCAL_PTR const int *schg, int l, int lx, int 
  * skip (round20.sh PART=c); __launch_bounds__(256, 3), which let ptxas settle at 72, took
  * 23.1-24.1 (PART=d). Roots in place (the exact solver, 128 items): 96 as before the skip,
  * five groups; at 100 (104 allocated) four fitted, and `fim --target` took 560 ms against 520
- * (PART=f). */
+ * (PART=f). NVIDIA's OpenCL gets the deferred-roots cap for the whole program from the host
+ * (src/fim/gpu.rs: program; 92 registers uncapped, round23.sh PART=b). */
 #if defined(NP_CUDA) && defined(NP_FIM_DEFER)
   #define NP_FIM_UPDATE_BOUNDS __maxnreg__(80)
 #elif defined(NP_CUDA)

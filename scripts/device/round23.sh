@@ -116,3 +116,28 @@ if [ "$PART" = c ]; then
   fim_phantom
   maps_against prev "$PREV"
 fi
+#     Found: `check` passes (49 / 48 / 47 rows); kernels, prev / d / new: 004's solver on CUDA
+#     16.84-16.85 / 14.45-14.49 / 14.50-14.51 ms, on NVIDIA OpenCL 17.30-17.36 / 17.03-17.08 /
+#     15.02-15.41; exact on CUDA 61.84-62.37 / 59.87-59.95 / 53.37-53.46 (440 / 448 / 432
+#     iterations), on NVIDIA OpenCL 61.37-62.45 / 66.60-66.80 / 60.93-60.94 (440 / 576 / 560;
+#     capped at 96: 61.50-61.57, 90 registers uncapped); node FIM on 16 cores 2523 -> 2034 ms
+#     (004's), 2955 -> 2577 (exact); ncu: fim_update 13.03 ms, 5.73 G (004's), 63.89 ms, 15.75 G
+#     (exact); fim_settle 5.30 ms, 0.575 G; `fim --target` iterations stage 503 -> 434 ms (exact,
+#     CUDA), 142 -> 120 (004's), NVIDIA OpenCL 511 -> 426, 138 -> 118; maps within 8.3e-6 of u
+#     (exact), 1.4e-5 (004's), 2.7e-6 of the largest u.
+#   PART=d (~1 min): where the exact solver's iterations go: the active list at every iteration
+#     (`bench fim --active-out`), both solvers, CUDA and NVIDIA OpenCL, new and prev.
+if [ "$PART" = d ]; then
+  for bin in new prev; do b=$B; [ $bin = prev ] && b=$PREV
+  for be in cuda "$OCL"; do for loc in exact paper; do
+    stamp "active list $bin $be $loc"
+    timeout 60 "$b" bench fim --example 3 --backend "$be" --local $loc --repeats 0 --active-out "$OUT/active-$bin-${be%%:*}-$loc.txt" 2>&1 | tail -1
+  done; done; done
+  for f in "$OUT"/active-*.txt; do
+    awk -v f="$(basename "$f")" '{n++; a[n] = $1} END {t = 0; for (i = n; i > 0 && a[i] <= 16; i--) t++; s = 0; for (i = 1; i <= n; i++) if (a[i] <= 16) s++; print f, n, "iterations,", s, "with <= 16 blocks,", t, "of them at the end"}' "$f"
+  done
+fi
+#     Found: CUDA's exact solve (new) ends its front at ~432 iterations (10 with <= 16 blocks);
+#     NVIDIA OpenCL's at ~445 like it, then 8-16 blocks stay listed for 115 more iterations (121
+#     with <= 16 blocks): a late correction crawling one block an iteration through converged
+#     white matter. prev: 440 iterations on both, 18-20 with <= 16 blocks. 004's solver: 9-16.
