@@ -263,6 +263,16 @@ fimi() {
   stamp "bench fim $label $be $loc inner $inner"
   { echo "## $label $be $loc inner $inner"; env "$@" NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example 3 --backend "$be" --local "$loc" --inner "$inner" --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
 }
+# fim_rounds LOCALS "LABEL BINARY [VAR=value]"...: `fimi` (inner 0) with each labelled binary in
+# turn, two rounds, on CUDA and NVIDIA OpenCL ($OCL), for each local solver in LOCALS ("paper",
+# "paper exact"); labels get " (round)".
+fim_rounds() {
+  local locs=$1 rep be loc run label bin env; shift
+  for rep in 1 2; do for be in cuda "$OCL"; do for loc in $locs; do for run in "$@"; do
+    read -r label bin env <<< "$run"
+    fimi "$label ($rep)" "$bin" "$be" "$loc" 0 ${env:+"$env"}
+  done; done; done; done
+}
 # fim_against LABEL BINARY SEED [exact]: `check` (FIM rows) at SEED on CUDA, NVIDIA OpenCL and PoCL
 # 5.0; `bench fim --example 3` with BINARY (as LABEL) and new alternating, 004's solver, two
 # rounds, CUDA and NVIDIA OpenCL (with `exact`, the exact solver once too); ncu per kernel (new).

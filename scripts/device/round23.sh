@@ -41,11 +41,7 @@ maps_against() {
 if [ "$PART" = a ]; then
   CHECK_ROWS=fim_ checks 310 cuda "$OCL" "$POCL"
   F="$OUT/fim.txt"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fimi "prev ($rep)" "$PREV" $be paper 0
-    fimi "b ($rep)" "$PWD/dist/neuroport-b" $be paper 0
-    fimi "new ($rep)" "$B" $be paper 0
-  done; done > /dev/null
+  fim_rounds paper "prev $PREV" "b $PWD/dist/neuroport-b" "new $B" > /dev/null
   for be in cuda "$OCL"; do fimi prev "$PREV" $be exact 0; fimi b "$PWD/dist/neuroport-b" $be exact 0; fimi new "$B" $be exact 0; done > /dev/null
   fim_summary
   ncu_fim_run paper "$B" paper
@@ -65,13 +61,8 @@ if [ "$PART" = b ]; then
   CHECK_ROWS=fim_ checks 312 cuda "$OCL" "$POCL"
   F="$OUT/fim.txt"
   C=$PWD/dist/neuroport-c
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    fimi "prev ($rep)" "$PREV" $be paper 0
-    fimi "c ($rep)" "$C" $be paper 0
-    fimi "new ($rep)" "$B" $be paper 0
-  done
-  fimi "new cap 80 ($rep)" "$B" "$OCL" paper 0 NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=80
-  done > /dev/null
+  fim_rounds paper "prev $PREV" "c $C" "new $B" > /dev/null
+  for rep in 1 2; do fimi "new cap 80 ($rep)" "$B" "$OCL" paper 0 NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=80; done > /dev/null
   for be in cuda "$OCL"; do fimi prev "$PREV" $be exact 0; fimi c "$C" $be exact 0; fimi new "$B" $be exact 0; done > /dev/null
   fim_summary
   stamp "NVIDIA OpenCL registers"
@@ -98,13 +89,8 @@ if [ "$PART" = c ]; then
   CHECK_ROWS=fim_ checks 314 cuda "$OCL" "$POCL"
   F="$OUT/fim.txt"
   D=$PWD/dist/neuroport-d
-  for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
-    fimi "prev ($rep)" "$PREV" $be $loc 0
-    fimi "d ($rep)" "$D" $be $loc 0
-    fimi "new ($rep)" "$B" $be $loc 0
-  done; done
-  fimi "new cap 96 ($rep)" "$B" "$OCL" exact 0 NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=96
-  done > /dev/null
+  fim_rounds "paper exact" "prev $PREV" "d $D" "new $B" > /dev/null
+  for rep in 1 2; do fimi "new cap 96 ($rep)" "$B" "$OCL" exact 0 NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=96; done > /dev/null
   fim_summary
   stamp "NVIDIA OpenCL registers, exact"
   NEUROPORT_OPENCL_LOG=1 NEUROPORT_OPENCL_OPTIONS=-cl-nv-verbose timeout 60 "$B" bench fim --example 3 --backend "$OCL" --local exact --repeats 0 > "$OUT/ocl-log-exact.txt" 2>&1
