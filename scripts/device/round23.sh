@@ -127,3 +127,24 @@ fi
 #     NVIDIA OpenCL's at ~445 like it, then 8-16 blocks stay listed for 115 more iterations (121
 #     with <= 16 blocks): a late correction crawling one block an iteration through converged
 #     white matter. prev: 440 iterations on both, 18-20 with <= 16 blocks. 004's solver: 9-16.
+#   PART=e (~3 min): the exact solver with 1 (its default, roots in place), 2 and 3 Jacobi updates
+#     a launch (`--inner`), CUDA and NVIDIA OpenCL, two rounds; ncu on one mid-run fim_update of
+#     each solver (CUDA): thread instructions per warp instruction (how full the warps are) and
+#     the warp-state stalls.
+if [ "$PART" = e ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do for inner in 0 2 3; do
+    fimi "new ($rep)" "$B" "$be" exact $inner
+  done; done; done > /dev/null
+  fim_summary
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for run in "paper 100" "exact 200"; do
+    set -- $run
+    stamp "ncu fim_update $1"
+    timeout 200 "$NCU" --section WarpStateStats --section SchedulerStats -k regex:fim_update \
+      --metrics smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,smsp__thread_inst_executed.sum \
+      --launch-skip "$2" --launch-count 1 "$B" bench fim --example 3 --backend cuda --local "$1" --repeats 0 \
+      > "$OUT/ncu-update-$1.txt" 2>&1 || echo "(ncu ended with status $?)"
+    grep -E "thread_inst|inst_executed.sum|Issued Warp|Eligible Warps|Active Warps|Stall|Warp Cycles" "$OUT/ncu-update-$1.txt" | head -20
+  done
+fi
