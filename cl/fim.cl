@@ -109,6 +109,20 @@ NP_FN int np_fim_inblock_moved(NP_LOCAL_PTR const int *schg, int l, int lx, int 
 #define NP_FIM_CANDIDATES 1
 #define NP_FIM_FOLDED 2
 
+/* Items sharing one voxel's evaluation of H_G in fim_update (roots in place), with nr voxels
+ * searching: the group's items split among them, at most NP_FIM_SHARE each (H_G has at most 28
+ * candidates). One item a voxel where a group has one lane (CPU devices: PoCL runs a group's
+ * items one after the other, and each sharing item builds the candidates again: example 3 at
+ * 128x128x50 took 1.57 s of kernels shared against 1.26 s). */
+#ifndef NP_FIM_SHARE
+#define NP_FIM_SHARE (NP_FIM_LANES == 1 ? 1 : 32)
+#endif
+NP_FN int np_fim_per_root(int nr)
+{
+    int per = NP_LSIZE() / nr;
+    return per < NP_FIM_SHARE ? per : NP_FIM_SHARE;
+}
+
 /* CUDA: fim_update's registers capped, so that the skip's few more do not cost a work-group an
  * SM. Roots deferred (004's solver, 256 items a group): 80, three groups. With the skip it took
  * 91 and two groups fitted; with NVRTC's --maxrregcount=80 for the whole program 004's solver
@@ -156,8 +170,17 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
     NP_LOCAL_MEM float sbest[NP_FIM_LANES * NP_FIM_BV];
     NP_LOCAL_MEM float ssol[26 * NP_FIM_BV];
     NP_LOCAL_MEM float sx[NP_FIM_BV];
-    NP_LOCAL_MEM int sneed[NP_FIM_BV];
     NP_LOCAL_MEM int sflag[2];
+#ifndef NP_FIM_DEFER
+    /* The roots in place: the voxels that want H_G this round (sroot, counted in snr; a voxel's
+     * place in sidx) with their S and neighbours, so that the group's items share the
+     * evaluations, whichever voxel they serve otherwise. */
+    NP_LOCAL_MEM float sS[6 * NP_FIM_BV];
+    NP_LOCAL_MEM float snb[6 * NP_FIM_BV];
+    NP_LOCAL_MEM int sroot[NP_FIM_BV];
+    NP_LOCAL_MEM int sidx[NP_FIM_BV];
+    NP_LOCAL_MEM int snr[2];
+#endif
     int t = NP_LID(), l = t % NP_FIM_BV, lane = t / NP_FIM_BV;
     int lx = l % NP_FIM_B, ly = (l / NP_FIM_B) % NP_FIM_B, lz = l / (NP_FIM_B * NP_FIM_B);
     int n = *count;
@@ -169,6 +192,9 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
         *root_zero = 0;
     }
     if (t < 2) sflag[t] = 0;
+#ifndef NP_FIM_DEFER
+    if (t < 2) snr[t] = 0;
+#endif
     if (t == 0) sevals = 0u;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
     for (int i = NP_GROUP(); i < n; i += p.groups) {
@@ -271,22 +297,56 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                 }
             }
 #ifndef NP_FIM_DEFER
-            if (lane == 0) sneed[l] = need;
+            /* Each round the voxels still searching are numbered and the group's items split
+             * among them: with nr of them, per = items / nr to a voxel, item j of a voxel's taking
+             * H_G's candidates j, j + per, ... (round 23: a voxel's own lanes only, two, left the
+             * exact solver's warps a third full, ncu). H_G is the minimum (maximum where a > b)
+             * over its candidates in any order, so the split changes no bit. */
+            if (need) {
+                for (int c = 0; c < 6; ++c) {
+                    sS[6 * l + c] = s[c];
+                    snb[6 * l + c] = nb[c];
+                }
+            }
             NP_BARRIER();
             for (int round = 0; sflag[round & 1]; ++round) {
-                if (sneed[l]) sbest[lane * NP_FIM_BV + l] = np_fim_f_part(s, rd, ih, nb, sx[l], lane, NP_FIM_LANES);
-                NP_BARRIER();
-                if (t == 0) sflag[round & 1] = 0;
                 if (need) {
-                    float h2 = sbest[l];
-                    for (int k = 1; k < NP_FIM_LANES; ++k) h2 = np_fim_hg2_join(ih, nb, r.x, h2, sbest[k * NP_FIM_BV + l]);
+                    int ri = np_atomic_inc_local_u32(&snr[round & 1]);
+                    sroot[ri] = l;
+                    sidx[l] = ri;
+                }
+                NP_BARRIER();
+                int nr = snr[round & 1], per = np_fim_per_root(nr), ri = t / per;
+                if (ri < nr) {
+                    int w = sroot[ri];
+                    float ws[6], wnb[6], wrd[3];
+                    for (int c = 0; c < 6; ++c) {
+                        ws[c] = sS[6 * w + c];
+                        wnb[c] = snb[6 * w + c];
+                    }
+                    np_fim_recip_diag(ws, wrd);
+                    sbest[t] = np_fim_f_part(ws, wrd, ih, wnb, sx[w], t % per, per);
+                }
+                NP_BARRIER();
+                if (t == 0) {
+                    sflag[round & 1] = 0;
+                    snr[(round + 1) & 1] = 0;
+                }
+                if (need) {
+                    int per = np_fim_per_root(snr[round & 1]), first = sidx[l] * per;
+                    float h2 = sbest[first];
+                    for (int k = 1; k < per; ++k) h2 = np_fim_hg2_join(ih, nb, r.x, h2, sbest[first + k]);
                     need = np_fim_rs_take(&r, h2 - 1.0f, ssol + l, NP_FIM_BV, nc);
                     q = r.x;
                     sx[l] = r.x;
-                    sneed[l] = need;
                     if (need) sflag[(round + 1) & 1] = 1;
                 }
                 NP_BARRIER();
+            }
+            /* The last round's count (the other was cleared in that round). */
+            if (t == 0) {
+                snr[0] = 0;
+                snr[1] = 0;
             }
 #endif
             if (lane == 0) {

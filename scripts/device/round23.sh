@@ -3,7 +3,7 @@
 # docs/results/h100-2026-11-27-round23/). Binaries: dist/neuroport (new, the commit of each part),
 # dist/neuroport-prev (round 22's final, 65811e6), dist/neuroport-b (part a: c833111),
 # dist/neuroport-c (part b: 770fb67, part a's new), dist/neuroport-d (part c: d4db633, part b's
-# new).
+# new), dist/neuroport-f0 (part f: 8f50d9b, part c's new).
 #   PART=a (~8 min): FIM, fewer operations per combination of eq. 6: b (c833111) forms S v and
 #     S w once (the quadratic's coefficients and the critical points from them) and multiplies by
 #     1 / S's diagonal held per voxel; new (b and the validity test only where the solution would
@@ -147,4 +147,25 @@ if [ "$PART" = e ]; then
       > "$OUT/ncu-update-$1.txt" 2>&1 || echo "(ncu ended with status $?)"
     grep -E "thread_inst|inst_executed.sum|Issued Warp|Eligible Warps|Active Warps|Stall|Warp Cycles" "$OUT/ncu-update-$1.txt" | head -20
   done
+fi
+#     Found: exact, kernels, inner 1 / 2 / 3: CUDA 53.36-53.63 / 58.96-59.32 / 64.33-65.68 ms
+#     (432 / 264 / 200 iterations), NVIDIA OpenCL 60.64-60.71 / 55.59-55.70 / 63.46-63.74 (560 /
+#     248 / 192): one update a launch stays. Warps' fill (thread instructions per warp
+#     instruction): 004's update 23.5 of 32, the exact one 9.75 (its roots in place: a voxel's
+#     two lanes evaluate H_G while the warp's other voxels wait), issue 0.64 / 0.50.
+#   PART=f (~6 min): the exact solver's roots in place shared by the group's items (the voxels
+#     still searching numbered each round, up to 32 items each): `check` (FIM rows) on CUDA,
+#     NVIDIA OpenCL and PoCL 5.0, seed 316; `bench fim --example 3` f0 and new alternating, both
+#     solvers, two rounds (004's unchanged: its roots are deferred), CUDA and NVIDIA OpenCL; ncu
+#     per kernel, exact (new); `fim --target` maps f0 against new, both solvers (the same bytes
+#     expected: H_G is the minimum over its candidates however they are split), and timed.
+if [ "$PART" = f ]; then
+  CHECK_ROWS=fim_ checks 316 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  F0=$PWD/dist/neuroport-f0
+  fim_rounds "exact paper" "f0 $F0" "new $B" > /dev/null
+  fim_summary
+  ncu_fim_run exact "$B" exact
+  fim_phantom
+  maps_against f0 "$F0"
 fi
