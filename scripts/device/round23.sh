@@ -169,3 +169,20 @@ if [ "$PART" = f ]; then
   fim_phantom
   maps_against f0 "$F0"
 fi
+#     Found: `check` passes (49 / 48 / 47 rows); exact, kernels: CUDA 53.29-53.31 -> 43.90-43.97
+#     ms (wall 65.6-65.8 -> 55.7-56.1), NVIDIA OpenCL 60.86-61.85 -> 55.07-55.09 (the same 432 /
+#     560 iterations); 004's unchanged (14.45-14.55 CUDA); ncu exact fim_update 63.89 -> 51.84 ms,
+#     15.75 -> 12.70 G; the maps the same bytes (both solvers, CUDA and NVIDIA OpenCL); `fim
+#     --target` exact solve 444.5 -> 373.1 ms (CUDA), 425.4 -> 419.9 (NVIDIA OpenCL).
+#   PART=g (~3 min): the exact solver with the roots shared: lanes per voxel 2 (default), 3, 4
+#     (NEUROPORT_FIM_LANES) and items per root 8, 16, 32 (default; -DNP_FIM_SHARE through
+#     NEUROPORT_NVRTC_OPTIONS / NEUROPORT_OPENCL_OPTIONS), CUDA and NVIDIA OpenCL, two rounds.
+if [ "$PART" = g ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    opt=NEUROPORT_NVRTC_OPTIONS; [ "$be" = cuda ] || opt=NEUROPORT_OPENCL_OPTIONS
+    for lanes in 2 3 4; do fimi "lanes $lanes ($rep)" "$B" "$be" exact 0 NEUROPORT_FIM_LANES=$lanes; done
+    for share in 8 16; do fimi "share $share ($rep)" "$B" "$be" exact 0 "$opt=-DNP_FIM_SHARE=$share"; done
+  done; done > /dev/null
+  fim_summary
+fi
