@@ -186,3 +186,6 @@ if [ "$PART" = g ]; then
   done; done > /dev/null
   fim_summary
 fi
+#     Found: lanes 2 / 3 / 4: CUDA 43.81-44.06 / 52.43-52.57 / 64.10-64.28 ms, NVIDIA OpenCL
+#     55.01-55.03 / 71.27-71.50 / 74.30-74.98; items per root 8 / 16 (32): CUDA 44.56-44.64 /
+#     43.38-43.46, NVIDIA OpenCL 56.14-56.38 / 54.81-55.72: within 1-2 %, the defaults stay.
