@@ -189,3 +189,10 @@ fi
 #     Found: lanes 2 / 3 / 4: CUDA 43.81-44.06 / 52.43-52.57 / 64.10-64.28 ms, NVIDIA OpenCL
 #     55.01-55.03 / 71.27-71.50 / 74.30-74.98; items per root 8 / 16 (32): CUDA 44.56-44.64 /
 #     43.38-43.46, NVIDIA OpenCL 56.14-56.38 / 54.81-55.72: within 1-2 %, the defaults stay.
+#   PART=h (~7 min): `reproduce fim-t1 --scale paper` with the round's final binary on the CPU (16
+#     cores), CUDA and NVIDIA OpenCL in one run: 004's Table 1 on today's H100 host.
+if [ "$PART" = h ]; then
+  stamp "reproduce fim-t1 --scale paper --backend cpu,cuda,$OCL"
+  step 560 "$B" reproduce fim-t1 --scale paper --backend "cpu,cuda,$OCL" --out "$OUT/fim-t1" 2>&1 | tail -12
+  cut -d'|' -f2-4,6-8 "$OUT/fim-t1/fim-t1.md" | grep -E "example 3|^ config" | head -20
+fi
