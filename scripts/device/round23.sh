@@ -196,3 +196,18 @@ if [ "$PART" = h ]; then
   step 560 "$B" reproduce fim-t1 --scale paper --backend "cpu,cuda,$OCL" --out "$OUT/fim-t1" 2>&1 | tail -12
   cut -d'|' -f2-4,6-8 "$OUT/fim-t1/fim-t1.md" | grep -E "example 3|^ config" | head -20
 fi
+#     Found (example 3): CUDA 0.060 s exact, 0.030 s 004's; NVIDIA OpenCL 0.073 / 0.031; node FIM
+#     16 cores 2.94 s, sweeping Godunov 1 thread 46.4 s (168 sweeps): 15.8x; the 64^3 helix: CUDA
+#     0.158 s exact, 0.368 s 004's.
+#   PART=i (~2 min): 004's solver with its roots in place (NEUROPORT_FIM_DEFER=0), now that the
+#     roots' evaluations are shared by the group's items, at 1 and 2 Jacobi updates a launch,
+#     against the default (deferred to fim_settle), CUDA and NVIDIA OpenCL, two rounds.
+if [ "$PART" = i ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    fimi "deferred ($rep)" "$B" "$be" paper 0
+    fimi "in place ($rep)" "$B" "$be" paper 0 NEUROPORT_FIM_DEFER=0
+    fimi "in place ($rep)" "$B" "$be" paper 2 NEUROPORT_FIM_DEFER=0
+  done; done > /dev/null
+  fim_summary
+fi
