@@ -211,3 +211,6 @@ if [ "$PART" = i ]; then
   done; done > /dev/null
   fim_summary
 fi
+#     Found: deferred 14.50-14.51 ms CUDA, 15.15-15.24 NVIDIA OpenCL; in place 26.75-26.83 /
+#     27.26-27.81 (472 / 448 iterations), in place at 2 updates a launch 23.76-24.03 /
+#     24.57-24.59: deferral stays.
