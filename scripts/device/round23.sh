@@ -214,3 +214,17 @@ fi
 #     Found: deferred 14.50-14.51 ms CUDA, 15.15-15.24 NVIDIA OpenCL; in place 26.75-26.83 /
 #     27.26-27.81 (472 / 448 iterations), in place at 2 updates a launch 23.76-24.03 /
 #     24.57-24.59: deferral stays.
+#   PART=j (~1 min): the 64^3 helix (`bench fim --example 2`), 004's solver deferred (default) and
+#     in place (NEUROPORT_FIM_DEFER=0), and the exact solver, CUDA, two rounds.
+if [ "$PART" = j ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do
+    for env in X=1 NEUROPORT_FIM_DEFER=0; do
+      stamp "helix paper $env"
+      { echo "## helix paper $env ($rep)"; env $env timeout 120 "$B" bench fim --example 2 --backend cuda --local paper --repeats 3 2>&1 | tail -1; } >> "$F"
+    done
+    stamp "helix exact"
+    { echo "## helix exact ($rep)"; timeout 120 "$B" bench fim --example 2 --backend cuda --local exact --repeats 3 2>&1 | tail -1; } >> "$F"
+  done
+  fim_summary
+fi
