@@ -228,3 +228,5 @@ if [ "$PART" = j ]; then
   done
   fim_summary
 fi
+#     Found: 004's solver deferred 351.5-351.8 ms of kernels (488 iterations, 624 updates per
+#     voxel, 414 evaluated), in place 170.1-170.4 (632, 349, 253); exact 149.0-149.1 (616, 350).
