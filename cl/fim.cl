@@ -197,6 +197,10 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
 #endif
     if (t == 0) sevals = 0u;
     float ih[3] = {p.ihx, p.ihy, p.ihz};
+    /* A short folded list (the front's last blocks, or a late correction crawling through
+     * converged blocks one an iteration) gets more Jacobi updates a launch: its launches are
+     * latency, not work (src/fim/gpu.rs: short_lists). */
+    int reps = mode == NP_FIM_FOLDED && n <= p.short_len ? p.short_inner : inner;
     for (int i = NP_GROUP(); i < n; i += p.groups) {
         int b = list[i];
         int v = b * NP_FIM_BV + l;
@@ -222,7 +226,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
          * within tol); lowered: an update of this launch lowered the voxel, by any amount. */
         int done = 1, still = 1, lowered = 0;
         NP_BARRIER();
-        for (int it = 0; it < inner; ++it) {
+        for (int it = 0; it < reps; ++it) {
             /* The first update evaluates what the stamps leave (sgo); a later one only voxels an
              * in-block neighbour of which the update before lowered (every lane reads the same
              * local flags after the barrier, so the lanes agree). */

@@ -533,6 +533,8 @@ typedef struct {
     int groups;          /* work-groups launched (they stride over the device-side list) */
     int paper;           /* 1: 004's valid-minimum candidate (Local::Paper), 0: exact */
     int nspeed;          /* voxels per component of S (blocks with voxels to update x 64) */
+    int short_len;       /* a folded list of at most this many blocks gets short_inner updates */
+    int short_inner;
 } np_fim_params;
 
 #endif

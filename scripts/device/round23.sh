@@ -230,3 +230,15 @@ if [ "$PART" = j ]; then
 fi
 #     Found: 004's solver deferred 351.5-351.8 ms of kernels (488 iterations, 624 updates per
 #     voxel, 414 evaluated), in place 170.1-170.4 (632, 349, 253); exact 149.0-149.1 (616, 350).
+#   PART=k (~3 min): more Jacobi updates a launch for short folded lists (NEUROPORT_FIM_SHORT=
+#     LEN,INNER: a list of at most LEN blocks gets INNER updates): the exact solver at none
+#     (default), 16,4 32,2 64,4 128,4 64,8; 004's at none and 64,4; CUDA and NVIDIA OpenCL, two
+#     rounds.
+if [ "$PART" = k ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    for sh in none 16,4 32,2 64,4 128,4 64,8; do fimi "short $sh ($rep)" "$B" "$be" exact 0 NEUROPORT_FIM_SHORT=$sh; done
+    for sh in none 64,4; do fimi "short $sh ($rep)" "$B" "$be" paper 0 NEUROPORT_FIM_SHORT=$sh; done
+  done; done > /dev/null
+  fim_summary
+fi

@@ -56,6 +56,8 @@ struct FimParams {
     groups: i32,
     paper: i32,
     nspeed: i32,
+    short_len: i32,
+    short_inner: i32,
 }
 
 pub struct GpuFim {
@@ -286,6 +288,8 @@ impl GpuFim {
             });
         });
         let (folded, eager) = (folded(par), eager(par));
+        let defer = defer(g.info().is_gpu, par);
+        let short = short_lists(par, defer);
         let active: Vec<bool> = mask.par_chunks(BV).map(|blk| blk.contains(&2)).collect();
         let list0: Vec<i32> = (0..nb as i32).filter(|&b| active[b as usize]).collect();
         let groups = std::env::var("NEUROPORT_FIM_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).unwrap_or(4096).min(nb).max(1);
@@ -304,6 +308,8 @@ impl GpuFim {
             groups: groups as i32,
             paper: (par.local == Local::Paper) as i32,
             nspeed: f.nspeed as i32,
+            short_len: short.0 as i32,
+            short_inner: short.1 as i32,
         };
         // The voxels whose u leaves the device at the end (fim_unblock): the mask's.
         let vox: Vec<i32> = p.mask.par_iter().enumerate().filter(|(_, &m)| m != 0).map(|(v, _)| v as i32).collect();
@@ -329,7 +335,6 @@ impl GpuFim {
         let mut sol = Solution::default();
         let mut count = list0.len();
         let lanes = if (1..=26).contains(&par.lanes) { par.lanes } else { lanes(g.info().is_gpu, par) };
-        let defer = defer(g.info().is_gpu, par);
         if (self.built.lanes, self.built.defer) != (lanes, defer) {
             self.built = Self::build(g, lanes, defer)?;
         }
@@ -457,7 +462,8 @@ impl GpuFim {
         g.read(&b_hist, 0, &mut hist)?;
         for pair in hist.chunks(2) {
             sol.active.push(pair[0] as u32);
-            sol.updates += (pair[0] as usize * BV * inner + pair[1] as usize * BV) as u64;
+            let reps = if folded && pair[0] as usize <= short.0 { short.1 } else { inner };
+            sol.updates += (pair[0] as usize * BV * reps + pair[1] as usize * BV) as u64;
         }
         // A group's own count (fim.cl: no atomics on one address), summed here.
         let mut work = vec![0i32; groups];
@@ -526,6 +532,21 @@ pub fn inner(par: &Params, defer: bool) -> usize {
         0 if defer => 2,
         0 => 1,
         n => n,
+    }
+}
+
+/// Lists of at most `.0` blocks get `.1` Jacobi updates a launch (the folded list, where
+/// `Params::inner` is the device's choice): (0, inner) none. `NEUROPORT_FIM_SHORT=LEN,INNER`
+/// sets them, for measuring.
+pub fn short_lists(par: &Params, defer: bool) -> (usize, usize) {
+    let inner = inner(par, defer);
+    let env = std::env::var("NEUROPORT_FIM_SHORT").ok().and_then(|v| {
+        let (a, b) = v.split_once(',')?;
+        Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok().filter(|&n| (1..=64).contains(&n))?))
+    });
+    match env {
+        Some(s) => s,
+        None => (0, inner),
     }
 }
 
