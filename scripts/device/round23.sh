@@ -242,3 +242,8 @@ if [ "$PART" = k ]; then
   done; done > /dev/null
   fim_summary
 fi
+#     Found: exact, CUDA: none 43.72-44.12 ms, 16,4 46.20-46.25, 32,2 45.29-45.45, 64,4
+#     47.18-47.39, 128,4 47.42-47.58, 64,8 46.44-46.67; NVIDIA OpenCL: none 55.03-55.05 (560
+#     iterations), 16,4 50.99-51.23, 32,2 48.93 (440), 64,4 50.65-50.78, 128,4 49.42-49.60 (416),
+#     64,8 57.70-57.82; 004's none / 64,4: CUDA 14.48-14.58 / 14.87-14.91, NVIDIA OpenCL
+#     14.97-15.11 / 14.80-14.99. Helps NVIDIA OpenCL's crawl, costs CUDA 3-8 %: left off.
