@@ -247,3 +247,11 @@ fi
 #     iterations), 16,4 50.99-51.23, 32,2 48.93 (440), 64,4 50.65-50.78, 128,4 49.42-49.60 (416),
 #     64,8 57.70-57.82; 004's none / 64,4: CUDA 14.48-14.58 / 14.87-14.91, NVIDIA OpenCL
 #     14.97-15.11 / 14.80-14.99. Helps NVIDIA OpenCL's crawl, costs CUDA 3-8 %: left off.
+#   PART=l (~4 min), the final binary: `check` on CUDA, NVIDIA OpenCL and PoCL 5.0, seed 318; both
+#     solvers' `fim --target` maps against f0 (part c's binary; the same bytes expected: the
+#     roots' sharing keeps every bit and the short-list knob is off by default).
+if [ "$PART" = l ]; then
+  checks 318 cuda "$OCL" "$POCL"
+  fim_phantom
+  maps_against f0 "$PWD/dist/neuroport-f0"
+fi
