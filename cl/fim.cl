@@ -132,10 +132,15 @@ NP_FN int np_fim_per_root(int nr)
  * five groups; at 100 (104 allocated) four fitted, and `fim --target` took 560 ms against 520
  * (PART=f). NVIDIA's OpenCL gets the deferred-roots cap for the whole program from the host
  * (src/fim/gpu.rs: program; 92 registers uncapped, round23.sh PART=b). */
-#if defined(NP_CUDA) && defined(NP_FIM_DEFER)
-  #define NP_FIM_UPDATE_BOUNDS __maxnreg__(80)
-#elif defined(NP_CUDA)
-  #define NP_FIM_UPDATE_BOUNDS __maxnreg__(96)
+#ifndef NP_FIM_MAXREG /* the cap (NEUROPORT_NVRTC_OPTIONS=-DNP_FIM_MAXREG=N sets it, for measuring) */
+  #if defined(NP_FIM_DEFER)
+    #define NP_FIM_MAXREG 80
+  #else
+    #define NP_FIM_MAXREG 96
+  #endif
+#endif
+#if defined(NP_CUDA)
+  #define NP_FIM_UPDATE_BOUNDS __maxnreg__(NP_FIM_MAXREG)
 #else
   #define NP_FIM_UPDATE_BOUNDS
 #endif

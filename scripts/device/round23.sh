@@ -256,3 +256,17 @@ if [ "$PART" = l ]; then
   maps_against f0 "$PWD/dist/neuroport-f0"
 fi
 #     Found: `check` passes (all rows: 49 / 48 / 47); the 16 maps the same bytes as f0's.
+#   PART=m (~3 min): fim_update's register cap: 004's solver (80) at 64 and the exact solver (96) at
+#     80, 72 and 64 (CUDA: -DNP_FIM_MAXREG=N; NVIDIA OpenCL: -cl-nv-maxrregcount=N, the exact
+#     solver's program uncapped by default), two rounds.
+if [ "$PART" = m ]; then
+  F="$OUT/fim.txt"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    if [ "$be" = cuda ]; then opt=NEUROPORT_NVRTC_OPTIONS; pre=-DNP_FIM_MAXREG=; else opt=NEUROPORT_OPENCL_OPTIONS; pre=-cl-nv-maxrregcount=; fi
+    fimi "cap default ($rep)" "$B" "$be" paper 0
+    fimi "cap 64 ($rep)" "$B" "$be" paper 0 "$opt=${pre}64"
+    fimi "cap default ($rep)" "$B" "$be" exact 0
+    for n in 80 72 64; do fimi "cap $n ($rep)" "$B" "$be" exact 0 "$opt=$pre$n"; done
+  done; done > /dev/null
+  fim_summary
+fi
