@@ -130,14 +130,13 @@ NP_FN int np_fim_per_root(int nr)
  * skip (round20.sh PART=c); __launch_bounds__(256, 3), which let ptxas settle at 72, took
  * 23.1-24.1 (PART=d). Roots in place (the exact solver, 128 items): 96 as before the skip,
  * five groups; at 100 (104 allocated) four fitted, and `fim --target` took 560 ms against 520
- * (PART=f). NVIDIA's OpenCL gets the deferred-roots cap for the whole program from the host
- * (src/fim/gpu.rs: program; 92 registers uncapped, round23.sh PART=b). */
+ * (PART=f). Round 23 (round23.sh PART=m), the roots in place shared: 80 as fast (CUDA 43.4-43.7
+ * ms against 43.8-44.0 at 96), and NVIDIA's OpenCL, 90 uncapped, 51.8 against 55.1 ms at 80:
+ * 80 for both programs on both dialects (NVIDIA's OpenCL gets it for the whole program from the
+ * host, src/fim/gpu.rs: program; its other kernels use fewer). 004's solver at 64: CUDA 14.0-14.2
+ * against 14.5-14.6 ms, NVIDIA OpenCL 14.8 and 17.3 against 15.0-15.1: not taken. */
 #ifndef NP_FIM_MAXREG /* the cap (NEUROPORT_NVRTC_OPTIONS=-DNP_FIM_MAXREG=N sets it, for measuring) */
-  #if defined(NP_FIM_DEFER)
-    #define NP_FIM_MAXREG 80
-  #else
-    #define NP_FIM_MAXREG 96
-  #endif
+  #define NP_FIM_MAXREG 80
 #endif
 #if defined(NP_CUDA)
   #define NP_FIM_UPDATE_BOUNDS __maxnreg__(NP_FIM_MAXREG)

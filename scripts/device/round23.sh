@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Round 23 on the lent H100 (docs/performance.md, FIM "Round 23"; results in
 # docs/results/h100-2026-11-27-round23/). Binaries: dist/neuroport (new, the commit of each part),
-# dist/neuroport-prev (round 22's final, 65811e6), dist/neuroport-b (part a: c833111),
+# dist/neuroport-prev (round 22's final, 65811e6; removed for part n), dist/neuroport-b (part a:
+# c833111),
 # dist/neuroport-c (part b: 770fb67, part a's new), dist/neuroport-d (part c: d4db633, part b's
-# new), dist/neuroport-f0 (part f: 8f50d9b, part c's new).
+# new), dist/neuroport-f0 (part f: 8f50d9b, part c's new), dist/neuroport-m (part n: part m's).
 #   PART=a (~8 min): FIM, fewer operations per combination of eq. 6: b (c833111) forms S v and
 #     S w once (the quadratic's coefficients and the critical points from them) and multiplies by
 #     1 / S's diagonal held per voxel; new (b and the validity test only where the solution would
@@ -269,4 +270,20 @@ if [ "$PART" = m ]; then
     for n in 80 72 64; do fimi "cap $n ($rep)" "$B" "$be" exact 0 "$opt=$pre$n"; done
   done; done > /dev/null
   fim_summary
+fi
+#     Found: 004's solver at 80 (default) / 64: CUDA 14.52-14.56 / 14.04-14.15 ms, NVIDIA OpenCL
+#     15.04-15.06 / 14.76 and 17.28; the exact solver at 96 (CUDA default; NVIDIA OpenCL uncapped,
+#     90) / 80 / 72 / 64: CUDA 43.79-43.98 / 43.39-43.73 / 43.99-44.12 / 44.52-44.67, NVIDIA OpenCL
+#     55.05-55.24 / 51.79-51.82 / 52.69-52.79 / 53.56-53.68.
+#   PART=n (~5 min), the final binary (the exact solver's program capped at 80 on both dialects;
+#     dist/neuroport-m is part m's): `check` (FIM rows) on CUDA, NVIDIA OpenCL and PoCL 5.0, seed
+#     320; `bench fim --example 3` m and new alternating, both solvers, two rounds; the maps
+#     against f0 (the same bytes expected: a register cap changes no arithmetic).
+if [ "$PART" = n ]; then
+  CHECK_ROWS=fim_ checks 320 cuda "$OCL" "$POCL"
+  F="$OUT/fim.txt"
+  fim_rounds "exact paper" "m $PWD/dist/neuroport-m" "new $B" > /dev/null
+  fim_summary
+  fim_phantom
+  maps_against f0 "$PWD/dist/neuroport-f0"
 fi

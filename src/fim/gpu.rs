@@ -110,11 +110,12 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
     }
     let name: &'static str = Box::leak(format!("fim-l{lanes}{}", if defer { "-defer" } else { "" }).into_boxed_str());
     let diag = if std::env::var("NEUROPORT_FIM_DIAG_NOROOT").is_ok() { "#define NP_FIM_NOROOT 1\n" } else { "" };
-    // With roots deferred fim_update is capped at 80 registers (fim.cl: __maxnreg__ on CUDA);
-    // NVIDIA's OpenCL takes the cap for the whole program (its other kernels use fewer). On the
-    // H100 its update took 92 uncapped: example 3's kernels 17.15-17.16 ms against 15.23-15.31
-    // capped (round23.sh PART=b).
-    let def = if defer { format!("/* NP_OPENCL_NV_OPTIONS: -cl-nv-maxrregcount=80 */\n#define NP_FIM_DEFER 1\n#define NP_FIM_SLOTS {}\n", root_slots()) } else { String::new() };
+    // fim_update is capped at 80 registers (fim.cl NP_FIM_MAXREG: __maxnreg__ on CUDA); NVIDIA's
+    // OpenCL takes the cap for the whole program (its other kernels use fewer). On the H100 its
+    // update took 92 uncapped with roots deferred (example 3's kernels 17.15-17.16 ms against
+    // 15.23-15.31 capped, round23.sh PART=b) and 90 with them in place (55.1 against 51.8, PART=m).
+    let def = if defer { format!("#define NP_FIM_DEFER 1\n#define NP_FIM_SLOTS {}\n", root_slots()) } else { String::new() };
+    let def = format!("/* NP_OPENCL_NV_OPTIONS: -cl-nv-maxrregcount=80 */\n{def}");
     let source: &'static str = Box::leak(format!("{diag}{def}#define NP_FIM_LANES {lanes}\n{SOURCE}").into_boxed_str());
     built.push(((lanes, defer), name, source));
     (name, source)
