@@ -27,7 +27,7 @@ NP_FN float np_fim_s(const float *m, int i, int j)
 
 /* g^T S g by S's symmetry: six products instead of nine (H_G's evaluations form it up to ~140
  * times each). */
-NP_FN float np_fim_q(const float *m, const float *g)
+NP_FN float np_fim_quad(const float *m, const float *g)
 {
     return np_fim_s(m, 0, 0) * g[0] * g[0] + np_fim_s(m, 1, 1) * g[1] * g[1] + np_fim_s(m, 2, 2) * g[2] * g[2] +
            2.0f * (np_fim_s(m, 0, 1) * g[0] * g[1] + np_fim_s(m, 0, 2) * g[0] * g[2] + np_fim_s(m, 1, 2) * g[1] * g[2]);
@@ -149,7 +149,7 @@ NP_FN float np_fim_combo(const float *m, const float *rd, const float *ih, const
         if (tsai) {
             float gk[3] = {g[0], g[1], g[2]};
             gk[k] = np_fim_tsai_select(pm, pp, ps);
-            if (!(np_fabs(np_sqrt(np_fim_q(m, gk)) - 1.0f) < np_fim_tsai_tol(m, ih, u))) ok = 0;
+            if (!(np_fabs(np_sqrt(np_fim_quad(m, gk)) - 1.0f) < np_fim_tsai_tol(m, ih, u))) ok = 0;
         } else if (np_fim_side(pm, pp, ps) != side[k]) {
             ok = 0;
         }
@@ -168,7 +168,7 @@ NP_FN float np_fim_ext_r(const float *m, const float *rd, const float *iv, float
     float rs = -(np_fim_s(m, 2, 0) * p + np_fim_s(m, 2, 1) * q) * rd[2];
     float r = a <= b ? np_fim_clamp(rs, a, b) : (np_fabs(a - rs) >= np_fabs(b - rs) ? a : b);
     float g[3] = {p, q, r};
-    return np_fim_q(m, g);
+    return np_fim_quad(m, g);
 }
 
 NP_FN float np_fim_ext_qr(const float *m, const float *rd, const float *iv, float p)

@@ -101,9 +101,9 @@ pub(super) fn s<R: Real>(m: &[R; 6], i: usize, j: usize) -> R {
     m[SYM[i][j]]
 }
 
-/// g^T S g by S's symmetry (six products instead of nine; `np_fim_q`).
+/// g^T S g by S's symmetry (six products instead of nine; `np_fim_quad`).
 #[inline]
-pub(super) fn q<R: Real>(m: &[R; 6], g: &[R; 3]) -> R {
+pub(super) fn quad<R: Real>(m: &[R; 6], g: &[R; 3]) -> R {
     s(m, 0, 0) * g[0] * g[0] + s(m, 1, 1) * g[1] * g[1] + s(m, 2, 2) * g[2] * g[2] + R::of(2.0) * (s(m, 0, 1) * g[0] * g[1] + s(m, 0, 2) * g[0] * g[2] + s(m, 1, 2) * g[1] * g[2])
 }
 
@@ -116,7 +116,7 @@ pub(super) fn recip_diag<R: Real>(m: &[R; 6]) -> [R; 3] {
 /// H of eq. 5.
 #[inline]
 pub fn hamiltonian<R: Real>(m: &[R; 6], g: &[R; 3]) -> R {
-    q(m, g).sqrt()
+    quad(m, g).sqrt()
 }
 
 /// The critical point of axis k: the p minimising H with the other two components held

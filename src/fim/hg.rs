@@ -19,7 +19,7 @@
 //! a bracket bounded through the Schur complement. The same arithmetic is `np_fim_hg` and
 //! `np_fim_root` in `cl/common/fim.h`.
 
-use super::godunov::{q as q3, recip_diag, s, Neighbours, Real};
+use super::godunov::{quad, recip_diag, s, Neighbours, Real};
 
 /// I[a, b] per axis: a = p- = (U - backward) / h, b = p+ = (forward - U) / h.
 type Intervals<R> = [[R; 2]; 3];
@@ -37,7 +37,7 @@ fn ext_r<R: Real>(m: &[R; 6], rd: &[R; 3], iv: &Intervals<R>, p: R, q: R) -> R {
     let [a, b] = iv[2];
     let rs = -(s(m, 2, 0) * p + s(m, 2, 1) * q) * rd[2];
     let r = if a <= b { clamp(rs, a, b) } else if (a - rs).abs() >= (b - rs).abs() { a } else { b };
-    q3(m, &[p, q, r])
+    quad(m, &[p, q, r])
 }
 
 /// ext_q ext_r Q(p, q, r) at fixed p, exactly.

@@ -112,12 +112,7 @@ pub fn compile_ptx(name: &str, entry: &str, arch: &'static str) -> Result<Ptx> {
 /// (correctly rounded division and sqrt, NVRTC's default), for measuring what they cost.
 /// `NEUROPORT_NVRTC_OPTIONS` adds options to every program (for tuning, e.g. `--maxrregcount=64`).
 fn source_options(src: &str) -> Vec<String> {
-    let mut opts: Vec<String> = match src.find("NP_NVRTC_OPTIONS:") {
-        Some(at) if !std::env::var("NEUROPORT_NVRTC_IEEE").is_ok_and(|v| v == "1") => {
-            src[at + "NP_NVRTC_OPTIONS:".len()..].split_whitespace().take_while(|w| w.starts_with("--")).map(str::to_string).collect()
-        }
-        _ => Vec::new(),
-    };
+    let mut opts = if std::env::var("NEUROPORT_NVRTC_IEEE").is_ok_and(|v| v == "1") { Vec::new() } else { super::source::marked_options(src, "NP_NVRTC_OPTIONS:", "--") };
     if let Ok(extra) = std::env::var("NEUROPORT_NVRTC_OPTIONS") {
         opts.extend(extra.split_whitespace().map(str::to_string));
     }

@@ -3,7 +3,7 @@
 //! libOpenCL is loaded at run time (opencl3's `dynamic`), so a machine without it simply lists
 //! no OpenCL devices.
 
-use super::source::{assemble, Dialect};
+use super::source::{assemble, marked_options, Dialect};
 use super::DeviceInfo;
 use anyhow::{anyhow, Context as _, Result};
 use opencl3::context::Context;
@@ -102,9 +102,7 @@ fn build_options(src: &str, nv: bool) -> String {
     let mut opts = vec!["-cl-std=CL1.2".to_string()];
     let markers: &[&str] = if nv { &["NP_OPENCL_OPTIONS:", "NP_OPENCL_NV_OPTIONS:"] } else { &["NP_OPENCL_OPTIONS:"] };
     for marker in markers {
-        if let Some(at) = src.find(marker) {
-            opts.extend(src[at + marker.len()..].split_whitespace().take_while(|w| w.starts_with('-')).map(str::to_string));
-        }
+        opts.extend(marked_options(src, marker, "-"));
     }
     if let Ok(extra) = std::env::var("NEUROPORT_OPENCL_OPTIONS") {
         opts.extend(extra.split_whitespace().map(str::to_string));

@@ -41,6 +41,15 @@ pub fn assemble(dialect: Dialect, entry: &str) -> Result<String> {
     Ok(out)
 }
 
+/// The build options a source names after `marker` (e.g. `NP_NVRTC_OPTIONS:`): the words that
+/// follow it while they start with `prefix` (`--` for NVRTC, `-` for OpenCL); none without it.
+pub fn marked_options(src: &str, marker: &str, prefix: &str) -> Vec<String> {
+    match src.find(marker) {
+        Some(at) => src[at + marker.len()..].split_whitespace().take_while(|w| w.starts_with(prefix)).map(str::to_string).collect(),
+        None => Vec::new(),
+    }
+}
+
 fn expand(src: &str, out: &mut String, seen: &mut Vec<String>) -> Result<()> {
     for line in src.lines() {
         let t = line.trim_start();
