@@ -159,7 +159,7 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                           NP_GLOBAL int *zero, NP_GLOBAL int *cand, int mode,
                           NP_GLOBAL int *roots, NP_GLOBAL int *root_count, NP_GLOBAL int *root_zero,
                           NP_GLOBAL int *seen, NP_GLOBAL int *moved, int seq, NP_GLOBAL int *work,
-                          NP_GLOBAL int *rootsin, NP_GLOBAL float *rootnb)
+                          NP_GLOBAL int *rootsin, NP_GLOBAL float *rootnb, int probe, NP_GLOBAL int *wanted)
 {
     NP_LOCAL_MEM float su[NP_FIM_BV];
     /* Whether each voxel is evaluated (the skip, np_fim_unmoved), and how many were. */
@@ -292,6 +292,13 @@ NP_KERNEL void NP_FIM_UPDATE_BOUNDS fim_update(NP_GLOBAL const float *NP_RESTRIC
                         rootnb[6 * qi + 4] = lz > 0 ? u[v - NP_FIM_B * NP_FIM_B] : nb[4];
                         rootnb[6 * qi + 5] = lz < NP_FIM_B - 1 ? u[v + NP_FIM_B * NP_FIM_B] : nb[5];
                         np_atomic_add_i32(&rootsin[b], 1);
+                        /* The probe (src/fim/gpu.rs: probe): the voxels that ever wanted a root,
+                         * each counted once in wanted[0] (bits from wanted[1]). A voxel evaluated
+                         * only because it read a racing stamp wants what it wanted before, so the
+                         * count is the same on every run. */
+                        int bit = 1 << (v & 31);
+                        if (probe && !(np_atomic_or_i32(wanted + 1 + (v >> 5), bit) & bit))
+                            np_atomic_add_i32(wanted, 1);
                     }
                     queued = 2 | (nbmoved ? 4 : 0);
                     q = NP_FIM_INF;

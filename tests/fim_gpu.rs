@@ -292,3 +292,30 @@ fn regions_over_one_field_give_each_region_alone() {
         }
     }
 }
+
+/// 004's solver with its roots deferred by the device's own choice probes how often they are
+/// wanted over the first iterations (`Params::probe`) and, where they are frequent (the 004 helix:
+/// eigenvalues 1 and 1e-4), solves again with them in place: then the answer is the in-place
+/// solve's, bit for bit; where they are rare (the stand-in brain) the deferred solve's. The probe
+/// counts each voxel once, so it reads the same on every run.
+#[test]
+fn deferred_roots_probe_keeps_frequent_roots_in_place() {
+    let Some(dev) = opencl() else { return };
+    let bits = |u: &[f32]| u.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    let paper = Params { local: fim::Local::Paper, ..Params::default() };
+    for (name, p, frequent) in [("helix", fim::repro::helix(20).problem, true), ("brain", fim::repro::brain([48, 48, 16], 3).problem, false)] {
+        let probed = Params { defer: Some(true), probe: Some(true), ..paper };
+        let got = fim::solve(&dev, &p, &probed).unwrap();
+        let pr = got.probe.unwrap_or_else(|| panic!("{name}: no probe after {} iterations", got.iterations));
+        eprintln!("{name}: {pr:?}, {} iterations", got.iterations);
+        assert_eq!(pr.iterations, fim::gpu::PROBE_ITERATIONS);
+        assert_eq!(pr.frequent(), frequent, "{name}: {pr:?}");
+        let want = fim::solve(&dev, &p, &Params { defer: Some(!frequent), probe: Some(false), ..paper }).unwrap();
+        assert!(want.u.iter().any(|x| x.is_finite()));
+        assert_eq!(bits(&got.u), bits(&want.u), "{name}: the probed solve against roots {}", if frequent { "in place" } else { "deferred" });
+        assert_eq!(got.iterations, want.iterations, "{name}");
+        let again = fim::solve(&dev, &p, &probed).unwrap();
+        assert_eq!(again.probe, Some(pr), "{name}: the probe on a second run");
+        assert_eq!(bits(&again.u), bits(&got.u), "{name}: a second run");
+    }
+}

@@ -135,6 +135,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         s1.timings.total_ms()
     );
     summary += &neuroport::dti::repaired_note(repaired);
+    if let Some(pr) = s1.probe.filter(|pr| pr.frequent()) {
+        summary += &format!("; H_G's roots wanted at {} of {} voxels listed in the first {} iterations: solved with them in place", pr.wanted, pr.listed, pr.iterations);
+    }
     let con = sols.get(1).map(|s2| stage("connectivity", || connectivity::combine(&s1.u, &s2.u, a.eps))).transpose()?;
     let mut maps: Vec<(PathBuf, usize, &[f32])> = vec![(named(&a.out, "cost1"), 1, &s1.u)];
     let mut path = None;

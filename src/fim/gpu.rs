@@ -13,7 +13,7 @@
 
 use super::blocked::{block_grid, for_block, indexable, B, BV};
 use super::stack::Stack;
-use super::{FimKernels, Local, Params, Problem, Solution, Validity};
+use super::{Probe, FimKernels, Local, Params, Problem, Solution, Validity};
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
 use anyhow::{bail, Result};
 use crate::runtime::stages::{record, stage};
@@ -131,6 +131,23 @@ fn program(lanes: usize, defer: bool) -> (&'static str, &'static str) {
 /// (1 to 64) sets it, for measuring.
 fn root_slots() -> usize {
     std::env::var("NEUROPORT_FIM_ROOT_SLOTS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| (1..=64).contains(v)).unwrap_or(32)
+}
+
+/// Iterations a solve with its roots deferred by the device's own choice runs before the probe
+/// (`Probe`) decides whether to go on: a multiple of [`CHECK_EVERY`], read with that count.
+pub const PROBE_ITERATIONS: usize = 16;
+
+/// Whether a solve that defers its roots probes how often they are wanted (`Params::probe`;
+/// default: where the deferral is the device's own choice, not asked for by `Params::defer` or
+/// `NEUROPORT_FIM_DEFER`). `NEUROPORT_FIM_PROBE=0` / `=1` turns it off / on for every solve
+/// that defers (measuring).
+pub fn probe(par: &Params) -> bool {
+    let default = match std::env::var("NEUROPORT_FIM_PROBE").ok().as_deref() {
+        Some("0") => false,
+        Some("1") => true,
+        _ => par.defer.is_none() && std::env::var("NEUROPORT_FIM_DEFER").is_err(),
+    };
+    par.probe.unwrap_or(default)
 }
 
 /// Whether fim_update leaves H_G's roots to fim_settle (cl/fim.cl): with 004's local solver on a
@@ -370,6 +387,10 @@ impl GpuFim {
         let b_rootsin: Buf<i32> = g.zeros(if defer { nb } else { 1 })?;
         let b_rootnb: Buf<f32> = g.alloc(if defer { 6 * vox.len().max(1) } else { 1 })?;
         let b_rnew: Buf<f32> = g.alloc(if defer { nbv } else { 1 })?;
+        // The probe's count and one bit per voxel (fim.cl fim_update: wanted), while probing.
+        let mut probing = defer && probe(par);
+        let b_wanted: Buf<i32> = g.zeros(if probing { 1 + nbv.div_ceil(32) } else { 1 })?;
+        let mut again = None;
         let settle = defer && par.settle && !env_off("NEUROPORT_FIM_SETTLE");
         let nbr_groups = (groups * BV).div_ceil(root_items);
         g.launch(init, Shape::items(nbv), args![&b_mask, &b_u, nbv as i32, &b_rnew, if defer { nbv as i32 } else { 0 }])?;
@@ -402,7 +423,7 @@ impl GpuFim {
                 // then committed, and the neighbours of those that converged (not the candidates
                 // that came out unchanged) appended to the next list as candidates.
                 let q = next_seq();
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next, &b_seen, &b_moved, q, &b_work, &b_rootsin, &b_rootnb])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, spent, &b_cand, FOLDED, &b_roots, rc, rc_next, &b_seen, &b_moved, q, &b_work, &b_rootsin, &b_rootnb, probing as i32, &b_wanted])?;
                 if defer {
                     // The roots and the neighbours (fim.cl fim_settle): in one launch, or (not
                     // `settle`, for measuring and the tests) the roots' groups and then the
@@ -420,11 +441,11 @@ impl GpuFim {
             } else {
                 // Step 1: n Jacobi updates of every active block; C_b by reduction; the
                 // unconverged join the next list; the candidate count starts at 0.
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work, &b_rootsin, &b_rootnb])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, list, cnt, Arg::structure(&fp), inner as i32, &b_conv, &b_hist, s0, next, next_cnt, append, &b_cand_count, &b_cand, ACTIVE, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work, &b_rootsin, &b_rootnb, probing as i32, &b_wanted])?;
                 // Step 2: the active blocks' results committed, and neighbour blocks of converged
                 // blocks updated once and reduced, then committed.
                 g.launch(nbr, Shape::items(groups * BV), args![list, cnt, &b_conv, b_sblock, Arg::structure(&fp), &b_cand, &b_cand_list, &b_cand_count, &b_unew, &b_u, 0i32])?;
-                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work, &b_rootsin, &b_rootnb])?;
+                g.launch(upd, Shape::groups(groups, BV * lanes), args![b_speed, b_sblock, &b_mask, &b_u, &b_unew, &b_cand_list, &b_cand_count, Arg::structure(&fp), 1i32, &b_conv, &b_hist, s1, next, next_cnt, append, spent, &b_cand, CANDIDATES, &b_roots, rc, rc_next, &b_seen, &b_moved, next_seq(), &b_work, &b_rootsin, &b_rootnb, probing as i32, &b_wanted])?;
                 g.launch(commit, Shape::items(groups * BV), args![&b_cand_list, &b_cand_count, Arg::structure(&fp), &b_unew, &b_u])?;
             }
             // Step 3: the next list, every block whose C_b is false.
@@ -445,8 +466,35 @@ impl GpuFim {
                     count = read1(g, &counts[cur % 3])?;
                     sol.host_syncs += 1;
                     progress.at(sol.iterations, count, "blocks");
+                    if probing && sol.iterations == PROBE_ITERATIONS {
+                        probing = false;
+                        let mut h = vec![0i32; 2 * PROBE_ITERATIONS];
+                        g.read(&b_hist, 0, &mut h)?;
+                        let listed = h.iter().map(|&c| c.max(0) as u64).sum::<u64>() * BV as u64;
+                        let probe = Probe { iterations: PROBE_ITERATIONS, wanted: read1(g, &b_wanted)? as u64, listed };
+                        if probe.frequent() && count > 0 {
+                            again = Some(probe);
+                            break;
+                        }
+                        sol.probe = Some(probe);
+                    }
                 }
             }
+        }
+        if let Some(probe) = again {
+            // Solved again with the roots in place; the probe's device time counts.
+            g.finish()?;
+            g.set_timing(true);
+            let mut it = g.take_timings()?;
+            it.scale_sampled(sol.iterations as u64, timed);
+            timings.add(&it);
+            record("fim iterations", ms_since(t_iter));
+            drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew, b_wanted));
+            let mut sol = self.run(f, p, &Params { defer: Some(false), ..*par })?;
+            timings.add(&sol.timings);
+            sol.timings = timings;
+            sol.probe = Some(probe);
+            return Ok(sol);
         }
         if count > 0 {
             bail!("the block FIM did not converge in {max_iter} iterations");
@@ -483,7 +531,7 @@ impl GpuFim {
         timings.add(&g.take_timings()?);
         sol.timings = timings;
         let t_free = Instant::now();
-        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew));
+        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew, b_wanted));
         record("fim free", ms_since(t_free));
         Ok(sol)
     }

@@ -104,6 +104,11 @@ pub struct Params {
     /// GPU: leave H_G's roots to the launch after the update (cl/fim.cl fim_settle; only with
     /// the folded device list); None: [`gpu::defer`]'s choice.
     pub defer: Option<bool>,
+    /// GPU, roots deferred: count the voxels that want one over the first
+    /// [`gpu::PROBE_ITERATIONS`] iterations and, where they are frequent ([`Probe::frequent`]),
+    /// solve again with the roots in place; None: [`gpu::probe`]'s choice (where the deferral is
+    /// the device's own). docs/fim.md, "Deferred roots, where they are rare".
+    pub probe: Option<bool>,
     /// GPU, roots deferred: find them in the neighbours' launch (cl/fim.cl fim_settle, one launch
     /// an iteration fewer) rather than in a launch of their own before it (fim_settle's two
     /// parts one after the other); the same bits either way. Default on; `NEUROPORT_FIM_SETTLE=0` turns it off for every solve (measuring).
@@ -136,7 +141,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 0, host_list: false, lanes: 0, defer: None, settle: true, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 0, host_list: false, lanes: 0, defer: None, probe: None, settle: true, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
     }
 }
 
@@ -159,10 +164,39 @@ pub struct Solution {
     /// GPU: times the host waited on the queue inside the iteration loop.
     pub host_syncs: usize,
     pub timings: Timings,
+    /// GPU, roots deferred by the device's choice: what the probe counted (`Params::probe`).
+    pub probe: Option<Probe>,
     /// Regions solved in the same run ([`solve_regions`] on a GPU stacks them): the figures
     /// above (iterations, updates, active blocks, timings) are then the run's, for all of them.
     /// 0 or 1: this region alone.
     pub together: usize,
+}
+
+/// How often H_G's roots were wanted in a solve's first iterations (004's solver on GPUs, where
+/// they are deferred). 004's examples differ by orders of magnitude: over the first 16
+/// iterations on PoCL, the stand-in brain's roots at 0.003 % of the listed voxels (128x128x50;
+/// 0.17 % at 48x48x16), the helix's (eigenvalues 1 and 1e-4) at 1.3-1.4 % (20^3 to 32^3);
+/// docs/fim.md, "Deferred roots, where they are rare".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probe {
+    pub iterations: usize,
+    /// Voxels that wanted a root at least once (each counted once: the same on every run).
+    pub wanted: u64,
+    /// Voxels of the blocks listed, summed over the iterations (a block's 4^3 each listing).
+    pub listed: u64,
+}
+
+impl Probe {
+    /// Wanted roots per listed voxel above which they are kept in place: between the two
+    /// examples' figures, a factor ~3 from each (the small brain's and the helix's); on the H100
+    /// deferral halves example 3's time and doubles the helix's (docs/fim.md).
+    pub const FREQUENT: f64 = 5e-3;
+
+    /// Frequent enough that the deferred search (fim_settle: 32 slots a root, a wide bracket each
+    /// round) costs more than the in-place one.
+    pub fn frequent(&self) -> bool {
+        self.wanted as f64 > Self::FREQUENT * self.listed as f64
+    }
 }
 
 impl Solution {

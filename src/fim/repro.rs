@@ -239,6 +239,15 @@ pub fn describe(sol: &Solution, mask: &[u8], gpu: bool) -> String {
     if gpu {
         s += &format!(", {:.3} host syncs per iteration", sol.host_syncs as f64 / sol.iterations.max(1) as f64);
     }
+    if let Some(pr) = sol.probe {
+        s += &format!(
+            "; H_G's roots wanted at {} of {} listed voxels in the first {} iterations{}",
+            pr.wanted,
+            pr.listed,
+            pr.iterations,
+            if pr.frequent() { ", so solved again with them in place (these figures)" } else { "" }
+        );
+    }
     s
 }
 

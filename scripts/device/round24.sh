@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Round 24 on the lent H100 (docs/performance.md, FIM "Round 24"; results in
+# docs/results/h100-2026-11-27-round24/). Binaries: dist/neuroport (new, the commit of each part),
+# dist/neuroport-prev (round 23's final build).
+#   PART=a (~10 min): FIM, the probe of deferred roots (004's solver on GPUs: count the voxels
+#     that want H_G's root over the first 16 iterations, and where they are frequent solve again
+#     with the roots in place). `check` (FIM rows) on CUDA, NVIDIA OpenCL and PoCL 5.0, seed 330;
+#     `bench fim` on the 64^3 helix (example 2) and on example 3 with 004's solver, prev and new
+#     alternating, two rounds, CUDA and NVIDIA OpenCL, new with the probe off
+#     (`NEUROPORT_FIM_PROBE=0`: roots deferred as before) and with the roots in place
+#     (`NEUROPORT_FIM_DEFER=0`) beside them; example 1 once; `fim --target` on the 402 K-voxel
+#     phantom with both local solvers, prev against new byte for byte.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+PREV=$PWD/dist/neuroport-prev
+# ex LABEL BINARY BACKEND EXAMPLE [ENV...]: `bench fim --example EXAMPLE --local paper` (median of
+# 3), its last line appended to $F under "## LABEL".
+ex() {
+  local label=$1 bin=$2 be=$3 e=$4; shift 4
+  stamp "bench fim example $e $label $be"
+  { echo "## $label $be example $e"; env "$@" timeout 120 "$bin" bench fim --example "$e" --backend "$be" --local paper --repeats 3 2>&1 | tail -1 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$F"
+}
+case "$PART" in
+  a)
+    CHECK_ROWS=fim_ checks 330 cuda "$OCL" "$POCL"
+    F="$OUT/fim.txt"
+    for rep in 1 2; do for be in cuda "$OCL"; do for e in 2 3; do
+      ex "prev ($rep)" "$PREV" "$be" "$e"
+      ex "new ($rep)" "$B" "$be" "$e"
+      ex "new, probe off ($rep)" "$B" "$be" "$e" NEUROPORT_FIM_PROBE=0
+      ex "new, roots in place ($rep)" "$B" "$be" "$e" NEUROPORT_FIM_DEFER=0
+    done; done; done > /dev/null
+    for be in cuda "$OCL"; do ex "new" "$B" "$be" 1; done > /dev/null
+    fim_summary
+    fim_maps_same prev "$PREV"
+    ;;
+esac
