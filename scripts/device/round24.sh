@@ -10,6 +10,11 @@
 #     (`NEUROPORT_FIM_PROBE=0`: roots deferred as before) and with the roots in place
 #     (`NEUROPORT_FIM_DEFER=0`) beside them; example 1 once; `fim --target` on the 402 K-voxel
 #     phantom with both local solvers, prev against new byte for byte.
+#     Found: `check` passes (49 / 48 / 47 rows); the helix with 004's solver, kernels: CUDA
+#     351.7-352.5 -> 140.6-140.9 ms (in place alone 140.2, probe off 352), NVIDIA OpenCL
+#     364.7-365.3 -> 142.8-143.0; probes: helix 2,053-2,058 of 157,952 listed voxels (in place),
+#     example 3 4 of 162,368 (deferred, 14.52-14.70 ms against prev's 14.56-14.58 on CUDA),
+#     example 1 0; the phantom's maps the same bytes as prev's.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
