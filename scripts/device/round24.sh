@@ -40,4 +40,19 @@ case "$PART" in
     fim_summary
     fim_maps_same prev "$PREV"
     ;;
+  b)
+    # Reading our multi-member .nii.gz: dist/readtime (examples/readtime.rs built at round 23's
+    # reader: read_nifti three times in one process) against dist/readtime-new, 1 / 4 / 16
+    # threads, the 256x256x100 tensor (157 MB raw) and DWI (183 MB); then the user's
+    # `fim --target` with prev and new alternating, two rounds on CUDA, its stages.
+    fim_phantom
+    for f in "$W/d/dti_tensor.nii.gz" "$W/b/dwi.nii.gz"; do for t in 1 4 16; do for v in readtime readtime-new; do
+      echo "## $v $(basename "$f") threads $t"; RAYON_NUM_THREADS=$t timeout 60 "dist/$v" "$f" 2>&1
+    done; done; done | tee "$OUT/read.txt"
+    for rep in 1 2; do
+      fim_target "prev ($rep)" "$PREV" cuda "$W/old-cuda"
+      fim_target "new ($rep)" "$B" cuda "$W/new-cuda"
+    done > /dev/null
+    grep -E "^##|stages|process" "$OUT/user.txt" | cut -c1-260
+    ;;
 esac

@@ -82,6 +82,39 @@ impl<R: Read + Send> ParallelMembers<R> {
     }
 }
 
+impl<R: Read + Send> ParallelMembers<R> {
+    /// The bytes inflated and not yet read (after a header read through [`Read`]), in order:
+    /// with [`Self::next_wave`], the rest of the stream for a reader that uses each member on
+    /// the core that inflated it (nifti_decode's `read_members`).
+    pub fn take_inflated(&mut self) -> Vec<Vec<u8>> {
+        let mut v = Vec::new();
+        let cur = std::mem::take(&mut self.cur);
+        if self.pos < cur.len() {
+            v.push(if self.pos == 0 { cur } else { cur[self.pos..].to_vec() });
+        }
+        self.pos = 0;
+        v.extend(self.ready.drain(..));
+        v
+    }
+
+    /// The next wave of compressed members (one per core; empty at the end of the stream), to
+    /// be inflated with [`inflate`].
+    pub fn next_wave(&mut self) -> io::Result<Vec<Vec<u8>>> {
+        if !self.pending.is_empty() {
+            return Ok(std::mem::take(&mut self.pending));
+        }
+        if self.eof {
+            return Ok(Vec::new());
+        }
+        read_wave(&mut self.src, &mut self.eof, self.wave)
+    }
+}
+
+/// A compressed member's raw (inflated) length, from its `NP` field.
+pub fn raw_len(m: &[u8]) -> usize {
+    sizes(m).map_or(0, |s| s.1)
+}
+
 impl<R: Read + Send> Read for ParallelMembers<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.pos == self.cur.len() {
@@ -146,7 +179,8 @@ fn read_up_to(src: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// One member's raw bytes (into `out`, emptied first), its CRC-32 and length checked.
-fn inflate(m: &[u8], mut out: Vec<u8>) -> io::Result<Vec<u8>> {
+/// One member inflated into `out` (its buffer reused), its length and CRC checked.
+pub fn inflate(m: &[u8], mut out: Vec<u8>) -> io::Result<Vec<u8>> {
     let (len, raw) = sizes(m).ok_or_else(|| bad("bad gzip member header"))?;
     let body = &m[HEADER..len - 8];
     out.clear();

@@ -2,8 +2,10 @@
 //! per read buffer, so a volume is never held twice.
 
 use anyhow::Result;
+use super::gz_members::{self, ParallelMembers};
 use rayon::prelude::*;
 use std::io::Read;
+use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
@@ -71,6 +73,36 @@ impl Decode {
         Ok(())
     }
 
+    /// Fills `out` from what is left of a stream of gzip members that say their lengths
+    /// (gz_members), each member inflated and converted on one core straight into its place in
+    /// `out`; the few voxels whose bytes straddle two members are put together afterwards. On
+    /// the H100 host [`Self::read`] took a 157 MB tensor to 145-160 ms on 16 cores, ~4x one core:
+    /// every byte went through one thread's copy into the read buffer, and a wave's conversion
+    /// waited for its inflation.
+    pub fn read_members<O: Copy + Send, R: Read + Send>(&self, src: &mut ParallelMembers<R>, out: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) -> std::io::Result<()> {
+        let want = out.len() * self.bytes;
+        let mut place = Placer { at: 0, want, joint: Joint::default() };
+        let pool = Mutex::new(Vec::<Vec<u8>>::new());
+        let first = src.take_inflated();
+        let lens: Vec<usize> = first.iter().map(|p| p.len()).collect();
+        place.wave(self, &lens, out, conv, |i| Ok(std::borrow::Cow::Borrowed(&first[i][..])))?;
+        let mut wave = src.next_wave()?;
+        while !wave.is_empty() && place.at < want {
+            let lens: Vec<usize> = wave.iter().map(|m| gz_members::raw_len(m)).collect();
+            let take = || pool.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+            let inflate = |i: usize| gz_members::inflate(&wave[i], take()).map(std::borrow::Cow::Owned);
+            let give = |b: Vec<u8>| pool.lock().unwrap_or_else(|e| e.into_inner()).push(b);
+            // The next wave read while this one is inflated and converted.
+            let (next, placed) = rayon::join(|| src.next_wave(), || place.wave_with(self, &lens, out, conv, inflate, give));
+            placed?;
+            wave = next?;
+        }
+        if place.at < want {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(())
+    }
+
     fn convert<O: Copy>(&self, b: &[u8], out: &mut [O], conv: &impl Fn(f64) -> O) {
         macro_rules! each {
             ($t:ty, $n:expr) => {{
@@ -95,6 +127,115 @@ impl Decode {
             Kind::I64 => each!(i64, 8),
             Kind::F32 => each!(f32, 4),
             Kind::F64 => each!(f64, 8),
+        }
+    }
+}
+
+/// Where the next piece of a member stream goes: `at` bytes of the `want` placed so far.
+struct Placer {
+    at: usize,
+    want: usize,
+    joint: Joint,
+}
+
+impl Placer {
+    fn wave<'a, O: Copy + Send>(&mut self, d: &Decode, lens: &[usize], out: &mut [O], conv: &(impl Fn(f64) -> O + Sync), raw: impl Fn(usize) -> std::io::Result<std::borrow::Cow<'a, [u8]>> + Sync) -> std::io::Result<()> {
+        self.wave_with(d, lens, out, conv, raw, |_| ())
+    }
+
+    /// Pieces `0..lens.len()` of the stream in order (piece i of `lens[i]` bytes, got by `raw(i)`
+    /// on some core and handed back to `give` when converted): the voxels wholly inside a piece
+    /// converted there, the bytes of those that straddle pieces joined in order afterwards.
+    fn wave_with<'a, O: Copy + Send>(
+        &mut self,
+        d: &Decode,
+        lens: &[usize],
+        out: &mut [O],
+        conv: &(impl Fn(f64) -> O + Sync),
+        raw: impl Fn(usize) -> std::io::Result<std::borrow::Cow<'a, [u8]>> + Sync,
+        give: impl Fn(Vec<u8>) + Sync,
+    ) -> std::io::Result<()> {
+        let b = d.bytes;
+        // Each piece's byte range [s, e) of the data (clipped to what is wanted) and its whole
+        // voxels [fe, le).
+        let mut spans = Vec::with_capacity(lens.len());
+        for &len in lens {
+            let s = self.at.min(self.want);
+            let e = (self.at + len).min(self.want);
+            self.at += len;
+            let (fe, le) = (s.div_ceil(b), e / b);
+            spans.push((s, e, fe, le.max(fe)));
+        }
+        // Disjoint slices of `out` for the pieces' whole voxels, in order.
+        let mut rest = &mut out[..];
+        let mut base = 0;
+        let mut parts = Vec::with_capacity(spans.len());
+        for &(_, _, fe, le) in &spans {
+            let (_, r) = std::mem::take(&mut rest).split_at_mut(fe - base);
+            let (mine, r) = r.split_at_mut(le - fe);
+            parts.push(mine);
+            rest = r;
+            base = le;
+        }
+        let edges: Vec<std::io::Result<Vec<(usize, Vec<u8>)>>> = parts
+            .into_par_iter()
+            .zip(spans.par_iter())
+            .enumerate()
+            .map(|(i, (mine, &(s, e, fe, le)))| {
+                if s == e {
+                    return Ok(Vec::new());
+                }
+                let r = raw(i)?;
+                let (lo, hi) = (fe * b - s, le * b - s);
+                let mut edge = Vec::new();
+                if fe < le {
+                    mine.par_chunks_mut(PIECE / b).zip(r[lo..hi].par_chunks(PIECE)).for_each(|(o, x)| d.convert(x, o, conv));
+                    if lo > 0 {
+                        edge.push((s, r[..lo].to_vec()));
+                    }
+                    if hi < e - s {
+                        edge.push((s + hi, r[hi..e - s].to_vec()));
+                    }
+                } else {
+                    edge.push((s, r[..e - s].to_vec()));
+                }
+                if let std::borrow::Cow::Owned(v) = r {
+                    give(v);
+                }
+                Ok(edge)
+            })
+            .collect();
+        for edge in edges {
+            for (off, bytes) in edge? {
+                self.joint.add(d, off, &bytes, out, conv);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of one voxel that straddles pieces, gathered in stream order.
+#[derive(Default)]
+struct Joint {
+    voxel: usize,
+    got: usize,
+    bytes: [u8; 8],
+}
+
+impl Joint {
+    fn add<O: Copy>(&mut self, d: &Decode, off: usize, bytes: &[u8], out: &mut [O], conv: &impl Fn(f64) -> O) {
+        for (j, &x) in bytes.iter().enumerate() {
+            let p = off + j;
+            if p / d.bytes != self.voxel || self.got == 0 {
+                self.voxel = p / d.bytes;
+                self.got = 0;
+            }
+            self.bytes[p % d.bytes] = x;
+            self.got += 1;
+            if self.got == d.bytes {
+                d.convert(&self.bytes[..d.bytes], &mut out[self.voxel..self.voxel + 1], conv);
+                self.got = 0;
+            }
         }
     }
 }

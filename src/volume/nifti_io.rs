@@ -34,7 +34,7 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     let gz = input.1;
     // The header first, on its own: its problems get precise messages before any data is read.
     let mut head = [0u8; 348];
-    read_full(&mut input.0, &mut head).map_err(|e| anyhow!("{shown}: {}", describe_io(e, gz, "header")))?;
+    read_full(input.0.stream(), &mut head).map_err(|e| anyhow!("{shown}: {}", describe_io(e, gz, "header")))?;
     let size = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
     if size == 540 || size.swap_bytes() == 540 {
         bail!("{shown}: NIfTI-2 files are not supported (convert to NIfTI-1, e.g. with fslchfiletype NIFTI_GZ)");
@@ -56,7 +56,7 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
         (input, path.to_path_buf(), header.vox_offset as u64 - 348)
     };
     let dshown = data_path.display().to_string();
-    let skipped = std::io::copy(&mut (&mut data_in.0).take(skip), &mut std::io::sink())
+    let skipped = std::io::copy(&mut data_in.0.stream().take(skip), &mut std::io::sink())
         .map_err(|e| anyhow!("{dshown}: {}", describe_io(e, data_in.1, "extensions")))?;
     if skipped < skip {
         bail!("{dshown}: truncated: the file ends before the data (vox_offset {})", header.vox_offset);
@@ -64,7 +64,11 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     let n: usize = dims.iter().product();
     let mut out = vec![O::default(); n];
     let decode = super::nifti_decode::Decode::of(&header, elem)?;
-    decode.read(&mut data_in.0, &mut out, &conv).map_err(|e| match e.kind() {
+    let decoded = match &mut data_in.0 {
+        Input::Members(m) => decode.read_members(m, &mut out, &conv),
+        Input::Stream(r) => decode.read(r.as_mut(), &mut out, &conv),
+    };
+    decoded.map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => {
             anyhow!("{dshown}: truncated: the data section ends before the {} bytes the header promises", n * decode.bytes)
         }
@@ -82,21 +86,37 @@ pub fn plain_io(e: &std::io::Error) -> String {
     }
 }
 
+/// A file's bytes: gzip members that say their lengths (ours), inflated on every core, or one
+/// stream (plain, or any other gzip).
+enum Input {
+    Members(super::gz_members::ParallelMembers<std::io::BufReader<std::fs::File>>),
+    Stream(Box<dyn Read>),
+}
+
+impl Input {
+    fn stream(&mut self) -> &mut dyn Read {
+        match self {
+            Input::Members(m) => m,
+            Input::Stream(r) => r.as_mut(),
+        }
+    }
+}
+
 /// A buffered reader of the file, through gzip when it starts with gzip's magic bytes (every
 /// member of a multi-member file, as written by parallel compressors).
-fn open_maybe_gz(path: &Path) -> Result<(Box<dyn Read>, bool)> {
+fn open_maybe_gz(path: &Path) -> Result<(Input, bool)> {
     let f = std::fs::File::open(path).map_err(|e| anyhow!("{}: cannot open ({})", path.display(), plain_io(&e)))?;
     let mut r = std::io::BufReader::with_capacity(1 << 20, f);
     let magic = r.fill_buf().map_err(|e| anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)))?;
     let gz = magic.len() >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     if gz && super::gz_members::sizes(magic).is_some() {
-        Ok((Box::new(super::gz_members::ParallelMembers::new(r)), true))
+        Ok((Input::Members(super::gz_members::ParallelMembers::new(r)), true))
     } else if gz {
-        Ok((Box::new(flate2::bufread::MultiGzDecoder::new(r)), true))
+        Ok((Input::Stream(Box::new(flate2::bufread::MultiGzDecoder::new(r))), true))
     } else if path.to_string_lossy().ends_with(".gz") && !magic.is_empty() {
         bail!("{}: not gzip data (the name ends in .gz)", path.display())
     } else {
-        Ok((Box::new(r), false))
+        Ok((Input::Stream(Box::new(r)), false))
     }
 }
 
