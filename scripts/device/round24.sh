@@ -41,8 +41,9 @@ case "$PART" in
     fim_maps_same prev "$PREV"
     ;;
   b)
-    # Reading our multi-member .nii.gz: dist/readtime (examples/readtime.rs built at round 23's
-    # reader: read_nifti three times in one process) against dist/readtime-new, 1 / 4 / 16
+    # Reading our multi-member .nii.gz: dist/readtime (examples/readtime.rs, a temporary example
+    # in commit 'nifti: our gzip members inflated...', built at round 23's reader: read_nifti three
+    # times in one process) against dist/readtime-new (built with that commit), 1 / 4 / 16
     # threads, the 256x256x100 tensor (157 MB raw) and DWI (183 MB); then the user's
     # `fim --target` with prev and new alternating, two rounds on CUDA, its stages.
     fim_phantom
@@ -54,5 +55,20 @@ case "$PART" in
       fim_target "new ($rep)" "$B" cuda "$W/new-cuda"
     done > /dev/null
     grep -E "^##|stages|process" "$OUT/user.txt" | cut -c1-260
+    ;;
+  c)
+    # The same with the project's own measure: `bench nifti --read-only` (best of 3) with prev
+    # and new alternating, two rounds, on the tensor and the issue-7 DWI (171 MB), and `dti` on
+    # the issue-7 volume (its read stage).
+    issue7_volume
+    fim_phantom
+    for rep in 1 2; do for f in "$W/d/dti_tensor.nii.gz" "$D/dwi.nii.gz"; do for v in prev new; do
+      bin=$B; [ $v = prev ] && bin=$PREV
+      echo "## $v ($rep) $(basename "$(dirname "$f")")/$(basename "$f")"; timeout 60 "$bin" bench nifti --read-only --input "$f" 2>&1 | tail -1
+    done; done; done | tee "$OUT/read.txt"
+    for rep in 1 2; do for v in prev new; do
+      bin=$B; [ $v = prev ] && bin=$PREV
+      wall "dti $v ($rep)" 120 env NEUROPORT_STAGES=1 "$bin" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$v/" --force
+    done; done | tee "$OUT/dti.txt"
     ;;
 esac
