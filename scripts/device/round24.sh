@@ -46,6 +46,8 @@ case "$PART" in
     # times in one process) against dist/readtime-new (built with that commit), 1 / 4 / 16
     # threads, the 256x256x100 tensor (157 MB raw) and DWI (183 MB); then the user's
     # `fim --target` with prev and new alternating, two rounds on CUDA, its stages.
+    # Found: tensor 105-121 -> 75-92 ms on 16 threads (1: 415-508 -> 404-419), DWI 102-111 ->
+    # 67-72; `fim --target` read stage 131-140 -> 97-100 ms.
     fim_phantom
     for f in "$W/d/dti_tensor.nii.gz" "$W/b/dwi.nii.gz"; do for t in 1 4 16; do for v in readtime readtime-new; do
       echo "## $v $(basename "$f") threads $t"; RAYON_NUM_THREADS=$t timeout 60 "dist/$v" "$f" 2>&1
@@ -60,6 +62,8 @@ case "$PART" in
     # The same with the project's own measure: `bench nifti --read-only` (best of 3) with prev
     # and new alternating, two rounds, on the tensor and the issue-7 DWI (171 MB), and `dti` on
     # the issue-7 volume (its read stage).
+    # Found: tensor 0.131-0.215 -> 0.107-0.108 s, issue-7 DWI 0.311-0.328 -> 0.219-0.290 s;
+    # `dti` read 301-311 -> 195-196 ms, main 512-521 -> 471-497 ms.
     issue7_volume
     fim_phantom
     for rep in 1 2; do for f in "$W/d/dti_tensor.nii.gz" "$D/dwi.nii.gz"; do for v in prev new; do
