@@ -303,16 +303,24 @@ target_same() {
   for m in cost1 cost2 total pathway; do cmp -s "$W/old-cuda_$m.nii.gz" "$W/new-cuda_$m.nii.gz" && echo "cuda $m: same bytes" || echo "cuda $m: DIFFER"; done | tee "$OUT/same.txt"
 }
 fim_summary() { echo "=== summary"; grep -E "^##|wall" "$F" | sed -e 's/ host syncs.*//' -e 's/active blocks per iteration/active/' | paste - -; }
-# fim_maps_same LABEL BINARY: `fim --target` on fim_phantom's inputs with BINARY and new, both
-# local solvers, CUDA and NVIDIA OpenCL; the four maps compared byte for byte ($OUT/same.txt).
-fim_maps_same() {
+# maps_against LABEL BINARY: `fim --target` on fim_phantom's inputs with BINARY and new, both local
+# solvers, CUDA and NVIDIA OpenCL; the four maps compared byte for byte and u1 by value
+# (fim_compare.py, BINARY's as the reference), into $OUT/maps-LABEL.txt.
+maps_against() {
   local label=$1 old=$2 be loc v bin m
+  for be in cuda "$OCL"; do for loc in exact paper; do
+    for v in "$label" new; do
+      bin=$B; [ "$v" = "$label" ] && bin=$old
+      { echo "## $v $be $loc"; timeout 120 "$bin" fim --backend "$be" --local $loc --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" \
+        --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/$v-${be%%:*}-$loc" --force 2>&1 >/dev/null | grep -E "gamma" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } >> "$OUT/maps-$label.txt"
+    done
+    for m in cost1 cost2 total pathway; do cmp -s "$W/$label-${be%%:*}-${loc}_$m.nii.gz" "$W/new-${be%%:*}-${loc}_$m.nii.gz" && echo "$be $loc $m: same bytes" || echo "$be $loc $m: differ"; done
+    python3 scripts/device/fim_compare.py "$W/$label-${be%%:*}-${loc}_cost1.nii.gz" "$W/new-${be%%:*}-${loc}_cost1.nii.gz" | sed "s|$W/||"
+  done; done | tee -a "$OUT/maps-$label.txt"
+  grep -E "gamma" "$OUT/maps-$label.txt" | cut -c1-160
+}
+# fim_maps_same LABEL BINARY: fim_phantom's inputs made, then maps_against.
+fim_maps_same() {
   fim_phantom
-  for be in cuda "$OCL"; do for loc in exact paper; do for v in "$label" new; do
-    bin=$B; [ "$v" = "$label" ] && bin=$old
-    timeout 120 "$bin" fim --backend "$be" --local $loc --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" \
-      --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/$v-${be%%:*}-$loc" --force > /dev/null 2>&1
-  done
-  for m in cost1 cost2 total pathway; do cmp -s "$W/$label-${be%%:*}-${loc}_$m.nii.gz" "$W/new-${be%%:*}-${loc}_$m.nii.gz" && echo "$be $loc $m: same bytes" || echo "$be $loc $m: DIFFER"; done
-  done; done | tee "$OUT/same.txt"
+  maps_against "$@"
 }

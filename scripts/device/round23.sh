@@ -23,22 +23,6 @@
 gpu_setup
 PART=${PART:-a}
 PREV=$PWD/dist/neuroport-prev
-# maps_against LABEL BINARY: `fim --target` on fim_phantom's inputs with BINARY and new, both local
-# solvers, CUDA and NVIDIA OpenCL; the four maps compared byte for byte and u1 by value
-# (fim_compare.py, BINARY's as the reference), into $OUT/maps-LABEL.txt.
-maps_against() {
-  local label=$1 old=$2 be loc v bin m
-  for be in cuda "$OCL"; do for loc in exact paper; do
-    for v in "$label" new; do
-      bin=$B; [ "$v" = "$label" ] && bin=$old
-      { echo "## $v $be $loc"; timeout 120 "$bin" fim --backend "$be" --local $loc --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" \
-        --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/$v-${be%%:*}-$loc" --force 2>&1 >/dev/null | grep -E "gamma" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } >> "$OUT/maps-$label.txt"
-    done
-    for m in cost1 cost2 total pathway; do cmp -s "$W/$label-${be%%:*}-${loc}_$m.nii.gz" "$W/new-${be%%:*}-${loc}_$m.nii.gz" && echo "$be $loc $m: same bytes" || echo "$be $loc $m: differ"; done
-    python3 scripts/device/fim_compare.py "$W/$label-${be%%:*}-${loc}_cost1.nii.gz" "$W/new-${be%%:*}-${loc}_cost1.nii.gz" | sed "s|$W/||"
-  done; done | tee -a "$OUT/maps-$label.txt"
-  grep -E "gamma" "$OUT/maps-$label.txt" | cut -c1-160
-}
 if [ "$PART" = a ]; then
   CHECK_ROWS=fim_ checks 310 cuda "$OCL" "$POCL"
   F="$OUT/fim.txt"

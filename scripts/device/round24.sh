@@ -75,4 +75,34 @@ case "$PART" in
       wall "dti $v ($rep)" 120 env NEUROPORT_STAGES=1 "$bin" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$v/" --force
     done; done | tee "$OUT/dti.txt"
     ;;
+  d)
+    # fim_settle's work-groups (004's solver, roots deferred): the roots' part launches 4,096
+    # groups (NEUROPORT_FIM_ROOT_GROUPS) while example 3 queues a few roots a launch; 1,056, 528
+    # and 264 against the default, two rounds, CUDA and NVIDIA OpenCL.
+    F="$OUT/fim.txt"
+    fim_rounds paper "default $B" "rg1056 $B NEUROPORT_FIM_ROOT_GROUPS=1056" "rg528 $B NEUROPORT_FIM_ROOT_GROUPS=528" "rg264 $B NEUROPORT_FIM_ROOT_GROUPS=264" > /dev/null
+    fim_summary
+    ;;
+  e)
+    # Short lists late in a solve (gpu::ShortLists): with the exact solver (one Jacobi update a
+    # launch), lists of at most 32 blocks get 2 once a list of 256 has been read back, for the
+    # crawl of a late correction (NVIDIA OpenCL's exact solve: 560 iterations against CUDA's
+    # 432). `check` (FIM rows) at seed 332 on CUDA, NVIDIA OpenCL and PoCL 5.0; `bench fim` on
+    # example 3 and the helix, exact, prev, new and new with them off (NEUROPORT_FIM_SHORT=0,1)
+    # alternating, two rounds, CUDA and NVIDIA OpenCL; example 3 with 004's solver once (not
+    # changed); `fim --target` maps against prev's by value.
+    CHECK_ROWS=fim_ checks 332 cuda "$OCL" "$POCL"
+    F="$OUT/fim.txt"
+    for rep in 1 2; do for be in cuda "$OCL"; do
+      for e in 3 2; do for v in prev new off; do
+        bin=$B; [ $v = prev ] && bin=$PREV
+        off=NP_UNSET=1; [ $v = off ] && off=NEUROPORT_FIM_SHORT=0,1
+        stamp "bench fim example $e exact $v $be"
+        { echo "## $v ($rep) $be example $e exact"; env "$off" timeout 120 "$bin" bench fim --example $e --backend "$be" --repeats 3 2>&1 | tail -1 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } >> "$F"
+      done; done
+    done; done
+    for be in cuda "$OCL"; do ex "new" "$B" "$be" 3; done > /dev/null
+    fim_summary
+    fim_maps_same prev "$PREV"
+    ;;
 esac
