@@ -67,10 +67,8 @@ fn block_fim_matches_node_fim_for_every_schedule() {
                 // roots in the launch after the update (fim_settle; the device list only; the exact
                 // solver here wants a root in about half its updates, so with several Jacobi
                 // updates a launch some are wanted after an in-block neighbour moved).
-                // short: short lists late in the solve (gpu::ShortLists) with more updates.
-                let late = Some(fim::gpu::ShortLists { len: 8, inner: 3, after: 16 });
-                for (inner, lanes, defer, short) in [(1, 1, None, None), (2, 1, None, None), (4, 1, None, None), (8, 1, None, None), (1, 3, None, None), (4, 3, None, None), (1, 3, Some(true), None), (2, 1, Some(true), None), (4, 3, Some(true), None), (1, 1, None, late), (1, 3, Some(true), late)] {
-                    let par = Params { inner, host_list, validity, lanes, eager, defer, short_lists: short, ..Params::default() };
+                for (inner, lanes, defer) in [(1, 1, None), (2, 1, None), (4, 1, None), (8, 1, None), (1, 3, None), (4, 3, None), (1, 3, Some(true)), (2, 1, Some(true)), (4, 3, Some(true))] {
+                    let par = Params { inner, host_list, validity, lanes, eager, defer, ..Params::default() };
                     let got = fim::solve(&dev, &p, &par).unwrap();
                     let mut worst = 0.0f32;
                     for v in 0..p.nvox() {
@@ -86,7 +84,7 @@ fn block_fim_matches_node_fim_for_every_schedule() {
                             worst = worst.max((x - y).abs() / y.abs().max(f32::MIN_POSITIVE));
                         }
                     }
-                    eprintln!("walls {walls} {validity:?} inner {inner} lanes {lanes} defer {defer:?} short {short:?} host list {host_list} eager {eager}: {} iterations, worst {worst:e}", got.iterations);
+                    eprintln!("walls {walls} {validity:?} inner {inner} lanes {lanes} defer {defer:?} host list {host_list} eager {eager}: {} iterations, worst {worst:e}", got.iterations);
                 }
             }
         }
@@ -201,15 +199,6 @@ fn block_fim_gives_the_same_bits_on_every_run_and_schedule() {
                         let runs = vec![("again", several), ("3 lanes", Params { lanes: 3, ..several }), ("every voxel evaluated", Params { skip: false, ..several }), ("roots in a launch of their own", Params { settle: false, ..several })];
                         same_bits(&p, &want, runs, &format!("{name} {local:?} inner {inner} defer {defer:?}"));
                     }
-                    // Short lists late in the solve with more updates (the exact solver's default
-                    // on large fields, here from a list of 16 blocks on): a schedule decided from
-                    // the counts read back, so the same bits on every run.
-                    let late = Params { short_lists: Some(fim::gpu::ShortLists { len: 8, inner: 3, after: 16 }), ..base };
-                    let got = fim::solve(&dev, &p, &late).unwrap();
-                    let plain = fim::solve(&dev, &p, &base).unwrap();
-                    assert_ne!(got.updates, plain.updates, "{name} {local:?}: the late short lists changed nothing (never reached?)");
-                    let runs = vec![("late short lists again", late), ("late short lists, 3 lanes", Params { lanes: 3, ..late }), ("late short lists, every voxel evaluated", Params { skip: false, ..late })];
-                    same_bits(&p, &bits(&got.u), runs, &format!("{name} {local:?} late short lists"));
                 }
             }
         }

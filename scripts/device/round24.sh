@@ -79,6 +79,7 @@ case "$PART" in
     # fim_settle's work-groups (004's solver, roots deferred): the roots' part launches 4,096
     # groups (NEUROPORT_FIM_ROOT_GROUPS) while example 3 queues a few roots a launch; 1,056, 528
     # and 264 against the default, two rounds, CUDA and NVIDIA OpenCL.
+    # Found: no gain (CUDA 14.39-15.34 against 14.62-14.64 ms): not changed.
     F="$OUT/fim.txt"
     fim_rounds paper "default $B" "rg1056 $B NEUROPORT_FIM_ROOT_GROUPS=1056" "rg528 $B NEUROPORT_FIM_ROOT_GROUPS=528" "rg264 $B NEUROPORT_FIM_ROOT_GROUPS=264" > /dev/null
     fim_summary
@@ -91,6 +92,8 @@ case "$PART" in
     # example 3 and the helix, exact, prev, new and new with them off (NEUROPORT_FIM_SHORT=0,1)
     # alternating, two rounds, CUDA and NVIDIA OpenCL; example 3 with 004's solver once (not
     # changed); `fim --target` maps against prev's by value.
+    # Found: `check` passes; NVIDIA OpenCL exact 560 -> 512 iterations, 51.73-51.81 ms against
+    # 51.74-51.95 off; CUDA 43.70-43.74 against 43.29-43.40: reverted after this part (a7c7d30).
     CHECK_ROWS=fim_ checks 332 cuda "$OCL" "$POCL"
     F="$OUT/fim.txt"
     for rep in 1 2; do for be in cuda "$OCL"; do

@@ -308,12 +308,10 @@ impl GpuFim {
         let (folded, eager) = (folded(par), eager(par));
         let defer = defer(g.info().is_gpu, par);
         let short = short_lists(par, defer);
-        // The iteration from which short lists get their own count (none: usize::MAX).
-        let mut late_from = if short.len == 0 { usize::MAX } else if short.after == 0 { 0 } else { usize::MAX };
         let active: Vec<bool> = mask.par_chunks(BV).map(|blk| blk.contains(&2)).collect();
         let list0: Vec<i32> = (0..nb as i32).filter(|&b| active[b as usize]).collect();
         let groups = std::env::var("NEUROPORT_FIM_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).unwrap_or(4096).min(nb).max(1);
-        let mut fp = FimParams {
+        let fp = FimParams {
             nx: p.dims[0] as i32,
             ny: p.dims[1] as i32,
             nz: p.dims[2] as i32,
@@ -328,8 +326,8 @@ impl GpuFim {
             groups: groups as i32,
             paper: (par.local == Local::Paper) as i32,
             nspeed: f.nspeed as i32,
-            short_len: if late_from == 0 { short.len as i32 } else { 0 },
-            short_inner: short.inner as i32,
+            short_len: short.0 as i32,
+            short_inner: short.1 as i32,
         };
         // The voxels whose u leaves the device at the end (fim_unblock): the mask's.
         let vox: Vec<i32> = p.mask.par_iter().enumerate().filter(|(_, &m)| m != 0).map(|(v, _)| v as i32).collect();
@@ -467,10 +465,6 @@ impl GpuFim {
                 if sol.iterations % CHECK_EVERY == 0 {
                     count = read1(g, &counts[cur % 3])?;
                     sol.host_syncs += 1;
-                    if late_from == usize::MAX && short.len > 0 && count >= short.after {
-                        late_from = sol.iterations;
-                        fp.short_len = short.len as i32;
-                    }
                     progress.at(sol.iterations, count, "blocks");
                     if probing && sol.iterations == PROBE_ITERATIONS {
                         probing = false;
@@ -515,9 +509,9 @@ impl GpuFim {
         // Only the iterations' slots (the buffer holds HIST of them, 512 KB).
         let mut hist = vec![0i32; 2 * sol.iterations.min(HIST)];
         g.read(&b_hist, 0, &mut hist)?;
-        for (it, pair) in hist.chunks(2).enumerate() {
+        for pair in hist.chunks(2) {
             sol.active.push(pair[0] as u32);
-            let reps = if folded && it >= late_from && pair[0] as usize <= short.len { short.inner } else { inner };
+            let reps = if folded && pair[0] as usize <= short.0 { short.1 } else { inner };
             sol.updates += (pair[0] as usize * BV * reps + pair[1] as usize * BV) as u64;
         }
         // A group's own count (fim.cl: no atomics on one address), summed here.
@@ -590,41 +584,18 @@ pub fn inner(par: &Params, defer: bool) -> usize {
     }
 }
 
-/// Short lists late in a solve: once a list of at least `after` blocks has been read back
-/// (the count the loop reads every [`CHECK_EVERY`] iterations), a folded list of at most `len`
-/// blocks gets `inner` Jacobi updates a launch. The front's first iterations, short too, keep
-/// the solve's own count; what follows the front's peak is its last blocks or a late correction
-/// crawling through converged blocks one an iteration (docs/fim.md, "Short lists late").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ShortLists {
-    pub len: usize,
-    pub inner: usize,
-    pub after: usize,
-}
-
-/// `Params::short_lists`, or the device's choice where it is None: with one Jacobi update a
-/// launch (the exact solver's roots in place), lists of at most 32 blocks get 2 once a list of
-/// 256 has been seen; none otherwise. `NEUROPORT_FIM_SHORT=LEN,INNER[,AFTER]` sets them (AFTER
-/// 0: from the start; `0,1`: none), for measuring.
-pub fn short_lists(par: &Params, defer: bool) -> ShortLists {
+/// Lists of at most `.0` blocks get `.1` Jacobi updates a launch (the folded list, where
+/// `Params::inner` is the device's choice): (0, inner) none. `NEUROPORT_FIM_SHORT=LEN,INNER`
+/// sets them, for measuring.
+pub fn short_lists(par: &Params, defer: bool) -> (usize, usize) {
     let inner = inner(par, defer);
-    let none = ShortLists { len: 0, inner, after: 0 };
     let env = std::env::var("NEUROPORT_FIM_SHORT").ok().and_then(|v| {
-        let w: Vec<usize> = v.split(',').map(|x| x.trim().parse::<usize>().ok()).collect::<Option<_>>()?;
-        let s = match w[..] {
-            [len, i] => ShortLists { len, inner: i, after: 0 },
-            [len, i, after] => ShortLists { len, inner: i, after },
-            _ => return None,
-        };
-        (1..=64).contains(&s.inner).then_some(s)
+        let (a, b) = v.split_once(',')?;
+        Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok().filter(|&n| (1..=64).contains(&n))?))
     });
-    if let Some(s) = env {
-        return s;
-    }
-    match par.short_lists {
+    match env {
         Some(s) => s,
-        None if inner == 1 && par.inner == 0 => ShortLists { len: 32, inner: 2, after: 256 },
-        None => none,
+        None => (0, inner),
     }
 }
 

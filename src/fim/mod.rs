@@ -109,9 +109,6 @@ pub struct Params {
     /// solve again with the roots in place; None: [`gpu::probe`]'s choice (where the deferral is
     /// the device's own). docs/fim.md, "Deferred roots, where they are rare".
     pub probe: Option<bool>,
-    /// GPU, folded device list: short lists late in a solve get more Jacobi updates a launch
-    /// ([`gpu::ShortLists`]); None: [`gpu::short_lists`]'s choice.
-    pub short_lists: Option<gpu::ShortLists>,
     /// GPU, roots deferred: find them in the neighbours' launch (cl/fim.cl fim_settle, one launch
     /// an iteration fewer) rather than in a launch of their own before it (fim_settle's two
     /// parts one after the other); the same bits either way. Default on; `NEUROPORT_FIM_SETTLE=0` turns it off for every solve (measuring).
@@ -144,7 +141,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 0, host_list: false, lanes: 0, defer: None, probe: None, short_lists: None, settle: true, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 0, host_list: false, lanes: 0, defer: None, probe: None, settle: true, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
     }
 }
 
