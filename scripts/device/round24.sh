@@ -108,4 +108,17 @@ case "$PART" in
     fim_summary
     fim_maps_same prev "$PREV"
     ;;
+  f)
+    # The active count read without draining the queue: queued into pinned memory every 8
+    # iterations and waited for 8 iterations later (the loop may run up to 16 empty iterations
+    # past the last; iterations counted from the lists' lengths). `check` (FIM rows) at seed 334
+    # on CUDA, NVIDIA OpenCL and PoCL 5.0; `bench fim --example 3` prev and new alternating, both
+    # local solvers, two rounds, CUDA and NVIDIA OpenCL, stages on; `fim --target` maps against
+    # prev's (the same bytes expected).
+    CHECK_ROWS=fim_ checks 334 cuda "$OCL" "$POCL"
+    F="$OUT/fim.txt"
+    fim_rounds "paper exact" "prev $PREV" "new $B" > /dev/null
+    fim_summary
+    fim_maps_same prev "$PREV"
+    ;;
 esac

@@ -405,6 +405,9 @@ impl GpuFim {
         let every = if std::env::var("NEUROPORT_FIM_TIME_ALL").is_ok_and(|v| v == "1") { 1 } else { TIME_EVERY };
         let mut timed = 0u64;
         let progress = super::Progress::new(par);
+        // The active count's read (device list): pinned, queued without waiting.
+        let mut count_host = g.pinned::<i32>(1)?;
+        let mut pending: Option<crate::runtime::gpu::Event> = None;
         while count > 0 && sol.iterations < max_iter {
             let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
             let (s0, s1) = (slot(0), slot(1));
@@ -463,9 +466,22 @@ impl GpuFim {
             } else {
                 cur += 1;
                 if sol.iterations % CHECK_EVERY == 0 {
-                    count = read1(g, &counts[cur % 3])?;
-                    sol.host_syncs += 1;
-                    progress.at(sol.iterations, count, "blocks");
+                    // The count queued for reading CHECK_EVERY iterations ago, and this
+                    // iteration's queued in turn: the host waits on a point long passed while
+                    // the device works through the iterations queued since, so its queue never
+                    // drains here. The loop may then queue up to 2 x CHECK_EVERY iterations past
+                    // the last (empty: every group finds no block); the iterations are counted
+                    // from the lists' lengths at the end.
+                    if let Some(e) = pending.take() {
+                        e.wait()?;
+                        count = count_host[0].max(0) as usize;
+                        sol.host_syncs += 1;
+                        progress.at(sol.iterations - CHECK_EVERY, count, "blocks");
+                    }
+                    if count > 0 {
+                        g.download_into(&counts[cur % 3], 0, &mut count_host, 0..1)?;
+                        pending = Some(g.record()?);
+                    }
                     if probing && sol.iterations == PROBE_ITERATIONS {
                         probing = false;
                         let mut h = vec![0i32; 2 * PROBE_ITERATIONS];
@@ -509,6 +525,12 @@ impl GpuFim {
         // Only the iterations' slots (the buffer holds HIST of them, 512 KB).
         let mut hist = vec![0i32; 2 * sol.iterations.min(HIST)];
         g.read(&b_hist, 0, &mut hist)?;
+        // The iterations that had blocks listed (the device list's loop queues some past the
+        // last; the host list stops at it).
+        if let Some(end) = hist.chunks(2).position(|pair| pair[0] == 0) {
+            sol.iterations = end;
+            hist.truncate(2 * end);
+        }
         for pair in hist.chunks(2) {
             sol.active.push(pair[0] as u32);
             let reps = if folded && pair[0] as usize <= short.0 { short.1 } else { inner };
