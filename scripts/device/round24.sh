@@ -115,10 +115,26 @@ case "$PART" in
     # on CUDA, NVIDIA OpenCL and PoCL 5.0; `bench fim --example 3` prev and new alternating, both
     # local solvers, two rounds, CUDA and NVIDIA OpenCL, stages on; `fim --target` maps against
     # prev's (the same bytes expected).
+    # Found: maps the same bytes; `check` passes on CUDA and NVIDIA OpenCL, on PoCL 5.0 44 of 47
+    # (the in-kernel registration rows: overlap 36352 against the CPU's 57464; not FIM). Wall:
+    # CUDA 25.2-25.5 -> 27.4-27.7 ms (004's), 55.6-56.0 -> 56.2-57.2 (exact); NVIDIA OpenCL exact
+    # 69.3-71.0 -> 65.4-65.5, 004's 29.5-29.8 -> 27.1-29.9. Iterations now counted to the last
+    # listed (252 / 432 / 251 / 557 against 256 / 432 / 256 / 560).
     CHECK_ROWS=fim_ checks 334 cuda "$OCL" "$POCL"
     F="$OUT/fim.txt"
     fim_rounds "paper exact" "prev $PREV" "new $B" > /dev/null
     fim_summary
     fim_maps_same prev "$PREV"
+    ;;
+  g)
+    # Part f's reads ahead cost CUDA 1-2 ms of wall while NVIDIA OpenCL's exact solve gained
+    # 4-5 ms: every check waited for the read queued 8 iterations earlier, so the loop ran 8-16
+    # empty iterations past the last (each a full grid of work-groups). Now one binary with
+    # the reads every 4 iterations (default), every 8 (NEUROPORT_FIM_CHECK=8) and every 8
+    # waiting for themselves as before (NEUROPORT_FIM_ASYNC=0), and prev; both local solvers,
+    # two rounds, CUDA and NVIDIA OpenCL, stages on.
+    F="$OUT/fim.txt"
+    fim_rounds "paper exact" "prev $PREV" "sync8 $B NEUROPORT_FIM_ASYNC=0" "ahead8 $B NEUROPORT_FIM_CHECK=8" "ahead4 $B" > /dev/null
+    fim_summary
     ;;
 esac

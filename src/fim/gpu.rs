@@ -25,8 +25,17 @@ fn ms_since(t: Instant) -> f64 {
 }
 
 pub const SOURCE: &str = include_str!("../../cl/fim.cl");
-/// Device-side list: iterations between reads of the active count.
-pub const CHECK_EVERY: usize = 8;
+/// Device-side list: iterations between reads of the active count (at most 8, a divisor of
+/// [`TIME_EVERY`] and [`PROBE_ITERATIONS`]).
+pub const CHECK_EVERY: usize = 4;
+
+/// [`CHECK_EVERY`], or `NEUROPORT_FIM_CHECK` (1, 2, 4 or 8), and whether each read waits for the
+/// one queued a check earlier (`NEUROPORT_FIM_ASYNC=0`: the read waits for itself, draining the
+/// queue, as before round 24), for measuring.
+fn count_reads() -> (usize, bool) {
+    let every = std::env::var("NEUROPORT_FIM_CHECK").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| [1, 2, 4, 8].contains(v)).unwrap_or(CHECK_EVERY);
+    (every, !env_off("NEUROPORT_FIM_ASYNC"))
+}
 /// One iteration in this many is timed with device events, and the iterations' device time
 /// scaled from them (`NEUROPORT_FIM_TIME_ALL=1`: every one): an event per launch cost NVIDIA's
 /// OpenCL ~35 ms of example 3's ~3,500 launches (round 9). A multiple of CHECK_EVERY, so the
@@ -408,6 +417,7 @@ impl GpuFim {
         // The active count's read (device list): pinned, queued without waiting.
         let mut count_host = g.pinned::<i32>(1)?;
         let mut pending: Option<crate::runtime::gpu::Event> = None;
+        let (check, ahead) = count_reads();
         while count > 0 && sol.iterations < max_iter {
             let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
             let (s0, s1) = (slot(0), slot(1));
@@ -465,22 +475,27 @@ impl GpuFim {
                 sol.host_syncs += 2 + (count > 0) as usize;
             } else {
                 cur += 1;
-                if sol.iterations % CHECK_EVERY == 0 {
-                    // The count queued for reading CHECK_EVERY iterations ago, and this
-                    // iteration's queued in turn: the host waits on a point long passed while
-                    // the device works through the iterations queued since, so its queue never
-                    // drains here. The loop may then queue up to 2 x CHECK_EVERY iterations past
-                    // the last (empty: every group finds no block); the iterations are counted
-                    // from the lists' lengths at the end.
+                if sol.iterations % check == 0 {
+                    // The count queued for reading a check ago, and this iteration's queued in
+                    // turn: the host waits on a point the device passes while it still holds
+                    // the iterations queued since, so its queue does not drain here. The loop
+                    // may then queue up to 2 x check iterations past the last (empty: every
+                    // group finds no block); the iterations are counted from the lists' lengths
+                    // at the end.
                     if let Some(e) = pending.take() {
                         e.wait()?;
                         count = count_host[0].max(0) as usize;
                         sol.host_syncs += 1;
-                        progress.at(sol.iterations - CHECK_EVERY, count, "blocks");
+                        progress.at(sol.iterations - check, count, "blocks");
                     }
                     if count > 0 {
                         g.download_into(&counts[cur % 3], 0, &mut count_host, 0..1)?;
                         pending = Some(g.record()?);
+                        if !ahead {
+                            pending.take().expect("just queued").wait()?;
+                            count = count_host[0].max(0) as usize;
+                            sol.host_syncs += 1;
+                        }
                     }
                     if probing && sol.iterations == PROBE_ITERATIONS {
                         probing = false;
