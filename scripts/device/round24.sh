@@ -133,6 +133,9 @@ case "$PART" in
     # the reads every 4 iterations (default), every 8 (NEUROPORT_FIM_CHECK=8) and every 8
     # waiting for themselves as before (NEUROPORT_FIM_ASYNC=0), and prev; both local solvers,
     # two rounds, CUDA and NVIDIA OpenCL, stages on.
+    # Found: walls too noisy in this lease (CUDA prev 30-53 ms); NVIDIA OpenCL exact 66-67 ms a
+    # check late every 8 against 72-73 waited at once. PoCL 5.0 `check` (prev and new, seeds 334,
+    # 335): mi/nmi in-kernel rows fail (overlap miscounted). The late read left off by default.
     F="$OUT/fim.txt"
     fim_rounds "paper exact" "prev $PREV" "sync8 $B NEUROPORT_FIM_ASYNC=0" "ahead8 $B NEUROPORT_FIM_CHECK=8" "ahead4 $B" > /dev/null
     fim_summary

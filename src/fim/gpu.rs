@@ -27,14 +27,16 @@ fn ms_since(t: Instant) -> f64 {
 pub const SOURCE: &str = include_str!("../../cl/fim.cl");
 /// Device-side list: iterations between reads of the active count (at most 8, a divisor of
 /// [`TIME_EVERY`] and [`PROBE_ITERATIONS`]).
-pub const CHECK_EVERY: usize = 4;
+pub const CHECK_EVERY: usize = 8;
 
-/// [`CHECK_EVERY`], or `NEUROPORT_FIM_CHECK` (1, 2, 4 or 8), and whether each read waits for the
-/// one queued a check earlier (`NEUROPORT_FIM_ASYNC=0`: the read waits for itself, draining the
-/// queue, as before round 24), for measuring.
+/// [`CHECK_EVERY`], or `NEUROPORT_FIM_CHECK` (1, 2, 4 or 8), and whether each read is waited for
+/// a check later instead of at once (`NEUROPORT_FIM_ASYNC=1`), for measuring. The host then
+/// never drains the queue, but the loop runs a check or two of empty iterations past the last;
+/// on the H100 (round 24, parts f, g) NVIDIA OpenCL's exact solve gained 4-5 ms of wall and
+/// CUDA's 004's solve lost 1-2 ms, so the read waits at once by default.
 fn count_reads() -> (usize, bool) {
     let every = std::env::var("NEUROPORT_FIM_CHECK").ok().and_then(|v| v.parse::<usize>().ok()).filter(|v| [1, 2, 4, 8].contains(v)).unwrap_or(CHECK_EVERY);
-    (every, !env_off("NEUROPORT_FIM_ASYNC"))
+    (every, std::env::var("NEUROPORT_FIM_ASYNC").is_ok_and(|v| v == "1"))
 }
 /// One iteration in this many is timed with device events, and the iterations' device time
 /// scaled from them (`NEUROPORT_FIM_TIME_ALL=1`: every one): an event per launch cost NVIDIA's
