@@ -140,4 +140,13 @@ case "$PART" in
     fim_rounds "paper exact" "prev $PREV" "sync8 $B NEUROPORT_FIM_ASYNC=0" "ahead8 $B NEUROPORT_FIM_CHECK=8" "ahead4 $B" > /dev/null
     fim_summary
     ;;
+  h)
+    # The round's final binary: `check` (every row) at seed 336 on CUDA, NVIDIA OpenCL and PoCL
+    # 5.0; `reproduce fim-t1 --scale paper` on the CPU (16 cores), CUDA and NVIDIA OpenCL in one
+    # run (004's Table 1 on today's H100 host; the helix's 004's-solver rows now with the probe).
+    CHECK_ROWS="fim_|register" checks 336 cuda "$OCL" "$POCL"
+    stamp "reproduce fim-t1 --scale paper --backend cpu,cuda,$OCL"
+    step 560 "$B" reproduce fim-t1 --scale paper --backend "cpu,cuda,$OCL" --out "$OUT/fim-t1" 2>&1 | tail -12
+    cut -d'|' -f2-4,6-8 "$OUT/fim-t1/fim-t1.md" | grep -E "example|^ config" | head -30
+    ;;
 esac
