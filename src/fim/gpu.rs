@@ -13,7 +13,7 @@
 
 use super::blocked::{block_grid, for_block, indexable, B, BV};
 use super::stack::Stack;
-use super::{Probe, FimKernels, Local, Params, Problem, Solution, Validity};
+use super::{FimKernels, Local, Params, Probe, Problem, Solution, Validity};
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
 use anyhow::{bail, Result};
 use crate::runtime::stages::{record, stage};

@@ -174,9 +174,10 @@ pub struct Solution {
 
 /// How often H_G's roots were wanted in a solve's first iterations (004's solver on GPUs, where
 /// they are deferred). 004's examples differ by orders of magnitude: over the first 16
-/// iterations on PoCL, the stand-in brain's roots at 0.003 % of the listed voxels (128x128x50;
-/// 0.17 % at 48x48x16), the helix's (eigenvalues 1 and 1e-4) at 1.3-1.4 % (20^3 to 32^3);
-/// docs/fim.md, "Deferred roots, where they are rare".
+/// iterations, the stand-in brain's roots at 0.0025 % of the listed voxels (H100, 256x256x100;
+/// on PoCL 0 to 0.17 % from 192x192x75 down to 48x48x16), the helix's (eigenvalues 1 and 1e-4) at
+/// 1.3 % (H100, 64^3; PoCL 1.3-1.4 % at 20^3 to 48^3); docs/fim.md, "Deferred roots, where they
+/// are rare".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Probe {
     pub iterations: usize,

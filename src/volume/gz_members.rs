@@ -80,9 +80,7 @@ impl<R: Read + Send> ParallelMembers<R> {
         self.pending = next?;
         Ok(())
     }
-}
 
-impl<R: Read + Send> ParallelMembers<R> {
     /// The bytes inflated and not yet read (after a header read through [`Read`]), in order:
     /// with [`Self::next_wave`], the rest of the stream for a reader that uses each member on
     /// the core that inflated it (nifti_decode's `read_members`).
@@ -178,8 +176,8 @@ fn read_up_to(src: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// One member's raw bytes (into `out`, emptied first), its CRC-32 and length checked.
-/// One member inflated into `out` (its buffer reused), its length and CRC checked.
+/// One member's raw bytes (into `out`, emptied first: its buffer reused), its CRC-32 and length
+/// checked.
 pub fn inflate(m: &[u8], mut out: Vec<u8>) -> io::Result<Vec<u8>> {
     let (len, raw) = sizes(m).ok_or_else(|| bad("bad gzip member header"))?;
     let body = &m[HEADER..len - 8];
