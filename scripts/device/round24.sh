@@ -151,4 +151,14 @@ case "$PART" in
     step 560 "$B" reproduce fim-t1 --scale paper --backend "cpu,cuda,$OCL" --out "$OUT/fim-t1" 2>&1 | tail -12
     cut -d'|' -f2-4,6-8 "$OUT/fim-t1/fim-t1.md" | grep -E "example|^ config" | head -30
     ;;
+  i)
+    # PoCL 5.0's registration miscount (parts f, g: in-kernel rows, the overlap counted a tile's
+    # slice all in or all out, which rows fail changing from run to run): `check` on PoCL at seed
+    # 334 three times as built, twice with the loop not unrolled (NEUROPORT_REG_UNROLL=1), twice
+    # with PoCL's optimisations off (NEUROPORT_OPENCL_OPTIONS=-cl-opt-disable); the register rows.
+    for run in "as built" "as built" "as built" "unroll 1" "unroll 1" "opt off" "opt off"; do
+      case $run in "unroll 1") e=NEUROPORT_REG_UNROLL=1;; "opt off") e=NEUROPORT_OPENCL_OPTIONS=-cl-opt-disable;; *) e=NP_UNSET=1;; esac
+      echo "## $run"; env "$e" timeout 150 "$B" check --backend "$POCL" --seed 334 2>&1 | grep -E "register .*(in-kernel|texture)|passed" | grep -E "FAIL|passed"
+    done | tee "$OUT/pocl.txt"
+    ;;
 esac
