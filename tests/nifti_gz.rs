@@ -218,6 +218,13 @@ fn members_that_split_voxels_decode_every_voxel() {
         std::fs::write(&p, &gz[..at]).unwrap();
         let e = format!("{:#}", read_nifti(&p).unwrap_err());
         assert!(e.contains("truncated"), "{e}");
+        // A byte flipped inside the fourth data member's deflate stream: corrupt, named so.
+        let mut bad = gz.clone();
+        bad[at + member_len(&gz[at..]) / 2] ^= 0x5a;
+        let p = tmp.path().join(format!("{name}-bad.nii.gz"));
+        std::fs::write(&p, &bad).unwrap();
+        let e = format!("{:#}", read_nifti(&p).unwrap_err());
+        assert!(e.contains("corrupt"), "{e}");
     }
 }
 

@@ -163,4 +163,27 @@ case "$PART" in
       echo "## $run"; env "$e" timeout 150 "$B" check --backend "$POCL" --seed 334 2>&1 | grep -E "register .*(in-kernel|texture)|passed" | grep -E "FAIL|passed"
     done | tee "$OUT/pocl.txt"
     ;;
+  j)
+    # Reading without waves: each core takes the next member (read under a lock), inflates and
+    # converts it, so no member waits for another's wave (dist/neuroport-mid: part b/c's
+    # reader in waves; prev: round 23's). `bench nifti --read-only` (best of 3) with prev, mid
+    # and new alternating, two rounds, on the tensor and the issue-7 DWI, and the tensor with 1,
+    # 4 and 16 threads; `dti` on the issue-7 volume (its read stage), mid and new.
+    MID=$PWD/dist/neuroport-mid
+    issue7_volume
+    fim_phantom
+    for rep in 1 2; do for f in "$W/d/dti_tensor.nii.gz" "$D/dwi.nii.gz"; do for v in prev mid new; do
+      bin=$B; [ $v = prev ] && bin=$PREV; [ $v = mid ] && bin=$MID
+      echo "## $v ($rep) $(basename "$(dirname "$f")")/$(basename "$f")"; timeout 60 "$bin" bench nifti --read-only --input "$f" 2>&1 | tail -1
+    done; done; done | tee "$OUT/read.txt"
+    for t in 1 4 16; do for v in mid new; do
+      bin=$B; [ $v = mid ] && bin=$MID
+      echo "## $v threads $t tensor"; RAYON_NUM_THREADS=$t timeout 60 "$bin" bench nifti --read-only --input "$W/d/dti_tensor.nii.gz" 2>&1 | tail -1
+    done; done | tee -a "$OUT/read.txt"
+    for rep in 1 2; do for v in mid new; do
+      bin=$B; [ $v = mid ] && bin=$MID
+      wall "dti $v ($rep)" 120 env NEUROPORT_STAGES=1 "$bin" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$v/" --force
+    done; done | tee "$OUT/dti.txt" | grep -oE "^dti [a-z]+ \([0-9]\)|read [0-9]+ ms|main [0-9]+ ms" | paste - - -
+    for m in FA MD V1 tensor; do cmp -s "$W/dti-mid/dti_$m.nii.gz" "$W/dti-new/dti_$m.nii.gz" && echo "dti_$m: same bytes" || echo "dti_$m: DIFFER"; done
+    ;;
 esac

@@ -82,7 +82,7 @@ impl<R: Read + Send> ParallelMembers<R> {
     }
 
     /// The bytes inflated and not yet read (after a header read through [`Read`]), in order:
-    /// with [`Self::next_wave`], the rest of the stream for a reader that uses each member on
+    /// with [`Self::next_member`], the rest of the stream for a reader that uses each member on
     /// the core that inflated it (nifti_decode's `read_members`).
     pub fn take_inflated(&mut self) -> Vec<Vec<u8>> {
         let mut v = Vec::new();
@@ -95,16 +95,16 @@ impl<R: Read + Send> ParallelMembers<R> {
         v
     }
 
-    /// The next wave of compressed members (one per core; empty at the end of the stream), to
-    /// be inflated with [`inflate`].
-    pub fn next_wave(&mut self) -> io::Result<Vec<Vec<u8>>> {
+    /// The next compressed member (None at the end of the stream), to be inflated with
+    /// [`inflate`]: those read ahead first, then one at a time from the source.
+    pub fn next_member(&mut self) -> io::Result<Option<Vec<u8>>> {
         if !self.pending.is_empty() {
-            return Ok(std::mem::take(&mut self.pending));
+            return Ok(Some(self.pending.remove(0)));
         }
         if self.eof {
-            return Ok(Vec::new());
+            return Ok(None);
         }
-        read_wave(&mut self.src, &mut self.eof, self.wave)
+        Ok(read_wave(&mut self.src, &mut self.eof, 1)?.pop())
     }
 }
 

@@ -74,33 +74,101 @@ impl Decode {
     }
 
     /// Fills `out` from what is left of a stream of gzip members that say their lengths
-    /// (gz_members), each member inflated and converted on one core straight into its place in
-    /// `out`; the few voxels whose bytes straddle two members are put together afterwards. On
-    /// the H100 host [`Self::read`] took a 157 MB tensor to 145-160 ms on 16 cores, ~4x one core:
-    /// every byte went through one thread's copy into the read buffer, and a wave's conversion
-    /// waited for its inflation.
+    /// (gz_members): one task per core takes the next member (its compressed bytes read under a
+    /// lock, its place in the data known from the lengths before it), inflates it and converts
+    /// it straight into its voxels of `out`; the few voxels whose bytes straddle two members are
+    /// put together at the end. No member waits for another's (round 24's first version went in
+    /// waves of one member per core, and a 157 MB file's last wave held 7 of 4 MiB for 16
+    /// cores); before that every inflated byte went through one thread's copy into a read
+    /// buffer (145-160 ms for that file on the H100 host's 16 cores, ~4x one core).
     pub fn read_members<O: Copy + Send, R: Read + Send>(&self, src: &mut ParallelMembers<R>, out: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) -> std::io::Result<()> {
         let want = out.len() * self.bytes;
         let mut place = Placer { at: 0, want, joint: Joint::default() };
-        let pool = Mutex::new(Vec::<Vec<u8>>::new());
+        // Inflated while the header was read: placed first.
         let first = src.take_inflated();
-        let lens: Vec<usize> = first.iter().map(|p| p.len()).collect();
-        place.wave(self, &lens, out, conv, |i| Ok(std::borrow::Cow::Borrowed(&first[i][..])))?;
-        let mut wave = src.next_wave()?;
-        while !wave.is_empty() && place.at < want {
-            let lens: Vec<usize> = wave.iter().map(|m| gz_members::raw_len(m)).collect();
-            let take = || pool.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
-            let inflate = |i: usize| gz_members::inflate(&wave[i], take()).map(std::borrow::Cow::Owned);
-            let give = |b: Vec<u8>| pool.lock().unwrap_or_else(|e| e.into_inner()).push(b);
-            // The next wave read while this one is inflated and converted.
-            let (next, placed) = rayon::join(|| src.next_wave(), || place.wave_with(self, &lens, out, conv, inflate, give));
-            placed?;
-            wave = next?;
+        place.place(self, &first, out, conv);
+        drop(first);
+        let b = self.bytes;
+        let next = Mutex::new((src, place.at));
+        let pool = Mutex::new(Vec::<Vec<u8>>::new());
+        let edges = Mutex::new(Vec::<(usize, Vec<u8>)>::new());
+        let failed = Mutex::new(None::<std::io::Error>);
+        let whole = Whole(out.as_mut_ptr(), out.len());
+        (0..rayon::current_num_threads().max(1)).into_par_iter().for_each(|_| loop {
+            if lock(&failed).is_some() {
+                return;
+            }
+            // The next member and where its bytes go, in stream order.
+            let (m, s) = {
+                let mut g = lock(&next);
+                if g.1 >= want {
+                    return;
+                }
+                match g.0.next_member() {
+                    Ok(Some(m)) => {
+                        let s = g.1;
+                        g.1 += gz_members::raw_len(&m);
+                        (m, s)
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        *lock(&failed) = Some(e);
+                        return;
+                    }
+                }
+            };
+            let buf = lock(&pool).pop().unwrap_or_default();
+            let r = match gz_members::inflate(&m, buf) {
+                Ok(r) => r,
+                Err(e) => {
+                    *lock(&failed) = Some(e);
+                    return;
+                }
+            };
+            let e = (s + r.len()).min(want);
+            let (fe, le) = (s.div_ceil(b), (e / b).max(s.div_ceil(b)));
+            // SAFETY: members cover disjoint byte ranges of the data, so their whole voxels
+            // [fe, le) are disjoint ranges of `out`, each written by this task alone.
+            let mine = unsafe { whole.range(fe, le) };
+            let edge = self.whole_and_edges(&r, s, e, fe, le, mine, conv);
+            lock(&edges).extend(edge);
+            lock(&pool).push(r);
+        });
+        if let Some(e) = lock(&failed).take() {
+            return Err(e);
         }
-        if place.at < want {
+        let at = lock(&next).1;
+        if at < want {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
+        let mut edges = edges.into_inner().unwrap_or_else(|e| e.into_inner());
+        edges.sort_unstable_by_key(|e| e.0);
+        for (off, bytes) in edges {
+            place.joint.add(self, off, &bytes, out, conv);
+        }
         Ok(())
+    }
+
+    /// A piece `r` holding bytes [s, e) of the data (clipped): its whole voxels [fe, le)
+    /// converted into `mine`, and the bytes of the voxels it shares with its neighbours (with
+    /// their offsets), for `Joint`.
+    #[allow(clippy::too_many_arguments)]
+    fn whole_and_edges<O: Copy + Send>(&self, r: &[u8], s: usize, e: usize, fe: usize, le: usize, mine: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) -> Vec<(usize, Vec<u8>)> {
+        let b = self.bytes;
+        let mut edge = Vec::new();
+        if fe < le {
+            let (lo, hi) = (fe * b - s, le * b - s);
+            mine.par_chunks_mut(PIECE / b).zip(r[lo..hi].par_chunks(PIECE)).for_each(|(o, x)| self.convert(x, o, conv));
+            if lo > 0 {
+                edge.push((s, r[..lo].to_vec()));
+            }
+            if hi < e - s {
+                edge.push((s + hi, r[hi..e - s].to_vec()));
+            }
+        } else if s < e {
+            edge.push((s, r[..e - s].to_vec()));
+        }
+        edge
     }
 
     fn convert<O: Copy>(&self, b: &[u8], out: &mut [O], conv: &impl Fn(f64) -> O) {
@@ -131,6 +199,27 @@ impl Decode {
     }
 }
 
+/// A lock, whether or not another task panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `out` for the member tasks of `Decode::read_members`, each of which writes its own range.
+struct Whole<O>(*mut O, usize);
+// SAFETY: only disjoint ranges are handed out (`range`), each to one task.
+unsafe impl<O: Send> Send for Whole<O> {}
+unsafe impl<O: Send> Sync for Whole<O> {}
+
+impl<O> Whole<O> {
+    /// # Safety
+    /// No other live slice may overlap `a..b`.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn range(&self, a: usize, b: usize) -> &mut [O] {
+        assert!(a <= b && b <= self.1, "a voxel range past the volume");
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(a), b - a) }
+    }
+}
+
 /// Where the next piece of a member stream goes: `at` bytes of the `want` placed so far.
 struct Placer {
     at: usize,
@@ -139,30 +228,17 @@ struct Placer {
 }
 
 impl Placer {
-    fn wave<'a, O: Copy + Send>(&mut self, d: &Decode, lens: &[usize], out: &mut [O], conv: &(impl Fn(f64) -> O + Sync), raw: impl Fn(usize) -> std::io::Result<std::borrow::Cow<'a, [u8]>> + Sync) -> std::io::Result<()> {
-        self.wave_with(d, lens, out, conv, raw, |_| ())
-    }
-
-    /// Pieces `0..lens.len()` of the stream in order (piece i of `lens[i]` bytes, got by `raw(i)`
-    /// on some core and handed back to `give` when converted): the voxels wholly inside a piece
-    /// converted there, the bytes of those that straddle pieces joined in order afterwards.
-    fn wave_with<'a, O: Copy + Send>(
-        &mut self,
-        d: &Decode,
-        lens: &[usize],
-        out: &mut [O],
-        conv: &(impl Fn(f64) -> O + Sync),
-        raw: impl Fn(usize) -> std::io::Result<std::borrow::Cow<'a, [u8]>> + Sync,
-        give: impl Fn(Vec<u8>) + Sync,
-    ) -> std::io::Result<()> {
+    /// Pieces of the stream in order, already inflated: the voxels wholly inside a piece
+    /// converted on some core, the bytes of those that straddle pieces joined in order after.
+    fn place<O: Copy + Send>(&mut self, d: &Decode, pieces: &[Vec<u8>], out: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) {
         let b = d.bytes;
         // Each piece's byte range [s, e) of the data (clipped to what is wanted) and its whole
         // voxels [fe, le).
-        let mut spans = Vec::with_capacity(lens.len());
-        for &len in lens {
+        let mut spans = Vec::with_capacity(pieces.len());
+        for p in pieces {
             let s = self.at.min(self.want);
-            let e = (self.at + len).min(self.want);
-            self.at += len;
+            let e = (self.at + p.len()).min(self.want);
+            self.at += p.len();
             let (fe, le) = (s.div_ceil(b), e / b);
             spans.push((s, e, fe, le.max(fe)));
         }
@@ -177,40 +253,14 @@ impl Placer {
             rest = r;
             base = le;
         }
-        let edges: Vec<std::io::Result<Vec<(usize, Vec<u8>)>>> = parts
+        let edges: Vec<Vec<(usize, Vec<u8>)>> = parts
             .into_par_iter()
-            .zip(spans.par_iter())
-            .enumerate()
-            .map(|(i, (mine, &(s, e, fe, le)))| {
-                if s == e {
-                    return Ok(Vec::new());
-                }
-                let r = raw(i)?;
-                let (lo, hi) = (fe * b - s, le * b - s);
-                let mut edge = Vec::new();
-                if fe < le {
-                    mine.par_chunks_mut(PIECE / b).zip(r[lo..hi].par_chunks(PIECE)).for_each(|(o, x)| d.convert(x, o, conv));
-                    if lo > 0 {
-                        edge.push((s, r[..lo].to_vec()));
-                    }
-                    if hi < e - s {
-                        edge.push((s + hi, r[hi..e - s].to_vec()));
-                    }
-                } else {
-                    edge.push((s, r[..e - s].to_vec()));
-                }
-                if let std::borrow::Cow::Owned(v) = r {
-                    give(v);
-                }
-                Ok(edge)
-            })
+            .zip(spans.par_iter().zip(pieces))
+            .map(|(mine, (&(s, e, fe, le), r))| d.whole_and_edges(r, s, e, fe, le, mine, conv))
             .collect();
-        for edge in edges {
-            for (off, bytes) in edge? {
-                self.joint.add(d, off, &bytes, out, conv);
-            }
+        for (off, bytes) in edges.into_iter().flatten() {
+            self.joint.add(d, off, &bytes, out, conv);
         }
-        Ok(())
     }
 }
 
