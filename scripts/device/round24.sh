@@ -169,6 +169,10 @@ case "$PART" in
     # reader in waves; prev: round 23's). `bench nifti --read-only` (best of 3) with prev, mid
     # and new alternating, two rounds, on the tensor and the issue-7 DWI, and the tensor with 1,
     # 4 and 16 threads; `dti` on the issue-7 volume (its read stage), mid and new.
+    # Found: tensor prev 0.164-0.204 s, mid 0.117-0.122, new 0.094-0.124; DWI 0.301-0.394 /
+    # 0.194-0.265 / 0.155-0.165; 1 / 4 / 16 threads (tensor) mid 0.597 / 0.236 / 0.130, new
+    # 0.491 / 0.200 / 0.102; `dti` read stage mid 209-216, new 173-191 ms, but main 462-488
+    # against 537-558 (new always ran second, after mid's outputs: part k).
     MID=$PWD/dist/neuroport-mid
     issue7_volume
     fim_phantom
@@ -185,5 +189,16 @@ case "$PART" in
       wall "dti $v ($rep)" 120 env NEUROPORT_STAGES=1 "$bin" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$v/" --force
     done; done | tee "$OUT/dti.txt" | grep -oE "^dti [a-z]+ \([0-9]\)|read [0-9]+ ms|main [0-9]+ ms" | paste - - -
     for m in FA MD V1 tensor; do cmp -s "$W/dti-mid/dti_$m.nii.gz" "$W/dti-new/dti_$m.nii.gz" && echo "dti_$m: same bytes" || echo "dti_$m: DIFFER"; done
+    ;;
+  k)
+    # Part j's `dti` runs put new always after mid, right after mid's 200 MB of outputs: here
+    # mid and new in ABBA order, three times, each after `sync` and a second's pause.
+    MID=$PWD/dist/neuroport-mid
+    issue7_volume
+    for v in mid new new mid mid new new mid mid new new mid; do
+      bin=$B; [ $v = mid ] && bin=$MID
+      sync; sleep 1
+      wall "dti $v" 120 env NEUROPORT_STAGES=1 "$bin" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$v/" --force
+    done | tee "$OUT/dti.txt" | grep -oE "^dti [a-z]+|read [0-9]+ ms|devices [0-9]+ ms|fit [0-9]+ ms|host maps [0-9]+ ms|main [0-9]+ ms" | paste - - - - - -
     ;;
 esac
