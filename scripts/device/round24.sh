@@ -193,6 +193,8 @@ case "$PART" in
   k)
     # Part j's `dti` runs put new always after mid, right after mid's 200 MB of outputs: here
     # mid and new in ABBA order, three times, each after `sync` and a second's pause.
+    # Found: read stage mid 180-201 ms, new 140-223 (140-153 in four of six); main 474-613
+    # against 431-554 ms (device start 53-206 ms in both): no regression.
     MID=$PWD/dist/neuroport-mid
     issue7_volume
     for v in mid new new mid mid new new mid mid new new mid; do
