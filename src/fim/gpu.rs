@@ -514,14 +514,14 @@ impl GpuFim {
                 }
             }
         }
+        g.finish()?;
+        g.set_timing(true);
+        let mut it = g.take_timings()?;
+        it.scale_sampled(sol.iterations as u64, timed);
+        timings.add(&it);
+        record("fim iterations", ms_since(t_iter));
         if let Some(probe) = again {
             // Solved again with the roots in place; the probe's device time counts.
-            g.finish()?;
-            g.set_timing(true);
-            let mut it = g.take_timings()?;
-            it.scale_sampled(sol.iterations as u64, timed);
-            timings.add(&it);
-            record("fim iterations", ms_since(t_iter));
             drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew, b_wanted));
             let mut sol = self.run(f, p, &Params { defer: Some(false), ..*par })?;
             timings.add(&sol.timings);
@@ -532,12 +532,6 @@ impl GpuFim {
         if count > 0 {
             bail!("the block FIM did not converge in {max_iter} iterations");
         }
-        g.finish()?;
-        g.set_timing(true);
-        let mut it = g.take_timings()?;
-        it.scale_sampled(sol.iterations as u64, timed);
-        timings.add(&it);
-        record("fim iterations", ms_since(t_iter));
         let t_out = Instant::now();
         // Only the iterations' slots (the buffer holds HIST of them, 512 KB).
         let mut hist = vec![0i32; 2 * sol.iterations.min(HIST)];
