@@ -203,4 +203,17 @@ case "$PART" in
       wall "dti $v" 120 env NEUROPORT_STAGES=1 "$bin" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$v/" --force
     done | tee "$OUT/dti.txt" | grep -oE "^dti [a-z]+|read [0-9]+ ms|devices [0-9]+ ms|fit [0-9]+ ms|host maps [0-9]+ ms|main [0-9]+ ms" | paste - - - - - -
     ;;
+  l)
+    # The header member inflated alone: the first refill (through `Read`, for the header) no
+    # longer inflates a whole wave of voxel members, which the member tasks then only converted
+    # after a barrier. `bench nifti --read-only` (best of 3), mid (part j's reader) and new
+    # alternating, three rounds, on the tensor and the issue-7 DWI.
+    MID=$PWD/dist/neuroport-mid
+    issue7_volume
+    fim_phantom
+    for rep in 1 2 3; do for f in "$W/d/dti_tensor.nii.gz" "$D/dwi.nii.gz"; do for v in mid new; do
+      bin=$B; [ $v = mid ] && bin=$MID
+      echo "## $v ($rep) $(basename "$(dirname "$f")")/$(basename "$f")"; timeout 60 "$bin" bench nifti --read-only --input "$f" 2>&1 | tail -1
+    done; done; done | tee "$OUT/read.txt" | paste - - | awk '{print $2, $3, $4, $6}'
+    ;;
 esac

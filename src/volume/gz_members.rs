@@ -57,15 +57,27 @@ pub struct ParallelMembers<R: Read + Send> {
     pos: usize,
     wave: usize,
     spare: Mutex<Vec<Vec<u8>>>,
+    /// Whether the first member has been read (it is inflated alone).
+    started: bool,
 }
 
 impl<R: Read + Send> ParallelMembers<R> {
     pub fn new(src: R) -> Self {
         let wave = rayon::current_num_threads().max(1);
-        ParallelMembers { src, eof: false, pending: Vec::new(), ready: VecDeque::new(), cur: Vec::new(), pos: 0, wave, spare: Mutex::default() }
+        ParallelMembers { src, eof: false, pending: Vec::new(), ready: VecDeque::new(), cur: Vec::new(), pos: 0, wave, spare: Mutex::default(), started: false }
     }
 
     fn refill(&mut self) -> io::Result<()> {
+        if !self.started {
+            // The first member alone: our writer puts the NIfTI header in a member of its own,
+            // and the voxels' members are then left to a reader that takes them one by one
+            // (`next_member`: nifti_decode's read_members) instead of waiting for a wave here.
+            self.started = true;
+            for m in read_wave(&mut self.src, &mut self.eof, 1)? {
+                self.ready.push_back(inflate(&m, Vec::new())?);
+            }
+            return Ok(());
+        }
         if self.pending.is_empty() && !self.eof {
             self.pending = read_wave(&mut self.src, &mut self.eof, self.wave)?;
         }
