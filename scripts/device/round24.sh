@@ -208,6 +208,7 @@ case "$PART" in
     # longer inflates a whole wave of voxel members, which the member tasks then only converted
     # after a barrier. `bench nifti --read-only` (best of 3), mid (part j's reader) and new
     # alternating, three rounds, on the tensor and the issue-7 DWI.
+    # Found: tensor 0.099-0.127 -> 0.081-0.108 s, DWI 0.180-0.185 -> 0.149-0.154 s: kept.
     MID=$PWD/dist/neuroport-mid
     issue7_volume
     fim_phantom
