@@ -82,16 +82,19 @@ impl Decode {
     /// cores); before that every inflated byte went through one thread's copy into a read
     /// buffer (145-160 ms for that file on the H100 host's 16 cores, ~4x one core).
     pub fn read_members<O: Copy + Send, R: Read + Send>(&self, src: &mut ParallelMembers<R>, out: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) -> std::io::Result<()> {
-        let want = out.len() * self.bytes;
-        let mut place = Placer { at: 0, want, joint: Joint::default() };
-        // Inflated while the header was read: placed first.
-        let first = src.take_inflated();
-        place.place(self, &first, out, conv);
-        drop(first);
-        let b = self.bytes;
-        let next = Mutex::new((src, place.at));
+        let (b, want) = (self.bytes, out.len() * self.bytes);
+        // What the header's read inflated beyond the header (our writer's header is a member of
+        // its own, so usually nothing), placed here first, in order.
+        let (mut at, mut first_edges) = (0, Vec::new());
+        for r in src.take_inflated() {
+            let (s, e) = (at.min(want), (at + r.len()).min(want));
+            at += r.len();
+            let (fe, le) = whole_voxels(s, e, b);
+            first_edges.extend(self.whole_and_edges(&r, s, e, fe, le, &mut out[fe..le], conv));
+        }
+        let next = Mutex::new((src, at));
         let pool = Mutex::new(Vec::<Vec<u8>>::new());
-        let edges = Mutex::new(Vec::<(usize, Vec<u8>)>::new());
+        let edges = Mutex::new(first_edges);
         let failed = Mutex::new(None::<std::io::Error>);
         let whole = Whole(out.as_mut_ptr(), out.len());
         (0..rayon::current_num_threads().max(1)).into_par_iter().for_each(|_| loop {
@@ -126,7 +129,7 @@ impl Decode {
                 }
             };
             let e = (s + r.len()).min(want);
-            let (fe, le) = (s.div_ceil(b), (e / b).max(s.div_ceil(b)));
+            let (fe, le) = whole_voxels(s, e, b);
             // SAFETY: members cover disjoint byte ranges of the data, so their whole voxels
             // [fe, le) are disjoint ranges of `out`, each written by this task alone.
             let mine = unsafe { whole.range(fe, le) };
@@ -143,8 +146,9 @@ impl Decode {
         }
         let mut edges = edges.into_inner().unwrap_or_else(|e| e.into_inner());
         edges.sort_unstable_by_key(|e| e.0);
+        let mut joint = Joint::default();
         for (off, bytes) in edges {
-            place.joint.add(self, off, &bytes, out, conv);
+            joint.add(self, off, &bytes, out, conv);
         }
         Ok(())
     }
@@ -220,48 +224,11 @@ impl<O> Whole<O> {
     }
 }
 
-/// Where the next piece of a member stream goes: `at` bytes of the `want` placed so far.
-struct Placer {
-    at: usize,
-    want: usize,
-    joint: Joint,
-}
-
-impl Placer {
-    /// Pieces of the stream in order, already inflated: the voxels wholly inside a piece
-    /// converted on some core, the bytes of those that straddle pieces joined in order after.
-    fn place<O: Copy + Send>(&mut self, d: &Decode, pieces: &[Vec<u8>], out: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) {
-        let b = d.bytes;
-        // Each piece's byte range [s, e) of the data (clipped to what is wanted) and its whole
-        // voxels [fe, le).
-        let mut spans = Vec::with_capacity(pieces.len());
-        for p in pieces {
-            let s = self.at.min(self.want);
-            let e = (self.at + p.len()).min(self.want);
-            self.at += p.len();
-            let (fe, le) = (s.div_ceil(b), e / b);
-            spans.push((s, e, fe, le.max(fe)));
-        }
-        // Disjoint slices of `out` for the pieces' whole voxels, in order.
-        let mut rest = &mut out[..];
-        let mut base = 0;
-        let mut parts = Vec::with_capacity(spans.len());
-        for &(_, _, fe, le) in &spans {
-            let (_, r) = std::mem::take(&mut rest).split_at_mut(fe - base);
-            let (mine, r) = r.split_at_mut(le - fe);
-            parts.push(mine);
-            rest = r;
-            base = le;
-        }
-        let edges: Vec<Vec<(usize, Vec<u8>)>> = parts
-            .into_par_iter()
-            .zip(spans.par_iter().zip(pieces))
-            .map(|(mine, (&(s, e, fe, le), r))| d.whole_and_edges(r, s, e, fe, le, mine, conv))
-            .collect();
-        for (off, bytes) in edges.into_iter().flatten() {
-            self.joint.add(d, off, &bytes, out, conv);
-        }
-    }
+/// The voxels wholly inside data bytes [s, e) of `b` bytes each: [fe, le), empty (fe = le)
+/// where none is.
+fn whole_voxels(s: usize, e: usize, b: usize) -> (usize, usize) {
+    let fe = s.div_ceil(b);
+    (fe, (e / b).max(fe))
 }
 
 /// The bytes of one voxel that straddles pieces, gathered in stream order.
