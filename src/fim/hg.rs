@@ -96,10 +96,15 @@ fn stationary<R: Real>(c: [R; 3]) -> R {
 /// r_sigma, or on the line where a max over r switches ends). The minimum of ext_qr over those
 /// candidates, each clamped into [a, b] (so feasible, its value exact), is the minimum.
 pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
-    let rd = recip_diag(m);
+    hg2_rd(m, &recip_diag(m), iv)
+}
+
+/// [`hg2`] with 1 / S's diagonal given (`rd`), for a caller that evaluates H_G many times at one
+/// voxel (`root`), as the device's `np_fim_f_part` takes it.
+fn hg2_rd<R: Real>(m: &[R; 6], rd: &[R; 3], iv: &Intervals<R>) -> R {
     let [a, b] = iv[0];
     if a > b {
-        let (fa, fb) = (ext_qr(m, &rd, iv, a), ext_qr(m, &rd, iv, b));
+        let (fa, fb) = (ext_qr(m, rd, iv, a), ext_qr(m, rd, iv, b));
         return if fa > fb { fa } else { fb };
     }
     let ([qa, qb], [c, d]) = (iv[1], iv[2]);
@@ -107,7 +112,7 @@ pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
     let mut best = R::INF;
     let mut try_p = |p: R| {
         if p.is_finite() {
-            best = min(best, ext_qr(m, &rd, iv, clamp(p, a, b)));
+            best = min(best, ext_qr(m, rd, iv, clamp(p, a, b)));
         }
     };
     try_p(a);
@@ -121,7 +126,7 @@ pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
     // q at either end (both q types): every piece's stationary point, and the r-switch.
     for q in [qa, qb] {
         for r in &rs[..nr] {
-            try_p(stationary(piece(m, &rd, q, *r)));
+            try_p(stationary(piece(m, rd, q, *r)));
         }
         if rmax {
             try_p((mid - s(m, 2, 1) * q) / s(m, 2, 0));
@@ -131,7 +136,7 @@ pub fn hg2<R: Real>(m: &[R; 6], iv: &Intervals<R>) -> R {
         // q max-type: ext_qr is the larger of two branches; kinks where they cross.
         for r1 in &rs[..nr] {
             for r2 in &rs[..nr] {
-                let (x, y) = (piece(m, &rd, qa, *r1), piece(m, &rd, qb, *r2));
+                let (x, y) = (piece(m, rd, qa, *r1), piece(m, rd, qb, *r2));
                 let (al, be, ga) = (x[0] - y[0], x[1] - y[1], x[2] - y[2]);
                 if al == R::ZERO {
                     try_p(-ga / be);
@@ -226,7 +231,8 @@ pub fn root<R: Real>(m: &[R; 6], inv_h: &[R; 3], nb: &Neighbours<R>, guess: R, c
         return R::INF;
     }
     let width = |u: R| R::of(4.0) * R::EPS * u.abs();
-    let f = |u: R| hg2(m, &intervals(inv_h, nb, u)) - R::ONE;
+    let rd = recip_diag(m);
+    let f = |u: R| hg2_rd(m, &rd, &intervals(inv_h, nb, u)) - R::ONE;
     let mut fl = -R::ONE;
     let (mut hi, mut fh) = (R::INF, R::ZERO);
     if guess.is_finite() && guess > lo {
