@@ -671,6 +671,35 @@ NP_KERNEL void fim_init(NP_GLOBAL const np_uchar *NP_RESTRICT mask, NP_GLOBAL fl
     if (i < nr) rnew[i] = NP_FIM_INF;
 }
 
+/* The blocked slot (004 Fig. 3: block w / 64, x fastest within it) of grid voxel v = x + nx (y + ny z). */
+NP_FN int np_fim_slot(np_fim_params p, int v)
+{
+    int x = v % p.nx, y = (v / p.nx) % p.ny, z = v / (p.nx * p.ny);
+    return (x / NP_FIM_B + p.bx * (y / NP_FIM_B + p.by * (z / NP_FIM_B))) * NP_FIM_BV + x % NP_FIM_B + NP_FIM_B * (y % NP_FIM_B + NP_FIM_B * (z % NP_FIM_B));
+}
+
+/* 004's Fig. 3 reordering of the mask's voxels only, vox[i] ascending (round 25; the host
+ * reordered every slot of the grid before, 6.5 M on example 3 for ~200 K in the mask): the
+ * blocked mask (zeroed before) gets each voxel's state, 1 or 2 (a source). */
+NP_KERNEL void fim_block_mask(NP_GLOBAL const int *NP_RESTRICT vox, NP_GLOBAL const np_uchar *NP_RESTRICT state, int n, np_fim_params p,
+                              NP_GLOBAL np_uchar *NP_RESTRICT mask)
+{
+    int i = NP_GID();
+    if (i < n) mask[np_fim_slot(p, vox[i])] = state[i];
+}
+
+/* ... and S: component c of voxel vox[i] (s[c n + i]) into its block's place in the blocked
+ * field (sblock numbers the blocks that hold mask voxels; nspeed slots a component). */
+NP_KERNEL void fim_block_speed(NP_GLOBAL const int *NP_RESTRICT vox, NP_GLOBAL const float *NP_RESTRICT s, int n, np_fim_params p,
+                               NP_GLOBAL const int *NP_RESTRICT sblock, NP_GLOBAL float *NP_RESTRICT speed, int nspeed)
+{
+    int i = NP_GID();
+    if (i >= n) return;
+    int w = np_fim_slot(p, vox[i]);
+    int k = sblock[w / NP_FIM_BV] * NP_FIM_BV + w % NP_FIM_BV;
+    for (int c = 0; c < 6; c++) speed[c * nspeed + k] = s[c * n + i];
+}
+
 /* u of the mask's voxels for the download, in the grid's order (the inverse of 004's Fig. 3
  * reordering, done on the host before round 10): out[i] for voxel vox[i] = x + nx (y + ny z).
  * Only the mask's voxels leave the device (round 19: example 3's 0.8 MB instead of the grid's
@@ -680,9 +709,5 @@ NP_KERNEL void fim_unblock(NP_GLOBAL const float *NP_RESTRICT u, np_fim_params p
                            NP_GLOBAL float *NP_RESTRICT out, int n)
 {
     int i = NP_GID();
-    if (i >= n) return;
-    int v = vox[i];
-    int x = v % p.nx, y = (v / p.nx) % p.ny, z = v / (p.nx * p.ny);
-    int w = (x / NP_FIM_B + p.bx * (y / NP_FIM_B + p.by * (z / NP_FIM_B))) * NP_FIM_BV + x % NP_FIM_B + NP_FIM_B * (y % NP_FIM_B + NP_FIM_B * (z % NP_FIM_B));
-    out[i] = u[w];
+    if (i < n) out[i] = u[np_fim_slot(p, vox[i])];
 }
