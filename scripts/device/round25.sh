@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Round 25 on the lent H100 (docs/performance.md, FIM "Round 25"; results in
+# docs/results/h100-2026-11-27-round25/). Binaries: dist/neuroport (new, the commit of each part),
+# dist/neuroport-prev (round 24's final outputs).
+#   PART=a (~8 min): FIM, the whole solve's wall against its kernels (example 3: ~24.5 ms of wall
+#     for ~14.5 ms of kernels on CUDA in round 24). 004's reordering now moves only the mask's
+#     voxels, on the device. `bench fim --example 3` with the stages printed, prev and new
+#     alternating, two rounds, CUDA and NVIDIA OpenCL, both local solvers; nsys's summaries of
+#     one new solve where nsys is installed; `fim --target` on the 402 K-voxel phantom, prev
+#     against new byte for byte; `check`'s FIM rows on CUDA, NVIDIA OpenCL and PoCL 5.0.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+OLD=$PWD/dist/neuroport-prev
+case "$PART" in
+  a)
+    { command -v nsys ncu; ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-systems* 2>/dev/null; nproc; } | tee "$OUT/tools.txt"
+    F="$OUT/fim.txt"
+    alternate prev new > /dev/null
+    NSYS=$(command -v nsys || ls /opt/nvidia/nsight-systems*/bin/nsys /usr/local/cuda*/bin/nsys 2>/dev/null | head -1)
+    if [ -n "$NSYS" ]; then
+      stamp "nsys"
+      step 120 "$NSYS" profile -o "$W/ex3" --force-overwrite true "$B" bench fim --example 3 --backend cuda --local paper --repeats 1 > "$OUT/nsys-run.txt" 2>&1
+      step 120 "$NSYS" stats --report cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum "$W/ex3.nsys-rep" > "$OUT/nsys-stats.txt" 2>&1
+    fi
+    CHECK_ROWS=fim_ checks 340 cuda "$OCL" "$POCL"
+    fim_maps_same prev "$OLD"
+    fim_summary
+    ;;
+esac
