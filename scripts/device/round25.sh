@@ -12,6 +12,9 @@
 gpu_setup
 PART=${PART:-a}
 OLD=$PWD/dist/neuroport-prev
+#   PART=b (~1 min): where the rest of the host's time goes: a build with the set-up's steps
+#     recorded as stages (dist/neuroport-trace, not committed), `bench fim --example 3` on CUDA
+#     and NVIDIA OpenCL, 004's solver, twice each.
 case "$PART" in
   a)
     { command -v nsys ncu; ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-systems* 2>/dev/null; nproc; } | tee "$OUT/tools.txt"
@@ -26,5 +29,9 @@ case "$PART" in
     CHECK_ROWS=fim_ checks 340 cuda "$OCL" "$POCL"
     fim_maps_same prev "$OLD"
     fim_summary
+    ;;
+  b)
+    F="$OUT/fim.txt"
+    for rep in 1 2; do for be in cuda "$OCL"; do fim "trace ($rep)" "$PWD/dist/neuroport-trace" "$be" paper; done; done
     ;;
 esac
