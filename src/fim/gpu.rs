@@ -16,7 +16,7 @@ use super::stack::Stack;
 use super::{FimKernels, Local, Params, Probe, Problem, Solution, Validity};
 use crate::runtime::gpu::{args, Arg, Buf, Gpu, Kernel, Shape};
 use anyhow::{bail, Result};
-use crate::runtime::stages::{record, stage};
+use crate::runtime::stages::{record, stage, Aside};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -74,6 +74,9 @@ struct FimParams {
 pub struct GpuFim {
     gpu: Gpu,
     built: Built,
+    /// The active count's read (device list): page-locked, made once per kernel set (a
+    /// page-locked allocation took ~1-2 ms of each example-3 solve on the H100, round 25).
+    count_host: crate::runtime::gpu::Pinned<i32>,
 }
 
 /// fim.cl's kernels, built with `lanes` work-items per voxel and, with `defer`, H_G's roots
@@ -189,7 +192,8 @@ impl GpuFim {
         gpu.stage_ahead();
         let is_gpu = gpu.info().is_gpu;
         let built = Self::build(&gpu, lanes(is_gpu, par), defer(is_gpu, par))?;
-        Ok(GpuFim { gpu, built })
+        let count_host = gpu.pinned::<i32>(1)?;
+        Ok(GpuFim { gpu, built, count_host })
     }
 
     fn build(gpu: &Gpu, lanes: usize, defer: bool) -> Result<Built> {
@@ -207,6 +211,10 @@ struct Field {
     nspeed: usize,
     /// `sblock` on the host, for the stacked grid's own.
     host_sblock: Vec<i32>,
+    /// The mask's voxels, ascending, on the host and the device: the solves on the field's own
+    /// grid take them from here.
+    vox: Vec<i32>,
+    b_vox: Buf<i32>,
 }
 
 /// S and its block numbering as a solve reads them.
@@ -215,11 +223,13 @@ struct FieldRef<'a> {
     speed: &'a Buf<f32>,
     sblock: &'a Buf<i32>,
     nspeed: usize,
+    /// The mask's voxels where the solve's grid is the field's (not the stacked grid).
+    vox: Option<(&'a [i32], &'a Buf<i32>)>,
 }
 
 impl Field {
     fn as_ref(&self) -> FieldRef<'_> {
-        FieldRef { speed: &self.speed, sblock: &self.sblock, nspeed: self.nspeed }
+        FieldRef { speed: &self.speed, sblock: &self.sblock, nspeed: self.nspeed, vox: Some((&self.vox, &self.b_vox)) }
     }
 }
 
@@ -262,15 +272,14 @@ impl GpuFim {
         }
         record("fim reorder", ms_since(t_reorder));
         let host_sblock = sblock;
-        let (speed, sblock) = stage("fim upload", || -> Result<_> {
-            let (speed, sblock) = (g.zeros::<f32>(6 * nspeed)?, g.upload(&host_sblock)?);
+        let (speed, sblock, b_vox) = stage("fim upload", || -> Result<_> {
+            let (speed, sblock, b_vox) = (g.zeros::<f32>(6 * nspeed)?, g.upload(&host_sblock)?, upload_voxels(g, &vox)?);
             if m > 0 {
-                let (b_vox, b_s) = (g.upload(&vox)?, g.upload(&s)?);
-                g.launch(&self.built.block_speed, Shape::items(m), args![&b_vox, &b_s, m as i32, Arg::structure(&grid_params(p.dims, bd)), &sblock, &speed, nspeed as i32])?;
+                g.launch(&self.built.block_speed, Shape::items(m), args![&b_vox, &g.upload(&s)?, m as i32, Arg::structure(&grid_params(p.dims, bd)), &sblock, &speed, nspeed as i32])?;
             }
-            Ok((speed, sblock))
+            Ok((speed, sblock, b_vox))
         })?;
-        Ok(Field { speed, sblock, nspeed, host_sblock })
+        Ok(Field { speed, sblock, nspeed, host_sblock, vox, b_vox })
     }
 
     fn check(p: &Problem, par: &Params) -> Result<()> {
@@ -299,7 +308,7 @@ impl FimKernels for GpuFim {
         if sources.len() > 1 && stack.fits() && !std::env::var("NEUROPORT_FIM_STACK").is_ok_and(|v| v == "0") {
             let q = stage("fim stack", || stack.problem(p, sources));
             let sb = self.gpu.upload(&stack.sblock(&f.host_sblock))?;
-            let run = self.run(FieldRef { sblock: &sb, ..f.as_ref() }, &q, par)?;
+            let run = self.run(FieldRef { sblock: &sb, vox: None, ..f.as_ref() }, &q, par)?;
             return Ok(stack.split(run));
         }
         super::each_source(p, sources, |p| self.run(f.as_ref(), p, par))
@@ -319,7 +328,16 @@ impl GpuFim {
         // 2 (a source), for the blocked mask (fim_block_mask; padding and the voxels off the mask
         // 0); the first list, the blocks that hold a source.
         let t_reorder = Instant::now();
-        let vox = mask_voxels(&p.mask);
+        // The mask's voxels: the field's, or the stacked grid's own.
+        let own;
+        let (vox, b_vox) = match f.vox {
+            Some(v) => v,
+            None => {
+                let v = mask_voxels(&p.mask);
+                own = (upload_voxels(g, &v)?, v);
+                (&own.1[..], &own.0)
+            }
+        };
         let state: Vec<u8> = vox.par_iter().map(|&v| 1 + (p.source[v as usize] != 0) as u8).collect();
         let mut list0: Vec<i32> = vox.par_iter().filter(|&&v| p.source[v as usize] != 0).map(|&v| block_of(p.dims, bd, v as usize) as i32).collect();
         list0.sort_unstable();
@@ -347,12 +365,12 @@ impl GpuFim {
             short_inner: short.1 as i32,
         };
         record("fim reorder", ms_since(t_reorder));
-        let (b_mask, b_vox) = stage("fim upload", || -> Result<_> {
-            let (b_mask, b_vox) = (g.zeros::<u8>(nbv)?, g.upload(if vox.is_empty() { &[0] } else { &vox[..] })?);
+        let b_mask = stage("fim upload", || -> Result<_> {
+            let b_mask = g.zeros::<u8>(nbv)?;
             if !vox.is_empty() {
-                g.launch(&self.built.block_mask, Shape::items(vox.len()), args![&b_vox, &g.upload(&state)?, vox.len() as i32, Arg::structure(&fp), &b_mask])?;
+                g.launch(&self.built.block_mask, Shape::items(vox.len()), args![b_vox, &g.upload(&state)?, vox.len() as i32, Arg::structure(&fp), &b_mask])?;
             }
-            Ok((b_mask, b_vox))
+            Ok(b_mask)
         })?;
         let (b_speed, b_sblock) = (f.speed, f.sblock);
         let t_alloc = Instant::now();
@@ -426,11 +444,16 @@ impl GpuFim {
         let every = if std::env::var("NEUROPORT_FIM_TIME_ALL").is_ok_and(|v| v == "1") { 1 } else { TIME_EVERY };
         let mut timed = 0u64;
         let progress = super::Progress::new(par);
-        // The active count's read (device list): pinned, queued without waiting.
-        let mut count_host = g.pinned::<i32>(1)?;
+        let count_host = &mut self.count_host;
         let mut pending: Option<crate::runtime::gpu::Event> = None;
         let (check, ahead) = count_reads();
         record("fim buffers", ms_since(t_iter));
+        // The output grid, NaN off the mask, filled on a thread of the pool while the device
+        // iterates (after the download it took ~2 ms of example 3's solve on the H100, round 25).
+        let (grid_tx, grid) = std::sync::mpsc::channel();
+        rayon::spawn(move || {
+            let _ = grid_tx.send(vec![f32::NAN; n]);
+        });
         let t_iter = Instant::now();
         while count > 0 && sol.iterations < max_iter {
             let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
@@ -503,7 +526,7 @@ impl GpuFim {
                         progress.at(sol.iterations - check, count, "blocks");
                     }
                     if count > 0 {
-                        g.download_into(&counts[cur % 3], 0, &mut count_host, 0..1)?;
+                        g.download_into(&counts[cur % 3], 0, count_host, 0..1)?;
                         pending = Some(g.record()?);
                         if !ahead {
                             pending.take().expect("just queued").wait()?;
@@ -534,7 +557,7 @@ impl GpuFim {
         record("fim iterations", ms_since(t_iter));
         if let Some(probe) = again {
             // Solved again with the roots in place; the probe's device time counts.
-            drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew, b_wanted));
+            drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew, b_wanted));
             let mut sol = self.run(f, p, &Params { defer: Some(false), ..*par })?;
             timings.add(&sol.timings);
             sol.timings = timings;
@@ -568,16 +591,18 @@ impl GpuFim {
         let m = vox.len();
         let mut got = vec![0f32; m];
         if m > 0 {
-            g.launch(&self.built.unblock, Shape::items(m), args![&b_u, Arg::structure(&fp), &b_vox, &b_unew, m as i32])?;
+            g.launch(&self.built.unblock, Shape::items(m), args![&b_u, Arg::structure(&fp), b_vox, &b_unew, m as i32])?;
             g.read(&b_unew, 0, &mut got)?;
         }
         record("fim download", ms_since(t_out));
-        sol.u = stage("fim scatter", || scatter(n, &vox, &got));
         timings.add(&g.take_timings()?);
         sol.timings = timings;
-        let t_free = Instant::now();
-        drop((b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_vox, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew, b_wanted));
-        record("fim free", ms_since(t_free));
+        // The device's buffers freed on a thread of their own (each free waits for the device)
+        // while the values go into the grid.
+        let bufs = (b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew, b_wanted);
+        let free = Aside::spawn("fim free", move || drop(bufs));
+        sol.u = stage("fim scatter", || place(grid.recv().unwrap_or_else(|_| vec![f32::NAN; n]), vox, &got));
+        drop(free);
         Ok(sol)
     }
 }
@@ -604,6 +629,11 @@ fn mask_voxels(mask: &[u8]) -> Vec<i32> {
     slabs.concat()
 }
 
+/// `vox` on the device (one element where it is empty: neither API allocates nothing).
+fn upload_voxels(g: &Gpu, vox: &[i32]) -> Result<Buf<i32>> {
+    g.upload(if vox.is_empty() { &[0] } else { vox })
+}
+
 /// The grid's sizes alone, for the kernels that move voxels into and out of the blocked layout.
 fn grid_params(dims: [usize; 3], bd: [usize; 3]) -> FimParams {
     let [nx, ny, nz] = dims.map(|d| d as i32);
@@ -611,15 +641,12 @@ fn grid_params(dims: [usize; 3], bd: [usize; 3]) -> FimParams {
     FimParams { nx, ny, nz, bx, by, bz, ..bytemuck::Zeroable::zeroed() }
 }
 
-/// The grid of `n` voxels holding `got[i]` at voxel `vox[i]` (ascending) where it is finite
-/// and NaN elsewhere (the front never arrived, off the mask), filled a slab per task: one
-/// thread filling example 3's 26 MB took longer than the download.
-fn scatter(n: usize, vox: &[i32], got: &[f32]) -> Vec<f32> {
+/// `u`, a grid of NaN, with `got[i]` at voxel `vox[i]` (ascending) where it is finite (NaN
+/// stays where the front never arrived and off the mask), a slab per task.
+fn place(mut u: Vec<f32>, vox: &[i32], got: &[f32]) -> Vec<f32> {
     const SLAB: usize = 1 << 16;
-    let mut u = vec![0f32; n];
     u.par_chunks_mut(SLAB).enumerate().for_each(|(k, slab)| {
         let a = k * SLAB;
-        slab.fill(f32::NAN);
         let lo = vox.partition_point(|&v| (v as usize) < a);
         let hi = vox.partition_point(|&v| (v as usize) < a + slab.len());
         for (v, x) in vox[lo..hi].iter().zip(&got[lo..hi]) {
@@ -686,7 +713,7 @@ fn read1(g: &Gpu, b: &Buf<i32>) -> Result<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::{mask_voxels, scatter};
+    use super::{mask_voxels, place};
 
     /// The word-skipping scan finds the plain filter's voxels on fresh random masks: sparse,
     /// clustered in runs, empty, full, lengths off the 8-voxel words and the slabs.
@@ -711,10 +738,10 @@ mod tests {
         }
     }
 
-    /// The slabs' scatter equals the plain loop on fresh random masks (slab edges crossed, an
+    /// Placing into the slabs equals the plain loop on fresh random masks (slab edges crossed, an
     /// empty mask, a full one): NaN, f32::NAN's bits, off the mask and for INF.
     #[test]
-    fn scatter_puts_each_value_at_its_voxel_and_nan_elsewhere() {
+    fn place_puts_each_value_at_its_voxel_and_nan_elsewhere() {
         use rand::Rng;
         let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
         let mut rng = crate::synth::rng(seed);
@@ -726,7 +753,7 @@ mod tests {
             for (v, x) in vox.iter().zip(&got) {
                 want[*v as usize] = if x.is_finite() { *x } else { f32::NAN };
             }
-            let u = scatter(n, &vox, &got);
+            let u = place(vec![f32::NAN; n], &vox, &got);
             assert_eq!(u.len(), n);
             assert!(u.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "seed {seed}: n {n}, {} voxels", vox.len());
         }
