@@ -15,6 +15,11 @@ OLD=$PWD/dist/neuroport-prev
 #   PART=b (~1 min): where the rest of the host's time goes: a build with the set-up's steps
 #     recorded as stages (dist/neuroport-trace, not committed), `bench fim --example 3` on CUDA
 #     and NVIDIA OpenCL, 004's solver, twice each.
+#   PART=c (~8 min): the set-up's page-locked slot made once per kernel set, the output grid filled
+#     while the device iterates, the buffers freed beside the placing, the mask's voxels found
+#     once per field: `bench fim` examples 1-3 (004's solver; example 3 exact too), prev, part a's
+#     build (dist/neuroport-a) and new alternating, two rounds, CUDA and NVIDIA OpenCL, stages
+#     printed; `fim --target` prev against new byte for byte; `check`'s FIM rows at seed 342.
 case "$PART" in
   a)
     { command -v nsys ncu; ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-systems* 2>/dev/null; nproc; } | tee "$OUT/tools.txt"
@@ -33,5 +38,19 @@ case "$PART" in
   b)
     F="$OUT/fim.txt"
     for rep in 1 2; do for be in cuda "$OCL"; do fim "trace ($rep)" "$PWD/dist/neuroport-trace" "$be" paper; done; done
+    ;;
+  c)
+    F="$OUT/fim.txt"
+    A=$PWD/dist/neuroport-a
+    for rep in 1 2; do for be in cuda "$OCL"; do
+      for loc in paper exact; do fim "prev ($rep)" "$OLD" "$be" $loc; fim "a ($rep)" "$A" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc; done
+      for e in 1 2; do for v in prev new; do
+        bin=$B; [ $v = prev ] && bin=$OLD
+        { echo "## $v ($rep) $be example $e"; NEUROPORT_STAGES=1 timeout 120 "$bin" bench fim --example $e --backend "$be" --local paper --repeats 3 2>&1 | tail -2 | sed 's/ (NVIDIA H100 80GB HBM3)//'; } >> "$F"
+      done; done
+    done; done > /dev/null
+    CHECK_ROWS=fim_ checks 342 cuda "$OCL" "$POCL"
+    fim_maps_same prev "$OLD"
+    fim_summary
     ;;
 esac
