@@ -77,6 +77,9 @@ pub struct GpuFim {
     /// The active count's read (device list): page-locked, made once per kernel set (a
     /// page-locked allocation took ~1-2 ms of each example-3 solve on the H100, round 25).
     count_host: crate::runtime::gpu::Pinned<i32>,
+    /// The last solve's device buffers being freed (each free waits for the device), joined
+    /// before the next solve allocates, or when the kernel set drops.
+    freeing: Option<Aside>,
 }
 
 /// fim.cl's kernels, built with `lanes` work-items per voxel and, with `defer`, H_G's roots
@@ -193,7 +196,7 @@ impl GpuFim {
         let is_gpu = gpu.info().is_gpu;
         let built = Self::build(&gpu, lanes(is_gpu, par), defer(is_gpu, par))?;
         let count_host = gpu.pinned::<i32>(1)?;
-        Ok(GpuFim { gpu, built, count_host })
+        Ok(GpuFim { gpu, built, count_host, freeing: None })
     }
 
     fn build(gpu: &Gpu, lanes: usize, defer: bool) -> Result<Built> {
@@ -373,6 +376,7 @@ impl GpuFim {
             Ok(b_mask)
         })?;
         let (b_speed, b_sblock) = (f.speed, f.sblock);
+        drop(self.freeing.take());
         let t_alloc = Instant::now();
         let b_u: Buf<f32> = g.alloc(nbv)?;
         // Updates write here; the next launch copies a listed block's results into b_u (fim.cl).
@@ -597,12 +601,11 @@ impl GpuFim {
         record("fim download", ms_since(t_out));
         timings.add(&g.take_timings()?);
         sol.timings = timings;
-        // The device's buffers freed on a thread of their own (each free waits for the device)
-        // while the values go into the grid.
+        // The device's buffers freed on a thread of their own while the values go into the grid
+        // and the caller goes on.
         let bufs = (b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew, b_wanted);
-        let free = Aside::spawn("fim free", move || drop(bufs));
+        self.freeing = Some(Aside::spawn("fim free", move || drop(bufs)));
         sol.u = stage("fim scatter", || place(grid.recv().unwrap_or_else(|_| vec![f32::NAN; n]), vox, &got));
-        drop(free);
         Ok(sol)
     }
 }
