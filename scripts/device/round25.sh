@@ -20,6 +20,12 @@ OLD=$PWD/dist/neuroport-prev
 #     once per field: `bench fim` examples 1-3 (004's solver; example 3 exact too), prev, part a's
 #     build (dist/neuroport-a) and new alternating, two rounds, CUDA and NVIDIA OpenCL, stages
 #     printed; `fim --target` prev against new byte for byte; `check`'s FIM rows at seed 342.
+#   PART=d (~6 min): the free left running past the solve (joined before the next solve's
+#     allocations); the field's host steps timed to the microsecond (dist/neuroport-trace, not
+#     committed); `bench fim --example 3` prev / new alternating, two rounds; `fim --target` on the
+#     402 K-voxel phantom, prev / new alternating (the user's command, process wall), maps compared;
+#     PoCL 5.0's registration rows at seeds 334 and 335 (round 24's intermittent miscount), its
+#     kernel cache off, twice each.
 case "$PART" in
   a)
     { command -v nsys ncu; ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-systems* 2>/dev/null; nproc; } | tee "$OUT/tools.txt"
@@ -51,6 +57,20 @@ case "$PART" in
     done; done > /dev/null
     CHECK_ROWS=fim_ checks 342 cuda "$OCL" "$POCL"
     fim_maps_same prev "$OLD"
+    fim_summary
+    ;;
+  d)
+    F="$OUT/fim.txt"
+    for rep in 1 2; do for be in cuda "$OCL"; do for loc in paper exact; do
+      fim "prev ($rep)" "$OLD" "$be" $loc; fim "new ($rep)" "$B" "$be" $loc
+    done; done; done > /dev/null
+    for be in cuda "$OCL"; do NEUROPORT_STAGES=1 "$PWD/dist/neuroport-trace" bench fim --example 3 --backend "$be" --local paper --repeats 3 2>&1 | grep -E "TRACE|wall|stages" | sed 's/ (NVIDIA H100 80GB HBM3)//'; done > "$OUT/trace.txt"
+    fim_phantom
+    fim_target_pairs prev "$OLD" "" new "$B" ""
+    for seed in 334 335; do for rep in 1 2; do
+      stamp "PoCL registration rows, seed $seed ($rep)"
+      POCL_KERNEL_CACHE=0 timeout 150 "$B" check --backend "$POCL" --seed $seed 2>&1 | grep -E "register|passed" | sed "s/^/$seed.$rep /"
+    done; done | tee "$OUT/pocl-register.txt" | grep -E "fail|passed"
     fim_summary
     ;;
 esac
