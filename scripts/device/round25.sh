@@ -26,6 +26,11 @@ OLD=$PWD/dist/neuroport-prev
 #     402 K-voxel phantom, prev / new alternating (the user's command, process wall), maps compared;
 #     PoCL 5.0's registration rows at seeds 334 and 335 (round 24's intermittent miscount), its
 #     kernel cache off, twice each.
+#   PART=e (~2 min): parts c-d showed solves whose iterations stage ran 10-20 ms long (about one
+#     in four; none in prev or part a). Which change: the NaN output grid filled on a pool thread
+#     while the device iterates (NEUROPORT_FIM_GRID=ahead, the default in c-d), on every core
+#     while it iterates (ahead-par), or after the download on every core (late), against part a's
+#     build; `bench fim --example 3` on CUDA, both local solvers, three rounds (dist/neuroport-grid).
 case "$PART" in
   a)
     { command -v nsys ncu; ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-systems* 2>/dev/null; nproc; } | tee "$OUT/tools.txt"
@@ -71,6 +76,16 @@ case "$PART" in
       stamp "PoCL registration rows, seed $seed ($rep)"
       POCL_KERNEL_CACHE=0 timeout 150 "$B" check --backend "$POCL" --seed $seed 2>&1 | grep -E "register|passed" | sed "s/^/$seed.$rep /"
     done; done | tee "$OUT/pocl-register.txt" | grep -E "fail|passed"
+    fim_summary
+    ;;
+  e)
+    F="$OUT/fim.txt"
+    G=$PWD/dist/neuroport-grid
+    for rep in 1 2 3; do for loc in paper exact; do
+      fim "a ($rep)" "$PWD/dist/neuroport-a" cuda $loc
+      for m in ahead ahead-par late; do fim "$m ($rep)" "$G" cuda $loc NEUROPORT_FIM_GRID=$m; done
+    done; done > /dev/null
+    awk '/^## /{l=$0} /^stages/{n=split($0,a,"fim iterations "); s=""; for(i=2;i<=n;i++){split(a[i],b," "); s=s" "b[1]} print l":"s}' "$F"
     fim_summary
     ;;
 esac
