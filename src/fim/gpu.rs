@@ -452,12 +452,6 @@ impl GpuFim {
         let mut pending: Option<crate::runtime::gpu::Event> = None;
         let (check, ahead) = count_reads();
         record("fim buffers", ms_since(t_iter));
-        // The output grid, NaN off the mask, filled on a thread of the pool while the device
-        // iterates (after the download it took ~2 ms of example 3's solve on the H100, round 25).
-        let (grid_tx, grid) = std::sync::mpsc::channel();
-        rayon::spawn(move || {
-            let _ = grid_tx.send(vec![f32::NAN; n]);
-        });
         let t_iter = Instant::now();
         while count > 0 && sol.iterations < max_iter {
             let slot = |k: usize| if sol.iterations < HIST { (2 * sol.iterations + k) as i32 } else { -1 };
@@ -605,7 +599,7 @@ impl GpuFim {
         // and the caller goes on.
         let bufs = (b_mask, b_u, b_unew, lists, counts, b_cand_list, b_cand_count, b_conv, b_cand, b_hist, b_roots, root_counts, b_seen, b_moved, b_work, b_rootsin, b_rootnb, b_rnew, b_wanted);
         self.freeing = Some(Aside::spawn("fim free", move || drop(bufs)));
-        sol.u = stage("fim scatter", || place(grid.recv().unwrap_or_else(|_| vec![f32::NAN; n]), vox, &got));
+        sol.u = stage("fim scatter", || scatter(n, vox, &got));
         Ok(sol)
     }
 }
@@ -644,12 +638,18 @@ fn grid_params(dims: [usize; 3], bd: [usize; 3]) -> FimParams {
     FimParams { nx, ny, nz, bx, by, bz, ..bytemuck::Zeroable::zeroed() }
 }
 
-/// `u`, a grid of NaN, with `got[i]` at voxel `vox[i]` (ascending) where it is finite (NaN
-/// stays where the front never arrived and off the mask), a slab per task.
-fn place(mut u: Vec<f32>, vox: &[i32], got: &[f32]) -> Vec<f32> {
+/// The grid of `n` voxels holding `got[i]` at voxel `vox[i]` (ascending) where it is finite
+/// and NaN elsewhere (the front never arrived, off the mask), filled a slab per task: one
+/// thread filling example 3's 26 MB took longer than the download. Filled after the download:
+/// one thread filling it while the device iterated left a third of example 3's solves 4-17 ms
+/// longer on the H100 (round 25, part e; why was not found); every core filling it then did not,
+/// and saved ~0.7 ms, not kept for so little beside an interference not understood.
+fn scatter(n: usize, vox: &[i32], got: &[f32]) -> Vec<f32> {
     const SLAB: usize = 1 << 16;
+    let mut u = vec![0f32; n];
     u.par_chunks_mut(SLAB).enumerate().for_each(|(k, slab)| {
         let a = k * SLAB;
+        slab.fill(f32::NAN);
         let lo = vox.partition_point(|&v| (v as usize) < a);
         let hi = vox.partition_point(|&v| (v as usize) < a + slab.len());
         for (v, x) in vox[lo..hi].iter().zip(&got[lo..hi]) {
@@ -716,7 +716,7 @@ fn read1(g: &Gpu, b: &Buf<i32>) -> Result<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::{mask_voxels, place};
+    use super::{mask_voxels, scatter};
 
     /// The word-skipping scan finds the plain filter's voxels on fresh random masks: sparse,
     /// clustered in runs, empty, full, lengths off the 8-voxel words and the slabs.
@@ -741,10 +741,10 @@ mod tests {
         }
     }
 
-    /// Placing into the slabs equals the plain loop on fresh random masks (slab edges crossed, an
+    /// The slabs' scatter equals the plain loop on fresh random masks (slab edges crossed, an
     /// empty mask, a full one): NaN, f32::NAN's bits, off the mask and for INF.
     #[test]
-    fn place_puts_each_value_at_its_voxel_and_nan_elsewhere() {
+    fn scatter_puts_each_value_at_its_voxel_and_nan_elsewhere() {
         use rand::Rng;
         let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
         let mut rng = crate::synth::rng(seed);
@@ -756,7 +756,7 @@ mod tests {
             for (v, x) in vox.iter().zip(&got) {
                 want[*v as usize] = if x.is_finite() { *x } else { f32::NAN };
             }
-            let u = place(vec![f32::NAN; n], &vox, &got);
+            let u = scatter(n, &vox, &got);
             assert_eq!(u.len(), n);
             assert!(u.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "seed {seed}: n {n}, {} voxels", vox.len());
         }
