@@ -31,6 +31,11 @@ OLD=$PWD/dist/neuroport-prev
 #     while the device iterates (NEUROPORT_FIM_GRID=ahead, the default in c-d), on every core
 #     while it iterates (ahead-par), or after the download on every core (late), against part a's
 #     build; `bench fim --example 3` on CUDA, both local solvers, three rounds (dist/neuroport-grid).
+#   PART=f (~4 min): gzip members in multiples of 32 even ones (the 157 MB tensor: 64 of 2.4 MB
+#     instead of 38 of 4 MiB). The phantom's tensor and the issue-7 DWI (415 MB) written by prev
+#     and by new (the same values: compared inflated), each read by new (`bench nifti
+#     --read-only`, best of 3), alternating, three rounds; the new tensor on 1, 4, 16 threads;
+#     `bench nifti` (writing too) with each binary on the tensor.
 case "$PART" in
   a)
     { command -v nsys ncu; ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-systems* 2>/dev/null; nproc; } | tee "$OUT/tools.txt"
@@ -87,5 +92,29 @@ case "$PART" in
     done; done > /dev/null
     awk '/^## /{l=$0} /^stages/{n=split($0,a,"fim iterations "); s=""; for(i=2;i<=n;i++){split(a[i],b," "); s=s" "b[1]} print l":"s}' "$F"
     fim_summary
+    ;;
+  f)
+    issue7_volume
+    fim_phantom
+    stamp "prev's files"
+    step 120 "$OLD" dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/dold/" > /dev/null
+    step 120 "$OLD" synth --model sticks --dims 96,112,72 --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$W/i7old" > /dev/null
+    for pair in "$W/dold/dti_tensor.nii.gz $W/d/dti_tensor.nii.gz" "$W/i7old/dwi.nii.gz $D/dwi.nii.gz"; do
+      set -- $pair
+      cmp -s <(gzip -dc "$1") <(gzip -dc "$2") && echo "$(basename "$2"): the same values" || echo "$(basename "$2"): DIFFER inflated"
+      echo "$(basename "$2"): prev $(stat -c %s "$1") bytes, new $(stat -c %s "$2") bytes"
+    done | tee "$OUT/same.txt"
+    for rep in 1 2 3; do for pair in "tensor $W/dold/dti_tensor.nii.gz $W/d/dti_tensor.nii.gz" "dwi $W/i7old/dwi.nii.gz $D/dwi.nii.gz"; do
+      set -- $pair
+      echo "## prev's file ($rep) $1"; timeout 60 "$B" bench nifti --read-only --input "$2" 2>&1 | tail -1
+      echo "## new's file ($rep) $1"; timeout 60 "$B" bench nifti --read-only --input "$3" 2>&1 | tail -1
+    done; done | tee "$OUT/read.txt"
+    for t in 1 4 16; do for v in prev new; do
+      f=$W/d/dti_tensor.nii.gz; [ $v = prev ] && f=$W/dold/dti_tensor.nii.gz
+      echo "## $v's file, $t threads"; RAYON_NUM_THREADS=$t timeout 60 "$B" bench nifti --read-only --input "$f" 2>&1 | tail -1
+    done; done | tee -a "$OUT/read.txt"
+    for v in prev new; do bin=$B; [ $v = prev ] && bin=$OLD
+      echo "## bench nifti $v"; timeout 120 "$bin" bench nifti --input "$W/d/dti_tensor.nii.gz" 2>&1 | tail -6
+    done | tee "$OUT/write.txt"
     ;;
 esac
