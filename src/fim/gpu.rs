@@ -260,8 +260,8 @@ impl GpuFim {
             live += 1;
         }
         let nspeed = (live as usize).max(1) * BV;
-        // S of the mask's voxels, component-major in vox's order: what goes up (example 3: 4.7 MB
-        // for ~200 K voxels, where the blocked field of every slot of ~9 K live blocks was 14 MB).
+        // S of the mask's voxels, component-major in vox's order: what goes up (example 3: 4.8 MB
+        // for its 199,012 voxels; before, S of every slot of the blocks that hold them).
         let mut s = vec![0f32; 6 * m];
         if m > 0 {
             s.par_chunks_mut(m).enumerate().for_each(|(c, plane)| {
