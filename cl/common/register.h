@@ -148,15 +148,24 @@ NP_FN void np_reg_hist_begin(const np_reg_spec *sp, NP_LOCAL_PTR np_uint *lh)
 
 /* Tree-reduces the items' 5 sums and 2 counts in place: the totals end in red[k * NP_REG_GROUP]
  * and cnt[0], cnt[NP_REG_GROUP]. `red` holds 5 * NP_REG_GROUP floats, `cnt` 2 * NP_REG_GROUP
- * ints; fixed order, so the same inputs give the same bits. */
+ * ints; fixed order, so the same inputs give the same bits.
+ * The two counts cross the first barrier in volatile copies, as the item's id in register.cl:
+ * PoCL 5.0 (Ubuntu 24.04's, LLVM 16) keeps a copy per item of a value live across a barrier
+ * unless it judges the value uniform, and now and then (in about 1 compile in 10, varying from
+ * process to process; a cached binary then fails every time) judged the voxel loop's `inside`
+ * uniform: every item passed on the group's last item's count (`check` seeds 334/335: overlap
+ * 36352 / 36864 of 69120, the counts of whole tiles). A volatile local stays a private variable,
+ * which PoCL always copies per item. `acc` is such an array already. Once per item and call,
+ * so nothing on a GPU. */
 NP_FN void np_reg_block_sum(const float *acc, int inside, int total, NP_LOCAL_PTR float *red, NP_LOCAL_PTR int *cnt)
 {
     int l = NP_LID(), n = NP_LSIZE();
+    volatile int inside_ = inside, total_ = total;
     NP_BARRIER();
     for (int k = 0; k < 5; k++)
         red[k * NP_REG_GROUP + l] = acc[k];
-    cnt[l] = inside;
-    cnt[NP_REG_GROUP + l] = total;
+    cnt[l] = inside_;
+    cnt[NP_REG_GROUP + l] = total_;
     NP_BARRIER();
     for (int s = n / 2; s > 0; s >>= 1) {
         if (l < s) {
