@@ -36,6 +36,14 @@ OLD=$PWD/dist/neuroport-prev
 #     and by new (the same values: compared inflated), each read by new (`bench nifti
 #     --read-only`, best of 3), alternating, three rounds; the new tensor on 1, 4, 16 threads;
 #     `bench nifti` (writing too) with each binary on the tensor.
+#   PART=g (~5 min): PoCL 5.0's overlap miscount (issue 10; found by a helper in a noble chroot:
+#     about one fresh compile in ten dropped the per-item copy of `inside` across
+#     np_reg_block_sum's first barrier; the counts now cross it in volatile copies). `check` on
+#     PoCL 5.0 with its kernel cache off at seeds 334 and 335, new six times each, prev (part f's
+#     build, without the fix) three times each, alternating; then `check` (every row) at seed
+#     350 on CUDA, NVIDIA OpenCL and PoCL 5.0 with new.
+#   PART=h (~6 min): `reproduce fim-t1 --scale paper` on the CPU (16 cores), CUDA and NVIDIA
+#     OpenCL in one run, the final binary.
 case "$PART" in
   a)
     { command -v nsys ncu; ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-systems* 2>/dev/null; nproc; } | tee "$OUT/tools.txt"
@@ -116,5 +124,20 @@ case "$PART" in
     for v in prev new; do bin=$B; [ $v = prev ] && bin=$OLD
       echo "## bench nifti $v"; timeout 120 "$bin" bench nifti --input "$W/d/dti_tensor.nii.gz" 2>&1 | tail -6
     done | tee "$OUT/write.txt"
+    ;;
+  g)
+    PF=$PWD/dist/neuroport-f
+    for rep in 1 2 3 4 5 6; do for seed in 334 335; do for v in new prev; do
+      [ $v = prev ] && [ $rep -gt 3 ] && continue
+      bin=$B; [ $v = prev ] && bin=$PF
+      echo "## $v seed $seed ($rep): $(POCL_KERNEL_CACHE=0 timeout 150 "$bin" check --backend "$POCL" --seed $seed 2>&1 | grep -E "register|passed" | grep -E "FAIL|passed" | tr '\n' ' ' | cut -c1-400)"
+    done; done; done | tee "$OUT/pocl-register.txt"
+    echo "new runs with a failure: $(grep -c '^## new.* [1-9][0-9]* failed' "$OUT/pocl-register.txt") of $(grep -c '^## new' "$OUT/pocl-register.txt"); prev: $(grep -c '^## prev.* [1-9][0-9]* failed' "$OUT/pocl-register.txt") of $(grep -c '^## prev' "$OUT/pocl-register.txt")"
+    CHECK_ROWS="fim_|register" checks 350 cuda "$OCL" "$POCL"
+    ;;
+  h)
+    stamp "reproduce fim-t1 --scale paper --backend cpu,cuda,$OCL"
+    step 560 "$B" reproduce fim-t1 --scale paper --backend "cpu,cuda,$OCL" --out "$OUT/fim-t1" 2>&1 | tail -12
+    cut -d'|' -f2-4,6-8 "$OUT/fim-t1/fim-t1.md" | grep -E "example|^ config" | head -30
     ;;
 esac
