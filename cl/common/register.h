@@ -151,7 +151,7 @@ NP_FN void np_reg_hist_begin(const np_reg_spec *sp, NP_LOCAL_PTR np_uint *lh)
  * ints; fixed order, so the same inputs give the same bits.
  * The two counts cross the first barrier in volatile copies, as the item's id in register.cl:
  * PoCL 5.0 (Ubuntu 24.04's, LLVM 16) keeps a copy per item of a value live across a barrier
- * unless it judges the value uniform, and now and then (in about 1 compile in 10, varying from
+ * unless it judges the value uniform, and now and then (3 of 52 fresh compiles here, varying from
  * process to process; a cached binary then fails every time) judged the voxel loop's `inside`
  * uniform: every item passed on the group's last item's count (`check` seeds 334/335: overlap
  * 36352 / 36864 of 69120, the counts of whole tiles). A volatile local stays a private variable,
