@@ -44,6 +44,10 @@ OLD=$PWD/dist/neuroport-prev
 #     350 on CUDA, NVIDIA OpenCL and PoCL 5.0 with new.
 #   PART=h (~6 min): `reproduce fim-t1 --scale paper` on the CPU (16 cores), CUDA and NVIDIA
 #     OpenCL in one run, the final binary.
+#   PART=i (~4 min): the registration with the PoCL mend (volatile copies of the counts in
+#     np_reg_block_sum) against part f's build: `register` 12 dof NCC on two 1 mm brains on
+#     CUDA and NVIDIA OpenCL, the matrices compared byte for byte and the warped images
+#     inflated; `bench register` SAD and NCC alternating, two rounds, CUDA and NVIDIA OpenCL.
 case "$PART" in
   a)
     { command -v nsys ncu; ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-systems* 2>/dev/null; nproc; } | tee "$OUT/tools.txt"
@@ -139,5 +143,20 @@ case "$PART" in
     stamp "reproduce fim-t1 --scale paper --backend cpu,cuda,$OCL"
     step 560 "$B" reproduce fim-t1 --scale paper --backend "cpu,cuda,$OCL" --out "$OUT/fim-t1" 2>&1 | tail -12
     cut -d'|' -f2-4,6-8 "$OUT/fim-t1/fim-t1.md" | grep -E "example|^ config" | head -30
+    ;;
+  i)
+    PF=$PWD/dist/neuroport-f
+    t1_pair "$W/b"
+    for be in cuda "$OCL"; do for v in prev new; do
+      bin=$B; [ $v = prev ] && bin=$PF
+      timeout 120 "$bin" register --backend "$be" --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-$v-${be%%:*}" 2>&1 | tail -1 | sed "s/^/$v $be: /"
+    done
+      for x in _affine.txt .mat; do cmp -s "$W/r-prev-${be%%:*}$x" "$W/r-new-${be%%:*}$x" && echo "$be $x: same bytes" || echo "$be $x: DIFFER"; done
+      cmp -s <(gzip -dc "$W/r-prev-${be%%:*}_warped.nii.gz") <(gzip -dc "$W/r-new-${be%%:*}_warped.nii.gz") && echo "$be warped: the same values" || echo "$be warped: DIFFER"
+    done | tee "$OUT/same.txt"
+    for rep in 1 2; do for be in cuda "$OCL"; do
+      (B=$PF; breg "prev ($rep)" "$be"); breg "new ($rep)" "$be"
+    done; done > /dev/null
+    cat "$OUT/bench.txt"
     ;;
 esac
