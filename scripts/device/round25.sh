@@ -8,6 +8,9 @@
 #     alternating, two rounds, CUDA and NVIDIA OpenCL, both local solvers; nsys's summaries of
 #     one new solve where nsys is installed; `fim --target` on the 402 K-voxel phantom, prev
 #     against new byte for byte; `check`'s FIM rows on CUDA, NVIDIA OpenCL and PoCL 5.0.
+#     Found: CUDA 26.95-28.47 -> 24.68-24.86 ms (004's), 55.64-57.74 -> 53.59-53.83 (exact);
+#     NVIDIA OpenCL 28.45-29.06 -> 25.94-26.28, 65.66-66.35 -> 64.11-64.36; maps the same bytes;
+#     `check` 49 / 48 / 47 rows pass (seed 340).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -15,39 +18,52 @@ OLD=$PWD/dist/neuroport-prev
 #   PART=b (~1 min): where the rest of the host's time goes: a build with the set-up's steps
 #     recorded as stages (dist/neuroport-trace, not committed), `bench fim --example 3` on CUDA
 #     and NVIDIA OpenCL, 004's solver, twice each.
+#     Found (whole ms): of the 2-3 ms of buffers, ~1-2 ms the page-locked count slot.
 #   PART=c (~8 min): the set-up's page-locked slot made once per kernel set, the output grid filled
 #     while the device iterates, the buffers freed beside the placing, the mask's voxels found
 #     once per field: `bench fim` examples 1-3 (004's solver; example 3 exact too), prev, part a's
 #     build (dist/neuroport-a) and new alternating, two rounds, CUDA and NVIDIA OpenCL, stages
 #     printed; `fim --target` prev against new byte for byte; `check`'s FIM rows at seed 342.
+#     Found: CUDA 004's 27.90-28.95 (prev) / 23.89-25.51 (a) / 21.74-21.81 ms (new), but about
+#     one solve in four ran its iterations 10-20 ms long with new (part e); maps the same bytes;
+#     `check` passes.
 #   PART=d (~6 min): the free left running past the solve (joined before the next solve's
 #     allocations); the field's host steps timed to the microsecond (dist/neuroport-trace, not
 #     committed); `bench fim --example 3` prev / new alternating, two rounds; `fim --target` on the
 #     402 K-voxel phantom, prev / new alternating (the user's command, process wall), maps compared;
 #     PoCL 5.0's registration rows at seeds 334 and 335 (round 24's intermittent miscount), its
 #     kernel cache off, twice each.
+#     Found: fields' host steps 2.2-3.7 ms (the mask scan 0.6-1.7); `fim --target` 0.83-0.93 s
+#     either way, maps the same bytes; PoCL seed 334 failed once (5 texture rows) in four runs.
 #   PART=e (~2 min): parts c-d showed solves whose iterations stage ran 10-20 ms long (about one
 #     in four; none in prev or part a). Which change: the NaN output grid filled on a pool thread
 #     while the device iterates (NEUROPORT_FIM_GRID=ahead, the default in c-d), on every core
 #     while it iterates (ahead-par), or after the download on every core (late), against part a's
 #     build; `bench fim --example 3` on CUDA, both local solvers, three rounds (dist/neuroport-grid).
+#     Found: long iterations in 9 of 24 solves with one thread, 0 of 24 with every core during or
+#     after the loop, 0 in part a's build: the grid is filled after the download again.
 #   PART=f (~4 min): gzip members in multiples of 32 even ones (the 157 MB tensor: 64 of 2.4 MB
 #     instead of 38 of 4 MiB). The phantom's tensor and the issue-7 DWI (415 MB) written by prev
 #     and by new (the same values: compared inflated), each read by new (`bench nifti
 #     --read-only`, best of 3), alternating, three rounds; the new tensor on 1, 4, 16 threads;
 #     `bench nifti` (writing too) with each binary on the tensor.
+#     Found: the same values; tensor read 0.079-0.087 -> 0.070-0.074 s, DWI unchanged.
 #   PART=g (~5 min): PoCL 5.0's overlap miscount (issue 10; found by a helper in a noble chroot:
 #     about one fresh compile in ten dropped the per-item copy of `inside` across
 #     np_reg_block_sum's first barrier; the counts now cross it in volatile copies). `check` on
 #     PoCL 5.0 with its kernel cache off at seeds 334 and 335, new six times each, prev (part f's
 #     build, without the fix) three times each, alternating; then `check` (every row) at seed
 #     350 on CUDA, NVIDIA OpenCL and PoCL 5.0 with new.
+#     Found: new 12 of 12 pass, prev 6 of 6 (the fault did not come); 49 / 48 / 47 rows pass.
 #   PART=h (~6 min): `reproduce fim-t1 --scale paper` on the CPU (16 cores), CUDA and NVIDIA
 #     OpenCL in one run, the final binary.
+#     Found: example 3 CUDA 0.055 s exact / 0.024 s 004's, NVIDIA OpenCL 0.061 / 0.027; node
+#     FIM 16.4x fast sweeping.
 #   PART=i (~4 min): the registration with the PoCL mend (volatile copies of the counts in
 #     np_reg_block_sum) against part f's build: `register` 12 dof NCC on two 1 mm brains on
 #     CUDA and NVIDIA OpenCL, the matrices compared byte for byte and the warped images
 #     inflated; `bench register` SAD and NCC alternating, two rounds, CUDA and NVIDIA OpenCL.
+#     Found: the same matrices' bytes and warped values on both APIs; bench unchanged.
 case "$PART" in
   a)
     { command -v nsys ncu; ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-systems* 2>/dev/null; nproc; } | tee "$OUT/tools.txt"
