@@ -33,7 +33,7 @@ pub fn block_of(dims: [usize; 3], bd: [usize; 3], v: usize) -> usize {
     x / B + bd[0] * (y / B + bd[1] * (z / B))
 }
 
-/// Slot of voxel `v`: the inverse of [`voxel_of`], as cl/fim.cl's fim_unblock computes it.
+/// Slot of voxel `v`: the inverse of [`voxel_of`], as cl/fim.cl's np_fim_slot computes it.
 #[cfg(test)]
 pub fn slot_of(dims: [usize; 3], bd: [usize; 3], v: usize) -> usize {
     let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));

@@ -21,6 +21,7 @@ pub mod lf;
 pub mod metric;
 pub mod repro;
 pub mod stack;
+pub mod voxels;
 
 use crate::runtime::{Device, Timings};
 use anyhow::{bail, Result};
