@@ -153,10 +153,16 @@ fn moved(a: &[u32], b: &[u32]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (*x as i64 - *y as i64).unsigned_abs()).sum::<u64>() as f64
 }
 
+/// A failing row naming both overlaps where the device counted other samples inside (or in
+/// all) than the CPU did: every cost depends on them.
+fn overlap_differs(name: &str, dev: &Device, got: &Stats, want: &Stats) -> Option<CheckRow> {
+    (got.inside != want.inside || got.total != want.total).then(|| CheckRow::new(name, dev, f64::INFINITY, 0.0, format!("overlap {} of {} vs the CPU's {} of {}", got.inside, got.total, want.inside, want.total)))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[u32], want: &Stats, terms_per_item: usize) -> CheckRow {
-    if got.inside != want.inside || got.total != want.total {
-        return CheckRow::new(name, dev, f64::INFINITY, 0.0, format!("overlap {} of {} vs the CPU's {} of {}", got.inside, got.total, want.inside, want.total));
+    if let Some(row) = overlap_differs(name, dev, got, want) {
+        return row;
     }
     if kind.uses_histogram() {
         let counts = moved(hist, &want.hist);
@@ -179,8 +185,8 @@ fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[
 
 #[allow(clippy::too_many_arguments)]
 fn texture_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[u32], want: &Stats, bound: f64, near: u64) -> CheckRow {
-    if got.inside != want.inside || got.total != want.total {
-        return CheckRow::new(name, dev, f64::INFINITY, 0.0, format!("overlap {} of {} vs the CPU's {} of {}", got.inside, got.total, want.inside, want.total));
+    if let Some(row) = overlap_differs(name, dev, got, want) {
+        return row;
     }
     let (c, w) = (got.cost(kind), want.cost(kind));
     // SAD and SSD move by at most the mean sample change (SSD: x 2 max|f - m| <= 2); NCC by
