@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Round 26 on the lent H100 (docs/performance.md; results in docs/results/h100-2026-11-27-round26/).
+# Binaries: dist/neuroport (new, the commit of each part), dist/neuroport-prev (round 25's final
+# build).
+#   PART=a (~6 min): the whole command's wall beyond its work. The command now ends by _exit,
+#     leaving the devices to the kernel, instead of joining the CUDA context's release (60-80
+#     ms) and running the drivers' handlers at exit (~80 ms after main in round 25's stages).
+#     `fim --target` (402 K-voxel phantom, CUDA, exact), `register` 12 dof NCC (two 1 mm
+#     brains, CUDA) and `dti` (the phantom's 256x256x100 DWI, CUDA), each with prev, new,
+#     new with NEUROPORT_EXIT=release (as before), new with glibc's huge pages for its large
+#     allocations (GLIBC_TUNABLES=glibc.malloc.hugetlb=1) and new with discovery on first use
+#     (NEUROPORT_DISCOVERY=late: does the discovery thread slow the reading?), three rounds
+#     alternating; outputs compared byte for byte; `bench nifti --read-only` on the T1 and the
+#     tensor with new, huge pages and late discovery, two rounds.
+. "$(dirname "$0")/common.sh"
+gpu_setup
+PART=${PART:-a}
+OLD=$PWD/dist/neuroport-prev
+# u FILE LABEL BINARY [ENV...] -- ARGS...: one command with its stages and the process's wall
+# appended to $OUT/FILE.
+u() {
+  local f=$1 label=$2 bin=$3 env=() err; shift 3
+  while [ "$1" != "--" ]; do env+=("$1"); shift; done; shift
+  err=$(mktemp)
+  stamp "$f $label"
+  env "${env[@]}" NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" "$@" > /dev/null 2> "$err"
+  { echo "## $label"; grep -vE '^\s*$|^level' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } >> "$OUT/$f"
+  rm -f "$err"
+}
+VARIANTS=("prev|$OLD|" "new|$B|" "release|$B|NEUROPORT_EXIT=release" "thp|$B|GLIBC_TUNABLES=glibc.malloc.hugetlb=1" "late|$B|NEUROPORT_DISCOVERY=late")
+case "$PART" in
+  a)
+    { uname -r; cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag; ldd --version | head -1; nproc; grep -i huge /proc/meminfo; } > "$OUT/host.txt" 2>&1
+    fim_phantom
+    t1_pair "$W/b"
+    for rep in 1 2 3; do for v in "${VARIANTS[@]}"; do
+      IFS='|' read -r label bin env <<< "$v"
+      u fim.txt "$label ($rep)" "$bin" $env -- fim --backend cuda --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/f-$label" --force
+      u register.txt "$label ($rep)" "$bin" $env -- register --backend cuda --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-$label" --force
+      u dti.txt "$label ($rep)" "$bin" $env -- dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/t-$label/" --force
+    done; done
+    for label in new release thp late; do
+      for m in cost1 cost2 total pathway; do cmp -s "$W/f-prev_$m.nii.gz" "$W/f-${label}_$m.nii.gz" && echo "$label fim $m: same bytes" || echo "$label fim $m: DIFFER"; done
+      for m in _warped.nii.gz _affine.txt .mat; do cmp -s "$W/r-prev$m" "$W/r-$label$m" && echo "$label register $m: same bytes" || echo "$label register $m: DIFFER"; done
+      (cd "$W/t-prev" && for f in *; do cmp -s "$f" "$W/t-$label/$f" || echo "$label dti $f: DIFFER"; done; echo "$label dti: $(ls | wc -l) files compared")
+    done | tee "$OUT/same.txt"
+    for rep in 1 2; do for v in "${VARIANTS[@]:1}"; do
+      IFS='|' read -r label bin env <<< "$v"
+      [ "$label" = release ] && continue
+      for f in "$W/a/t1.nii.gz" "$W/d/dti_tensor.nii.gz"; do
+        { echo "## $label ($rep) $(basename "$f")"; env $env timeout 60 "$bin" bench nifti --input "$f" --read-only 2>&1 | tail -1; } >> "$OUT/read.txt"
+      done
+    done; done
+    echo "=== summary"
+    for f in fim register dti; do echo "== $f"; grep -E "^##|process wall|^stages" "$OUT/$f.txt" | sed -E 's/^stages: (.*)$/    \1/' | grep -oE "^## .*|process wall [0-9.]+ s|read[a-z ]* [0-9]+ ms|devices [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'; done
+    cat "$OUT/read.txt" | paste - -
+    ;;
+esac
