@@ -12,6 +12,17 @@
 #     (NEUROPORT_DISCOVERY=late: does the discovery thread slow the reading?), three rounds
 #     alternating; outputs compared byte for byte; `bench nifti --read-only` on the T1 and the
 #     tensor with new, huge pages and late discovery, two rounds.
+#     Found (an H200 came): no gain from _exit: main ended ~70 ms sooner, the process ~40 ms
+#     later (fim --target 0.82-0.85 s prev, 0.87-0.90 new, 0.83-0.89 new with the release);
+#     huge pages within the noise; reading 20-25 % faster without discovery beside it, the
+#     command ~0.15 s slower. `dti` on the 256x256x100 DWI: 1.5-1.8 s of process wall for 0.7 ms
+#     of kernel, 0.6-0.9 s of it the host's maps (V2, V3, L2, L3, MO, RGB; rows transposed on
+#     one core). _exit reverted.
+#   PART=b (~6 min): the dti command's host maps written plane by plane in parallel (no rows,
+#     no transposes): `dti` on the phantom's 256x256x100 DWI, prev / new alternating, three
+#     rounds, outputs compared byte for byte; then every user command with its stages on the
+#     issue-7 volume (96x112x72, 134 volumes; CUDA, new): dti, bedpost, probtrack on its
+#     samples, track geodesic, to find the next host stage.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -54,5 +65,22 @@ case "$PART" in
     echo "=== summary"
     for f in fim register dti; do echo "== $f"; grep -E "^##|process wall|^stages" "$OUT/$f.txt" | sed -E 's/^stages: (.*)$/    \1/' | grep -oE "^## .*|process wall [0-9.]+ s|read[a-z ]* [0-9]+ ms|devices [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'; done
     cat "$OUT/read.txt" | paste - -
+    ;;
+  b)
+    fim_phantom
+    for rep in 1 2 3; do for v in "${VARIANTS[@]:0:2}"; do
+      IFS='|' read -r label bin env <<< "$v"
+      u dti.txt "$label ($rep)" "$bin" -- dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/t-$label/" --force
+    done; done
+    (cd "$W/t-prev" && for f in *; do cmp -s "$f" "$W/t-new/$f" || echo "dti $f: DIFFER"; done; echo "dti: $(ls | wc -l) files compared") | tee "$OUT/same.txt"
+    rm -rf "$W/b" "$W/d" "$W"/t-*
+    issue7_volume
+    u users.txt "dti" "$B" -- dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/i7/" --force
+    u users.txt "bedpost" "$B" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" --force
+    u users.txt "probtrack" "$B" -- probtrack --backend cuda --bedpost "$W/bp" --seeds "$D/wm.nii.gz" --out "$W/ptx" --force
+    u users.txt "track geodesic" "$B" -- track geodesic --backend cuda --tensor "$W/i7/dti_tensor.nii.gz" --seeds "$D/wm.nii.gz" --dirs 8 --out "$W/fibres.tck" --force
+    echo "=== summary"
+    grep -E "^##|process wall|^stages" "$OUT/dti.txt" | grep -oE "^## .*|process wall [0-9.]+ s|host maps [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+    cat "$OUT/users.txt"
     ;;
 esac

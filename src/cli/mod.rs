@@ -103,7 +103,8 @@ impl Ctx {
         let spec = (!every).then(|| cli.backend.clone());
         let threads = cli.threads;
         // Commands that may not touch a device discover on first use, on this thread (as every
-        // command does with NEUROPORT_DISCOVERY=late, for measuring what the overlap costs).
+        // command does with NEUROPORT_DISCOVERY=late, for measuring what the overlap costs: round
+        // 26 on the H100 host, the reading 20-25 % faster without it beside, the command slower).
         let late = std::env::var("NEUROPORT_DISCOVERY").is_ok_and(|v| v == "late");
         let background = !late && !matches!(cli.command, Command::Compare(_) | Command::Synth(_));
         let probe = spec.clone();
@@ -162,38 +163,19 @@ fn shares_line(several: bool, shares: &neuroport::runtime::split::Shares) {
     }
 }
 
-/// Whether the command ends by `_exit` (see [`main`]): the default; `NEUROPORT_EXIT=release`
-/// releases the devices and runs the drivers' handlers at exit as before round 26 (for measuring).
-fn quick_exit() -> bool {
-    std::env::var("NEUROPORT_EXIT").map_or(true, |v| v != "release")
-}
-
-/// Devices (and what holds them) the command is done with. A CUDA context's release took 60-80 ms
-/// on the H100, and joining it ended every GPU command; since the command ends by `_exit`, which
-/// leaves their memory and contexts to the kernel as a killed process does, they are kept until
-/// then. With `NEUROPORT_EXIT=release`, released on a thread of their own while the outputs are
-/// written; the release has ended when the guard drops.
-pub fn release<T: Send + 'static>(devices: T) -> Option<neuroport::runtime::stages::Aside> {
-    if quick_exit() {
-        std::mem::forget(devices);
-        None
-    } else {
-        Some(neuroport::runtime::stages::Aside::spawn("release", move || drop(devices)))
-    }
-}
-
-/// A split run's devices, given to [`release`] once their work is done; what the run summary
-/// needs from them is kept.
+/// A split run's devices, released on a thread of their own once their work is done, while the
+/// command writes its outputs (a CUDA context's release takes 60-80 ms on the H100); what the run
+/// summary needs from them is kept. The release has ended when this is dropped.
 pub struct Released {
     pub label: String,
     several: bool,
-    _release: Option<neuroport::runtime::stages::Aside>,
+    _release: neuroport::runtime::stages::Aside,
 }
 
 impl Released {
     pub fn new(split: neuroport::runtime::split::Split) -> Released {
         let (label, several) = (split.label(), split.len() > 1);
-        Released { label, several, _release: release(split) }
+        Released { label, several, _release: neuroport::runtime::stages::Aside::spawn("release", move || drop(split)) }
     }
 
     /// The summary's second line when the run was split (as [`print_shares`]).
@@ -213,24 +195,12 @@ fn parse() -> Result<Cli, clap::Error> {
     Cli::from_arg_matches(&m)
 }
 
-/// The command's exit status. By default the process then ends here by `_exit`, once standard
-/// output is flushed: every output is written and committed by then, and the drivers' handlers at
-/// exit (a CUDA context's teardown, the OpenCL platforms') would only destroy what the kernel
-/// reclaims anyway when the process ends, as it does for a killed one (round 26: `fim --target`
-/// spent ~70 ms joining the context's release and ~80 ms after `main` returned).
 pub fn main() -> i32 {
     let before_main = neuroport::runtime::stages::since_exec_ms();
     let t0 = std::time::Instant::now();
     let code = run_cli();
     if neuroport::runtime::stages::wanted() {
         eprintln!("{}", neuroport::runtime::stages::line(before_main, t0.elapsed().as_secs_f64() * 1e3));
-    }
-    if quick_exit() {
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        let _ = std::io::stderr().flush();
-        // SAFETY: _exit only ends the process; nothing of ours runs after it.
-        unsafe { libc::_exit(code) }
     }
     code
 }
@@ -259,10 +229,6 @@ fn run_cli() -> i32 {
         Command::Track(c) => track::run(&ctx, c),
         Command::Bench(c) => bench::run(&ctx, c),
     };
-    // The devices found, and discovery if it still runs, are left to the process's end (see main).
-    if quick_exit() {
-        std::mem::forget(ctx);
-    }
     match r {
         Ok(code) => code,
         Err(e) => {

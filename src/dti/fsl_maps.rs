@@ -3,15 +3,34 @@
 //! reference decomposes), so FSL users' next steps find every file they expect.
 
 use super::sym3;
-use rayon::prelude::*;
+use crate::volume::planes;
 
-/// V2 (3 volumes), V3 (3), L2, L3 and MO of `tensor` (6 volumes, FSL order), each `nvox` long.
+/// V2 (3 volumes), V3 (3), L2, L3 and MO of `tensor` (6 volumes, FSL order), each `nvox` long,
+/// held as nine planes.
 pub struct ExtraMaps {
-    pub v2: Vec<f32>,
-    pub v3: Vec<f32>,
-    pub l2: Vec<f32>,
-    pub l3: Vec<f32>,
-    pub mo: Vec<f32>,
+    planes: Vec<f32>,
+    nvox: usize,
+}
+
+impl ExtraMaps {
+    fn planes(&self, first: usize, count: usize) -> &[f32] {
+        &self.planes[first * self.nvox..(first + count) * self.nvox]
+    }
+    pub fn v2(&self) -> &[f32] {
+        self.planes(0, 3)
+    }
+    pub fn v3(&self) -> &[f32] {
+        self.planes(3, 3)
+    }
+    pub fn l2(&self) -> &[f32] {
+        self.planes(6, 1)
+    }
+    pub fn l3(&self) -> &[f32] {
+        self.planes(7, 1)
+    }
+    pub fn mo(&self) -> &[f32] {
+        self.planes(8, 1)
+    }
 }
 
 /// Mode of anisotropy (Ennis & Kindlmann 2006, as dtifit): 3 sqrt(6) det(A / |A|) with A the
@@ -29,21 +48,15 @@ pub fn mode(t: &[f64; 6]) -> f64 {
 }
 
 pub fn extra_maps(tensor: &[f32], nvox: usize) -> ExtraMaps {
-    let per: Vec<[f32; 9]> = (0..nvox)
-        .into_par_iter()
-        .with_min_len(4096)
-        .map(|v| {
-            let t: [f64; 6] = std::array::from_fn(|k| tensor[k * nvox + v] as f64);
-            if t.iter().all(|&x| x == 0.0) {
-                return [0.0; 9];
-            }
-            let (lam, vec) = sym3::eigen(&t);
-            [vec[1], vec[4], vec[7], vec[2], vec[5], vec[8], lam[1], lam[2], mode(&t)].map(|x| x as f32)
-        })
-        .collect();
-    let col = |c: usize| per.iter().map(|p| p[c]).collect::<Vec<f32>>();
-    let stack = |cs: [usize; 3]| cs.iter().flat_map(|&c| col(c)).collect::<Vec<f32>>();
-    ExtraMaps { v2: stack([0, 1, 2]), v3: stack([3, 4, 5]), l2: col(6), l3: col(7), mo: col(8) }
+    let planes = planes::fill::<9>(nvox, |v, row| {
+        let t: [f64; 6] = std::array::from_fn(|k| tensor[k * nvox + v] as f64);
+        if t.iter().all(|&x| x == 0.0) {
+            return;
+        }
+        let (lam, vec) = sym3::eigen(&t);
+        *row = [vec[1], vec[4], vec[7], vec[2], vec[5], vec[8], lam[1], lam[2], mode(&t)].map(|x| x as f32);
+    });
+    ExtraMaps { planes, nvox }
 }
 
 #[cfg(test)]
@@ -63,8 +76,8 @@ mod tests {
         // One voxel, eigenvalues 3 (x), 2 (z), 1 (y): V2 = ±z, V3 = ±y.
         let t = [3.0f32, 0.0, 0.0, 1.0, 0.0, 2.0];
         let m = extra_maps(&t, 1);
-        assert_eq!((m.l2[0], m.l3[0]), (2.0, 1.0));
-        assert_eq!(m.v2.iter().map(|x| x.abs()).collect::<Vec<_>>(), vec![0.0, 0.0, 1.0]);
-        assert_eq!(m.v3.iter().map(|x| x.abs()).collect::<Vec<_>>(), vec![0.0, 1.0, 0.0]);
+        assert_eq!((m.l2()[0], m.l3()[0]), (2.0, 1.0));
+        assert_eq!(m.v2().iter().map(|x| x.abs()).collect::<Vec<_>>(), vec![0.0, 0.0, 1.0]);
+        assert_eq!(m.v3().iter().map(|x| x.abs()).collect::<Vec<_>>(), vec![0.0, 1.0, 0.0]);
     }
 }

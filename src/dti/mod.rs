@@ -207,12 +207,8 @@ pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]
 
 /// The FA-weighted colour map (|V1| x FA per axis, 3 volumes) from the scalar maps.
 pub fn rgb(scalars: &[f32], nvox: usize) -> Vec<f32> {
-    let mut out = vec![0.0; 3 * nvox];
-    for v in 0..nvox {
+    crate::volume::planes::fill::<3>(nvox, |v, row| {
         let fa = scalars[v].clamp(0.0, 1.0);
-        for c in 0..3 {
-            out[c * nvox + v] = scalars[(2 + c) * nvox + v].abs() * fa;
-        }
-    }
-    out
+        *row = std::array::from_fn(|c| scalars[(2 + c) * nvox + v].abs() * fa);
+    })
 }

@@ -1,7 +1,7 @@
 //! From diffusion tensors to the speed matrix S = M^-1 the solver reads (004 eq. 3-5).
 
 use crate::dti::{cpu::sharpen_one, sym3, LAMBDA_FLOOR};
-use crate::volume::Geometry;
+use crate::volume::{planes, Geometry};
 use rayon::prelude::*;
 
 /// The path-cost metric M of 004 eq. 2.
@@ -28,17 +28,14 @@ pub fn speed_from_tensor(tensor: &[f32], geom: &Geometry, mask: &[u8], metric: M
     // Written straight into the six component planes, a run of voxels per task (a row of
     // (S, repaired) per voxel first cost 56 B x nvox, ~0.4 GB on a 256x256x100 brain, and a
     // serial transpose).
-    const RUN: usize = 4096;
     let mut out = vec![0.0f32; 6 * n];
-    let mut planes: Vec<std::slice::ChunksMut<f32>> = out.chunks_mut(n.max(1)).map(|c| c.chunks_mut(RUN)).collect();
-    let runs: Vec<[&mut [f32]; 6]> = (0..n.div_ceil(RUN)).map(|_| std::array::from_fn(|c| planes[c].next().expect("six planes of n"))).collect();
-    let repaired = runs
+    let repaired = planes::runs(planes::split::<6>(&mut out, n))
         .into_par_iter()
         .enumerate()
         .map(|(r, run)| {
             let mut repaired = 0;
             for i in 0..run[0].len() {
-                let v = r * RUN + i;
+                let v = r * planes::RUN + i;
                 let s = if mask[v] == 0 {
                     [1.0, 0.0, 0.0, 1.0, 0.0, 1.0]
                 } else {

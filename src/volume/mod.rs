@@ -8,6 +8,7 @@ mod nifti_decode;
 mod nifti_io;
 mod nifti_write;
 mod outputs;
+pub mod planes;
 mod temps;
 
 pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable};
