@@ -77,7 +77,7 @@ case "$PART" in
     issue7_volume
     u users.txt "dti" "$B" -- dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/i7/" --force
     u users.txt "bedpost" "$B" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" --force
-    u users.txt "probtrack" "$B" -- probtrack --backend cuda --bedpost "$W/bp" --seeds "$D/wm.nii.gz" --out "$W/ptx" --force
+    u users.txt "probtrack" "$B" -- probtrack --backend cuda --bedpost "$W/bp" --seeds "$D/wm.nii.gz" --nsamples 100 --out "$W/ptx" --force
     u users.txt "track geodesic" "$B" -- track geodesic --backend cuda --tensor "$W/i7/dti_tensor.nii.gz" --seeds "$D/wm.nii.gz" --dirs 8 --out "$W/fibres.tck" --force
     echo "=== summary"
     grep -E "^##|process wall|^stages" "$OUT/dti.txt" | grep -oE "^## .*|process wall [0-9.]+ s|host maps [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
