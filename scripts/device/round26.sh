@@ -23,6 +23,15 @@
 #     rounds, outputs compared byte for byte; then every user command with its stages on the
 #     issue-7 volume (96x112x72, 134 volumes; CUDA, new): dti, bedpost, probtrack on its
 #     samples, track geodesic, to find the next host stage.
+#     Found: dti 1.46-1.61 -> 0.91-1.12 s of process wall (host maps 671-849 -> 222-239 ms), the
+#     same bytes. Issue-7 volume: bedpost's write 961 ms beside 586 ms of kernel (its 1.2 s
+#     "sampler init" was NVRTC, the PTX cache cold); probtrack 0.96 s of main for 0.31 s of its
+#     own wall, unstaged; track geodesic's 3.2 s is its 305 M-step .tck written.
+#   PART=c (~6 min): bedpost's files compressed side by side (a stick's five, then the twelve
+#     maps) instead of one after another; probtrack's reading, seeds, tracking and writing
+#     staged. Issue-7 volume, CUDA, the PTX cache warmed first: bedpost prev / new alternating,
+#     two rounds, outputs compared; probtrack (100 samples a seed) prev / new on new's samples,
+#     two rounds, outputs compared.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -82,5 +91,20 @@ case "$PART" in
     echo "=== summary"
     grep -E "^##|process wall|^stages" "$OUT/dti.txt" | grep -oE "^## .*|process wall [0-9.]+ s|host maps [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
     cat "$OUT/users.txt"
+    ;;
+  c)
+    issue7_volume
+    u bedpost.txt "warm-up" "$B" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp-w" --force
+    for rep in 1 2; do for v in "${VARIANTS[@]:0:2}"; do
+      IFS='|' read -r label bin env <<< "$v"
+      u bedpost.txt "$label ($rep)" "$bin" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp-$label" --force
+    done; done
+    for rep in 1 2; do for v in "${VARIANTS[@]:0:2}"; do
+      IFS='|' read -r label bin env <<< "$v"
+      u probtrack.txt "$label ($rep)" "$bin" -- probtrack --backend cuda --bedpost "$W/bp-new" --seeds "$D/wm.nii.gz" --nsamples 100 --out "$W/ptx-$label" --force
+    done; done
+    for d in bp ptx; do (cd "$W/$d-prev" && for f in *; do cmp -s "$f" "$W/$d-new/$f" || echo "$d $f: DIFFER"; done; echo "$d: $(ls | wc -l) files compared"); done | tee "$OUT/same.txt"
+    echo "=== summary"
+    for f in bedpost probtrack; do grep -E "^##|process wall|^stages" "$OUT/$f.txt" | grep -oE "^## .*|process wall [0-9.]+ s|(read|write|track|seeds|fit and sample|release) [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'; done
     ;;
 esac

@@ -1,4 +1,5 @@
 use super::Ctx;
+use neuroport::runtime::stages::stage;
 use anyhow::{bail, Context, Result};
 use neuroport::probtrack::{self, output, Compaction, Config, Field, Schedule};
 use std::io::IsTerminal;
@@ -66,9 +67,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
     neuroport::runtime::check_split_spec(&ctx.backend)?;
-    let mut field = Field::from_bedpost(&a.bedpost, a.mask.as_deref())?;
+    let mut field = stage("read", || Field::from_bedpost(&a.bedpost, a.mask.as_deref()))?;
     let split = ctx.split()?;
-    let seeds = field.seeds(&a.seeds)?;
+    let seeds = stage("seeds", || field.seeds(&a.seeds))?;
     if let Some(x) = &a.exclusion {
         field.set_exclusion(x)?;
     }
@@ -98,10 +99,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         overlap: a.overlap,
         progress: std::io::stderr().is_terminal(),
     };
-    let (t, shares) = probtrack::run_split(&split, &field, &seeds, &cfg).with_context(|| format!("probtrack from {}", a.seeds.display()))?;
+    let (t, shares) = stage("track", || probtrack::run_split(&split, &field, &seeds, &cfg)).with_context(|| format!("probtrack from {}", a.seeds.display()))?;
     let done = super::Released::new(split);
     let p = cfg.params(&field, seeds.len(), true);
-    let written = output::write(&t, &field, &seeds, &p, &a.out, a.out_tck.as_deref())?;
+    let written = stage("write", || output::write(&t, &field, &seeds, &p, &a.out, a.out_tck.as_deref()))?;
     let fit = output::exp_fit(&t.lengths);
     let steps_per_s = t.total_steps as f64 / t.stats.wall_ms.max(1e-9) * 1e3;
     eprintln!(
