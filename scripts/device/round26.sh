@@ -32,6 +32,13 @@
 #     staged. Issue-7 volume, CUDA, the PTX cache warmed first: bedpost prev / new alternating,
 #     two rounds, outputs compared; probtrack (100 samples a seed) prev / new on new's samples,
 #     two rounds, outputs compared.
+#     Found: the same bytes; bedpost's write 1160-1167 -> 1115-1122 ms (its files ~0.3 s a
+#     stick, so ~0.5 s is the host's preparing); probtrack's reading 597-648 ms beside 82-85 ms
+#     of tracking.
+#   PART=d (~6 min): as c, with bedpost's summaries read a tile of voxels at a time along the
+#     samples' rows (a voxel's walk down its samples strided a cache line a value), the preparing
+#     staged (merged samples, summaries), and probtrack's records made once for all-zero sticks
+#     (outside bedpost's mask), its reading and records staged.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -92,7 +99,7 @@ case "$PART" in
     grep -E "^##|process wall|^stages" "$OUT/dti.txt" | grep -oE "^## .*|process wall [0-9.]+ s|host maps [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
     cat "$OUT/users.txt"
     ;;
-  c)
+  c|d)
     issue7_volume
     u bedpost.txt "warm-up" "$B" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp-w" --force
     for rep in 1 2; do for v in "${VARIANTS[@]:0:2}"; do
@@ -105,6 +112,6 @@ case "$PART" in
     done; done
     for d in bp ptx; do (cd "$W/$d-prev" && for f in *; do cmp -s "$f" "$W/$d-new/$f" || echo "$d $f: DIFFER"; done; echo "$d: $(ls | wc -l) files compared"); done | tee "$OUT/same.txt"
     echo "=== summary"
-    for f in bedpost probtrack; do grep -E "^##|process wall|^stages" "$OUT/$f.txt" | grep -oE "^## .*|process wall [0-9.]+ s|(read|write|track|seeds|fit and sample|release) [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'; done
+    for f in bedpost probtrack; do grep -E "^##|process wall|^stages" "$OUT/$f.txt" | grep -oE "^## .*|process wall [0-9.]+ s|(read|read samples|records|write|track|seeds|fit and sample|merged samples|summaries|release) [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'; done
     ;;
 esac

@@ -46,19 +46,18 @@ pub struct VoxelSummary {
     pub dispersion: [f32; 2],
 }
 
-/// Mean direction and dispersion of unit vectors, as bedpostx's make_dyadic_vectors.
-pub fn mean_direction(vs: impl Iterator<Item = [f64; 3]>) -> ([f64; 3], f64) {
-    let mut m = [0.0f64; 6];
-    let mut n = 0usize;
-    for v in vs {
-        m[0] += v[0] * v[0];
-        m[1] += v[0] * v[1];
-        m[2] += v[0] * v[2];
-        m[3] += v[1] * v[1];
-        m[4] += v[1] * v[2];
-        m[5] += v[2] * v[2];
-        n += 1;
-    }
+/// v v^T added to the scatter sum m (upper triangle, xx xy xz yy yz zz).
+fn add_dyadic(m: &mut [f64; 6], v: [f64; 3]) {
+    m[0] += v[0] * v[0];
+    m[1] += v[0] * v[1];
+    m[2] += v[0] * v[2];
+    m[3] += v[1] * v[1];
+    m[4] += v[1] * v[2];
+    m[5] += v[2] * v[2];
+}
+
+/// Mean direction (z >= 0) and dispersion from the scatter sum of n unit vectors.
+fn dyadic_mean(m: [f64; 6], n: usize) -> ([f64; 3], f64) {
     if n == 0 {
         return ([0.0; 3], 1.0);
     }
@@ -71,25 +70,55 @@ pub fn mean_direction(vs: impl Iterator<Item = [f64; 3]>) -> ([f64; 3], f64) {
     (d, 1.0 - lam[0])
 }
 
+/// Mean direction and dispersion of unit vectors, as bedpostx's make_dyadic_vectors.
+pub fn mean_direction(vs: impl Iterator<Item = [f64; 3]>) -> ([f64; 3], f64) {
+    let mut m = [0.0f64; 6];
+    let mut n = 0usize;
+    for v in vs {
+        add_dyadic(&mut m, v);
+        n += 1;
+    }
+    dyadic_mean(m, n)
+}
+
 /// Summaries of every voxel from samples laid out 8 x nsamp x nvox.
 pub fn summarise(samples: &[f32], nsamp: usize, nvox: usize) -> Vec<VoxelSummary> {
+    // A tile of voxels at a time, each sample's row read along the voxels: a voxel's own walk down
+    // its samples strides nvox floats, a cache line per value (round 26). Each voxel's sums still
+    // run over its samples in order, so the same bits.
+    const TILE: usize = 256;
     let at = |k: usize, s: usize, v: usize| samples[(k * nsamp + s) * nvox + v];
-    (0..nvox)
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|v| {
-            let mut out = VoxelSummary::default();
+    let mut out = vec![VoxelSummary::default(); nvox];
+    out.par_chunks_mut(TILE).enumerate().for_each(|(t, out)| {
+        let v0 = t * TILE;
+        let mut sum = [[0.0f64; NPARAM]; TILE];
+        for k in 0..NPARAM {
+            for s in 0..nsamp {
+                for (i, acc) in sum[..out.len()].iter_mut().enumerate() {
+                    acc[k] += at(k, s, v0 + i) as f64;
+                }
+            }
+        }
+        let mut dyad = [[[0.0f64; 6]; 2]; TILE];
+        for (j, (th, ph)) in [(TH1, PH1), (TH2, PH2)].into_iter().enumerate() {
+            for s in 0..nsamp {
+                for (i, m) in dyad[..out.len()].iter_mut().enumerate() {
+                    add_dyadic(&mut m[j], direction(at(th, s, v0 + i), at(ph, s, v0 + i)));
+                }
+            }
+        }
+        for (i, o) in out.iter_mut().enumerate() {
             for k in 0..NPARAM {
-                out.mean[k] = ((0..nsamp).map(|s| at(k, s, v) as f64).sum::<f64>() / nsamp.max(1) as f64) as f32;
+                o.mean[k] = (sum[i][k] / nsamp.max(1) as f64) as f32;
             }
-            for (j, (th, ph)) in [(TH1, PH1), (TH2, PH2)].into_iter().enumerate() {
-                let (d, disp) = mean_direction((0..nsamp).map(|s| direction(at(th, s, v), at(ph, s, v))));
-                out.dyads[j] = d.map(|x| x as f32);
-                out.dispersion[j] = disp as f32;
+            for j in 0..2 {
+                let (d, disp) = dyadic_mean(dyad[i][j], nsamp);
+                o.dyads[j] = d.map(|x| x as f32);
+                o.dispersion[j] = disp as f32;
             }
-            out
-        })
-        .collect()
+        }
+    });
+    out
 }
 
 /// The names (without .nii.gz) of the files [`write`] writes.
@@ -130,24 +159,27 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
         m
     };
     for (stick, (th, ph, f)) in [(1, (TH1, PH1, F1)), (2, (TH2, PH2, F2))] {
-        let mut vth = vec![0.0f32; ns * nv];
-        let mut vph = vec![0.0f32; ns * nv];
-        let mut vf = vec![0.0f32; ns * nv];
-        // One sample volume per task: each writes its own slab of the three merged volumes.
-        (vth.par_chunks_mut(nv), vph.par_chunks_mut(nv), vf.par_chunks_mut(nv)).into_par_iter().enumerate().for_each(|(s, (vth, vph, vf))| {
-            for (j, &v) in r.voxels.iter().enumerate() {
-                let (a, b) = canonical(at(th, s, j), at(ph, s, j));
-                vth[v] = a;
-                vph[v] = b;
-                vf[v] = at(f, s, j);
-            }
+        let (vth, vph, vf, mth, mph) = crate::runtime::stages::stage("merged samples", || {
+            let mut vth = vec![0.0f32; ns * nv];
+            let mut vph = vec![0.0f32; ns * nv];
+            let mut vf = vec![0.0f32; ns * nv];
+            // One sample volume per task: each writes its own slab of the three merged volumes.
+            (vth.par_chunks_mut(nv), vph.par_chunks_mut(nv), vf.par_chunks_mut(nv)).into_par_iter().enumerate().for_each(|(s, (vth, vph, vf))| {
+                for (j, &v) in r.voxels.iter().enumerate() {
+                    let (a, b) = canonical(at(th, s, j), at(ph, s, j));
+                    vth[v] = a;
+                    vph[v] = b;
+                    vf[v] = at(f, s, j);
+                }
+            });
+            // bedpostx's mean_th/mean_ph: the mean of the merged (canonical) samples.
+            let mean = |m: &[f32]| {
+                let means: Vec<f32> = r.voxels.par_iter().map(|&v| ((0..ns).map(|s| m[s * nv + v] as f64).sum::<f64>() / ns.max(1) as f64) as f32).collect();
+                scatter(&|j| means[j])
+            };
+            let (mth, mph) = (mean(&vth), mean(&vph));
+            (vth, vph, vf, mth, mph)
         });
-        // bedpostx's mean_th/mean_ph: the mean of the merged (canonical) samples.
-        let mean = |m: &[f32]| {
-            let means: Vec<f32> = r.voxels.par_iter().map(|&v| ((0..ns).map(|s| m[s * nv + v] as f64).sum::<f64>() / ns.max(1) as f64) as f32).collect();
-            scatter(&|j| means[j])
-        };
-        let (mth, mph) = (mean(&vth), mean(&vph));
         out.niftis(
             geom,
             &[
@@ -159,7 +191,7 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
             ],
         )?;
     }
-    let sum = summarise(&r.samples, ns, n);
+    let sum = crate::runtime::stages::stage("summaries", || summarise(&r.samples, ns, n));
     let map = |f: &dyn Fn(&VoxelSummary) -> f32| scatter(&|j| f(&sum[j]));
     let dyads = |j: usize| (0..3).flat_map(|c| map(&|s| s.dyads[j][c])).collect::<Vec<f32>>();
     let maps: Vec<(&str, usize, Vec<f32>)> = vec![

@@ -70,6 +70,17 @@ impl Field {
         if !dir.is_dir() {
             bail!("{}: not a folder", dir.display());
         }
+        use crate::runtime::stages::stage;
+        let (th1, rest, inside) = stage("read samples", || Self::read_bedpost(dir, mask))?;
+        let vols = [th1.as_flat(), rest[0].as_flat(), rest[1].as_flat(), rest[2].as_flat(), rest[3].as_flat(), rest[4].as_flat()];
+        let mut f = stage("records", || Field::from_angles(th1.geom.clone(), th1.nvol(), vols));
+        f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
+        Ok(f)
+    }
+
+    /// merged_th1samples, the five other sample volumes and the tracking mask (see [`Field::from_bedpost`]).
+    #[allow(clippy::type_complexity)]
+    fn read_bedpost(dir: &Path, mask: Option<&Path>) -> Result<(crate::volume::Volume, Vec<crate::volume::Volume>, Vec<u8>)> {
         let th1 = read_samples(dir, "merged_th1samples", None, None)?;
         let (dims, ns) = (th1.geom.dims, th1.nvol());
         let rest: Vec<_> = ["merged_ph1samples", "merged_f1samples", "merged_th2samples", "merged_ph2samples", "merged_f2samples"]
@@ -84,10 +95,7 @@ impl Field {
             let mf = read_samples(dir, "mean_f1samples", Some(dims), None)?;
             mf.frame(0).iter().map(|&x| (x > 0.0) as u8).collect()
         };
-        let vols = [th1.as_flat(), rest[0].as_flat(), rest[1].as_flat(), rest[2].as_flat(), rest[3].as_flat(), rest[4].as_flat()];
-        let mut f = Field::from_angles(th1.geom.clone(), ns, vols);
-        f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
-        Ok(f)
+        Ok((th1, rest, inside))
     }
 
     /// Interleaves bedpost's six sample volumes (th1, ph1, f1, th2, ph2, f2; each nsamp x nvox)
@@ -95,11 +103,15 @@ impl Field {
     pub fn from_angles(geom: Geometry, ns: usize, vols: [&[f32]; 6]) -> Field {
         let nvox = geom.nvox();
         let mut samples = vec![0.0f32; ns * nvox * RECORD];
+        // A stick of all-zero bits (bedpost writes them outside its mask: about half of a brain's
+        // grid) takes the one record they give, not its trigonometry again.
+        let zero = stick_record(&geom, 0.0, 0.0, 0.0);
+        let record = |th: f32, ph: f32, f: f32| if (th.to_bits() | ph.to_bits() | f.to_bits()) == 0 { zero } else { stick_record(&geom, th, ph, f) };
         samples.par_chunks_mut(nvox * RECORD).enumerate().for_each(|(s, out)| {
             let fr: Vec<&[f32]> = vols.iter().map(|v| &v[s * nvox..(s + 1) * nvox]).collect();
             for (v, r) in out.chunks_mut(RECORD).enumerate() {
-                r[..4].copy_from_slice(&stick_record(&geom, fr[0][v], fr[1][v], fr[2][v]));
-                r[4..].copy_from_slice(&stick_record(&geom, fr[3][v], fr[4][v], fr[5][v]));
+                r[..4].copy_from_slice(&record(fr[0][v], fr[1][v], fr[2][v]));
+                r[4..].copy_from_slice(&record(fr[3][v], fr[4][v], fr[5][v]));
             }
         });
         Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new() }
