@@ -39,6 +39,13 @@
 #     samples' rows (a voxel's walk down its samples strided a cache line a value), the preparing
 #     staged (merged samples, summaries), and probtrack's records made once for all-zero sticks
 #     (outside bedpost's mask), its reading and records staged.
+#     Found (H100): the same bytes; bedpost's write 1151-1249 -> 1038-1119 ms (summaries 235-251
+#     ms, each stick's merged samples 54-77 ms); probtrack's main 790 (prev, warm) -> 697-754 ms,
+#     its reading 226-269 ms and records 209-242 ms.
+#   PART=e (~7 min): the final build: probtrack's records a run of 4096 at a time (50 sample
+#     volumes had left cores idle in the last round). `dti` on the 256x256x100 DWI and bedpost
+#     and probtrack on the issue-7 volume, prev / new alternating, outputs compared (parts b
+#     and d again).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -82,7 +89,7 @@ case "$PART" in
     for f in fim register dti; do echo "== $f"; grep -E "^##|process wall|^stages" "$OUT/$f.txt" | sed -E 's/^stages: (.*)$/    \1/' | grep -oE "^## .*|process wall [0-9.]+ s|read[a-z ]* [0-9]+ ms|devices [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'; done
     cat "$OUT/read.txt" | paste - -
     ;;
-  b)
+  b|e)
     fim_phantom
     for rep in 1 2 3; do for v in "${VARIANTS[@]:0:2}"; do
       IFS='|' read -r label bin env <<< "$v"
@@ -90,6 +97,11 @@ case "$PART" in
     done; done
     (cd "$W/t-prev" && for f in *; do cmp -s "$f" "$W/t-new/$f" || echo "dti $f: DIFFER"; done; echo "dti: $(ls | wc -l) files compared") | tee "$OUT/same.txt"
     rm -rf "$W/b" "$W/d" "$W"/t-*
+    if [ "$PART" = e ]; then
+      grep -E "^##|process wall|^stages" "$OUT/dti.txt" | grep -oE "^## .*|process wall [0-9.]+ s|host maps [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+      PART=d NP_NO_PACK=1 bash "$0"
+      exit
+    fi
     issue7_volume
     u users.txt "dti" "$B" -- dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/i7/" --force
     u users.txt "bedpost" "$B" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" --force

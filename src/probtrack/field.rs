@@ -107,11 +107,15 @@ impl Field {
         // grid) takes the one record they give, not its trigonometry again.
         let zero = stick_record(&geom, 0.0, 0.0, 0.0);
         let record = |th: f32, ph: f32, f: f32| if (th.to_bits() | ph.to_bits() | f.to_bits()) == 0 { zero } else { stick_record(&geom, th, ph, f) };
-        samples.par_chunks_mut(nvox * RECORD).enumerate().for_each(|(s, out)| {
-            let fr: Vec<&[f32]> = vols.iter().map(|v| &v[s * nvox..(s + 1) * nvox]).collect();
-            for (v, r) in out.chunks_mut(RECORD).enumerate() {
-                r[..4].copy_from_slice(&record(fr[0][v], fr[1][v], fr[2][v]));
-                r[4..].copy_from_slice(&record(fr[3][v], fr[4][v], fr[5][v]));
+        // A run of records per task, not a sample volume: 50 samples over 16 cores left the
+        // last round's cores idle (round 26).
+        samples.par_chunks_mut(crate::volume::planes::RUN * RECORD).enumerate().for_each(|(t, out)| {
+            let first = t * crate::volume::planes::RUN;
+            for (i, r) in out.chunks_mut(RECORD).enumerate() {
+                // Record first + i is voxel v of sample volume s; the volumes hold the same order.
+                let k = first + i;
+                r[..4].copy_from_slice(&record(vols[0][k], vols[1][k], vols[2][k]));
+                r[4..].copy_from_slice(&record(vols[3][k], vols[4][k], vols[5][k]));
             }
         });
         Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new() }
