@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Round 26 on the lent H100 (docs/performance.md; results in docs/results/h100-2026-11-27-round26/).
+# Round 26 on the lent GPU (docs/performance.md, the GPU host layer's "Round 26"; results in
+# docs/results/h200-2026-11-27-round26/{a,b,c} (an H200 came) and h100-2026-11-27-round26/{d,e}).
 # Binaries: dist/neuroport (new, the commit of each part), dist/neuroport-prev (round 25's final
 # build).
 #   PART=a (~6 min): the whole command's wall beyond its work. The command now ends by _exit,
@@ -46,6 +47,9 @@
 #     volumes had left cores idle in the last round). `dti` on the 256x256x100 DWI and bedpost
 #     and probtrack on the issue-7 volume, prev / new alternating, outputs compared (parts b
 #     and d again).
+#     Found: dti 1.21-1.37 -> 0.90-0.95 s (host maps 583-633 -> 224-250 ms); bedpost 2.14-2.18
+#     -> 2.03-2.11 s (write 1012-1014 -> 857-920 ms); probtrack 0.83 -> 0.71-0.72 s (records
+#     184-191 ms); the same bytes (bedpost 21 files, probtrack 3).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
