@@ -394,7 +394,7 @@ fn inputs(dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Res
 /// The mask's voxels, their measurements and the chains' starting state; host milliseconds.
 fn start(fit: &crate::dti::TensorFit, dwi: &Volume, table: &Table, mask: &[u8], seed: u64) -> Result<(Vec<usize>, Vec<f32>, ChainState, f64)> {
     let ((voxels, y, init), host_ms) = wall_ms(|| {
-        let voxels: Vec<usize> = (0..dwi.nvox()).filter(|&v| mask[v] != 0).collect();
+        let voxels = crate::volume::masks::inside(mask);
         let y = init::gather(dwi, &voxels);
         let init = init::from_tensors(fit, &y, table, &voxels, seed);
         (voxels, y, init)

@@ -86,7 +86,7 @@ impl Target for BedpostT3 {
             let cfg_name = format!("dataset {}: {}x{}x{}, {} voxels", ds.id, ds.dims[0], ds.dims[1], ds.dims[2], ds.nmask);
             ctx.say(&format!("bedpost-t3 {cfg_name}: simulating"));
             let (vol, mask, truths) = sim::phantom(ds.dims, [ds.voxel_mm; 3], ds.nmask, &g, SNR, ctx.seed ^ ds.id as u64);
-            let voxels: Vec<usize> = (0..vol.nvox()).filter(|&v| mask[v] != 0).collect();
+            let voxels = crate::volume::masks::inside(&mask);
             let (prepared, init_ms) = wall_ms(|| -> Result<_> {
                 let fit = dti::run(dti::kernels(&host_cpu)?.as_mut(), &vol, &g, &mask)?;
                 let y = init::gather(&vol, &voxels);

@@ -85,7 +85,7 @@ pub fn phantom(dims: [usize; 3], voxel_size: [f32; 3], nmask: usize, g: &Gradien
     for &(_, v) in &order[..nmask] {
         mask[v] = 1;
     }
-    let voxels: Vec<usize> = (0..nv).filter(|&v| mask[v] != 0).collect();
+    let voxels = crate::volume::masks::inside(&mask);
     let truths = white_matter(voxels.len(), seed);
     (volume(geom, &voxels, &truths, g, snr, seed ^ 0x5EED), mask, truths)
 }

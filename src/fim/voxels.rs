@@ -3,26 +3,9 @@
 
 use rayon::prelude::*;
 
-/// The mask's voxels, ascending: a slab of the grid per task, eight voxels at a time where all
-/// are off the mask (most of a brain's grid is off its white matter).
+/// The mask's voxels, ascending, as the device's list holds them (volume::masks::inside_as).
 pub fn mask_voxels(mask: &[u8]) -> Vec<i32> {
-    const SLAB: usize = 1 << 16;
-    let slabs: Vec<Vec<i32>> = mask
-        .par_chunks(SLAB)
-        .enumerate()
-        .map(|(k, slab)| {
-            let mut out = Vec::new();
-            for (j, word) in slab.chunks(8).enumerate() {
-                if word.len() == 8 && u64::from_ne_bytes(word.try_into().expect("8 bytes")) == 0 {
-                    continue;
-                }
-                let at = k * SLAB + 8 * j;
-                out.extend(word.iter().enumerate().filter(|(_, &m)| m != 0).map(|(i, _)| (at + i) as i32));
-            }
-            out
-        })
-        .collect();
-    slabs.concat()
+    crate::volume::masks::inside_as(mask, |v| v as i32)
 }
 
 /// The grid of `n` voxels holding `got[i]` at voxel `vox[i]` (ascending) where it is finite
@@ -48,30 +31,7 @@ pub fn scatter(n: usize, vox: &[i32], got: &[f32]) -> Vec<f32> {
 
 #[cfg(test)]
 mod tests {
-    use super::{mask_voxels, scatter};
-
-    /// The word-skipping scan finds the plain filter's voxels on fresh random masks: sparse,
-    /// clustered in runs, empty, full, lengths off the 8-voxel words and the slabs.
-    #[test]
-    fn mask_voxels_are_the_non_zero_voxels_in_order() {
-        use rand::Rng;
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-        let mut rng = crate::synth::rng(seed);
-        for (n, keep) in [(200_003usize, 50u32), (70_001, 0), (1 << 17, 1), (5, 2), (131_075, 3)] {
-            let mut mask = vec![0u8; n];
-            let mut v = 0;
-            while v < n {
-                // A run of mask voxels (values 1-255) after a gap.
-                let run = rng.random_range(1..20).min(n - v);
-                if keep == 1 || (keep != 0 && rng.random_range(0..keep) == 0) {
-                    mask[v..v + run].iter_mut().for_each(|m| *m = rng.random_range(1..=255));
-                }
-                v += run;
-            }
-            let want: Vec<i32> = (0..n).filter(|&v| mask[v] != 0).map(|v| v as i32).collect();
-            assert_eq!(mask_voxels(&mask), want, "seed {seed}: n {n}");
-        }
-    }
+    use super::scatter;
 
     /// The slabs' scatter equals the plain loop on fresh random masks (slab edges crossed, an
     /// empty mask, a full one): NaN, f32::NAN's bits, off the mask and for INF.

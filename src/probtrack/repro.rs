@@ -49,7 +49,7 @@ pub fn data(ds: &Dataset, seed: u64) -> (Field, Vec<u32>) {
     let (vol, mask, truths) = sim::phantom(ds.dims, [ds.voxel_mm; 3], ds.nmask, &g, f64::INFINITY, seed ^ ds.id as u64);
     let geom = vol.geom.clone();
     let mut sticks = vec![synth::sticks::SticksVoxel::ball(1000.0, 1e-3); geom.nvox()];
-    let voxels: Vec<usize> = (0..geom.nvox()).filter(|&v| mask[v] != 0).collect();
+    let voxels = crate::volume::masks::inside(&mask);
     for (j, &v) in voxels.iter().enumerate() {
         sticks[v] = truths[j];
     }

@@ -152,3 +152,61 @@ pub fn read_finite(path: &Path) -> Result<Volume> {
     }
     Ok(v)
 }
+
+/// The voxels where `mask` is non-zero, ascending, each as `index(v)` (`usize` for the host's
+/// loops, `i32` for a device's list): a slab of the grid per task, eight voxels at a time where
+/// all are off the mask (most of a brain's grid is off its white matter; round 25 wrote it for
+/// FIM, round 26 gave bedpost and probtrack, which filtered the grid on one core, the same scan).
+pub fn inside_as<T: Send + Copy>(mask: &[u8], index: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    use rayon::prelude::*;
+    const SLAB: usize = 1 << 16;
+    let slabs: Vec<Vec<T>> = mask
+        .par_chunks(SLAB)
+        .enumerate()
+        .map(|(k, slab)| {
+            let mut out = Vec::new();
+            for (j, word) in slab.chunks(8).enumerate() {
+                if word.len() == 8 && u64::from_ne_bytes(word.try_into().expect("8 bytes")) == 0 {
+                    continue;
+                }
+                let at = k * SLAB + 8 * j;
+                out.extend(word.iter().enumerate().filter(|(_, &m)| m != 0).map(|(i, _)| index(at + i)));
+            }
+            out
+        })
+        .collect();
+    slabs.concat()
+}
+
+/// The voxels where `mask` is non-zero, ascending (see [`inside_as`]).
+pub fn inside(mask: &[u8]) -> Vec<usize> {
+    inside_as(mask, |v| v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inside;
+
+    /// The word-skipping scan finds the plain filter's voxels on fresh random masks: sparse,
+    /// clustered in runs, empty, full, lengths off the 8-voxel words and the slabs.
+    #[test]
+    fn inside_is_the_non_zero_voxels_in_order() {
+        use rand::Rng;
+        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+        let mut rng = crate::synth::rng(seed);
+        for (n, keep) in [(200_003usize, 50u32), (70_001, 0), (1 << 17, 1), (5, 2), (131_075, 3)] {
+            let mut mask = vec![0u8; n];
+            let mut v = 0;
+            while v < n {
+                // A run of mask voxels (values 1-255) after a gap.
+                let run = rng.random_range(1..20).min(n - v);
+                if keep == 1 || (keep != 0 && rng.random_range(0..keep) == 0) {
+                    mask[v..v + run].iter_mut().for_each(|m| *m = rng.random_range(1..=255));
+                }
+                v += run;
+            }
+            let want: Vec<usize> = (0..n).filter(|&v| mask[v] != 0).collect();
+            assert_eq!(inside(&mask), want, "seed {seed}: n {n}");
+        }
+    }
+}
