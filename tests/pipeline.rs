@@ -85,11 +85,11 @@ fn streamed_tck_is_the_file_of_the_collected_run() {
         let order: Vec<usize> = (0..seeds.len()).collect();
         let (a, b) = (dir.path().join("collected.tck"), dir.path().join("streamed.tck"));
         let mut out = Outputs::new();
-        output::write(&mut out, &a, &geom, &all, &seeds, &order).unwrap();
+        output::write(&mut out, &a, &geom, &all, &seeds, &order, 1).unwrap();
         out.commit().unwrap();
         // Streamed: nine batches of 23, each written while the next traces.
         let mut out = Outputs::new();
-        let ends = output::trace_to_tck(k.as_mut(), &seeds, &p, 23, &geom, &mut out, &b, false).unwrap();
+        let ends = output::trace_to_tck(k.as_mut(), &seeds, &p, 23, &geom, &mut out, &b, 1, false).unwrap();
         out.commit().unwrap();
         assert_eq!(ends.ends, all.ends, "{}", dev.label());
         let (fa, fb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
@@ -98,5 +98,38 @@ fn streamed_tck_is_the_file_of_the_collected_run() {
         assert_eq!(std::fs::read(output::csv_path(&a)).unwrap(), std::fs::read(output::csv_path(&b)).unwrap(), "{}", dev.label());
         std::fs::remove_dir_all(dir.path()).ok();
         std::fs::create_dir_all(dir.path()).unwrap();
+    }
+}
+
+/// `--downsample N`: each fibre of the streamed .tck holds the full one's points 0, N, 2N, ...
+/// and its last, in order; every 1 is the full file.
+#[test]
+fn downsampled_tck_keeps_every_nth_point_and_the_last() {
+    use neuroport::geodesic::output;
+    use neuroport::io::tck::read_tck;
+    use neuroport::volume::{Geometry, Outputs};
+    let (fields, seeds) = random_case(7, 120).unwrap();
+    let geom = Geometry::synthetic(fields.dims, [1.5, 1.5, 2.0]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = TraceParams { step: 0.2, max_steps: 80, interp: Interp::Kernel, ..Default::default() };
+    let dev = neuroport::Inventory::discover(Some(2)).select_one(&neuroport::BackendSpec::Cpu).unwrap();
+    let mut k = neuroport::geodesic::kernels(&dev).unwrap();
+    k.upload(&fields).unwrap();
+    let path = |every: usize| dir.path().join(format!("every{every}.tck"));
+    for every in [1, 3, 7] {
+        let mut out = Outputs::new();
+        output::trace_to_tck(k.as_mut(), &seeds, &p, 50, &geom, &mut out, &path(every), every, false).unwrap();
+        out.commit().unwrap();
+    }
+    let full = read_tck(&path(1)).unwrap();
+    assert_eq!(full.len(), seeds.len());
+    assert!(full.iter().any(|f| f.len() > 10), "fibres too short to thin");
+    for every in [3, 7] {
+        let thin = read_tck(&path(every)).unwrap();
+        assert_eq!(thin.len(), full.len(), "every {every}");
+        for (i, (f, t)) in full.iter().zip(&thin).enumerate() {
+            let want: Vec<[f32; 3]> = f.iter().enumerate().filter(|&(j, _)| j % every == 0 || j + 1 == f.len()).map(|(_, p)| *p).collect();
+            assert_eq!(t, &want, "every {every}: fibre {i}");
+        }
     }
 }

@@ -48,6 +48,10 @@ pub struct GeodesicArgs {
     /// Largest number of steps per fibre
     #[arg(long, default_value_t = 2000)]
     max_steps: u32,
+    /// Write every Nth point of each fibre and its last, as tckgen's -downsample (at the default
+    /// step of 0.1 voxel a whole-brain tractogram of every point runs to gigabytes)
+    #[arg(long, default_value_t = 1)]
+    downsample: usize,
     /// Target ROI: keep only fibres that pass through it, ranked by the connectivity measure
     #[arg(long)]
     target: Option<PathBuf>,
@@ -96,8 +100,8 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     if !(a.step > 0.0 && a.step.is_finite()) {
         bail!("--step must be a positive number of voxels, not {}", a.step);
     }
-    if a.max_steps == 0 || a.dirs == 0 || a.seed_count == Some(0) {
-        bail!("--max-steps, --dirs and --seed-count must be at least 1");
+    if a.max_steps == 0 || a.dirs == 0 || a.seed_count == Some(0) || a.downsample == 0 {
+        bail!("--max-steps, --dirs, --seed-count and --downsample must be at least 1");
     }
     if let Some(c) = a.cone.filter(|c| !(*c > 0.0 && *c <= 180.0)) {
         bail!("--cone must be a half-angle in (0, 180] degrees, not {c}");
@@ -160,12 +164,12 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         k.upload(&fields)?;
         let p = TraceParams { interp: a.interp.unwrap_or_else(|| geodesic::Interp::default_for(device.info())), ..p };
         let per = geodesic::batch_len(k.as_ref(), seeds.len(), &p);
-        let batch = stage("trace and write", || output::trace_to_tck(k.as_mut(), &seeds, &p, per, &geom, &mut out, &a.out, true))?;
+        let batch = stage("trace and write", || output::trace_to_tck(k.as_mut(), &seeds, &p, per, &geom, &mut out, &a.out, a.downsample, true))?;
         (batch, (0..seeds.len()).collect::<Vec<_>>(), k.take_timings(), None)
     } else {
         let (batch, shares) = stage("trace", || geodesic::trace_split(&split, &fields, &seeds, &p, a.interp, true))?;
         let order = geodesic::select(&batch, target.is_some());
-        stage("write", || output::write(&mut out, &a.out, &geom, &batch, &seeds, &order))?;
+        stage("write", || output::write(&mut out, &a.out, &geom, &batch, &seeds, &order, a.downsample))?;
         let t = shares.timings();
         (batch, order, t, Some(shares))
     };

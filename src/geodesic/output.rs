@@ -33,16 +33,21 @@ pub fn csv_path(tractogram: &Path) -> PathBuf {
 
 pub const CSV_HEADER: [&str; 14] = ["fibre", "seed", "seed_x", "seed_y", "seed_z", "dir_x", "dir_y", "dir_z", "length_mm", "steps", "stop", "connectivity", "reached_target", "target_length_mm"];
 
-/// Fibre i's points in world millimetres.
-fn world(geom: &Geometry, batch: &FibreBatch, i: usize) -> Vec<[f32; 3]> {
-    batch.fibre(i).iter().map(|p| geom.voxel_to_world(p.map(|c| c as f64)).map(|c| c as f32)).collect()
+/// Fibre i's points in world millimetres: every `every`-th step from its start, and its last
+/// (tckgen's `-downsample`).
+fn world(geom: &Geometry, batch: &FibreBatch, i: usize, every: usize) -> Vec<[f32; 3]> {
+    let f = batch.fibre(i);
+    let kept = |j: usize| j % every.max(1) == 0 || j + 1 == f.len();
+    f.iter().enumerate().filter(|&(j, _)| kept(j)).map(|(_, p)| geom.voxel_to_world(p.map(|c| c as f64)).map(|c| c as f32)).collect()
 }
 
-/// Adds the tractogram of the fibres `order` names (in that order) and its CSV to `out`.
-pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch, seeds: &[Seed], order: &[usize]) -> Result<()> {
+/// Adds the tractogram of the fibres `order` names (in that order), every `every`-th point of each
+/// (see [`world`]), and its CSV to `out`.
+#[allow(clippy::too_many_arguments)]
+pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch, seeds: &[Seed], order: &[usize], every: usize) -> Result<()> {
     match Format::of(path)? {
-        Format::Tck => out.file(path, |tmp| tck::write_tck_par(tmp, order.len(), |k| world(geom, batch, order[k]).into()))?,
-        Format::Trk => out.file(path, |tmp| trk::write_trk(tmp, &trk::TrkSpace::of(geom), order.iter().map(|&i| world(geom, batch, i))))?,
+        Format::Tck => out.file(path, |tmp| tck::write_tck_par(tmp, order.len(), |k| world(geom, batch, order[k], every).into()))?,
+        Format::Trk => out.file(path, |tmp| trk::write_trk(tmp, &trk::TrkSpace::of(geom), order.iter().map(|&i| world(geom, batch, i, every))))?,
     }
     write_csv_of(out, path, geom, &batch.ends, seeds, order)
 }
@@ -50,9 +55,9 @@ pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch
 /// Traces every seed on `k` and adds the `.tck` of all fibres (seed order, as [`write`] with
 /// every fibre selected) and its CSV to `out`, writing each batch while the next one traces:
 /// the points are never all held at once. Returns the fibres' summaries (no points).
-/// `batch` fibres a batch ([`super::batch_len`] for a whole run).
+/// `batch` fibres a batch ([`super::batch_len`] for a whole run); every `every`-th point written.
 #[allow(clippy::too_many_arguments)]
-pub fn trace_to_tck(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, geom: &Geometry, out: &mut Outputs, path: &Path, progress: bool) -> Result<FibreBatch> {
+pub fn trace_to_tck(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, geom: &Geometry, out: &mut Outputs, path: &Path, every: usize, progress: bool) -> Result<FibreBatch> {
     if Format::of(path)? != Format::Tck {
         bail!("{}: streamed writing makes .tck only", path.display());
     }
@@ -65,7 +70,7 @@ pub fn trace_to_tck(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams
         let writer = sc.spawn(move || -> Result<tck::TckWriter> {
             let mut w = w;
             for b in rx {
-                w.append(b.len(), |i| world(geom, &b, i).into())?;
+                w.append(b.len(), |i| world(geom, &b, i, every).into())?;
             }
             Ok(w)
         });
