@@ -50,6 +50,12 @@
 #     Found: dti 1.21-1.37 -> 0.90-0.95 s (host maps 583-633 -> 224-250 ms); bedpost 2.14-2.18
 #     -> 2.03-2.11 s (write 1012-1014 -> 857-920 ms); probtrack 0.83 -> 0.71-0.72 s (records
 #     184-191 ms); the same bytes (bedpost 21 files, probtrack 3).
+#   PART=f (~6 min): the final build: the mask's voxels by one shared scan (volume::masks::inside)
+#     for FIM, bedpost and probtrack, and track geodesic --downsample. `fim --target` maps prev
+#     against new byte for byte (CUDA, NVIDIA OpenCL, both local solvers); `check` at seed 360
+#     on CUDA, NVIDIA OpenCL and PoCL 5.0; track geodesic --dirs 8 on the issue-7 volume with
+#     every point and with --downsample 5 (process wall, file sizes); the driver's persistence
+#     mode (CUDA's start in every command).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -114,6 +120,19 @@ case "$PART" in
     echo "=== summary"
     grep -E "^##|process wall|^stages" "$OUT/dti.txt" | grep -oE "^## .*|process wall [0-9.]+ s|host maps [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
     cat "$OUT/users.txt"
+    ;;
+  f)
+    nvidia-smi -q 2>/dev/null | grep -iE "persistence|driver version" | tee "$OUT/persistence.txt"
+    checks 360 cuda "$OCL" "$POCL"
+    fim_maps_same prev "$OLD"
+    issue7_volume
+    "$B" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/i7/" > /dev/null 2>&1
+    for rep in 1 2; do for ds in 1 5; do
+      u track.txt "downsample $ds ($rep)" "$B" -- track geodesic --backend cuda --tensor "$W/i7/dti_tensor.nii.gz" --seeds "$D/wm.nii.gz" --dirs 8 --downsample $ds --out "$W/fibres-$ds.tck" --force
+      ls -l "$W/fibres-$ds.tck" | awk '{print "    tck bytes", $5}' >> "$OUT/track.txt"
+    done; done
+    echo "=== summary"
+    grep -E "^##|process wall|^stages|tck bytes" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s|trace and write [0-9]+ ms|tck bytes [0-9]+" | paste -sd' ' | sed 's/ ## /\n## /g'
     ;;
   c|d)
     issue7_volume
