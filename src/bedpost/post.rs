@@ -174,25 +174,11 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
                 }
             });
             // bedpostx's mean_th/mean_ph: the mean of the merged (canonical) samples.
-            // The sums run down each voxel's samples in order (the same bits as summing the merged
-            // volumes), a tile of voxels at a time along the samples' rows, as summarise reads.
-            const TILE: usize = 256;
-            let mut means = vec![[0.0f32; 2]; n];
-            means.par_chunks_mut(TILE).enumerate().for_each(|(t, out)| {
-                let j0 = t * TILE;
-                let mut acc = [[0.0f64; 2]; TILE];
-                for s in 0..ns {
-                    for (i, a) in acc[..out.len()].iter_mut().enumerate() {
-                        let (ct, cp) = canonical(at(th, s, j0 + i), at(ph, s, j0 + i));
-                        a[0] += ct as f64;
-                        a[1] += cp as f64;
-                    }
-                }
-                for (o, a) in out.iter_mut().zip(&acc) {
-                    *o = a.map(|x| (x / ns.max(1) as f64) as f32);
-                }
-            });
-            let (mth, mph) = (scatter(&|j| means[j][0]), scatter(&|j| means[j][1]));
+            let mean = |m: &[f32]| {
+                let means: Vec<f32> = r.voxels.par_iter().map(|&v| ((0..ns).map(|s| m[s * nv + v] as f64).sum::<f64>() / ns.max(1) as f64) as f32).collect();
+                scatter(&|j| means[j])
+            };
+            let (mth, mph) = (mean(&vth), mean(&vph));
             (vth, vph, vf, mth, mph)
         });
         out.niftis(
