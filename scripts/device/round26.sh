@@ -58,6 +58,15 @@
 #     mode (CUDA's start in every command).
 #     Found: maps the same bytes (all 16); check 49 / 48 / 47 rows pass; .tck 3.67 -> 0.74 GB,
 #     trace and write 4.9-5.3 -> 1.4-1.6 s, process wall 5.6-6.9 -> 2.0-2.5 s; persistence on.
+#   PART=g (~8 min): the round's final build. bedpost's mean_th/mean_ph from the samples a tile
+#     of voxels at a time (as summarise) instead of down the merged volumes' strided columns
+#     (slower here, on the small README phantom: is it faster at the issue-7 volume's size?):
+#     bedpost, part e's build (dist/neuroport-e) / new alternating, two rounds, outputs compared;
+#     then the README's commands with prev and new on CUDA, NVIDIA OpenCL and PoCL 5.0, every
+#     output compared byte for byte.
+#     Found: the tiled means slower on the H100 host too (merged samples 101-159 ms against 60-89
+#     ms for part e's build; the same bytes): reverted. The README's commands: 42 files the same
+#     bytes as prev on each of CUDA, NVIDIA OpenCL and PoCL 5.0.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -135,6 +144,18 @@ case "$PART" in
     done; done
     echo "=== summary"
     grep -E "^##|process wall|^stages|tck bytes" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s|trace and write [0-9]+ ms|tck bytes [0-9]+" | paste -sd' ' | sed 's/ ## /\n## /g'
+    ;;
+  g)
+    issue7_volume
+    u bedpost.txt "warm-up" "$B" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp-w" --force
+    for rep in 1 2; do for v in "e|$PWD/dist/neuroport-e" "new|$B"; do
+      IFS='|' read -r label bin <<< "$v"
+      u bedpost.txt "$label ($rep)" "$bin" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp-$label" --force
+    done; done
+    (cd "$W/bp-e" && for f in *; do cmp -s "$f" "$W/bp-new/$f" || echo "bp $f: DIFFER"; done; echo "bp: $(ls | wc -l) files compared") | tee "$OUT/same-bedpost.txt"
+    grep -E "^##|^stages" "$OUT/bedpost.txt" | grep -oE "^## .*|(merged samples|summaries|write) [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+    rm -rf "$W/bp-"*
+    readme_compare "$OLD"
     ;;
   c|d)
     issue7_volume
