@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub struct Pipeline;
 
-/// Stages in order: (config label, x for plots).
+/// Stages in order (their rows' configurations: the plot's categories, named on its axis).
 const STAGES: [&str; 7] = ["read", "dti fit", "dti write", "bedpost", "bedpost write", "track", "track write"];
 
 pub(crate) fn spec(scale: Scale) -> Spec {
@@ -175,15 +175,15 @@ impl Target for Pipeline {
             runs.sort_by(|a, b| a.0.total_cmp(&b.0));
             let (total, stages) = runs.swap_remove((runs.len() - 1) / 2);
             let info = dev.info();
-            for (i, (name, s)) in STAGES.iter().zip(&stages).enumerate() {
+            for (name, s) in STAGES.iter().zip(&stages) {
                 let mut t = s.dev;
                 t.host_ms = (s.wall_ms - t.kernel_ms - t.transfer_ms).max(0.0);
-                rows.push(Row::new("pipeline", *name, info, "", "wall time", "s", s.wall_ms / 1e3).x(i as f64).split(&t));
+                rows.push(Row::new("pipeline", *name, info, "", "wall time", "s", s.wall_ms / 1e3).split(&t));
             }
             let mut all = Timings::default();
             stages.iter().for_each(|s| all.add(&s.dev));
             all.host_ms = (total - all.kernel_ms - all.transfer_ms).max(0.0);
-            rows.push(Row::new("pipeline", "total", info, "", "wall time", "s", total / 1e3).x(STAGES.len() as f64).split(&all));
+            rows.push(Row::new("pipeline", "total", info, "", "wall time", "s", total / 1e3).split(&all));
             notes.push(format!(
                 "{}: total {:.2} s = kernels {:.2} s + transfers {:.2} s + host {:.2} s",
                 dev.label(),
@@ -193,6 +193,6 @@ impl Target for Pipeline {
                 all.host_ms / 1e3
             ));
         }
-        Ok(self.report(rows, notes, PlotSpec { x_label: "stage (0 read, 1 dti fit, 2 dti write, 3 bedpost, 4 bedpost write, 5 track, 6 track write, 7 total)".into(), y_label: "wall time [s]".into(), log_x: false, log_y: true, metric: None }))
+        Ok(self.report(rows, notes, PlotSpec { x_label: "stage".into(), y_label: "wall time [s]".into(), log_x: false, log_y: true, metric: None }))
     }
 }

@@ -218,7 +218,10 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
                 legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 10, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
                 legend_area.draw(&Circle::new((x + 15, y + 7), 5, style)).map_err(|e| anyhow!("{e:?}"))?;
             } else {
-                legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 25, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+                // Categories are drawn as markers alone; so is their legend.
+                if !categorical {
+                    legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 25, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+                }
                 legend_area.draw(&Circle::new((x + 12, y + 7), 4, l.color.filled())).map_err(|e| anyhow!("{e:?}"))?;
             }
             legend_area.draw(&Text::new(l.name.clone(), (x + 32, y), font.clone())).map_err(|e| anyhow!("{e:?}"))?;
@@ -267,7 +270,12 @@ fn tick(v: &f64) -> String {
         return format!("{v}");
     }
     if !(1e-3..1e5).contains(&a) {
-        return format!("{v:.2e}");
+        // The mantissa's trailing zeros go, as below ("5e-4" beside "0.001", not "5.00e-4").
+        let s = format!("{v:.2e}");
+        return match s.split_once('e') {
+            Some((m, e)) if m.contains('.') => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
+            _ => s,
+        };
     }
     let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
     let s = format!("{v:.decimals$}");
@@ -287,7 +295,9 @@ mod tests {
         assert_eq!(super::tick(&0.010000000001), "0.01");
         assert_eq!(super::tick(&768.0), "768");
         assert_eq!(super::tick(&12345.678), "12346");
-        assert_eq!(super::tick(&2.5e-5), "2.50e-5");
+        assert_eq!(super::tick(&2.5e-5), "2.5e-5");
+        assert_eq!(super::tick(&5e-4), "5e-4");
+        assert_eq!(super::tick(&1.234e7), "1.23e7");
         assert_eq!(super::tick(&0.0), "0");
     }
 
