@@ -67,6 +67,9 @@
 #     Found: the tiled means slower on the H100 host too (merged samples 101-159 ms against 60-89
 #     ms for part e's build; the same bytes): reverted. The README's commands: 42 files the same
 #     bytes as prev on each of CUDA, NVIDIA OpenCL and PoCL 5.0.
+#   PART=h (~6 min): huge pages again (part a: perhaps faster for dti, three runs): the final
+#     build with and without GLIBC_TUNABLES=glibc.malloc.hugetlb=1, alternating, three rounds:
+#     `dti` on the 256x256x100 DWI, bedpost and probtrack on the issue-7 volume (process wall).
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -144,6 +147,23 @@ case "$PART" in
     done; done
     echo "=== summary"
     grep -E "^##|process wall|^stages|tck bytes" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s|trace and write [0-9]+ ms|tck bytes [0-9]+" | paste -sd' ' | sed 's/ ## /\n## /g'
+    ;;
+  h)
+    fim_phantom
+    for rep in 1 2 3; do for v in "plain|" "thp|GLIBC_TUNABLES=glibc.malloc.hugetlb=1"; do
+      IFS='|' read -r label env <<< "$v"
+      u dti.txt "$label ($rep)" "$B" $env -- dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/t-$label/" --force
+    done; done
+    rm -rf "$W/b" "$W/d" "$W"/t-*
+    issue7_volume
+    u bedpost.txt "warm-up" "$B" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" --force
+    for rep in 1 2 3; do for v in "plain|" "thp|GLIBC_TUNABLES=glibc.malloc.hugetlb=1"; do
+      IFS='|' read -r label env <<< "$v"
+      u bedpost.txt "$label ($rep)" "$B" $env -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp-$label" --force
+      u probtrack.txt "$label ($rep)" "$B" $env -- probtrack --backend cuda --bedpost "$W/bp" --seeds "$D/wm.nii.gz" --nsamples 100 --out "$W/ptx-$label" --force
+    done; done
+    echo "=== summary"
+    for f in dti bedpost probtrack; do echo "== $f"; grep -E "^##|process wall" "$OUT/$f.txt" | paste - - | sed -E 's/, max RSS.*//'; done
     ;;
   g)
     issue7_volume
