@@ -70,6 +70,11 @@
 #   PART=h (~6 min): huge pages again (part a: perhaps faster for dti, three runs): the final
 #     build with and without GLIBC_TUNABLES=glibc.malloc.hugetlb=1, alternating, three rounds:
 #     `dti` on the 256x256x100 DWI, bedpost and probtrack on the issue-7 volume (process wall).
+#     Found: with huge pages dti 1.16-1.26 -> 1.08-1.12 s, bedpost 2.70-3.01 -> 2.44-2.65,
+#     probtrack 0.90-0.95 (1.41 once) -> 0.72-0.83.
+#   PART=i (~7 min): the command's allocator advises huge pages itself (src/cli/huge_pages.rs),
+#     against NEUROPORT_HUGE_PAGES=0, alternating, three rounds: dti, bedpost, probtrack as in h,
+#     and `fim --target` and `register` (CUDA); every output compared between the two.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}
@@ -147,6 +152,31 @@ case "$PART" in
     done; done
     echo "=== summary"
     grep -E "^##|process wall|^stages|tck bytes" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s|trace and write [0-9]+ ms|tck bytes [0-9]+" | paste -sd' ' | sed 's/ ## /\n## /g'
+    ;;
+  i)
+    fim_phantom
+    t1_pair "$W/b"
+    V=("on|" "off|NEUROPORT_HUGE_PAGES=0")
+    for rep in 1 2 3; do for v in "${V[@]}"; do
+      IFS='|' read -r label env <<< "$v"
+      u dti.txt "$label ($rep)" "$B" $env -- dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/t-$label/" --force
+      u fim.txt "$label ($rep)" "$B" $env -- fim --backend cuda --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/f-$label" --force
+      u register.txt "$label ($rep)" "$B" $env -- register --backend cuda --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/r-$label" --force
+    done; done
+    { (cd "$W/t-on" && for f in *; do cmp -s "$f" "$W/t-off/$f" || echo "dti $f: DIFFER"; done; echo "dti: $(ls | wc -l) files compared")
+      for m in cost1 cost2 total pathway; do cmp -s "$W/f-on_$m.nii.gz" "$W/f-off_$m.nii.gz" || echo "fim $m: DIFFER"; done; echo "fim: 4 maps compared"
+      for m in _warped.nii.gz _affine.txt .mat; do cmp -s "$W/r-on$m" "$W/r-off$m" || echo "register $m: DIFFER"; done; echo "register: 3 files compared"; } | tee "$OUT/same.txt"
+    rm -rf "$W/b" "$W/d" "$W/a" "$W"/t-* "$W"/f-* "$W"/r-*
+    issue7_volume
+    u bedpost.txt "warm-up" "$B" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" --force
+    for rep in 1 2 3; do for v in "${V[@]}"; do
+      IFS='|' read -r label env <<< "$v"
+      u bedpost.txt "$label ($rep)" "$B" $env -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp-$label" --force
+      u probtrack.txt "$label ($rep)" "$B" $env -- probtrack --backend cuda --bedpost "$W/bp" --seeds "$D/wm.nii.gz" --nsamples 100 --out "$W/ptx-$label" --force
+    done; done
+    { for d in bp ptx; do (cd "$W/$d-on" && for f in *; do cmp -s "$f" "$W/$d-off/$f" || echo "$d $f: DIFFER"; done; echo "$d: $(ls | wc -l) files compared"); done; } | tee -a "$OUT/same.txt"
+    echo "=== summary"
+    for f in dti fim register bedpost probtrack; do echo "== $f"; grep -E "^##|process wall" "$OUT/$f.txt" | paste - - | sed -E 's/, max RSS/ RSS/'; done
     ;;
   h)
     fim_phantom

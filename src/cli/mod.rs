@@ -8,6 +8,7 @@ mod devices;
 mod dti;
 mod dwi_args;
 mod fim;
+pub mod huge_pages;
 mod probtrack;
 mod register;
 mod reproduce;

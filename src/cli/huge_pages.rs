@@ -1,0 +1,66 @@
+//! The command's allocator: the system's, with transparent huge pages asked for (madvise
+//! MADV_HUGEPAGE) on every allocation of 4 MiB or more. Volumes, sample arrays and their outputs
+//! are hundreds of megabytes that are written once from fresh pages; with 4 KiB pages each
+//! costs a fault per page, slow on the lent GPU host (a virtual machine). Round 26, H100 host,
+//! glibc's own switch for it (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), three alternating runs:
+//! `dti` on a 256x256x100 DWI 1.16-1.26 -> 1.08-1.12 s, `bedpost` on the issue-7 volume
+//! 2.70-3.01 -> 2.44-2.65 s, `probtrack` on its samples 0.90-0.95 -> 0.72-0.83 s. Where the
+//! kernel's THP setting is `never` the advice does nothing; `NEUROPORT_HUGE_PAGES=0` turns it off
+//! (for measuring). Only the command's own allocations: the library imposes no allocator.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Allocations from this size on are advised.
+const BIG: usize = 4 << 20;
+/// The huge page's size on x86-64 and most aarch64 kernels; only whole, aligned ones are advised.
+const HUGE: usize = 2 << 20;
+
+static ON: AtomicBool = AtomicBool::new(true);
+
+/// Reads `NEUROPORT_HUGE_PAGES` (main calls it first; the allocator itself reads no environment).
+pub fn configure() {
+    if std::env::var_os("NEUROPORT_HUGE_PAGES").is_some_and(|v| v == "0") {
+        ON.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Advises the whole huge pages inside [p, p + size).
+fn advise(p: *mut u8, size: usize) {
+    if p.is_null() || size < BIG || !ON.load(Ordering::Relaxed) {
+        return;
+    }
+    let start = (p as usize).next_multiple_of(HUGE);
+    let end = (p as usize + size) & !(HUGE - 1);
+    if end > start {
+        // SAFETY: the range lies inside the allocation just made; advice changes no contents,
+        // and a failure (no THP in this kernel) leaves the pages as they were.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+pub struct HugePages;
+
+// SAFETY: every call is the system allocator's, with the same layouts; advise only hints.
+unsafe impl GlobalAlloc for HugePages {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        advise(p, layout.size());
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        advise(p, layout.size());
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        advise(p, new_size);
+        p
+    }
+}
