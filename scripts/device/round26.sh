@@ -75,6 +75,8 @@
 #   PART=i (~7 min): the command's allocator advises huge pages itself (src/cli/huge_pages.rs),
 #     against NEUROPORT_HUGE_PAGES=0, alternating, three rounds: dti, bedpost, probtrack as in h,
 #     and `fim --target` and `register` (CUDA); every output compared between the two.
+#     Found: every output the same bytes; bedpost 2.31-2.36 -> 2.09-2.23 s, probtrack 0.79-0.83
+#     -> 0.66-0.69, fim --target 0.81-0.86 -> 0.76-0.80, dti and register within their spread.
 . "$(dirname "$0")/common.sh"
 gpu_setup
 PART=${PART:-a}

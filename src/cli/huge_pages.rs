@@ -2,11 +2,13 @@
 //! MADV_HUGEPAGE) on every allocation of 4 MiB or more. Volumes, sample arrays and their outputs
 //! are hundreds of megabytes that are written once from fresh pages; with 4 KiB pages each
 //! costs a fault per page, slow on the lent GPU host (a virtual machine). Round 26, H100 host,
-//! glibc's own switch for it (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), three alternating runs:
-//! `dti` on a 256x256x100 DWI 1.16-1.26 -> 1.08-1.12 s, `bedpost` on the issue-7 volume
-//! 2.70-3.01 -> 2.44-2.65 s, `probtrack` on its samples 0.90-0.95 -> 0.72-0.83 s. Where the
-//! kernel's THP setting is `never` the advice does nothing; `NEUROPORT_HUGE_PAGES=0` turns it off
-//! (for measuring). Only the command's own allocations: the library imposes no allocator.
+//! three alternating runs each: this advice against NEUROPORT_HUGE_PAGES=0, `bedpost` on the
+//! issue-7 volume 2.31-2.36 -> 2.09-2.23 s, `probtrack` on its samples 0.79-0.83 -> 0.66-0.69,
+//! `fim --target` 0.81-0.86 -> 0.76-0.80, `dti` and `register` within their spread (glibc's own
+//! switch, GLIBC_TUNABLES=glibc.malloc.hugetlb=1, had also taken `dti` 1.16-1.26 -> 1.08-1.12).
+//! Where the kernel's THP setting is `never` the advice does nothing; `NEUROPORT_HUGE_PAGES=0`
+//! turns it off (for measuring). Only the command's own allocations: the library imposes no
+//! allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, Ordering};
