@@ -27,18 +27,23 @@ pub fn configure() {
     }
 }
 
-/// Advises the whole huge pages inside [p, p + size).
+/// The whole huge pages inside [at, at + size), as (start, length), if any.
+fn whole_pages(at: usize, size: usize) -> Option<(usize, usize)> {
+    let start = at.checked_next_multiple_of(HUGE)?;
+    let end = at.checked_add(size)? & !(HUGE - 1);
+    (end > start).then(|| (start, end - start))
+}
+
+/// Advises the whole huge pages of an allocation of `size` bytes at p.
 fn advise(p: *mut u8, size: usize) {
     if p.is_null() || size < BIG || !ON.load(Ordering::Relaxed) {
         return;
     }
-    let start = (p as usize).next_multiple_of(HUGE);
-    let end = (p as usize + size) & !(HUGE - 1);
-    if end > start {
+    if let Some((start, len)) = whole_pages(p as usize, size) {
         // SAFETY: the range lies inside the allocation just made; advice changes no contents,
         // and a failure (no THP in this kernel) leaves the pages as they were.
         unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
         }
     }
 }
@@ -64,5 +69,29 @@ unsafe impl GlobalAlloc for HugePages {
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         advise(p, new_size);
         p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{whole_pages, HUGE};
+
+    /// Only whole, aligned huge pages inside the allocation are advised: never a byte outside it.
+    #[test]
+    fn only_whole_pages_inside_the_allocation() {
+        for (at, size) in [(HUGE, 2 * HUGE), (HUGE + 16, 2 * HUGE), (16, 4 * HUGE), (HUGE - 1, HUGE + 1), (3 * HUGE + 5, HUGE), (usize::MAX - HUGE, HUGE)] {
+            match whole_pages(at, size) {
+                Some((start, len)) => {
+                    assert!(start >= at && start + len <= at + size, "{at} {size}: {start} {len}");
+                    assert!(start % HUGE == 0 && len % HUGE == 0 && len > 0, "{at} {size}: {start} {len}");
+                    // No whole page left out at either end.
+                    assert!(start - at < HUGE && at + size - (start + len) < HUGE, "{at} {size}: {start} {len}");
+                }
+                None => assert!(at.checked_add(size).is_none_or(|end| (end & !(HUGE - 1)) <= at.next_multiple_of(HUGE)), "{at} {size}"),
+            }
+        }
+        assert_eq!(whole_pages(HUGE + 16, 2 * HUGE), Some((2 * HUGE, HUGE)));
+        assert_eq!(whole_pages(HUGE - 1, HUGE + 1), Some((HUGE, HUGE)));
+        assert_eq!(whole_pages(3 * HUGE + 5, HUGE), None);
     }
 }
