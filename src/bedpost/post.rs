@@ -70,8 +70,10 @@ fn dyadic_mean(m: [f64; 6], n: usize) -> ([f64; 3], f64) {
     (d, 1.0 - lam[0])
 }
 
-/// Mean direction and dispersion of unit vectors, as bedpostx's make_dyadic_vectors.
-pub fn mean_direction(vs: impl Iterator<Item = [f64; 3]>) -> ([f64; 3], f64) {
+/// Mean direction and dispersion of unit vectors, as bedpostx's make_dyadic_vectors: one voxel's
+/// walk down its samples, the reference the tests hold `summarise`'s tiles to.
+#[cfg(test)]
+fn mean_direction(vs: impl Iterator<Item = [f64; 3]>) -> ([f64; 3], f64) {
     let mut m = [0.0f64; 6];
     let mut n = 0usize;
     for v in vs {
@@ -222,8 +224,7 @@ mod tests {
     #[test]
     fn tiled_summaries_equal_each_voxels_own_walk() {
         use rand::Rng;
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-        let mut rng = crate::synth::rng(seed);
+        let (seed, mut rng) = crate::synth::fresh_rng();
         for (nvox, ns) in [(1usize, 3usize), (255, 7), (256, 1), (257, 5), (700, 4)] {
             let samples: Vec<f32> = (0..NPARAM * ns * nvox).map(|_| rng.random_range(-4.0f32..4.0)).collect();
             let at = |k: usize, s: usize, v: usize| samples[(k * ns + s) * nvox + v];

@@ -38,8 +38,7 @@ mod tests {
     #[test]
     fn scatter_puts_each_value_at_its_voxel_and_nan_elsewhere() {
         use rand::Rng;
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-        let mut rng = crate::synth::rng(seed);
+        let (seed, mut rng) = crate::synth::fresh_rng();
         for (n, keep) in [(200_003usize, 3u32), (70_000, 0), (1 << 17, 1), (5, 2)] {
             let vox: Vec<i32> = (0..n as i32).filter(|_| keep == 1 || (keep != 0 && rng.random_range(0..keep) == 0)).collect();
             // Unreached voxels come down as INF.

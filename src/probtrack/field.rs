@@ -219,8 +219,7 @@ mod tests {
     #[test]
     fn records_equal_each_sticks_own() {
         use rand::Rng;
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-        let mut rng = crate::synth::rng(seed);
+        let (seed, mut rng) = crate::synth::fresh_rng();
         for (dims, ns, flip) in [([17usize, 9, 5], 3usize, false), ([64, 64, 3], 2, true), ([5, 1, 1], 7, false)] {
             let mut geom = Geometry::synthetic(dims, [2.0, 2.0, 2.0]);
             if flip {

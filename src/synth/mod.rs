@@ -18,6 +18,14 @@ pub fn rng(seed: u64) -> SeededRng {
     SeededRng::seed_from_u64(seed)
 }
 
+/// A test's generator of fresh random inputs, seeded from the clock, and its seed (which a
+/// failing assertion names, so the inputs can be made again).
+#[cfg(test)]
+pub fn fresh_rng() -> (u64, SeededRng) {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    (seed, rng(seed))
+}
+
 /// `ndirs` directions spread over the sphere (Fibonacci lattice on a hemisphere, as a scanner's
 /// table is antipodally symmetric) at `bval`, after `nb0` b=0 volumes.
 pub fn gradient_table(nb0: usize, ndirs: usize, bval: f64) -> GradientTable {

@@ -215,7 +215,7 @@ mod tests {
     #[test]
     fn members_come_in_multiples_of_32() {
         use rand::Rng;
-        let mut rng = crate::synth::rng(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+        let (_, mut rng) = crate::synth::fresh_rng();
         let mut totals = vec![352 + 1000, 3 << 20, 8 << 20, 100_000_352, 128 << 20, (128 << 20) + 1, 157_286_752, 415_000_352, 3 << 30];
         totals.extend((0..200).map(|_| rng.random_range(352 + 1..4usize << 30)));
         for total in totals {
