@@ -67,7 +67,8 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
     neuroport::runtime::check_split_spec(&ctx.backend)?;
-    let mut field = stage("read", || Field::from_bedpost(&a.bedpost, a.mask.as_deref()))?;
+    // Its reading and the records are staged inside (read samples, records).
+    let mut field = Field::from_bedpost(&a.bedpost, a.mask.as_deref())?;
     let split = ctx.split()?;
     let seeds = stage("seeds", || field.seeds(&a.seeds))?;
     if let Some(x) = &a.exclusion {
