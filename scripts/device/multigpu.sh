@@ -19,6 +19,7 @@ timed() { local s=$SECONDS; "$@"; local rc=$?; echo "wall $((SECONDS - s)) s (st
 
 stamp "GPUs"
 nvidia-smi -L
+nvidia-smi topo -m 2>/dev/null | head -12
 N=$(nvidia-smi -L | grep -c '^GPU ')
 $B devices
 echo "nvidia-smi lists $N GPUs"
@@ -36,7 +37,11 @@ stamp "synth the pipeline volume"
 D=$W/data
 step 90 $B synth --model sticks --dims 96,112,72 --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$D" --force > /dev/null
 IN=(--dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs")
-for be in cuda:0 gpus; do
+LISTS="cuda:0 gpus"
+[ "$N" -gt 2 ] && LISTS="cuda:0 cuda:0,cuda:1 gpus"
+export NEUROPORT_STAGES=1
+for rep in 1 2; do
+for be in $LISTS; do
   stamp "bedpost --backend $be"
   timed step 90 $B --backend $be --force bedpost "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/bp-$be" > /dev/null 2> "$W/bp-$be.err"; grep -vE "^$" "$W/bp-$be.err" | tail -3
   stamp "track geodesic 250k fibres --backend $be"
@@ -44,12 +49,15 @@ for be in cuda:0 gpus; do
   stamp "probtrack --backend $be"
   timed step 90 $B --backend $be --force probtrack --bedpost "$W/bp-cuda:0" --seeds "$D/wm.nii.gz" --nsamples 50 --out "$W/pt-$be" > /dev/null 2> "$W/pt-$be.err"; tail -3 "$W/pt-$be.err"
 done
+done
 
 stamp "1 GPU vs all GPUs: the same bytes"
 same=0
 for f in "$W"/bp-cuda:0/* "$W"/pt-cuda:0/* "$W/tr-cuda:0.tck" "$W/tr-cuda:0.csv"; do
-  g=${f//cuda:0/gpus}
-  if cmp -s "$f" "$g"; then same=$((same + 1)); else echo "DIFFER $(basename "$f")"; fi
+  for other in ${LISTS#cuda:0 }; do
+    g=${f//cuda:0/$other}
+    if cmp -s "$f" "$g"; then same=$((same + 1)); else echo "DIFFER $(basename "$f") ($other)"; fi
+  done
 done
 echo "$same files identical"
 cp "$W"/*.err "$OUT/" 2>/dev/null
