@@ -15,7 +15,7 @@
 . "$(dirname "$0")/common.sh"
 W=${TMPDIR:-/tmp}/neuroport-multigpu
 mkdir -p "$W"
-timed() { local s=$SECONDS; "$@"; local rc=$?; echo "wall $((SECONDS - s)) s (status $rc)"; }
+timed() { local s=$(date +%s.%N); "$@"; local rc=$?; echo "wall $(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $s }") s (status $rc)"; }
 
 stamp "GPUs"
 nvidia-smi -L
