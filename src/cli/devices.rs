@@ -13,7 +13,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let inv = ctx.inventory();
     let infos = inv.infos();
     if a.json {
-        let v = serde_json::json!({ "devices": infos, "notes": inv.notes });
+        // Report rows leave the identity out; here it is what a user matches with nvidia-smi.
+        let devices: Vec<serde_json::Value> = infos
+            .iter()
+            .map(|i| {
+                let mut v = serde_json::to_value(i)?;
+                v["pci"] = i.id.pci.map(|p| p.to_string()).into();
+                v["uuid"] = serde_json::to_value(i.id)?["uuid"].take();
+                Ok(v)
+            })
+            .collect::<Result<_>>()?;
+        let v = serde_json::json!({ "devices": devices, "notes": inv.notes });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(0);
     }
@@ -29,10 +39,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
                 format!("{} MHz", i.clock_mhz),
                 format!("{:.1} GiB", i.global_mem_bytes as f64 / (1u64 << 30) as f64),
                 if i.image_support { "yes" } else { "no" }.into(),
+                i.id.pci.map_or("-".into(), |p| p.to_string()),
             ]
         })
         .collect();
-    print!("{}", aligned(&["backend", "spec", "name", "vendor", "units", "clock", "memory", "images"], &rows));
+    print!("{}", aligned(&["backend", "spec", "name", "vendor", "units", "clock", "memory", "images", "pci"], &rows));
     for n in &inv.notes {
         println!("{n}");
     }

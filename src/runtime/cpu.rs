@@ -56,6 +56,6 @@ pub fn host_info() -> DeviceInfo {
         global_mem_bytes: mem_kb * 1024,
         image_support: false,
         is_gpu: false,
-        pci: None,
+        id: Default::default(),
     }
 }

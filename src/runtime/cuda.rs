@@ -3,6 +3,7 @@
 //! cudarc panics if libcuda or libnvrtc is absent, so `probe` checks both before touching them.
 
 use super::source::{assemble, Dialect};
+use super::identity::{GpuId, Pci};
 use super::{DeviceInfo, Timings};
 use anyhow::{anyhow, Result};
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags};
@@ -62,7 +63,14 @@ fn info_of(ctx: &Arc<CudaContext>, i: usize) -> DeviceInfo {
         global_mem_bytes: ctx.total_mem().unwrap_or(0) as u64,
         image_support: true,
         is_gpu: true,
-        pci: Some((attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) as u32, attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) as u32)),
+        id: GpuId {
+            uuid: ctx.uuid().ok().map(|u| u.bytes.map(|b| b as u8)),
+            pci: Some(Pci {
+                domain: attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) as u32,
+                bus: attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) as u32,
+                device: attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) as u32,
+            }),
+        },
     }
 }
 

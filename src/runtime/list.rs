@@ -2,15 +2,15 @@
 //! `cuda:0,cuda:1` or `opencl:1:0,cpu`, `gpus` (every GPU present, each once), and mixes.
 //!
 //! Rules: a GPU is used at most once. `gpus` takes every CUDA device, then every OpenCL GPU that
-//! is not one of them: the same PCI (bus, device) where both APIs report it (CUDA; NVIDIA's
-//! OpenCL), else the same name and memory size, matched one to one. A list naming one GPU twice
-//! (`cuda:0,cuda:0`, or `opencl:P:D,cuda:N` at the same PCI address) is refused. A CPU-type device
+//! is not one of them: the same UUID or PCI address where both APIs report one (`identity.rs`),
+//! else the same name and memory size, matched one to one. A list naming one GPU twice
+//! (`cuda:0,cuda:0`, or `opencl:P:D,cuda:N` with the same UUID or address) is refused. A CPU-type device
 //! may be listed more than once: `cpu,cpu` gives two native worker pools, each with its share of
 //! the threads (`--threads` or every core, divided evenly, the first pools taking the remainder);
 //! an OpenCL CPU device (PoCL) listed twice gets two contexts that both use every core (the tests
 //! use this to run two OpenCL workers on a machine without a GPU).
 
-use super::{cpu, BackendSpec, Device, DeviceInfo, Inventory};
+use super::{cpu, identity, BackendSpec, Device, DeviceInfo, Inventory};
 use anyhow::{anyhow, bail, Result};
 use std::sync::Arc;
 
@@ -24,6 +24,17 @@ enum Pick {
 }
 
 impl Inventory {
+    /// Forgets the identities an API gives two of its devices (`identity::drop_ambiguous`): CUDA's
+    /// as a whole, OpenCL's per platform (two platforms may show one GPU).
+    pub(super) fn settle_ids(&mut self) {
+        identity::drop_ambiguous(&mut self.cuda.iter_mut().map(|c| &mut c.id).collect::<Vec<_>>());
+        let mut platforms: Vec<usize> = self.opencl.iter().map(|o| o.0).collect();
+        platforms.dedup();
+        for p in platforms {
+            identity::drop_ambiguous(&mut self.opencl.iter_mut().filter(|o| o.0 == p).map(|o| &mut o.3.id).collect::<Vec<_>>());
+        }
+    }
+
     /// The devices a command that splits its work runs on: one for a single-device spec (exactly
     /// as [`Inventory::select_one`]), every listed one for a list or `gpus`.
     pub fn select_split(&self, spec: &BackendSpec) -> Result<Vec<Device>> {
@@ -93,7 +104,7 @@ impl Inventory {
         v
     }
 
-    /// Refuses a GPU listed twice (by spec, or through both APIs at one PCI address).
+    /// Refuses a GPU listed twice (by spec, or through both APIs with one UUID or address).
     fn check_distinct(&self, picks: &[Pick]) -> Result<()> {
         for (a, &p) in picks.iter().enumerate() {
             let ip = self.info_of(p);
@@ -102,8 +113,8 @@ impl Inventory {
             }
             for &q in &picks[..a] {
                 let iq = self.info_of(q);
-                let same_pci = ip.pci.is_some() && ip.pci == iq.pci && iq.is_gpu;
-                if p == q || same_pci {
+                let same_gpu = iq.is_gpu && ip.id.same(&iq.id) == Some(true);
+                if p == q || same_gpu {
                     let how = if p == q { String::new() } else { format!(" (as {})", iq.spec) };
                     bail!("--backend lists the GPU {} ({}) twice{how}: each GPU may run one share of the work", ip.spec, ip.name);
                 }
@@ -132,20 +143,21 @@ impl Inventory {
     }
 }
 
-/// The CUDA device (not yet `taken`) that is the OpenCL GPU `cl` seen through the other API: the
-/// same PCI address where both report one, else the same name and memory size.
+/// The CUDA device (not yet `taken`) that is the OpenCL GPU `cl` seen through the other API: by
+/// UUID or PCI address where the two share a witness, else the same name and memory size.
 fn twin(cl: &DeviceInfo, cuda: &[DeviceInfo], taken: &[bool]) -> Option<usize> {
-    let free = |n: &usize| !taken[*n];
-    match cl.pci {
-        Some(pci) if cuda.iter().any(|c| c.pci.is_some()) => (0..cuda.len()).filter(free).find(|&n| cuda[n].pci == Some(pci)),
-        _ => (0..cuda.len()).filter(free).find(|&n| cuda[n].name == cl.name && cuda[n].global_mem_bytes == cl.global_mem_bytes),
+    let mut free = (0..cuda.len()).filter(|&n| !taken[n]);
+    if cuda.iter().any(|c| cl.id.same(&c.id).is_some()) {
+        return free.find(|&n| cl.id.same(&cuda[n].id) == Some(true));
     }
+    free.find(|&n| cuda[n].name == cl.name && cuda[n].global_mem_bytes == cl.global_mem_bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A GPU with no UUID and, where given, the PCI address (domain 0, bus, device).
     fn gpu(backend: &str, spec: &str, name: &str, mem: u64, pci: Option<(u32, u32)>) -> DeviceInfo {
         DeviceInfo {
             backend: backend.into(),
@@ -158,13 +170,20 @@ mod tests {
             global_mem_bytes: mem,
             image_support: true,
             is_gpu: true,
-            pci,
+            id: identity::GpuId { uuid: None, pci: pci.map(|(bus, device)| identity::Pci { domain: 0, bus, device }) },
         }
     }
 
     fn inventory(opencl: Vec<DeviceInfo>, cuda: Vec<DeviceInfo>) -> Inventory {
         let opencl = opencl.into_iter().enumerate().map(|(d, i)| (0, d, std::ptr::null_mut(), i)).collect();
-        Inventory { cpu: cpu::host_info(), opencl, cuda, notes: Vec::new(), threads: Some(4), ahead: Default::default(), probed: Default::default() }
+        let mut inv = Inventory { cpu: cpu::host_info(), opencl, cuda, notes: Vec::new(), threads: Some(4), ahead: Default::default(), probed: Default::default() };
+        inv.settle_ids();
+        inv
+    }
+
+    fn with_uuid(mut g: DeviceInfo, u: u8) -> DeviceInfo {
+        g.id.uuid = Some([u; 16]);
+        g
     }
 
     const H: &str = "NVIDIA H200";
@@ -191,6 +210,31 @@ mod tests {
             vec![gpu("cuda", "cuda:0", H, 141 << 30, None), gpu("cuda", "cuda:1", H, 141 << 30, None)],
         );
         assert_eq!(inv.gpu_picks(), vec![Pick::Cuda(0), Pick::Cuda(1), Pick::Cl(2)]);
+    }
+
+    #[test]
+    fn gpus_on_a_host_whose_opencl_reports_one_address_for_all() {
+        // Four H100s: CUDA's addresses differ by domain; NVIDIA's OpenCL gave every GPU one value
+        // (the 4-GPU host of round 27). The UUIDs match them; without UUIDs, name and memory do.
+        let n = 4;
+        let cuda = |u: bool| (0..n).map(move |k| {
+            let mut g = gpu("cuda", &format!("cuda:{k}"), H, 80 << 30, Some((0, 0)));
+            g.id.pci.as_mut().unwrap().domain = k as u32 + 1;
+            if u { with_uuid(g, k as u8 + 1) } else { g }
+        });
+        let cl = |u: bool| (0..n).map(move |k| {
+            let g = gpu("opencl", &format!("opencl:0:{k}"), H, 80 << 30, Some((0, 0)));
+            if u { with_uuid(g, n as u8 - k as u8) } else { g }
+        });
+        for u in [true, false] {
+            let inv = inventory(cl(u).collect(), cuda(u).collect());
+            assert!(inv.opencl.iter().all(|o| o.3.id.pci.is_none()), "the shared address is forgotten");
+            assert_eq!(inv.gpu_picks(), (0..n).map(Pick::Cuda).collect::<Vec<_>>(), "uuids {u}");
+            assert!(inv.check_distinct(&inv.gpu_picks()).is_ok());
+            // One GPU named through both APIs is refused where a witness says so.
+            let r = inv.check_distinct(&[Pick::Cuda(0), Pick::Cl(n - 1)]);
+            assert_eq!(r.is_err(), u, "{r:?}");
+        }
     }
 
     #[test]

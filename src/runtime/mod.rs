@@ -9,6 +9,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod gpu;
+pub mod identity;
 mod list;
 pub use list::check_split_spec;
 pub mod opencl;
@@ -36,12 +37,10 @@ pub struct DeviceInfo {
     pub global_mem_bytes: u64,
     pub image_support: bool,
     pub is_gpu: bool,
-    /// PCI (bus, device) where the API reports it (CUDA; NVIDIA's OpenCL): how `gpus`
-    /// recognises one GPU seen through both APIs. The domain is left out: NVIDIA's OpenCL
-    /// does not always report it, and two GPUs differing only by domain are then taken as one
-    /// (a GPU left out, never one used twice).
+    /// Which GPU this is (UUID, PCI address) where the API says: how `gpus` recognises one GPU
+    /// seen through both APIs (`identity.rs`). Not in report rows; `devices --json` shows it.
     #[serde(skip)]
-    pub pci: Option<(u32, u32)>,
+    pub id: identity::GpuId,
 }
 
 /// An opened device.
@@ -188,7 +187,9 @@ impl Inventory {
         } else {
             Vec::new()
         };
-        Inventory { cpu, opencl, cuda, notes, threads, ahead: Default::default(), probed: std::sync::Mutex::new(probed) }
+        let mut inv = Inventory { cpu, opencl, cuda, notes, threads, ahead: Default::default(), probed: std::sync::Mutex::new(probed) };
+        inv.settle_ids();
+        inv
     }
 
     /// Releases the CUDA contexts the probe made (opened devices hold their own): the CLI calls

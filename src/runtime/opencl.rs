@@ -4,6 +4,7 @@
 //! no OpenCL devices.
 
 use super::source::{assemble, marked_options, Dialect};
+use super::identity::{self, GpuId};
 use super::DeviceInfo;
 use anyhow::{anyhow, Context as _, Result};
 use opencl3::context::Context;
@@ -42,16 +43,37 @@ pub fn probe() -> Result<Vec<(usize, usize, cl_device_id, DeviceInfo)>, String> 
                 global_mem_bytes: dev.global_mem_size().unwrap_or(0),
                 image_support: dev.image_support().unwrap_or(false),
                 is_gpu: dev.dev_type().map(|t| t & CL_DEVICE_TYPE_GPU != 0).unwrap_or(false),
-                pci: None,
+                id: Default::default(),
             };
-            // cl_nv_device_attribute_query: the slot id is (device << 3) | function.
-            let pci = if info.vendor.to_ascii_lowercase().contains("nvidia") { dev.pci_bus_id_nv().ok().zip(dev.pci_slot_id_nv().ok()) } else { None };
-            let info = DeviceInfo { pci: pci.map(|(b, s)| (b, s >> 3)), ..info };
+            let info = DeviceInfo { id: gpu_id(&dev, &info), ..info };
             out.push((p, d, id, info));
         }
     }
     Ok(out)
 }
+
+/// A GPU's UUID and PCI address, where its driver answers (`identity.rs`); none for CPUs.
+fn gpu_id(dev: &Device, info: &DeviceInfo) -> GpuId {
+    if !info.is_gpu {
+        return GpuId::default();
+    }
+    let raw = |param| match opencl3::device::get_device_info(dev.id(), param) {
+        Ok(cl3::info_type::InfoType::VecUchar(v)) => Some(v),
+        _ => None,
+    };
+    let word = |param| raw(param).filter(|v| v.len() == 4).map(|v| u32::from_ne_bytes([v[0], v[1], v[2], v[3]]));
+    let nv = || {
+        // cl_nv_device_attribute_query; the domain attribute came later than bus and slot.
+        let (bus, slot) = (dev.pci_bus_id_nv().ok()?, dev.pci_slot_id_nv().ok()?);
+        Some(identity::pci_from_nv(word(CL_DEVICE_PCI_DOMAIN_ID_NV)?, bus, slot))
+    };
+    GpuId {
+        uuid: dev.uuid_khr().ok(),
+        pci: raw(opencl3::device::CL_DEVICE_PCI_BUS_INFO_KHR).and_then(|v: Vec<u8>| identity::pci_from_khr(&v)).or_else(nv),
+    }
+}
+
+const CL_DEVICE_PCI_DOMAIN_ID_NV: u32 = 0x400A;
 
 pub struct ClDevice {
     pub info: DeviceInfo,
