@@ -10,7 +10,7 @@
 #      to 2 GPUs on bedpost and probtrack, >= 80 % to 8.
 #   3. Whole commands on the pipeline volume (with NIfTI I/O): bedpost, track geodesic (250k
 #      fibres from the white matter: 1M would write gigabytes of .tck) and probtrack (every
-#      white-matter voxel x 50) with cuda:0 and with gpus: wall time, and the outputs compared
+#      white-matter voxel x 50) on cuda:0, cuda:0,cuda:1 and every GPU (twice, alternating): wall time, and the outputs compared
 #      byte for byte (several GPUs of one kind must write the bytes one writes).
 . "$(dirname "$0")/common.sh"
 W=${TMPDIR:-/tmp}/neuroport-multigpu
@@ -24,21 +24,26 @@ N=$(nvidia-smi -L | grep -c '^GPU ')
 $B devices
 echo "nvidia-smi lists $N GPUs"
 
-stamp "bench split (paper scale), 1..$N GPUs"
-step 300 $B --backend gpus bench split --scale paper --repeats 3 > "$OUT/split.txt" 2> "$OUT/split.err"
+$B devices --json > "$OUT/devices.json"
+grep -E '"(spec|pci|uuid)"' "$OUT/devices.json" | paste - - - | head -12
+# `gpus` must take each GPU once: a quick split's shares name N devices.
+step 60 $B --backend gpus bench split --scale quick --workloads geodesic --repeats 1 > /dev/null 2> "$OUT/gpus.err"
+grep -E "warning|error" "$OUT/gpus.err" | head -3
+got=$(grep -E "^  geodesic on $N: " "$OUT/gpus.err" | grep -o '#[0-9]*' | sort -u | wc -l)
+echo "gpus resolved to $got devices (expected $N)"
+ALL=$(seq -s, -f 'cuda:%g' 0 $((N - 1)))
+stamp "bench split (paper scale), 1..$N GPUs of $ALL"
+step 300 $B --backend "$ALL" bench split --scale paper --repeats 3 > "$OUT/split.txt" 2> "$OUT/split.err"
 cat "$OUT/split.txt"
 grep -E "warning|error" "$OUT/split.err" | head -5
 grep -E " on $N: " "$OUT/split.err" | head -4
-# Every workload's shares list N devices: `gpus` took each GPU once.
-got=$(grep -E "^  geodesic on $N: " "$OUT/split.err" | grep -o '#[0-9]*' | sort -u | wc -l)
-echo "gpus resolved to $got devices (expected $N)"
 
 stamp "synth the pipeline volume"
 D=$W/data
 step 90 $B synth --model sticks --dims 96,112,72 --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$D" --force > /dev/null
 IN=(--dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs")
-LISTS="cuda:0 gpus"
-[ "$N" -gt 2 ] && LISTS="cuda:0 cuda:0,cuda:1 gpus"
+LISTS="cuda:0 $ALL"
+[ "$N" -gt 2 ] && LISTS="cuda:0 cuda:0,cuda:1 $ALL"
 export NEUROPORT_STAGES=1
 for rep in 1 2; do
 for be in $LISTS; do

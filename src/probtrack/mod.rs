@@ -435,8 +435,8 @@ pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> R
     let parts = split.map(
         plan.len(),
         |dev| {
-            let mut k = kernels(dev)?;
-            k.upload(field, seeds)?;
+            let mut k = crate::runtime::stages::stage("tracker kernels", || kernels(dev))?;
+            crate::runtime::stages::stage("field upload", || k.upload(field, seeds))?;
             Ok(k)
         },
         |k, c| {
