@@ -121,6 +121,21 @@ fn two_opencl_workers_give_the_bytes_of_one() {
     let (r, shares) = bedpost::run_split(&two, None, &vol, &g, &mask, &cfg).unwrap();
     assert_eq!(shares.devices.len(), 2);
     assert_eq!((r.samples, r.state), (one.samples, one.state));
+
+    // Streamlines: each worker uploads only the sample volumes its ranges read (the rest NaN).
+    // 11 streamlines per seed over 9 sample volumes, so ranges wrap past the last volume; chunks
+    // of 97 and 1000 streamlines start and end inside volumes.
+    let t = phantom::crossing();
+    let f = t.field(&t.angles(9, 20.0, 9));
+    let pseeds: Vec<u32> = (0..t.geom.nvox() as u32).filter(|&v| t.sticks[v as usize].f[0] > 0.0 && v % 7 == 0).collect();
+    let pc = PtConfig { nsamples: 11, max_steps: 300, seed: 6, ..PtConfig::default() };
+    let one = probtrack::run_split(&Split::one(devices("opencl").remove(0)), &f, &pseeds, &pc).unwrap().0;
+    assert!(one.total_steps > 1000 && pseeds.len() * pc.nsamples > 2000, "{} steps, {} seeds", one.total_steps, pseeds.len());
+    for chunk in [97, 1000] {
+        let (m, shares) = probtrack::run_split(&Split::new(devices("opencl,opencl")).with_chunk(chunk), &f, &pseeds, &pc).unwrap();
+        assert!(shares.devices.iter().all(|s| s.chunks > 0), "{shares}");
+        assert_eq!((m.finished, m.total_steps, &m.kept, &m.lengths, &m.seed_targets, &m.visits), (one.finished, one.total_steps, &one.kept, &one.lengths, &one.seed_targets, &one.visits), "chunk {chunk}");
+    }
 }
 
 /// The four splitting commands on a small sticks phantom, with `backend` and extra environment;

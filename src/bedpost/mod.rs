@@ -313,7 +313,7 @@ pub fn sample(
             Step::Load(c) => {
                 let r = range(c);
                 if whole {
-                    k.load(table, y, init, sched)?;
+                    crate::runtime::stages::stage("chains load", || k.load(table, y, init, sched))?;
                 } else {
                     let ((ych, ich), ms) = wall_ms(|| (cut(y, table.ndir, nvox, r.clone()), init.cut(r.clone())));
                     host_ms += ms;
@@ -331,7 +331,7 @@ pub fn sample(
                 }
             }
             Step::Unload(c) => {
-                let (s, st) = k.read()?;
+                let (s, st) = crate::runtime::stages::stage("samples read", || k.read())?;
                 let ((), ms) = wall_ms(|| {
                     if whole {
                         samples = s;
@@ -454,6 +454,7 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
                 sample(k.as_mut(), &table, &y, &init, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
             } else {
                 let ((ych, ich), ms) = wall_ms(|| (cut(&y, table.ndir, nvox, r.clone()), init.cut(r.clone())));
+                crate::runtime::stages::record("chains cut", ms);
                 host += ms;
                 sample(k.as_mut(), &table, &ych, &ich, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
             };
@@ -466,8 +467,10 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
                 samples = s;
                 state = st;
             } else {
-                paste(&mut samples, NPARAM * sched.nsamp, nvox, plan[c].start, &s);
-                state.paste(plan[c].start, &st);
+                crate::runtime::stages::stage("samples paste", || {
+                    paste(&mut samples, NPARAM * sched.nsamp, nvox, plan[c].start, &s);
+                    state.paste(plan[c].start, &st);
+                });
             }
         },
     );

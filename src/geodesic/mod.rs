@@ -508,8 +508,8 @@ pub fn trace_split(split: &Split, fields: &Fields, seeds: &[Seed], p: &TracePara
     let shares = split.run(
         plan.len(),
         |dev| {
-            let mut k = kernels(dev)?;
-            k.upload(fields)?;
+            let mut k = crate::runtime::stages::stage("tracer kernels", || kernels(dev))?;
+            crate::runtime::stages::stage("fields upload", || k.upload(fields))?;
             Ok((k, TraceParams { interp: interp.unwrap_or_else(|| Interp::default_for(dev.info())), ..*p }))
         },
         |(k, p), c| {

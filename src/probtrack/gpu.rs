@@ -9,6 +9,7 @@
 
 use super::step::{Params, Path};
 use super::tally::{Counts, Rules};
+use super::field::RECORD;
 use super::{Batch, Compaction, Field, ProbtrackKernels};
 use crate::runtime::gpu::{args, Arg, Buf, Elem, Gpu, Kernel, Shape};
 use crate::runtime::{timing::wall_ms, Timings};
@@ -71,6 +72,8 @@ pub struct GpuProbtrack {
     k: Kernels,
     /// Shared with a twin (`ProbtrackKernels::twin`): the same samples and visitation map.
     data: Option<Arc<Uploaded>>,
+    /// Which sample volumes `data.samples` holds (`upload_part`); every one after `upload`.
+    present: Vec<bool>,
     counters: Option<Arc<Counters>>,
     batch: Option<Paths>,
     host_ms: f64,
@@ -91,6 +94,7 @@ impl GpuProbtrack {
             k,
             gpu,
             data: None,
+            present: Vec::new(),
             counters: None,
             batch: None,
             host_ms: 0.0,
@@ -122,11 +126,39 @@ impl ProbtrackKernels for GpuProbtrack {
     }
 
     fn upload(&mut self, field: &Field, seeds: &[u32]) -> Result<()> {
+        self.upload_part(field, seeds, &[0..field.nsamp])
+    }
+
+    fn upload_part(&mut self, field: &Field, seeds: &[u32], volumes: &[std::ops::Range<usize>]) -> Result<()> {
         let g = &self.gpu;
         let seeds: Vec<i32> = seeds.iter().map(|&s| s as i32).collect();
         self.batch = None;
         self.counters = None;
-        self.data = Some(Arc::new(Uploaded { samples: g.upload(&field.samples)?, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, nvox: field.nvox() }));
+        let samples = g.alloc::<f32>(field.samples.len())?;
+        // NaN in every volume not uploaded: a path that read one would show, not pass.
+        g.fill_bytes(&samples, 0xFF)?;
+        self.data = Some(Arc::new(Uploaded { samples, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, nvox: field.nvox() }));
+        self.present = vec![false; field.nsamp];
+        self.add_volumes(field, volumes)
+    }
+
+    fn add_volumes(&mut self, field: &Field, volumes: &[std::ops::Range<usize>]) -> Result<()> {
+        let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
+        let per = field.nvox() * RECORD;
+        for r in volumes {
+            let mut s = r.start;
+            while s < r.end.min(self.present.len()) {
+                if self.present[s] {
+                    s += 1;
+                    continue;
+                }
+                // One copy per run of missing volumes.
+                let e = (s..r.end.min(self.present.len())).find(|&e| self.present[e]).unwrap_or(r.end.min(self.present.len()));
+                self.gpu.write(&d.samples, s * per, &field.samples[s * per..e * per])?;
+                self.present[s..e].fill(true);
+                s = e;
+            }
+        }
         Ok(())
     }
 
@@ -287,6 +319,7 @@ impl ProbtrackKernels for GpuProbtrack {
         self.gpu.finish()?;
         let mut t = GpuProbtrack::new(self.gpu.second_queue()?)?;
         t.data = self.data.clone();
+        t.present = self.present.clone();
         t.counters = self.counters.clone();
         Ok(Some(Box::new(t)))
     }

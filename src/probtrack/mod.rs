@@ -164,6 +164,19 @@ impl Batch<'_> {
 pub trait ProbtrackKernels: Send {
     fn name(&self) -> String;
     fn upload(&mut self, field: &Field, seeds: &[u32]) -> Result<()>;
+    /// [`upload`](Self::upload) with the sample volumes left out but for `volumes`, the others
+    /// added by [`add_volumes`](Self::add_volumes) when a range needs them: a split's device
+    /// traces only its ranges' streamlines, and a streamline reads one volume. The default, for
+    /// a device that shares the host's samples, is the whole upload.
+    fn upload_part(&mut self, field: &Field, seeds: &[u32], volumes: &[std::ops::Range<usize>]) -> Result<()> {
+        let _ = volumes;
+        self.upload(field, seeds)
+    }
+    /// Makes sample volumes `volumes` present on the device (after `upload_part`).
+    fn add_volumes(&mut self, field: &Field, volumes: &[std::ops::Range<usize>]) -> Result<()> {
+        let _ = (field, volumes);
+        Ok(())
+    }
     /// Most streamlines one batch may hold on this device.
     fn max_batch(&self) -> usize;
     /// Zeroes the run's counters (visits, seed-target counts, `tally.rs`'s sums), laid out by `rules`.
@@ -419,6 +432,44 @@ pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Con
     finish(kept, counts, &Rules::new(field, seeds.len(), cfg.max_steps), cfg, stats, t0)
 }
 
+/// The sample volumes that streamlines `r` read: streamline t reads volume (t / nseeds) mod nsamp
+/// (cl/probtrack.cl), so a range of streamlines reads a run of volumes, wrapping at most once;
+/// every volume once the range holds nsamp x nseeds streamlines or more.
+pub fn volumes_of(r: std::ops::Range<usize>, nseeds: usize, nsamp: usize) -> Vec<std::ops::Range<usize>> {
+    if r.is_empty() || nseeds == 0 || nsamp == 0 {
+        return Vec::new();
+    }
+    let (first, last) = (r.start / nseeds, (r.end - 1) / nseeds);
+    if last - first + 1 >= nsamp {
+        return vec![0..nsamp];
+    }
+    let (a, b) = (first % nsamp, last % nsamp);
+    if a <= b {
+        vec![a..b + 1]
+    } else {
+        vec![0..b + 1, a..nsamp]
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn volumes_of_a_range_are_those_its_streamlines_read() {
+    for (nseeds, nsamp) in [(1, 1), (3, 5), (7, 4), (10, 50)] {
+        for a in 0..3 * nseeds * nsamp {
+            for b in a..(a + 2 * nseeds * nsamp).min(3 * nseeds * nsamp) {
+                let v = volumes_of(a..b, nseeds, nsamp);
+                let mut want: Vec<usize> = (a..b).map(|t| (t / nseeds) % nsamp).collect();
+                want.sort_unstable();
+                want.dedup();
+                let mut got: Vec<usize> = v.iter().flat_map(|r| r.clone()).collect();
+                got.sort_unstable();
+                assert_eq!(got, want, "{a}..{b}, {nseeds} seeds, {nsamp} volumes: {v:?}");
+                assert!(v.len() <= 2);
+            }
+        }
+    }
+}
+
 /// Smallest range of streamlines a split hands a device (unlike devices; see `Split::plan`).
 pub const SPLIT_MIN_STREAMLINES: usize = 1 << 18;
 
@@ -436,10 +487,11 @@ pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> R
         plan.len(),
         |dev| {
             let mut k = crate::runtime::stages::stage("tracker kernels", || kernels(dev))?;
-            crate::runtime::stages::stage("field upload", || k.upload(field, seeds))?;
+            crate::runtime::stages::stage("field upload", || k.upload_part(field, seeds, &[]))?;
             Ok(k)
         },
         |k, c| {
+            crate::runtime::stages::stage("sample volumes upload", || k.add_volumes(field, &volumes_of(plan[c].clone(), seeds.len(), field.nsamp)))?;
             let mut st = Stats::default();
             let (kept, counts) = track_range(k.as_mut(), field, seeds.len(), cfg, plan[c].clone(), &bar, &mut st)?;
             let mut t = st.trace;
