@@ -37,6 +37,11 @@ step 300 $B --backend "$ALL" bench split --scale paper --repeats 3 > "$OUT/split
 cat "$OUT/split.txt"
 grep -E "warning|error" "$OUT/split.err" | head -5
 grep -E " on $N: " "$OUT/split.err" | head -4
+# Where each workload's split time goes on 1 and 2 GPUs (stages: each worker's make and chunks).
+for w in bedpost-pipeline bedpost-t3 geodesic probtrack; do
+  NEUROPORT_STAGES=1 step 120 $B --backend cuda:0,cuda:1 bench split --scale paper --repeats 1 --workloads $w > /dev/null 2> "$OUT/stages-$w.err"
+  echo "--- $w"; grep -E "^  $w on" "$OUT/stages-$w.err"; grep '^stages' "$OUT/stages-$w.err" | cut -c1-2500
+done
 
 stamp "synth the pipeline volume"
 D=$W/data
