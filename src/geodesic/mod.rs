@@ -34,6 +34,7 @@ use crate::runtime::split::{Shares, Split};
 use crate::runtime::{Device, Timings};
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
 
 /// Field components per voxel: D (6), dG/dx, dG/dy, dG/dz (6 each).
 pub const NCOMP: usize = crate::dti::NFIELDS;
@@ -211,18 +212,25 @@ impl Fields {
     pub fn nvox(&self) -> usize {
         self.dims.iter().product()
     }
-    /// The six float4 groups (`[k][voxel][4]` flattened) that the device kernels and images read.
+    /// The six float4 groups (`[k][voxel][4]` flattened) that the device kernels and images read,
+    /// a run of voxels per task: one core took 0.22-0.30 s for 1024x64x64 voxels, once per
+    /// device of a split (round 27, 4-GPU host).
     pub fn packed4(&self) -> Vec<f32> {
+        const RUN: usize = 1 << 14;
         let n = self.nvox();
         let mut out = vec![0.0f32; NCOMP * n];
-        for k in 0..GROUPS {
-            for j in 0..4 {
-                let src = &self.metric[(4 * k + j) * n..(4 * k + j + 1) * n];
-                for (v, &x) in src.iter().enumerate() {
-                    out[(k * n + v) * 4 + j] = x;
+        out.par_chunks_mut(4 * RUN).enumerate().for_each(|(t, o)| {
+            let (mut k, mut v) = ((t * RUN) / n, (t * RUN) % n);
+            for px in o.chunks_exact_mut(4) {
+                for (j, x) in px.iter_mut().enumerate() {
+                    *x = self.metric[(4 * k + j) * n + v];
+                }
+                v += 1;
+                if v == n {
+                    (k, v) = (k + 1, 0);
                 }
             }
-        }
+        });
         out
     }
     pub fn params(&self, p: &TraceParams, n: usize) -> GeoParams {
@@ -552,4 +560,25 @@ pub fn prepare(device: &Device, tensor: &[f32], geom: &crate::volume::Geometry, 
     let mut k = crate::dti::kernels(device)?;
     let metric = k.metric(tensor, geom.dims, crate::dti::Frame::of(geom))?;
     Ok((Fields::new(geom.dims, geom.voxel_size, metric, mask, target)?, k.take_timings()))
+}
+
+#[cfg(test)]
+#[test]
+fn packed4_interleaves_each_groups_four_components() {
+    use rand::Rng;
+    let (seed, mut r) = crate::synth::fresh_rng();
+    // Voxel counts below, at and across the tasks' run of 2^14 float4s.
+    for dims in [[3, 5, 7], [128, 128, 1], [129, 127, 3]] {
+        let n: usize = dims.iter().product();
+        let metric: Vec<f32> = (0..NCOMP * n).map(|_| r.random::<f32>()).collect();
+        let f = Fields { dims, voxel_size: [1.0; 3], metric, labels: vec![0; n] };
+        let p = f.packed4();
+        for k in 0..GROUPS {
+            for v in 0..n {
+                for j in 0..4 {
+                    assert_eq!(p[(k * n + v) * 4 + j].to_bits(), f.metric[(4 * k + j) * n + v].to_bits(), "seed {seed}, {dims:?}, group {k} voxel {v}");
+                }
+            }
+        }
+    }
 }
