@@ -156,10 +156,27 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let (fields, _) = stage("prepare fields", || geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref()))?;
     let p = TraceParams { step: a.step, max_steps: a.max_steps, method: a.method, record: true, min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()), ..Default::default() };
     let mut out = Outputs::new();
-    // Every fibre in seed order to a .tck on one device: each batch is written while the next
-    // traces. A target ranks the fibres (all must be traced first); a split collects per device.
-    let streamed = target.is_none() && split.len() == 1 && output::Format::of(&a.out)? == output::Format::Tck;
-    let (batch, order, t, shares) = if streamed {
+    // Every fibre in seed order to a .tck: each batch (on one device) or run of fibres (split)
+    // is written while the next traces. A target ranks the fibres, so all are traced first.
+    let streamed = target.is_none() && output::Format::of(&a.out)? == output::Format::Tck;
+    let (batch, order, t, shares) = if streamed && split.len() > 1 {
+        let mut shares = None;
+        let batch = stage("trace and write", || {
+            output::stream_to_tck(
+                |sink| {
+                    shares = Some(geodesic::trace_split_streamed(&split, &fields, &seeds, &p, a.interp, true, sink)?);
+                    Ok(())
+                },
+                &seeds,
+                &geom,
+                &mut out,
+                &a.out,
+                a.downsample,
+            )
+        })?;
+        let shares = shares.expect("a traced split has its shares");
+        (batch, (0..seeds.len()).collect::<Vec<_>>(), shares.timings(), Some(shares))
+    } else if streamed {
         let mut k = geodesic::kernels(&device)?;
         k.upload(&fields)?;
         let p = TraceParams { interp: a.interp.unwrap_or_else(|| geodesic::Interp::default_for(device.info())), ..p };

@@ -2,7 +2,7 @@
 //! coordinates from the NIfTI affine) and a CSV with one row per written fibre.
 
 use super::seeding::voxel_to_world_dir;
-use super::{trace_streamed, FibreBatch, FibreEnd, GeodesicKernels, Seed, TraceParams};
+use super::{FibreBatch, FibreEnd, GeodesicKernels, Seed, TraceParams};
 use crate::io::table::write_csv;
 use crate::io::{tck, trk};
 use crate::volume::{Geometry, Outputs};
@@ -58,6 +58,12 @@ pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch
 /// `batch` fibres a batch ([`super::batch_len`] for a whole run); every `every`-th point written.
 #[allow(clippy::too_many_arguments)]
 pub fn trace_to_tck(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, geom: &Geometry, out: &mut Outputs, path: &Path, every: usize, progress: bool) -> Result<FibreBatch> {
+    stream_to_tck(|sink| super::trace_streamed(k, seeds, p, batch, progress, sink), seeds, geom, out, path, every)
+}
+
+/// [`trace_to_tck`] with the tracing given as `trace`, which hands every fibre of `seeds` to its
+/// sink in seed order (one device's batches, or a split's chunks put back in order).
+pub fn stream_to_tck(trace: impl FnOnce(&mut dyn FnMut(FibreBatch) -> Result<()>) -> Result<()>, seeds: &[Seed], geom: &Geometry, out: &mut Outputs, path: &Path, every: usize) -> Result<FibreBatch> {
     if Format::of(path)? != Format::Tck {
         bail!("{}: streamed writing makes .tck only", path.display());
     }
@@ -74,7 +80,7 @@ pub fn trace_to_tck(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams
             }
             Ok(w)
         });
-        let traced = trace_streamed(k, seeds, p, batch, progress, &mut |b| {
+        let traced = trace(&mut |b| {
             ends.extend_from_slice(&b.ends);
             tx.send(b).map_err(|_| anyhow!("the tractogram writer stopped"))
         });

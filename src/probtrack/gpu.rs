@@ -131,6 +131,8 @@ impl ProbtrackKernels for GpuProbtrack {
 
     fn upload_part(&mut self, field: &Field, seeds: &[u32], volumes: &[std::ops::Range<usize>]) -> Result<()> {
         let g = &self.gpu;
+        // The staging slots are allocated while the samples' buffer is.
+        g.stage_ahead();
         let seeds: Vec<i32> = seeds.iter().map(|&s| s as i32).collect();
         self.batch = None;
         self.counters = None;

@@ -166,6 +166,14 @@ impl Split {
         v
     }
 
+    /// Chunks of `len` items (the `NEUROPORT_SPLIT_CHUNK` length where set), whatever the
+    /// devices: for a method that hands its results on in order as they come, where smaller
+    /// chunks let the next stage start sooner.
+    pub fn plan_runs(&self, total: usize, len: usize) -> Vec<Range<usize>> {
+        let len = self.chunk.unwrap_or(len).max(1);
+        (0..total).step_by(len).map(|s| s..(s + len).min(total)).collect()
+    }
+
     /// Runs chunks `0..nchunks`: each device's worker builds its kernel object with `make` on
     /// its own thread, then takes chunk after chunk through `work`; `take(index, result)` runs
     /// on the calling thread as results arrive (in any order). `work` also returns the chunk's
