@@ -119,7 +119,6 @@ impl Ctx {
                         if let Some(s) = &spec {
                             inv.open_ahead(s);
                         }
-                        inv.release_probed();
                         inv
                     })
                     .ok()

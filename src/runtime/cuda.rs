@@ -6,6 +6,7 @@ use super::source::{assemble, Dialect};
 use super::identity::{GpuId, Pci};
 use super::{DeviceInfo, Timings};
 use anyhow::{anyhow, Result};
+use cudarc::driver::result as cu;
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use cudarc::nvrtc::{CompileOptions, Ptx};
@@ -21,18 +22,14 @@ pub fn nvrtc_present() -> bool {
 
 /// The CUDA devices, or why there are none ("CUDA unavailable: ..."). A driver too old for a
 /// symbol cudarc expects makes cudarc panic; that is caught and reported like any other failure.
-pub fn probe() -> Result<(Vec<DeviceInfo>, Probed), String> {
+pub fn probe() -> Result<Vec<DeviceInfo>, String> {
     crate::guard::quiet_catch(probe_inner).unwrap_or_else(|| Err("the CUDA driver or NVRTC lacks a function neuroport needs (driver too old?)".into()))
 }
 
-/// The contexts the probe made (each device's primary context, retained). While one is held an
-/// open of that device retains it again instead of creating it (~0.1 s on the H100 box: before,
-/// every CUDA command created the context twice, once to probe and once to run); dropped, the
-/// devices nobody opened are released.
-#[derive(Default)]
-pub struct Probed(#[allow(dead_code)] Vec<Arc<CudaContext>>);
-
-fn probe_inner() -> Result<(Vec<DeviceInfo>, Probed), String> {
+/// Each device is described without a context (the driver's device queries need none); the
+/// device a command uses makes its context once, when opened. Until round 27 the probe made every
+/// GPU's primary context, which on the 4-GPU host took 1.1-1.7 s of every CUDA command.
+fn probe_inner() -> Result<Vec<DeviceInfo>, String> {
     if !driver_present() {
         return Err("libcuda not found (no NVIDIA driver)".into());
     }
@@ -40,31 +37,32 @@ fn probe_inner() -> Result<(Vec<DeviceInfo>, Probed), String> {
         return Err("libnvrtc.so.13 not found (install CUDA 13.0 NVRTC and put it on LD_LIBRARY_PATH)".into());
     }
     let n = CudaContext::device_count().map_err(|e| format!("driver error: {e:?}"))?;
-    let (mut out, mut held) = (Vec::new(), Vec::new());
+    let mut out = Vec::new();
     for i in 0..n.max(0) as usize {
-        let ctx = CudaContext::new(i).map_err(|e| format!("cannot open cuda:{i}: {e:?}"))?;
-        out.push(info_of(&ctx, i));
-        held.push(ctx);
+        let dev = cu::device::get(i as i32).map_err(|e| format!("cannot open cuda:{i}: {e:?}"))?;
+        out.push(info_of(dev, i));
     }
-    Ok((out, Probed(held)))
+    Ok(out)
 }
 
-fn info_of(ctx: &Arc<CudaContext>, i: usize) -> DeviceInfo {
-    let attr = |a| ctx.attribute(a).unwrap_or(0);
-    let (maj, min) = ctx.compute_capability().unwrap_or((0, 0));
+fn info_of(dev: cudarc::driver::sys::CUdevice, i: usize) -> DeviceInfo {
+    // SAFETY: `dev` came from cuDeviceGet after cuInit; the queries only read.
+    let attr = |a| unsafe { cu::device::get_attribute(dev, a) }.unwrap_or(0);
+    let (maj, min) = (attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
     DeviceInfo {
         backend: "cuda".into(),
         spec: format!("cuda:{i}"),
-        name: ctx.name().unwrap_or_default(),
+        name: cu::device::get_name(dev).unwrap_or_default(),
         vendor: "NVIDIA Corporation".into(),
         platform: format!("CUDA driver, compute capability {maj}.{min}"),
         compute_units: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) as u32,
         clock_mhz: (attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000) as u32,
-        global_mem_bytes: ctx.total_mem().unwrap_or(0) as u64,
+        // SAFETY: as above.
+        global_mem_bytes: unsafe { cu::device::total_mem(dev) }.unwrap_or(0) as u64,
         image_support: true,
         is_gpu: true,
         id: GpuId {
-            uuid: ctx.uuid().ok().map(|u| u.bytes.map(|b| b as u8)),
+            uuid: cu::device::get_uuid(dev).ok().map(|u| u.bytes.map(|b| b as u8)),
             pci: Some(Pci {
                 domain: attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) as u32,
                 bus: attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) as u32,
@@ -195,7 +193,7 @@ impl CudaDevice {
             .map_err(|e| anyhow!("cannot open cuda:{ordinal}: {e:?}"))?;
         let (maj, min) = ctx.compute_capability().map_err(|e| anyhow!("{e:?}"))?;
         let stream = ctx.default_stream();
-        let info = info_of(&ctx, ordinal);
+        let info = info_of(ctx.cu_device(), ordinal);
         Ok(CudaDevice { info, ctx, stream, arch: arch_for(maj, min), modules: Mutex::new(HashMap::new()) })
     }
 

@@ -176,7 +176,7 @@ mod tests {
 
     fn inventory(opencl: Vec<DeviceInfo>, cuda: Vec<DeviceInfo>) -> Inventory {
         let opencl = opencl.into_iter().enumerate().map(|(d, i)| (0, d, std::ptr::null_mut(), i)).collect();
-        let mut inv = Inventory { cpu: cpu::host_info(), opencl, cuda, notes: Vec::new(), threads: Some(4), ahead: Default::default(), probed: Default::default() };
+        let mut inv = Inventory { cpu: cpu::host_info(), opencl, cuda, notes: Vec::new(), threads: Some(4), ahead: Default::default() };
         inv.settle_ids();
         inv
     }

@@ -146,9 +146,6 @@ pub struct Inventory {
     threads: Option<usize>,
     /// GPUs opened ahead ([`Inventory::open_ahead`]), each handed to the first open of its spec.
     ahead: std::sync::Mutex<Vec<Device>>,
-    /// The probe's CUDA contexts, held until [`Inventory::release_probed`] (or the inventory's
-    /// end) so that opening a device does not create its context a second time.
-    probed: std::sync::Mutex<cuda::Probed>,
 }
 
 // SAFETY: the only field that is not Send is OpenCL's cl_device_id, an opaque handle that the
@@ -171,7 +168,7 @@ impl Inventory {
             cpu.compute_units = t as u32;
         }
         let (want_cuda, want_opencl) = spec.map_or((true, true), BackendSpec::apis);
-        let (cuda, probed) = if want_cuda {
+        let cuda = if want_cuda {
             cuda::probe().unwrap_or_else(|e| {
                 notes.push(format!("CUDA unavailable: {e}"));
                 Default::default()
@@ -187,15 +184,9 @@ impl Inventory {
         } else {
             Vec::new()
         };
-        let mut inv = Inventory { cpu, opencl, cuda, notes, threads, ahead: Default::default(), probed: std::sync::Mutex::new(probed) };
+        let mut inv = Inventory { cpu, opencl, cuda, notes, threads, ahead: Default::default() };
         inv.settle_ids();
         inv
-    }
-
-    /// Releases the CUDA contexts the probe made (opened devices hold their own): the CLI calls
-    /// it after [`Inventory::open_ahead`], so no GPU the command does not use keeps a context.
-    pub fn release_probed(&self) {
-        *self.probed.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
     }
 
     /// Opens ahead the GPU that a one-device `spec` picks (`cuda[:N]`, `opencl[:P:D]`, `auto`),
