@@ -28,6 +28,8 @@ const WARP_VOXELS: usize = 4;
 
 struct Chunk {
     nvox: usize,
+    /// Voxels the buffers hold (>= nvox: a reserved chunk serves any smaller load).
+    cap: usize,
     ndir: usize,
     sched: Schedule,
     y: Buf<f32>,
@@ -88,10 +90,11 @@ impl BedpostKernels for GpuBedpost {
             self.loaded.clear();
         }
         let g = self.lanes.copy();
-        // A chunk already read lends its buffers to the next one of its size: freeing device
-        // memory on CUDA waits for the whole device, which would stall the chunk computing now.
+        // A chunk already read (or reserved) lends its buffers to the next one that fits them:
+        // freeing device memory on CUDA waits for the whole device, which would stall the chunk
+        // computing now. The kernels and `read` use the first nvox voxels' worth of each buffer.
         let chunk = match self.spare.take() {
-            Some(mut c) if c.nvox == n && c.ndir == table.ndir && c.sched.nsamp == sched.nsamp => {
+            Some(mut c) if c.cap >= n && c.ndir == table.ndir && c.sched.nsamp == sched.nsamp => {
                 g.write(&c.y, 0, y)?;
                 g.write(&c.gtab, 0, &table.gtab)?;
                 g.write(&c.par, 0, &st.par)?;
@@ -103,11 +106,13 @@ impl BedpostKernels for GpuBedpost {
                 g.fill_bytes(&c.samples, 0xFF)?;
                 g.fill_bytes(&c.ec, 0xFF)?;
                 c.sched = *sched;
+                c.nvox = n;
                 c.done = None;
                 c
             }
             _ => Chunk {
                 nvox: n,
+                cap: n,
                 ndir: table.ndir,
                 sched: *sched,
                 y: g.upload(y)?,
@@ -124,6 +129,32 @@ impl BedpostKernels for GpuBedpost {
         };
         self.loaded.push_back(chunk);
         self.lanes.loaded()
+    }
+
+    fn reserve(&mut self, table: &Table, nvox: usize, sched: &Schedule) -> Result<()> {
+        if self.spare.as_ref().is_some_and(|c| c.cap >= nvox && c.ndir == table.ndir && c.sched.nsamp == sched.nsamp) {
+            return Ok(());
+        }
+        let g = self.lanes.copy();
+        g.stage_ahead();
+        // Chains' state sized as the load's (NPARAM or VOXEL_WORDS values a voxel, poisoned).
+        self.spare = Some(Chunk {
+            nvox,
+            cap: nvox,
+            ndir: table.ndir,
+            sched: *sched,
+            y: g.alloc(table.ndir * nvox)?,
+            gtab: g.alloc(table.gtab.len())?,
+            par: g.alloc(NPARAM * nvox)?,
+            prop: g.alloc(NPARAM * nvox)?,
+            acc: g.alloc(NPARAM * nvox)?,
+            rng: g.alloc(super::rng::VOXEL_WORDS * nvox)?,
+            nacc: g.alloc(nvox)?,
+            samples: g.alloc::<f32>(NPARAM * sched.nsamp * nvox)?,
+            ec: g.alloc::<f32>(self.variant.term_cache_len(table.ndir, nvox))?,
+            done: None,
+        });
+        Ok(())
     }
 
     fn run(&mut self, l0: usize, l1: usize) -> Result<()> {
@@ -152,8 +183,21 @@ impl BedpostKernels for GpuBedpost {
         let c = self.loaded.pop_front().ok_or_else(|| anyhow!("bedpost: read before load"))?;
         self.lanes.after(c.done.as_ref())?;
         let g = self.lanes.copy();
-        let st = ChainState { par: g.download(&c.par)?, prop: g.download(&c.prop)?, acc: g.download(&c.acc)?, rng: g.download(&c.rng)?, nacc: g.download(&c.nacc)? };
-        let samples = g.download(&c.samples)?;
+        let n = c.nvox;
+        let head = |b: &Buf<f32>, len: usize| -> Result<Vec<f32>> {
+            let mut v = vec![0.0f32; len];
+            g.read(b, 0, &mut v)?;
+            Ok(v)
+        };
+        let head_i = |b: &Buf<i32>, len: usize| -> Result<Vec<i32>> {
+            let mut v = vec![0i32; len];
+            g.read(b, 0, &mut v)?;
+            Ok(v)
+        };
+        let mut rng = vec![0u32; super::rng::VOXEL_WORDS * n];
+        g.read(&c.rng, 0, &mut rng)?;
+        let st = ChainState { par: head(&c.par, NPARAM * n)?, prop: head(&c.prop, NPARAM * n)?, acc: head_i(&c.acc, NPARAM * n)?, rng, nacc: head_i(&c.nacc, n)? };
+        let samples = head(&c.samples, NPARAM * c.sched.nsamp * n)?;
         self.spare = Some(c);
         Ok((samples, st))
     }

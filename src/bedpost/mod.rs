@@ -224,12 +224,19 @@ impl ChainState {
 
 /// The device operations of the sampler. A chunk of chains lives on the device between
 /// `load` and `read`; every call records its time in [`BedpostKernels::take_timings`].
-pub trait BedpostKernels {
+pub trait BedpostKernels: Send {
     /// The layout this instance runs.
     fn variant(&self) -> &'static str;
     /// Uploads a chunk: its measurements `y` (ndir x nvox) and chain state; samples are kept
     /// on the device.
     fn load(&mut self, table: &Table, y: &[f32], state: &ChainState, sched: &Schedule) -> Result<()>;
+    /// Makes ahead what a `load` of up to `nvox` voxels would make (device buffers, staging), so
+    /// that the load only copies: a split prepares each device's sampler while the tensor fit
+    /// and the chains' start run. None by default.
+    fn reserve(&mut self, table: &Table, nvox: usize, sched: &Schedule) -> Result<()> {
+        let _ = (table, nvox, sched);
+        Ok(())
+    }
     /// Runs loops [l0, l1) of every loaded chain.
     fn run(&mut self, l0: usize, l1: usize) -> Result<()>;
     /// The samples (8 x nsamp x nvox) and the chain state of the loaded chunk.
@@ -434,19 +441,43 @@ pub const SPLIT_MIN_VOXELS: usize = 8192;
 /// depend on which device ran it; several devices of one kind give the bytes one gives. The
 /// shares returned are the sampling's (the fit before it is a small part of the time).
 pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<(BedpostResult, Shares)> {
+    use crate::runtime::stages::stage;
     let table = inputs(dwi, grads, mask, cfg)?;
-    let (fit, _) = crate::runtime::stages::stage("tensor fit", || crate::dti::run_split(split, dwi, grads, mask)).context("tensor fit for the chains' starting points")?;
-    let (voxels, y, init, host_ms) = crate::runtime::stages::stage("chains init", || start(&fit.fit, dwi, &table, mask, cfg.seed))?;
-    let nvox = voxels.len();
-    let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
-    let whole = plan.len() == 1;
     let sched = cfg.schedule();
+    // Each device's sampler, with buffers for its largest chunk and its staging, is made on a
+    // thread of its own while the tensor fit and the chains' start run: made inside the split,
+    // it had cost each device ~30 ms whatever its share (round 27, 4-GPU host).
+    let nvox = mask.iter().filter(|&&m| m != 0).count();
+    let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
+    let largest = plan.iter().map(|r| r.len()).max().unwrap_or(0);
+    let prepare = |dev: &Device| -> Result<Box<dyn BedpostKernels>> {
+        stage("sampler init", || {
+            let mut k = kernels(dev, variant)?;
+            if largest > 0 {
+                k.reserve(&table, largest.min(k.max_chunk(table.ndir, sched.nsamp)), &sched)?;
+            }
+            Ok(k)
+        })
+    };
+    let (fit, made) = std::thread::scope(|s| {
+        let ahead: Vec<_> = split.devices().iter().map(|d| s.spawn(move || prepare(d))).collect();
+        let fit = stage("tensor fit", || crate::dti::run_split(split, dwi, grads, mask)).context("tensor fit for the chains' starting points");
+        let fit = fit.and_then(|(fit, _)| Ok((stage("chains init", || start(&fit.fit, dwi, &table, mask, cfg.seed))?, fit.timings)));
+        let made: Vec<std::sync::Mutex<Option<Result<Box<dyn BedpostKernels>>>>> = ahead
+            .into_iter()
+            .map(|h| std::sync::Mutex::new(Some(h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("preparing a sampler panicked"))))))
+            .collect();
+        (fit, made)
+    });
+    let ((voxels, y, init, host_ms), fit_timings) = fit?;
+    debug_assert_eq!(voxels.len(), nvox);
+    let whole = plan.len() == 1;
     let bar = progress_bar(nvox as u64, cfg.progress);
     // Chunks are pasted into whole arrays; one chunk (one device) hands its arrays through.
     let (mut samples, mut state) = if whole { (Vec::new(), ChainState::default()) } else { (vec![0.0f32; NPARAM * sched.nsamp * nvox], init.clone()) };
-    let sampled = split.run(
+    let sampled = split.run_indexed(
         plan.len(),
-        |dev| crate::runtime::stages::stage("sampler init", || kernels(dev, variant)),
+        |i, _| made[i].lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(|| Err(anyhow::anyhow!("a device's sampler was taken twice"))),
         |k, c| {
             let r = plan[c].clone();
             let mut host = 0.0;
@@ -478,7 +509,7 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     let shares = sampled?;
     let mut timings = shares.timings();
     timings.host_ms += host_ms;
-    Ok((result(voxels, samples, state, cfg, variant_label(split, variant), timings, fit.timings), shares))
+    Ok((result(voxels, samples, state, cfg, variant_label(split, variant), timings, fit_timings), shares))
 }
 
 /// The layout the split's devices run: one name, or "mixed" when they differ.

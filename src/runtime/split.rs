@@ -183,6 +183,18 @@ impl Split {
         nchunks: usize,
         make: impl Fn(&Device) -> Result<K> + Sync,
         work: impl Fn(&mut K, usize) -> Result<(R, Timings)> + Sync,
+        take: impl FnMut(usize, R),
+    ) -> Result<Shares> {
+        self.run_indexed(nchunks, |_, d| make(d), work, take)
+    }
+
+    /// [`run`](Self::run) with `make` told the device's index in the list (to hand over
+    /// an object made ahead for that device).
+    pub fn run_indexed<K, R: Send>(
+        &self,
+        nchunks: usize,
+        make: impl Fn(usize, &Device) -> Result<K> + Sync,
+        work: impl Fn(&mut K, usize) -> Result<(R, Timings)> + Sync,
         mut take: impl FnMut(usize, R),
     ) -> Result<Shares> {
         if nchunks == 0 {
@@ -244,7 +256,7 @@ fn worker<K, R>(
     fail: Option<usize>,
     q: &Mutex<Queue>,
     cv: &Condvar,
-    make: &(impl Fn(&Device) -> Result<K> + Sync),
+    make: &(impl Fn(usize, &Device) -> Result<K> + Sync),
     work: &(impl Fn(&mut K, usize) -> Result<(R, Timings)> + Sync),
     tx: mpsc::Sender<(usize, R)>,
 ) -> Share {
@@ -268,7 +280,7 @@ fn worker<K, R>(
         }
         cv.notify_all();
     };
-    let (k, ms) = wall_ms(|| make(dev));
+    let (k, ms) = wall_ms(|| make(index, dev));
     share.busy_s += ms * 1e-3;
     if several {
         super::stages::record(&format!("#{index} make"), ms);
