@@ -133,7 +133,9 @@ fn two_opencl_workers_give_the_bytes_of_one() {
     assert!(one.total_steps > 1000 && pseeds.len() * pc.nsamples > 2000, "{} steps, {} seeds", one.total_steps, pseeds.len());
     for chunk in [97, 1000] {
         let (m, shares) = probtrack::run_split(&Split::new(devices("opencl,opencl")).with_chunk(chunk), &f, &pseeds, &pc).unwrap();
-        assert!(shares.devices.iter().all(|s| s.chunks > 0), "{shares}");
+        // Which worker takes which chunk is the threads' race (on a loaded runner one may take
+        // all); either way each chunk's volumes must be on its device when it traces.
+        assert_eq!(shares.devices.iter().map(|s| s.chunks).sum::<usize>(), (pseeds.len() * pc.nsamples).div_ceil(chunk), "{shares}");
         assert_eq!((m.finished, m.total_steps, &m.kept, &m.lengths, &m.seed_targets, &m.visits), (one.finished, one.total_steps, &one.kept, &one.lengths, &one.seed_targets, &one.visits), "chunk {chunk}");
     }
 }
