@@ -154,7 +154,7 @@ impl GeodesicKernels for GpuGeodesic {
         self.resident = None;
         // The staging slots are allocated while the fields are packed.
         self.gpu.stage_ahead();
-        let f4 = self.gpu.upload(&fields.packed4())?;
+        let f4 = self.gpu.upload(fields.packed4())?;
         let labels = self.gpu.upload(&fields.labels)?;
         self.resident = Some(Resident { dims: fields.dims, voxel_size: fields.voxel_size, f4, labels, textures: None });
         Ok(())
