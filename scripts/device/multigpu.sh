@@ -12,11 +12,11 @@
 #      fibres from the white matter: 1M would write gigabytes of .tck) and probtrack (every
 #      white-matter voxel x 50) on cuda:0, cuda:0,cuda:1 and every GPU (twice, alternating): wall time, and the outputs compared
 #      byte for byte (several GPUs of one kind must write the bytes one writes).
-# Found (round 27, nvidia-h100-x4, five runs, docs/results/h100x4-2026-11-27-round27): `gpus`
+# Found (round 27, nvidia-h100-x4, seven runs, docs/results/h100x4-2026-11-27-round27): `gpus`
 # refused itself until GPUs were matched by UUID / full PCI address; split-phase efficiency 1 -> 2
-# GPUs ended at bedpost 81 % (pipeline volume) and 72 % (dataset 2), probtrack 57 %, geodesic 66 %
-# (targets >= 90 % missed: per-device set-up of 25-40 ms against runs of 0.1-0.7 s); every
-# output of 2 and 4 GPUs byte-identical to 1 GPU's. No 8-GPU kind was lent.
+# GPUs ended at bedpost 79-85 % (pipeline volume) and 70-80 % (dataset 2), probtrack 53-60 %,
+# geodesic 72-97 % (targets >= 90 % missed: per-device set-up, cut and paste of 25-40 ms against
+# runs of 0.1-0.7 s); every output of 2 and 4 GPUs byte-identical to 1 GPU's. No 8-GPU kind lent.
 . "$(dirname "$0")/common.sh"
 W=${TMPDIR:-/tmp}/neuroport-multigpu
 mkdir -p "$W"
