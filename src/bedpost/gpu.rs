@@ -183,21 +183,16 @@ impl BedpostKernels for GpuBedpost {
         let c = self.loaded.pop_front().ok_or_else(|| anyhow!("bedpost: read before load"))?;
         self.lanes.after(c.done.as_ref())?;
         let g = self.lanes.copy();
+        // The first nvox voxels' worth of each buffer (a reserved chunk's may hold more).
         let n = c.nvox;
-        let head = |b: &Buf<f32>, len: usize| -> Result<Vec<f32>> {
-            let mut v = vec![0.0f32; len];
-            g.read(b, 0, &mut v)?;
-            Ok(v)
+        let st = ChainState {
+            par: g.download_first(&c.par, NPARAM * n)?,
+            prop: g.download_first(&c.prop, NPARAM * n)?,
+            acc: g.download_first(&c.acc, NPARAM * n)?,
+            rng: g.download_first(&c.rng, super::rng::VOXEL_WORDS * n)?,
+            nacc: g.download_first(&c.nacc, n)?,
         };
-        let head_i = |b: &Buf<i32>, len: usize| -> Result<Vec<i32>> {
-            let mut v = vec![0i32; len];
-            g.read(b, 0, &mut v)?;
-            Ok(v)
-        };
-        let mut rng = vec![0u32; super::rng::VOXEL_WORDS * n];
-        g.read(&c.rng, 0, &mut rng)?;
-        let st = ChainState { par: head(&c.par, NPARAM * n)?, prop: head(&c.prop, NPARAM * n)?, acc: head_i(&c.acc, NPARAM * n)?, rng, nacc: head_i(&c.nacc, n)? };
-        let samples = head(&c.samples, NPARAM * c.sched.nsamp * n)?;
+        let samples = g.download_first(&c.samples, NPARAM * c.sched.nsamp * n)?;
         self.spare = Some(c);
         Ok((samples, st))
     }

@@ -236,7 +236,12 @@ impl Gpu {
 
     /// The whole buffer; waits for the queue.
     pub fn download<T: Elem>(&self, b: &Buf<T>) -> Result<Vec<T>> {
-        let mut out = vec![T::zeroed(); b.len()];
+        self.download_first(b, b.len())
+    }
+
+    /// The first `n` elements of `b` (a buffer made for more than one use holds).
+    pub fn download_first<T: Elem>(&self, b: &Buf<T>, n: usize) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); n];
         self.read(b, 0, &mut out)?;
         Ok(out)
     }
