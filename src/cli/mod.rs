@@ -102,6 +102,13 @@ impl Ctx {
         // their --backend can pick from.
         let every = matches!(cli.command, Command::Devices(_) | Command::Check(_) | Command::Reproduce(_) | Command::Bench(_));
         let spec = (!every).then(|| cli.backend.clone());
+        // The driver starts only the GPU such a command can use (`first_cuda_device_only`); a
+        // CUDA_VISIBLE_DEVICES of the user's stays as it is.
+        if spec.as_ref().is_some_and(BackendSpec::first_cuda_device_only) && std::env::var_os("CUDA_VISIBLE_DEVICES").is_none() {
+            // SAFETY: no other thread has started yet (discovery is spawned below), so nothing
+            // reads the environment while it changes.
+            unsafe { std::env::set_var("CUDA_VISIBLE_DEVICES", "0") };
+        }
         let threads = cli.threads;
         // Commands that may not touch a device discover on first use, on this thread (as every
         // command does with NEUROPORT_DISCOVERY=late, for measuring what the overlap costs: round
