@@ -537,7 +537,7 @@ pub fn trace_split(split: &Split, fields: &Fields, seeds: &[Seed], p: &TracePara
 /// [`trace_split`] handing the fibres to `sink` in seed order as they are traced, in runs of
 /// about an eighth of a device's share (a run that ends before an earlier one waits for it), so
 /// a tractogram is written while the devices trace: collecting every fibre first had made two
-/// GPUs slower than one for a user's `track geodesic` (round 27: 4.8-4.9 s against 3.4-4.1 s).
+/// GPUs slower than one for a user's `track geodesic` (round 27: 4.5-5.1 s against 3.4-4.1 s).
 pub fn trace_split_streamed(split: &Split, fields: &Fields, seeds: &[Seed], p: &TraceParams, interp: Option<Interp>, progress: bool, sink: &mut dyn FnMut(FibreBatch) -> Result<()>) -> Result<Shares> {
     let plan = split.plan_runs(seeds.len(), seeds.len().div_ceil(8 * split.len().max(1)).max(SPLIT_MIN_SEEDS));
     let mut waiting = std::collections::BTreeMap::new();
