@@ -28,7 +28,8 @@ pub fn probe() -> Result<Vec<DeviceInfo>, String> {
 
 /// Each device is described without a context (the driver's device queries need none); the
 /// device a command uses makes its context once, when opened. Until round 27 the probe made every
-/// GPU's primary context, which on the 4-GPU host took 1.1-1.7 s of every CUDA command.
+/// GPU's primary context: on the 4-GPU host a command's wait for its devices was 1.1-1.7 s with
+/// them and 0.5-1.0 s without (the rest is cuInit's, see `BackendSpec::first_cuda_device_only`).
 fn probe_inner() -> Result<Vec<DeviceInfo>, String> {
     if !driver_present() {
         return Err("libcuda not found (no NVIDIA driver)".into());
