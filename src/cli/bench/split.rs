@@ -30,11 +30,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&points)?);
         return Ok(0);
     }
+    // The whole run's efficiency beside the split phase's: what the devices do not share (bedpost's
+    // tensor fit and chains' start) shows there.
+    let run_eff = |p: &scaling::Point| {
+        let one = points.iter().find(|q| q.workload == p.workload && q.devices == 1);
+        one.map_or("-".to_string(), |q| format!("{:.0} %", 100.0 * q.run_s / (p.devices as f64 * p.run_s)))
+    };
     let rows: Vec<Vec<String>> = points
         .iter()
-        .map(|p| vec![p.workload.clone(), p.devices.to_string(), format!("{:.3}", p.run_s), format!("{:.3}", p.split_s), format!("{:.2}x", p.speedup), format!("{:.0} %", 100.0 * p.efficiency)])
+        .map(|p| vec![p.workload.clone(), p.devices.to_string(), format!("{:.3}", p.run_s), format!("{:.3}", p.split_s), format!("{:.2}x", p.speedup), format!("{:.0} %", 100.0 * p.efficiency), run_eff(p)])
         .collect();
-    print!("{}", aligned(&["workload", "devices", "run s", "split s", "speed-up", "efficiency"], &rows));
+    print!("{}", aligned(&["workload", "devices", "run s", "split s", "speed-up", "efficiency", "run efficiency"], &rows));
     println!("devices: {}", devices.iter().map(|d| d.label()).collect::<Vec<_>>().join("; "));
     Ok(0)
 }
