@@ -398,18 +398,17 @@ fn inputs(dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Res
     Table::new(grads)
 }
 
-/// The mask's voxels, their measurements and the chains' starting state; host milliseconds.
-fn start(fit: &crate::dti::TensorFit, dwi: &Volume, table: &Table, mask: &[u8], seed: u64) -> Result<(Vec<usize>, Vec<f32>, ChainState, f64)> {
-    let ((voxels, y, init), host_ms) = wall_ms(|| {
-        let voxels = crate::volume::masks::inside(mask);
-        let y = init::gather(dwi, &voxels);
-        let init = init::from_tensors(fit, &y, table, &voxels, seed);
-        (voxels, y, init)
-    });
+/// The measurements of the mask's `voxels` and the chains' starting state; host milliseconds.
+fn start(fit: &crate::dti::TensorFit, dwi: &Volume, table: &Table, voxels: &[usize], seed: u64) -> Result<(Vec<f32>, ChainState, f64)> {
     if voxels.is_empty() {
         bail!("the mask holds no voxel");
     }
-    Ok((voxels, y, init, host_ms))
+    let ((y, init), host_ms) = wall_ms(|| {
+        let y = init::gather(dwi, voxels);
+        let init = init::from_tensors(fit, &y, table, voxels, seed);
+        (y, init)
+    });
+    Ok((y, init, host_ms))
 }
 
 fn result(voxels: Vec<usize>, samples: Vec<f32>, state: ChainState, cfg: &Config, variant: &'static str, timings: Timings, init_timings: Timings) -> BedpostResult {
@@ -423,7 +422,9 @@ fn result(voxels: Vec<usize>, samples: Vec<f32>, state: ChainState, cfg: &Config
 pub fn run(dti: &mut dyn DtiKernels, k: &mut dyn BedpostKernels, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<BedpostResult> {
     let table = inputs(dwi, grads, mask, cfg)?;
     let fit = crate::dti::run(dti, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
-    let (voxels, y, init, mut host_ms) = start(&fit.fit, dwi, &table, mask, cfg.seed)?;
+    let (voxels, scan_ms) = wall_ms(|| crate::volume::masks::inside(mask));
+    let (y, init, mut host_ms) = start(&fit.fit, dwi, &table, &voxels, cfg.seed)?;
+    host_ms += scan_ms;
     let bar = progress_bar(voxels.len() as u64, cfg.progress);
     let sampled = sample(k, &table, &y, &init, &cfg.schedule(), cfg.loops(), cfg.max_chunk, &bar, &mut host_ms);
     bar.finish_and_clear();
@@ -447,7 +448,8 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     // Each device's sampler, with buffers for its largest chunk and its staging, is made on a
     // thread of its own while the tensor fit and the chains' start run: made inside the split,
     // it had cost each device ~30 ms whatever its share (round 27, 4-GPU host).
-    let nvox = mask.iter().filter(|&&m| m != 0).count();
+    let (voxels, scan_ms) = wall_ms(|| crate::volume::masks::inside(mask));
+    let nvox = voxels.len();
     let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
     let largest = plan.iter().map(|r| r.len()).max().unwrap_or(0);
     let prepare = |dev: &Device| -> Result<Box<dyn BedpostKernels>> {
@@ -462,15 +464,15 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     let (fit, made) = std::thread::scope(|s| {
         let ahead: Vec<_> = split.devices().iter().map(|d| s.spawn(move || prepare(d))).collect();
         let fit = stage("tensor fit", || crate::dti::run_split(split, dwi, grads, mask)).context("tensor fit for the chains' starting points");
-        let fit = fit.and_then(|(fit, _)| Ok((stage("chains init", || start(&fit.fit, dwi, &table, mask, cfg.seed))?, fit.timings)));
+        let fit = fit.and_then(|(fit, _)| Ok((stage("chains init", || start(&fit.fit, dwi, &table, &voxels, cfg.seed))?, fit.timings)));
         let made: Vec<std::sync::Mutex<Option<Result<Box<dyn BedpostKernels>>>>> = ahead
             .into_iter()
             .map(|h| std::sync::Mutex::new(Some(h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("preparing a sampler panicked"))))))
             .collect();
         (fit, made)
     });
-    let ((voxels, y, init, host_ms), fit_timings) = fit?;
-    debug_assert_eq!(voxels.len(), nvox);
+    let ((y, init, host_ms), fit_timings) = fit?;
+    let host_ms = host_ms + scan_ms;
     let whole = plan.len() == 1;
     let bar = progress_bar(nvox as u64, cfg.progress);
     // Chunks are pasted into whole arrays; one chunk (one device) hands its arrays through.
