@@ -19,7 +19,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
             .map(|i| {
                 let mut v = serde_json::to_value(i)?;
                 v["pci"] = i.id.pci.map(|p| p.to_string()).into();
-                v["uuid"] = serde_json::to_value(i.id)?["uuid"].take();
+                v["uuid"] = i.id.uuid_hex().into();
                 Ok(v)
             })
             .collect::<Result<_>>()?;

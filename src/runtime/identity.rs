@@ -8,17 +8,15 @@
 //! two of its own GPUs shared, so `gpus` refused itself. Hence also [`drop_ambiguous`]: a value
 //! that one API reports for two of its own devices witnesses nothing.
 
-use serde::Serialize;
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuId {
-    #[serde(serialize_with = "uuid_text")]
     pub uuid: Option<[u8; 16]>,
     pub pci: Option<Pci>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pci {
     pub domain: u32,
     pub bus: u32,
@@ -32,14 +30,12 @@ impl fmt::Display for Pci {
     }
 }
 
-fn uuid_text<S: serde::Serializer>(u: &Option<[u8; 16]>, s: S) -> Result<S::Ok, S::Error> {
-    match u {
-        Some(b) => s.serialize_str(&b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
-        None => s.serialize_none(),
-    }
-}
-
 impl GpuId {
+    /// The UUID as 32 hex digits (nvidia-smi's, without its "GPU-" and dashes).
+    pub fn uuid_hex(&self) -> Option<String> {
+        self.uuid.map(|b| b.iter().map(|x| format!("{x:02x}")).collect())
+    }
+
     /// Whether the two are one GPU, where both carry a witness of the same kind; None where
     /// they share none (the caller falls back to name and memory size).
     pub fn same(&self, other: &GpuId) -> Option<bool> {
@@ -97,6 +93,8 @@ mod tests {
         assert_eq!(id(None, Some((0, 1, 0))).same(&id(Some(2), Some((0, 1, 0)))), Some(true));
         assert_eq!(id(None, Some((1, 1, 0))).same(&id(None, Some((0, 1, 0)))), Some(false), "domains differ");
         assert_eq!(id(Some(1), None).same(&id(None, Some((0, 1, 0)))), None);
+        assert_eq!(id(Some(0xab), None).uuid_hex(), Some("ab".repeat(16)));
+        assert_eq!(id(None, None).uuid_hex(), None);
     }
 
     #[test]
