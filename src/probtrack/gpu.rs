@@ -136,11 +136,12 @@ impl ProbtrackKernels for GpuProbtrack {
         let seeds: Vec<i32> = seeds.iter().map(|&s| s as i32).collect();
         self.batch = None;
         self.counters = None;
-        let samples = g.alloc::<f32>(field.samples.len())?;
-        // NaN in every volume not uploaded: a path that read one would show, not pass.
-        g.fill_bytes(&samples, 0xFF)?;
+        // A whole upload (one device) copies the samples at once; a part starts from `alloc`'s
+        // buffer, every byte 0xFF, so a volume not uploaded is NaN and a path reading it shows.
+        let whole = volumes.iter().map(|r| r.len()).sum::<usize>() >= field.nsamp;
+        let samples = if whole { g.upload(&field.samples)? } else { g.alloc::<f32>(field.samples.len())? };
         self.data = Some(Arc::new(Uploaded { samples, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, nvox: field.nvox() }));
-        self.present = vec![false; field.nsamp];
+        self.present = vec![whole; field.nsamp];
         self.add_volumes(field, volumes)
     }
 
