@@ -67,14 +67,20 @@ fn geodesic_overlapped_batches_give_the_serial_bytes() {
     }
 }
 
+/// The streamed .tck tests' case: `n` random seeds in a random field (`seed`), its grid with
+/// anisotropic voxels, a scratch folder and the trace parameters.
+fn tck_case(seed: u64, n: usize) -> (neuroport::geodesic::Fields, Vec<neuroport::geodesic::Seed>, neuroport::volume::Geometry, tempfile::TempDir, TraceParams) {
+    let (fields, seeds) = random_case(seed, n).unwrap();
+    let geom = neuroport::volume::Geometry::synthetic(fields.dims, [1.5, 1.5, 2.0]);
+    let p = TraceParams { step: 0.2, max_steps: 80, interp: Interp::Kernel, ..Default::default() };
+    (fields, seeds, geom, tempfile::tempdir().unwrap(), p)
+}
+
 #[test]
 fn streamed_tck_is_the_file_of_the_collected_run() {
     use neuroport::geodesic::output;
-    use neuroport::volume::{Geometry, Outputs};
-    let (fields, seeds) = random_case(6, 200).unwrap();
-    let geom = Geometry::synthetic(fields.dims, [1.5, 1.5, 2.0]);
-    let dir = tempfile::tempdir().unwrap();
-    let p = TraceParams { step: 0.2, max_steps: 80, interp: Interp::Kernel, ..Default::default() };
+    use neuroport::volume::Outputs;
+    let (fields, seeds, geom, dir, p) = tck_case(6, 200);
     let mut devs = vec![neuroport::Inventory::discover(Some(2)).select_one(&neuroport::BackendSpec::Cpu).unwrap()];
     devs.extend(common::opencl());
     for dev in devs {
@@ -107,11 +113,8 @@ fn streamed_tck_is_the_file_of_the_collected_run() {
 fn downsampled_tck_keeps_every_nth_point_and_the_last() {
     use neuroport::geodesic::output;
     use neuroport::io::tck::read_tck;
-    use neuroport::volume::{Geometry, Outputs};
-    let (fields, seeds) = random_case(7, 120).unwrap();
-    let geom = Geometry::synthetic(fields.dims, [1.5, 1.5, 2.0]);
-    let dir = tempfile::tempdir().unwrap();
-    let p = TraceParams { step: 0.2, max_steps: 80, interp: Interp::Kernel, ..Default::default() };
+    use neuroport::volume::Outputs;
+    let (fields, seeds, geom, dir, p) = tck_case(7, 120);
     let dev = neuroport::Inventory::discover(Some(2)).select_one(&neuroport::BackendSpec::Cpu).unwrap();
     let mut k = neuroport::geodesic::kernels(&dev).unwrap();
     k.upload(&fields).unwrap();
