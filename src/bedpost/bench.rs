@@ -61,12 +61,11 @@ pub fn measure(dev: &Device, variant: Variant, p: &Problem, loops: usize, repeat
     let nvox = p.init.nvox();
     // warm-up: program build and first touch, one launch on a few voxels
     let few = nvox.min(256);
-    let mut host = 0.0;
-    sample(k.as_mut(), &p.table, &super::cut(&p.y, p.table.ndir, nvox, 0..few), &p.init.cut(0..few), &sched, super::SEGMENT.min(loops), None, &indicatif::ProgressBar::hidden(), &mut host)?;
+    sample(k.as_mut(), &p.table, &super::Columns::whole(&p.y, p.table.ndir).part(0..few).to_vec(), &p.init.cut(0..few), &sched, super::SEGMENT.min(loops), None, &indicatif::ProgressBar::hidden())?;
     k.take_timings();
     let (mut kern, mut xfer) = (Vec::new(), Vec::new());
     for _ in 0..repeats.max(1) {
-        sample(k.as_mut(), &p.table, &p.y, &p.init, &sched, loops, None, &indicatif::ProgressBar::hidden(), &mut host)?;
+        sample(k.as_mut(), &p.table, &p.y, &p.init, &sched, loops, None, &indicatif::ProgressBar::hidden())?;
         let t = k.take_timings();
         kern.push(t.kernel_ms);
         xfer.push(t.transfer_ms);

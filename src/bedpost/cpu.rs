@@ -5,7 +5,8 @@
 
 use super::rng::{self, VOXEL_WORDS, WORDS};
 use crate::dti::fastmath::exp_f32 as fast_exp;
-use super::{BedpostKernels, ChainState, Schedule, Table, D, DMAX, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
+use super::{BedpostKernels, ChainPart, ChainPartMut, ChainState, Schedule, Table, D, DMAX, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
+use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::cpu::Cpu;
 use crate::runtime::{timing::wall_ms, Timings};
 use anyhow::{anyhow, bail, Result};
@@ -383,27 +384,27 @@ impl BedpostKernels for CpuBedpost {
         VARIANT
     }
 
-    fn load(&mut self, table: &Table, y: &[f32], st: &ChainState, sched: &Schedule) -> Result<()> {
+    fn load(&mut self, table: &Table, y: Columns<f32>, st: ChainPart, sched: &Schedule) -> Result<()> {
         let n = st.nvox();
         let nd = table.ndir;
-        if y.len() != nd * n {
-            bail!("{} measurements for {n} voxels x {nd} directions", y.len());
+        if y.ncomp() != nd || y.len() != n {
+            bail!("{} x {} measurements for {n} voxels x {nd} directions", y.ncomp(), y.len());
         }
         let pt = Padded::new(table);
         let np = pt.np;
         let mut yv = vec![0.0f32; n * np];
         for i in 0..nd {
-            for j in 0..n {
-                yv[j * np + i] = y[i * n + j];
+            for (j, &v) in y.run(i).iter().enumerate() {
+                yv[j * np + i] = v;
             }
         }
         let states = (0..n)
             .map(|j| VoxelState {
-                p: std::array::from_fn(|k| st.par[k * n + j]),
-                prop: std::array::from_fn(|k| st.prop[k * n + j]),
-                acc: std::array::from_fn(|k| st.acc[k * n + j]),
-                rng: std::array::from_fn(|w| st.rng[w * n + j]),
-                nacc: st.nacc[j],
+                p: std::array::from_fn(|k| st.par.at(k, j)),
+                prop: std::array::from_fn(|k| st.prop.at(k, j)),
+                acc: std::array::from_fn(|k| st.acc.at(k, j)),
+                rng: std::array::from_fn(|w| st.rng.at(w, j)),
+                nacc: st.nacc.at(0, j),
             })
             .collect();
         let samples = vec![f32::NAN; NPARAM * sched.nsamp * n];
@@ -439,9 +440,13 @@ impl BedpostKernels for CpuBedpost {
         Ok(())
     }
 
-    fn read(&mut self) -> Result<(Vec<f32>, ChainState)> {
+    fn read(&mut self, samples: &mut ColumnsMut<f32>, out: &mut ChainPartMut) -> Result<()> {
         let ld = self.loaded.take().ok_or_else(|| anyhow!("bedpost: read before load"))?;
         let n = ld.states.len();
+        if out.nvox() != n || samples.len() != n {
+            bail!("bedpost: a read of {} voxels into a share of {}", n, out.nvox());
+        }
+        samples.fill_from(&ld.samples);
         let mut st = ChainState {
             par: vec![0.0; NPARAM * n],
             prop: vec![0.0; NPARAM * n],
@@ -460,7 +465,8 @@ impl BedpostKernels for CpuBedpost {
             }
             st.nacc[j] = s.nacc;
         }
-        Ok((ld.samples, st))
+        out.fill_from(&st);
+        Ok(())
     }
 
     fn energy(&mut self, table: &Table, y: &[f32], par: &[f32], ard: f32) -> Result<Vec<f32>> {

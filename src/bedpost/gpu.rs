@@ -1,11 +1,12 @@
 //! The sampler on a GPU (OpenCL or CUDA, through `runtime::gpu`): entry points in
 //! `cl/bedpost.cl`, everything else in `cl/common/bedpost.h` and `cl/common/rng.h`.
 
-use super::{chunk_from_memory, BedpostKernels, ChainState, Schedule, Table, Variant, LANES, NPARAM};
+use super::{chunk_from_memory, BedpostKernels, ChainPart, ChainPartMut, Schedule, Table, Variant, LANES, NPARAM};
+use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::gpu::{args, Buf, Event, Gpu, Kernel, Lanes, Shape};
 use std::collections::VecDeque;
 use crate::runtime::Timings;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 
 /// The entry file built for one variant only (`NP_BP_ONLY`, see `cl/bedpost.cl`), as its own
 /// program: the first run compiles one sampler, not five.
@@ -83,7 +84,7 @@ impl BedpostKernels for GpuBedpost {
         self.variant.name()
     }
 
-    fn load(&mut self, table: &Table, y: &[f32], st: &ChainState, sched: &Schedule) -> Result<()> {
+    fn load(&mut self, table: &Table, y: Columns<f32>, st: ChainPart, sched: &Schedule) -> Result<()> {
         let n = st.nvox();
         self.variant.check_table(table.ndir)?;
         if !self.lanes.overlap() {
@@ -95,13 +96,13 @@ impl BedpostKernels for GpuBedpost {
         // computing now. The kernels and `read` use the first nvox voxels' worth of each buffer.
         let chunk = match self.spare.take() {
             Some(mut c) if c.cap >= n && c.ndir == table.ndir && c.sched.nsamp == sched.nsamp => {
-                g.write(&c.y, 0, y)?;
+                g.write_columns(&c.y, 0, &y)?;
                 g.write(&c.gtab, 0, &table.gtab)?;
-                g.write(&c.par, 0, &st.par)?;
-                g.write(&c.prop, 0, &st.prop)?;
-                g.write(&c.acc, 0, &st.acc)?;
-                g.write(&c.rng, 0, &st.rng)?;
-                g.write(&c.nacc, 0, &st.nacc)?;
+                g.write_columns(&c.par, 0, &st.par)?;
+                g.write_columns(&c.prop, 0, &st.prop)?;
+                g.write_columns(&c.acc, 0, &st.acc)?;
+                g.write_columns(&c.rng, 0, &st.rng)?;
+                g.write_columns(&c.nacc, 0, &st.nacc)?;
                 // Outputs poisoned again, as `alloc` leaves fresh ones.
                 g.fill_bytes(&c.samples, 0xFF)?;
                 g.fill_bytes(&c.ec, 0xFF)?;
@@ -115,13 +116,13 @@ impl BedpostKernels for GpuBedpost {
                 cap: n,
                 ndir: table.ndir,
                 sched: *sched,
-                y: g.upload(y)?,
+                y: g.upload_columns(&y)?,
                 gtab: g.upload(&table.gtab)?,
-                par: g.upload(&st.par)?,
-                prop: g.upload(&st.prop)?,
-                acc: g.upload(&st.acc)?,
-                rng: g.upload(&st.rng)?,
-                nacc: g.upload(&st.nacc)?,
+                par: g.upload_columns(&st.par)?,
+                prop: g.upload_columns(&st.prop)?,
+                acc: g.upload_columns(&st.acc)?,
+                rng: g.upload_columns(&st.rng)?,
+                nacc: g.upload_columns(&st.nacc)?,
                 samples: g.alloc::<f32>(NPARAM * sched.nsamp * n)?,
                 ec: g.alloc::<f32>(self.variant.term_cache_len(table.ndir, n))?,
                 done: None,
@@ -179,22 +180,22 @@ impl BedpostKernels for GpuBedpost {
         Ok(())
     }
 
-    fn read(&mut self) -> Result<(Vec<f32>, ChainState)> {
+    fn read(&mut self, samples: &mut ColumnsMut<f32>, st: &mut ChainPartMut) -> Result<()> {
         let c = self.loaded.pop_front().ok_or_else(|| anyhow!("bedpost: read before load"))?;
+        if st.nvox() != c.nvox || samples.len() != c.nvox || samples.ncomp() != NPARAM * c.sched.nsamp {
+            bail!("bedpost: a read of {} voxels into a share of {}", c.nvox, st.nvox());
+        }
         self.lanes.after(c.done.as_ref())?;
         let g = self.lanes.copy();
         // The first nvox voxels' worth of each buffer (a reserved chunk's may hold more).
-        let n = c.nvox;
-        let st = ChainState {
-            par: g.download_first(&c.par, NPARAM * n)?,
-            prop: g.download_first(&c.prop, NPARAM * n)?,
-            acc: g.download_first(&c.acc, NPARAM * n)?,
-            rng: g.download_first(&c.rng, super::rng::VOXEL_WORDS * n)?,
-            nacc: g.download_first(&c.nacc, n)?,
-        };
-        let samples = g.download_first(&c.samples, NPARAM * c.sched.nsamp * n)?;
+        g.read_columns(&c.par, &mut st.par)?;
+        g.read_columns(&c.prop, &mut st.prop)?;
+        g.read_columns(&c.acc, &mut st.acc)?;
+        g.read_columns(&c.rng, &mut st.rng)?;
+        g.read_columns(&c.nacc, &mut st.nacc)?;
+        g.read_columns(&c.samples, samples)?;
         self.spare = Some(c);
-        Ok((samples, st))
+        Ok(())
     }
 
     fn energy(&mut self, table: &Table, y: &[f32], par: &[f32], ard: f32) -> Result<Vec<f32>> {

@@ -7,6 +7,7 @@
 //! [`BedpostKernels`]; `cpu.rs`, `opencl.rs` and `cuda.rs` implement it.
 
 pub mod bench;
+pub mod chains;
 pub mod check;
 pub mod cpu;
 pub mod gpu;
@@ -16,7 +17,9 @@ pub mod repro;
 pub mod rng;
 pub mod sim;
 
+pub use chains::{ChainPart, ChainPartMut, ChainState};
 use crate::dti::DtiKernels;
+use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::gpu::pipeline::{self, Step};
 use crate::runtime::split::{Shares, Split};
 use crate::runtime::{timing::wall_ms, Device, DeviceInfo, Timings};
@@ -186,50 +189,14 @@ impl Table {
     }
 }
 
-/// Chain state of `nvox` voxels, component-major as the kernels keep it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ChainState {
-    pub par: Vec<f32>,
-    pub prop: Vec<f32>,
-    pub acc: Vec<i32>,
-    pub rng: Vec<u32>,
-    pub nacc: Vec<i32>,
-}
-
-pub(crate) use crate::runtime::split::{cut, paste};
-
-impl ChainState {
-    pub fn nvox(&self) -> usize {
-        self.nacc.len()
-    }
-    pub fn cut(&self, r: std::ops::Range<usize>) -> ChainState {
-        let n = self.nvox();
-        ChainState {
-            par: cut(&self.par, NPARAM, n, r.clone()),
-            prop: cut(&self.prop, NPARAM, n, r.clone()),
-            acc: cut(&self.acc, NPARAM, n, r.clone()),
-            rng: cut(&self.rng, rng::VOXEL_WORDS, n, r.clone()),
-            nacc: self.nacc[r].to_vec(),
-        }
-    }
-    pub fn paste(&mut self, start: usize, part: &ChainState) {
-        let n = self.nvox();
-        paste(&mut self.par, NPARAM, n, start, &part.par);
-        paste(&mut self.prop, NPARAM, n, start, &part.prop);
-        paste(&mut self.acc, NPARAM, n, start, &part.acc);
-        paste(&mut self.rng, rng::VOXEL_WORDS, n, start, &part.rng);
-        self.nacc[start..start + part.nvox()].copy_from_slice(&part.nacc);
-    }
-}
-
 /// The device operations of the sampler. A chunk of chains lives on the device between
 /// `load` and `read`; every call records its time in [`BedpostKernels::take_timings`].
 pub trait BedpostKernels: Send {
     /// The layout this instance runs.
     fn variant(&self) -> &'static str;
-    /// Uploads a chunk: its measurements `y` (ndir x nvox) and chain state; samples are kept
-    /// on the device.
-    fn load(&mut self, table: &Table, y: &[f32], state: &ChainState, sched: &Schedule) -> Result<()>;
+    /// Uploads a chunk: its measurements `y` (ndir x nvox) and chain state, read where they lie
+    /// in the whole arrays; samples are kept on the device.
+    fn load(&mut self, table: &Table, y: Columns<f32>, state: ChainPart, sched: &Schedule) -> Result<()>;
     /// Makes ahead what a `load` of up to `nvox` voxels would make (device buffers, staging), so
     /// that the load only copies: a split prepares each device's sampler while the tensor fit
     /// and the chains' start run. None by default.
@@ -239,8 +206,9 @@ pub trait BedpostKernels: Send {
     }
     /// Runs loops [l0, l1) of every loaded chain.
     fn run(&mut self, l0: usize, l1: usize) -> Result<()>;
-    /// The samples (8 x nsamp x nvox) and the chain state of the loaded chunk.
-    fn read(&mut self) -> Result<(Vec<f32>, ChainState)>;
+    /// The samples (8 x nsamp x nvox) and the chain state of the loaded chunk (the oldest while
+    /// overlapping), written into their places in the whole arrays.
+    fn read(&mut self, samples: &mut ColumnsMut<f32>, state: &mut ChainPartMut) -> Result<()>;
     /// SS and energy (2 x nvox) at the parameters `par` (8 x nvox): the likelihood evaluation
     /// alone, for `neuroport check`.
     fn energy(&mut self, table: &Table, y: &[f32], par: &[f32], ard: f32) -> Result<Vec<f32>>;
@@ -286,9 +254,7 @@ pub fn chunk_from_memory(budget: u64, max_alloc: u64, ndir: usize, nsamp: usize,
 
 /// Runs every chain from `init` through `loops` loops, in chunks that fit the device and
 /// launches of [`SEGMENT`] loops, advancing `bar` (shared with other chunks and devices). `y` is
-/// ndir x nvox. Returns the samples (8 x nsamp x nvox) and the final state; the driver's own
-/// (host) milliseconds go into `host_ms`. Chunks
-/// are loaded, run and read in [`pipeline::steps`]' order, overlapped where the kernels allow.
+/// ndir x nvox. Returns the samples (8 x nsamp x nvox) and the final state.
 #[allow(clippy::too_many_arguments)]
 pub fn sample(
     k: &mut dyn BedpostKernels,
@@ -299,34 +265,48 @@ pub fn sample(
     loops: usize,
     max_chunk: Option<usize>,
     bar: &ProgressBar,
-    host_ms_out: &mut f64,
 ) -> Result<(Vec<f32>, ChainState)> {
     let nvox = init.nvox();
     if y.len() != table.ndir * nvox {
         bail!("{} measurements for {} voxels x {} directions", y.len(), nvox, table.ndir);
     }
+    // Every element is read into; zeroed allocations cost no pass over the memory.
+    let mut samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
+    let mut state = ChainState::zeroed(nvox);
+    let mut out = ColumnsMut::whole(&mut samples, NPARAM * sched.nsamp);
+    sample_into(k, table, Columns::whole(y, table.ndir), init.whole(), sched, loops, max_chunk, bar, &mut out, &mut state.whole_mut())?;
+    Ok((samples, state))
+}
+
+/// [`sample`] for a share of the voxels, read from and written into the whole arrays where the
+/// share lies: `samples` (8 x nsamp components) and `state` receive the share's results.
+/// Chunks are loaded, run and read in [`pipeline::steps`]' order, overlapped where the kernels
+/// allow.
+#[allow(clippy::too_many_arguments)]
+pub fn sample_into(
+    k: &mut dyn BedpostKernels,
+    table: &Table,
+    y: Columns<f32>,
+    init: ChainPart,
+    sched: &Schedule,
+    loops: usize,
+    max_chunk: Option<usize>,
+    bar: &ProgressBar,
+    samples: &mut ColumnsMut<f32>,
+    state: &mut ChainPartMut,
+) -> Result<()> {
+    use crate::runtime::stages::stage;
+    let nvox = init.nvox();
+    if y.ncomp() != table.ndir || y.len() != nvox || samples.len() != nvox || state.nvox() != nvox {
+        bail!("{} x {} measurements, {} voxels' samples and {} voxels' state for {} chains", y.ncomp(), y.len(), samples.len(), state.nvox(), nvox);
+    }
     let fits = k.max_chunk(table.ndir, sched.nsamp).min(max_chunk.unwrap_or(usize::MAX)).max(1);
     let overlap = k.overlaps();
     let chunk = pipeline::chunk_len(nvox, fits, OVERLAP_MIN_VOXELS, overlap);
     let range = |c: usize| c * chunk..((c + 1) * chunk).min(nvox);
-    // One chunk holding every voxel (the usual case on a GPU) hands the arrays through: no cut
-    // on the way in, no paste on the way out.
-    let whole = chunk >= nvox;
-    let mut samples = Vec::new();
-    let mut state: Option<ChainState> = None;
-    let mut host_ms = 0.0;
     for step in pipeline::steps(nvox.div_ceil(chunk), overlap) {
         match step {
-            Step::Load(c) => {
-                let r = range(c);
-                if whole {
-                    crate::runtime::stages::stage("chains load", || k.load(table, y, init, sched))?;
-                } else {
-                    let ((ych, ich), ms) = wall_ms(|| (cut(y, table.ndir, nvox, r.clone()), init.cut(r.clone())));
-                    host_ms += ms;
-                    k.load(table, &ych, &ich, sched)?;
-                }
-            }
+            Step::Load(c) => stage("chains load", || k.load(table, y.part(range(c)), init.part(range(c)), sched))?,
             Step::Compute(c) => {
                 let len = range(c).len();
                 let mut l0 = 0;
@@ -337,26 +317,10 @@ pub fn sample(
                     l0 = l1;
                 }
             }
-            Step::Unload(c) => {
-                let (s, st) = crate::runtime::stages::stage("samples read", || k.read())?;
-                let ((), ms) = wall_ms(|| {
-                    if whole {
-                        samples = s;
-                        state = Some(st);
-                    } else {
-                        if samples.is_empty() {
-                            samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
-                        }
-                        paste(&mut samples, NPARAM * sched.nsamp, nvox, range(c).start, &s);
-                        state.get_or_insert_with(|| init.clone()).paste(range(c).start, &st);
-                    }
-                });
-                host_ms += ms;
-            }
+            Step::Unload(c) => stage("samples read", || k.read(&mut samples.part(range(c)), &mut state.part(range(c))))?,
         }
     }
-    *host_ms_out += host_ms;
-    Ok((samples, state.unwrap_or_else(|| init.clone())))
+    Ok(())
 }
 
 fn progress_bar(len: u64, show: bool) -> ProgressBar {
@@ -423,10 +387,10 @@ pub fn run(dti: &mut dyn DtiKernels, k: &mut dyn BedpostKernels, dwi: &Volume, g
     let table = inputs(dwi, grads, mask, cfg)?;
     let fit = crate::dti::run(dti, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
     let (voxels, scan_ms) = wall_ms(|| crate::volume::masks::inside(mask));
-    let (y, init, mut host_ms) = start(&fit.fit, dwi, &table, &voxels, cfg.seed)?;
-    host_ms += scan_ms;
+    let (y, init, host_ms) = start(&fit.fit, dwi, &table, &voxels, cfg.seed)?;
+    let host_ms = host_ms + scan_ms;
     let bar = progress_bar(voxels.len() as u64, cfg.progress);
-    let sampled = sample(k, &table, &y, &init, &cfg.schedule(), cfg.loops(), cfg.max_chunk, &bar, &mut host_ms);
+    let sampled = sample(k, &table, &y, &init, &cfg.schedule(), cfg.loops(), cfg.max_chunk, &bar);
     bar.finish_and_clear();
     let (samples, state) = sampled?;
     let mut timings = k.take_timings();
@@ -473,40 +437,30 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     });
     let ((y, init, host_ms), fit_timings) = fit?;
     let host_ms = host_ms + scan_ms;
-    let whole = plan.len() == 1;
     let bar = progress_bar(nvox as u64, cfg.progress);
-    // Chunks are pasted into whole arrays; one chunk (one device) hands its arrays through.
-    let (mut samples, mut state) = if whole { (Vec::new(), ChainState::default()) } else { (vec![0.0f32; NPARAM * sched.nsamp * nvox], init.clone()) };
+    // Each chunk loads from the whole arrays and reads its results into them, where its voxels
+    // lie: no share is cut out or pasted back. A chunk's place is locked while a device works on
+    // it (one at a time; a failed device's chunk goes to another, which writes it again).
+    let mut samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
+    let mut state = ChainState::zeroed(nvox);
+    let places: Vec<std::sync::Mutex<(ColumnsMut<f32>, ChainPartMut)>> = ColumnsMut::split(&mut samples, NPARAM * sched.nsamp, &plan)
+        .zip(state.split_mut(&plan))
+        .map(|(s, st)| s.into_iter().zip(st).map(std::sync::Mutex::new).collect())
+        .ok_or_else(|| anyhow::anyhow!("bedpost: the split's chunks overlap"))?;
+    let (y, init) = (Columns::whole(&y, table.ndir), init.whole());
     let sampled = split.run_indexed(
         plan.len(),
         |i, _| made[i].lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(|| Err(anyhow::anyhow!("a device's sampler was taken twice"))),
         |k, c| {
             let r = plan[c].clone();
-            let mut host = 0.0;
-            let (s, st) = if whole {
-                sample(k.as_mut(), &table, &y, &init, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
-            } else {
-                let ((ych, ich), ms) = wall_ms(|| (cut(&y, table.ndir, nvox, r.clone()), init.cut(r.clone())));
-                crate::runtime::stages::record("chains cut", ms);
-                host += ms;
-                sample(k.as_mut(), &table, &ych, &ich, &sched, cfg.loops(), cfg.max_chunk, &bar, &mut host)?
-            };
-            let mut t = k.take_timings();
-            t.host_ms += host;
-            Ok(((s, st), t))
+            let mut place = places[c].lock().unwrap_or_else(|e| e.into_inner());
+            let (s, st) = &mut *place;
+            sample_into(k.as_mut(), &table, y.part(r.clone()), init.part(r), &sched, cfg.loops(), cfg.max_chunk, &bar, s, st)?;
+            Ok(((), k.take_timings()))
         },
-        |c, (s, st)| {
-            if whole {
-                samples = s;
-                state = st;
-            } else {
-                crate::runtime::stages::stage("samples paste", || {
-                    paste(&mut samples, NPARAM * sched.nsamp, nvox, plan[c].start, &s);
-                    state.paste(plan[c].start, &st);
-                });
-            }
-        },
+        |_, ()| {},
     );
+    drop(places);
     bar.finish_and_clear();
     let shares = sampled?;
     let mut timings = shares.timings();

@@ -11,7 +11,8 @@ pub mod fsl_maps;
 pub(crate) mod fastmath;
 pub mod sym3;
 
-use crate::runtime::split::{cut, paste, Shares, Split};
+use crate::runtime::columns::{Columns, ColumnsMut};
+use crate::runtime::split::{Shares, Split};
 use crate::runtime::{timing::wall_ms, Device, Timings};
 use crate::volume::{GradientTable, Volume};
 use anyhow::{bail, Result};
@@ -182,7 +183,7 @@ pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]
         |d| crate::runtime::stages::stage("device init", || kernels(d)),
         |k, c| {
             let v = plan[c].clone();
-            let (part, host_ms) = wall_ms(|| if whole { std::borrow::Cow::Borrowed(dwi.as_flat()) } else { std::borrow::Cow::Owned(cut(dwi.as_flat(), nvol, nvox, v.clone())) });
+            let (part, host_ms) = wall_ms(|| if whole { std::borrow::Cow::Borrowed(dwi.as_flat()) } else { std::borrow::Cow::Owned(Columns::whole(dwi.as_flat(), nvol).part(v.clone()).to_vec()) });
             let fit = k.fit(&part, &mask[v], &design)?;
             let scalars = k.scalars(&fit.tensor)?;
             let mut t = k.take_timings();
@@ -193,11 +194,11 @@ pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]
             if whole {
                 (r.fit, r.scalars) = (fit, scalars);
             } else {
-                let v0 = plan[c].start;
-                paste(&mut r.fit.tensor, 6, nvox, v0, &fit.tensor);
-                paste(&mut r.fit.s0, 1, nvox, v0, &fit.s0);
-                paste(&mut r.fit.flags, 1, nvox, v0, &fit.flags);
-                paste(&mut r.scalars, NSCALARS, nvox, v0, &scalars);
+                let v = plan[c].clone();
+                ColumnsMut::whole(&mut r.fit.tensor, 6).part(v.clone()).fill_from(&fit.tensor);
+                ColumnsMut::whole(&mut r.fit.s0, 1).part(v.clone()).fill_from(&fit.s0);
+                ColumnsMut::whole(&mut r.fit.flags, 1).part(v.clone()).fill_from(&fit.flags);
+                ColumnsMut::whole(&mut r.scalars, NSCALARS).part(v).fill_from(&scalars);
             }
         },
     )?;

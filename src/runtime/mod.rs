@@ -6,6 +6,7 @@
 //! A binary built with every backend starts on a machine with no GPU, no libcuda and no
 //! libOpenCL, and lists fewer devices.
 
+pub mod columns;
 pub mod cpu;
 pub mod cuda;
 pub mod gpu;

@@ -17,7 +17,6 @@
 
 use super::{timing::wall_ms, Device, Timings};
 use anyhow::{anyhow, Result};
-use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::fmt;
 use std::ops::Range;
@@ -349,35 +348,6 @@ fn worker<K, R>(
     share
 }
 
-/// Items `r` of every component of a component-major array (`ncomp` x `n`), the components
-/// copied on every core: a bedpost share's measurements are ~100 MB, its samples ~0.5 GB, and
-/// one core's copies had taken bedpost's tensor fit on two GPUs to 462-524 ms, against 54 ms on
-/// one (round 27, 4-GPU host).
-pub fn cut<T: Copy + Send + Sync>(v: &[T], ncomp: usize, n: usize, r: Range<usize>) -> Vec<T> {
-    let len = r.len();
-    let mut out = Vec::with_capacity(ncomp * len);
-    if len > 0 {
-        out.spare_capacity_mut()[..ncomp * len].par_chunks_mut(len).enumerate().for_each(|(c, dst)| {
-            for (d, s) in dst.iter_mut().zip(&v[c * n + r.start..c * n + r.end]) {
-                d.write(*s);
-            }
-        });
-        // SAFETY: the ncomp chunks of len items each were all written above.
-        unsafe { out.set_len(ncomp * len) };
-    }
-    out
-}
-
-/// Writes `part` (`ncomp` x len, component-major) at items `start..` of `v` (`ncomp` x `n`), the
-/// components on every core.
-pub fn paste<T: Copy + Send + Sync>(v: &mut [T], ncomp: usize, n: usize, start: usize, part: &[T]) {
-    let len = part.len() / ncomp.max(1);
-    if len == 0 || n == 0 {
-        return;
-    }
-    v.par_chunks_mut(n).take(ncomp).zip(part.par_chunks(len)).for_each(|(dst, src)| dst[start..start + len].copy_from_slice(src));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,24 +435,5 @@ mod tests {
         assert_eq!(v, (0..6).collect::<Vec<_>>());
         assert_eq!(sh.devices.iter().map(|s| s.chunks).sum::<usize>(), 6);
         assert_eq!(sh.devices.iter().filter(|s| s.failed.is_some()).count(), 1);
-    }
-
-    #[test]
-    fn cut_and_paste_round_trip() {
-        let v: Vec<i32> = (0..30).collect(); // 3 components x 10 items
-        let part = cut(&v, 3, 10, 4..7);
-        assert_eq!(part, vec![4, 5, 6, 14, 15, 16, 24, 25, 26]);
-        let mut w = vec![0; 30];
-        paste(&mut w, 3, 10, 4, &part);
-        assert_eq!(&w[14..17], &[14, 15, 16]);
-        assert!(cut(&v, 3, 10, 5..5).is_empty());
-        paste(&mut w, 3, 10, 5, &[]);
-        // Every cut of a larger array pasted back gives the array.
-        let v: Vec<u32> = (0..7 * 1000).collect();
-        let mut w = vec![0; v.len()];
-        for r in [0..1, 1..400, 400..999, 999..1000] {
-            paste(&mut w, 7, 1000, r.start, &cut(&v, 7, 1000, r));
-        }
-        assert_eq!(w, v);
     }
 }

@@ -23,6 +23,7 @@ pub use pipeline::{Lanes, Step};
 pub use signature::{Param, ParamKind};
 pub use texture::{half_bits, half_value, TexelFormat, Texture3d};
 
+use super::columns::{Columns, ColumnsMut};
 use super::{Device, DeviceInfo, Timings};
 use anyhow::{anyhow, Result};
 use std::collections::HashMap;
@@ -201,6 +202,14 @@ impl Gpu {
         Ok(b)
     }
 
+    /// A buffer holding a share of a component-major array as one array (`ncomp` x len).
+    pub fn upload_columns<T: Elem>(&self, cols: &Columns<T>) -> Result<Buf<T>> {
+        let n = cols.ncomp() * cols.len();
+        let b = Buf::new(self.q.alloc(buffer::alloc_bytes::<T>(n))?, n);
+        self.write_columns(&b, 0, cols)?;
+        Ok(b)
+    }
+
     /// Allocates the page-locked staging slots (2 x 16 MB) on another thread now, so that the
     /// first copy over 1 MB does not wait for them (~15-20 ms on the H100): for a caller with
     /// host work to do before its large copies (registration builds its pyramid, then uploads
@@ -232,6 +241,26 @@ impl Gpu {
         }
         let sz = std::mem::size_of::<T>();
         self.staging.write(&*self.q, &b.raw, offset * sz, bytemuck::cast_slice(data))
+    }
+
+    /// Copies a share of a component-major array into `b` from element `offset` on, as one
+    /// array (`ncomp` x len), gathering its components on the way into the staging slots.
+    pub fn write_columns<T: Elem>(&self, b: &Buf<T>, offset: usize, cols: &Columns<T>) -> Result<()> {
+        if offset + cols.ncomp() * cols.len() > b.len() {
+            return Err(anyhow!("write of {} x {} elements at {offset} past a buffer of {}", cols.ncomp(), cols.len(), b.len()));
+        }
+        let runs: Vec<&[u8]> = cols.runs().into_iter().map(bytemuck::cast_slice).collect();
+        self.staging.write_runs(&*self.q, &b.raw, offset * std::mem::size_of::<T>(), &runs)
+    }
+
+    /// Reads `b`'s first `ncomp` x len elements into a share of a component-major array,
+    /// scattering its components on the way out of the staging slots; waits.
+    pub fn read_columns<T: Elem>(&self, b: &Buf<T>, cols: &mut ColumnsMut<T>) -> Result<()> {
+        if cols.ncomp() * cols.len() > b.len() {
+            return Err(anyhow!("read of {} x {} elements past a buffer of {}", cols.ncomp(), cols.len(), b.len()));
+        }
+        let mut runs: Vec<&mut [u8]> = cols.runs_mut().into_iter().map(bytemuck::cast_slice_mut).collect();
+        self.staging.read_runs(&*self.q, &b.raw, 0, &mut runs)
     }
 
     /// The whole buffer; waits for the queue.

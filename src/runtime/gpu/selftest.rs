@@ -4,6 +4,7 @@
 
 use super::{args, Arg, Gpu, Shape};
 use crate::check::CheckRow;
+use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::Device;
 use anyhow::{bail, Result};
 use rand::{Rng, SeedableRng};
@@ -39,6 +40,30 @@ pub fn run(dev: &Device, _reference: &Device, seed: u64) -> Result<Vec<CheckRow>
     let mut part = vec![0u32; 1000];
     gpu.read(&b, n - 1000, &mut part)?;
     rows.push(row("layer copies (staged, 40 MB)", dev, back == host && part[..] == host[n - 1000..], 0.0, 0.0, "bit-exact round trip"));
+
+    // Shares of a component-major array (a split's device's voxels), gathered into the staging
+    // slots on the way in and scattered on the way out: one large enough to cross a slot in the
+    // middle of a component, one small enough to go direct; the items around a share untouched.
+    let (ncomp, items) = (7usize, 1_500_001usize);
+    let whole: Vec<u32> = (0..ncomp * items).map(|_| rng.random()).collect();
+    let mut shares_ok = true;
+    for r in [rng.random_range(0..1000)..items - rng.random_range(0..300_000), 1234..1234 + rng.random_range(1..20_000)] {
+        let cols = Columns::whole(&whole, ncomp).part(r.clone());
+        let at = rng.random_range(0..100);
+        let b = gpu.alloc::<u32>(at + ncomp * r.len())?;
+        gpu.write_columns(&b, at, &cols)?;
+        let got = gpu.download(&b)?;
+        shares_ok &= got[at..] == cols.to_vec()[..] && got[..at].iter().all(|&x| x == u32::MAX);
+        let mut out = vec![0u32; ncomp * items];
+        // read_columns reads a buffer's head: the share as it lies past `at`, uploaded alone.
+        let head = gpu.upload(&got[at..])?;
+        gpu.read_columns(&head, &mut ColumnsMut::whole(&mut out, ncomp).part(r.clone()))?;
+        shares_ok &= (0..ncomp).all(|c| {
+            let run = &out[c * items..(c + 1) * items];
+            run[r.clone()] == whole[c * items + r.start..c * items + r.end] && run[..r.start].iter().chain(&run[r.end..]).all(|&x| x == 0)
+        });
+    }
+    rows.push(row("layer share copies (gather / scatter)", dev, shares_ok, 0.0, 0.0, "bit-exact, neighbours untouched"));
 
     let poisoned = gpu.download(&gpu.alloc::<f32>(1000)?)?;
     rows.push(row("layer alloc poison", dev, poisoned.iter().all(|x| x.to_bits() == u32::MAX), 0.0, 0.0, "every byte 0xFF"));
