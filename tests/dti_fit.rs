@@ -3,6 +3,7 @@
 //! CPU-vs-OpenCL parity of every DTI kernel through `check::run_all`.
 
 mod common;
+use neuroport::runtime::columns::Columns;
 use common::*;
 use neuroport::check::{max_rel_err, run_all};
 use neuroport::dti::{self, sym3, Design, FITTED, LAMBDA_FLOOR, REPAIRED};
@@ -42,7 +43,8 @@ fn noiseless_fit_recovers_known_tensors_to_1e4() {
             let truth = synth::random_tensor_field(nvox, seed);
             let dwi = synth::simulate_dwi(&truth, 800.0, g, f64::INFINITY, 0);
             let mut k = dti::kernels(&dev).unwrap();
-            let fit = k.fit(&dwi, &vec![1u8; nvox], &Design::new(g).unwrap()).unwrap();
+            let d = Design::new(g).unwrap();
+            let fit = k.fit(Columns::whole(&dwi, d.ngrad), &vec![1u8; nvox], &d).unwrap();
             assert_eq!(fit.count(FITTED), nvox, "{}: every voxel fitted", dev.label());
             let err = max_rel_err(&fit.tensor, &truth);
             let s0_err = max_rel_err(&fit.s0, &vec![800.0; nvox]);
@@ -64,7 +66,8 @@ fn snr30_phantom_gives_sensible_fa_and_v1() {
     let truth_v1 = &ds.truth.iter().find(|t| t.0 == "truth_V1").unwrap().2;
     for dev in devices() {
         let mut k = dti::kernels(&dev).unwrap();
-        let fit = k.fit(&ds.dwi, &ds.mask, &Design::new(&ds.table).unwrap()).unwrap();
+        let d = Design::new(&ds.table).unwrap();
+        let fit = k.fit(Columns::whole(&ds.dwi, d.ngrad), &ds.mask, &d).unwrap();
         let sc = k.scalars(&fit.tensor).unwrap();
         let (mut fa_err, mut ang, mut md_err) = (Vec::new(), Vec::new(), Vec::new());
         for v in (0..nvox).filter(|&v| ds.mask[v] != 0) {
@@ -183,7 +186,8 @@ fn non_positive_definite_tensors_are_repaired_and_counted() {
     let dwi = synth::simulate_dwi(&truth, 1000.0, &g, f64::INFINITY, 0);
     for dev in devices() {
         let mut k = dti::kernels(&dev).unwrap();
-        let fit = k.fit(&dwi, &vec![1u8; nvox], &Design::new(&g).unwrap()).unwrap();
+        let d = Design::new(&g).unwrap();
+        let fit = k.fit(Columns::whole(&dwi, d.ngrad), &vec![1u8; nvox], &d).unwrap();
         assert_eq!(fit.count(REPAIRED), nvox / 2, "{}", dev.label());
         assert_eq!(fit.count(FITTED), nvox / 2, "{}", dev.label());
         for &(v, e1) in &bad {

@@ -4,6 +4,7 @@
 //! clock on the cpu backend) of full `SEGMENT`-loop launches, median of the repeats after a
 //! warm-up launch. Used by `neuroport bench bedpost` and the device script.
 
+use crate::runtime::columns::Columns;
 use super::{init, kernels, sample, sim, ChainState, Config, Table, Variant};
 use crate::dti::{self, Design};
 use crate::runtime::{timing::median, Device, Inventory};
@@ -29,7 +30,8 @@ pub fn problem(nvox: usize, seed: u64) -> Result<Problem> {
     let y = sim::simulate(&truths, &g, 30.0, seed ^ 0x5EED);
     // the tensor fit wants volumes x voxels, which is what `y` already is
     let cpu = Inventory::discover(None).open_cpu()?;
-    let fit = dti::kernels(&cpu)?.fit(&y, &vec![1u8; nvox], &Design::new(&g)?)?;
+    let design = Design::new(&g)?;
+    let fit = dti::kernels(&cpu)?.fit(Columns::whole(&y, design.ngrad), &vec![1u8; nvox], &design)?;
     let voxels: Vec<usize> = (0..nvox).collect();
     let init = init::from_tensors(&fit, &y, &table, &voxels, seed);
     Ok(Problem { table, y, init })

@@ -3,6 +3,7 @@
 //! events (`take_timings`) after a warm-up run; each figure is the median of `repeats` runs.
 //! Used by `neuroport bench dti` and `cargo bench --bench dti`.
 
+use crate::runtime::columns::Columns;
 use super::{kernels, Design, Frame};
 use crate::runtime::{timing::median, Device, Timings};
 use crate::synth;
@@ -47,7 +48,7 @@ pub fn measure(dev: &Device, voxels: usize, repeats: usize, seed: u64) -> Result
     let stages = ["fit", "scalars", "metric", "sharpen"];
     let mut samples: Vec<Vec<Timings>> = vec![Vec::new(); stages.len()];
     for rep in 0..=repeats.max(1) {
-        let fit = k.fit(&dwi, &mask, &design)?;
+        let fit = k.fit(Columns::whole(&dwi, design.ngrad), &mask, &design)?;
         let t_fit = k.take_timings();
         k.scalars(&fit.tensor)?;
         let t_sc = k.take_timings();

@@ -1,6 +1,7 @@
 //! DTI conformance: fit, scalar maps, metric fields and sharpened metric on fresh random input.
 //! On the CPU itself the fit is checked against the ground truth of noiseless data instead.
 
+use crate::runtime::columns::Columns;
 use super::{kernels, Design, Frame, FITTED, NSCALARS};
 use crate::check::{max_rel_err, CheckRow, F32_TOL};
 use crate::runtime::Device;
@@ -65,7 +66,7 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
 
     if dev.is_cpu() {
         let dwi = synth::simulate_dwi(&tensor, 1000.0, &g, f64::INFINITY, seed);
-        let fit = k.fit(&dwi, &mask, &design)?;
+        let fit = k.fit(Columns::whole(&dwi, design.ngrad), &mask, &design)?;
         let ok = fit.count(FITTED) == nvox;
         rows.push(CheckRow::new("dti_fit (vs ground truth)", dev, max_rel_err(&fit.tensor, &tensor), 1e-4, if ok { "" } else { "voxels not fitted" }));
         let sc = k.scalars(&tensor)?;
@@ -75,8 +76,8 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
 
     let mut refk = kernels(reference)?;
     let dwi = synth::simulate_dwi(&tensor, 1000.0, &g, 30.0, seed ^ 1);
-    let a = k.fit(&dwi, &mask, &design)?;
-    let b = refk.fit(&dwi, &mask, &design)?;
+    let a = k.fit(Columns::whole(&dwi, design.ngrad), &mask, &design)?;
+    let b = refk.fit(Columns::whole(&dwi, design.ngrad), &mask, &design)?;
     let flags_same = a.flags == b.flags;
     rows.push(CheckRow::new(
         "dti_fit",

@@ -2,6 +2,7 @@
 //! `cl/common/dti.h`), parallel over voxel blocks on the backend's rayon pool.
 
 use super::{fastmath, sym3, Design, DtiKernels, Frame, TensorFit, BACKGROUND, D_ISO, FITTED, LAMBDA_FLOOR, NFIELDS, NSCALARS, REPAIRED};
+use crate::runtime::columns::Columns;
 use crate::runtime::cpu::Cpu;
 use crate::runtime::{timing::wall_ms, Timings};
 use anyhow::{bail, Result};
@@ -215,10 +216,10 @@ pub fn sharpen_one(t: &[f64; 6], alpha: f64, lam_floor: f64) -> [f64; 6] {
 }
 
 impl DtiKernels for CpuDti {
-    fn fit(&mut self, dwi: &[f32], mask: &[u8], d: &Design) -> Result<TensorFit> {
+    fn fit(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design) -> Result<TensorFit> {
         let nvox = mask.len();
-        if dwi.len() != nvox * d.ngrad {
-            bail!("DWI holds {} values, expected {} voxels x {} volumes", dwi.len(), nvox, d.ngrad);
+        if dwi.len() != nvox || dwi.ncomp() != d.ngrad {
+            bail!("DWI holds {} x {} values, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), nvox, d.ngrad);
         }
         let n = d.ngrad;
         let (blocks, ms) = wall_ms(|| {
@@ -231,7 +232,7 @@ impl DtiKernels for CpuDti {
                         let mut scratch = vec![0.0f32; len * n];
                         let mut sc = Scratch::new(n);
                         for i in 0..n {
-                            let row = &dwi[i * nvox + v0..i * nvox + v0 + len];
+                            let row = &dwi.run(i)[v0..v0 + len];
                             for (j, &x) in row.iter().enumerate() {
                                 scratch[j * n + i] = x;
                             }

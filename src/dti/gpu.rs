@@ -5,6 +5,7 @@
 
 use super::{Design, DtiKernels, Frame, TensorFit, D_ISO, LAMBDA_FLOOR, NFIELDS, NSCALARS};
 use crate::runtime::gpu::{args, Gpu, Kernel, Shape};
+use crate::runtime::columns::Columns;
 use crate::runtime::Timings;
 use anyhow::{bail, Result};
 
@@ -32,19 +33,11 @@ impl GpuDti {
         chunk_voxels(ngrad, by_mem)
     }
 
-    fn fit_chunk_range(&self, dwi: &[f32], nvox: usize, mask: &[u8], d: &Design, v0: usize, v1: usize, out: &mut TensorFit) -> Result<()> {
+    fn fit_chunk_range(&self, dwi: &Columns<f32>, nvox: usize, mask: &[u8], d: &Design, v0: usize, v1: usize, out: &mut TensorFit) -> Result<()> {
         let g = &self.gpu;
         let n = v1 - v0;
-        let whole = v0 == 0 && v1 == nvox;
-        // A volume-major slice of the DWI: every volume's run of voxels [v0, v1).
-        let slice: Vec<f32>;
-        let part: &[f32] = if whole {
-            dwi
-        } else {
-            slice = (0..d.ngrad).flat_map(|i| dwi[i * nvox + v0..i * nvox + v1].iter().copied()).collect();
-            &slice
-        };
-        let (b_dwi, b_mask) = (g.upload(part)?, g.upload(&mask[v0..v1])?);
+        // Every volume's run of voxels [v0, v1), gathered on the way into the staging slots.
+        let (b_dwi, b_mask) = (g.upload_columns(&dwi.part(v0..v1))?, g.upload(&mask[v0..v1])?);
         let (b_design, b_pinv) = (g.upload(&d.b)?, g.upload(&d.pinv)?);
         let (b_t, b_s0, b_f) = (g.alloc::<f32>(6 * n)?, g.alloc::<f32>(n)?, g.alloc::<i32>(n)?);
         g.launch(&self.fit, Shape::items(n), args![&b_dwi, &b_mask, &b_design, &b_pinv, n as i32, d.ngrad as i32, LAMBDA_FLOOR, &b_t, &b_s0, &b_f])?;
@@ -62,17 +55,17 @@ pub fn chunk_voxels(ngrad: usize, by_mem: usize) -> usize {
 }
 
 impl DtiKernels for GpuDti {
-    fn fit(&mut self, dwi: &[f32], mask: &[u8], d: &Design) -> Result<TensorFit> {
+    fn fit(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design) -> Result<TensorFit> {
         let nvox = mask.len();
-        if dwi.len() != nvox * d.ngrad {
-            bail!("DWI holds {} values, expected {} voxels x {} volumes", dwi.len(), nvox, d.ngrad);
+        if dwi.len() != nvox || dwi.ncomp() != d.ngrad {
+            bail!("DWI holds {} x {} values, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), nvox, d.ngrad);
         }
         let mut out = TensorFit { tensor: vec![0.0; 6 * nvox], s0: vec![0.0; nvox], flags: vec![0; nvox] };
         let step = self.fit_chunk(d.ngrad);
         let mut v0 = 0;
         while v0 < nvox {
             let v1 = (v0 + step).min(nvox);
-            self.fit_chunk_range(dwi, nvox, mask, d, v0, v1, &mut out)?;
+            self.fit_chunk_range(&dwi, nvox, mask, d, v0, v1, &mut out)?;
             v0 = v1;
         }
         Ok(out)

@@ -13,7 +13,7 @@ pub mod sym3;
 
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::split::{Shares, Split};
-use crate::runtime::{timing::wall_ms, Device, Timings};
+use crate::runtime::{Device, Timings};
 use crate::volume::{GradientTable, Volume};
 use anyhow::{bail, Result};
 pub use design::Design;
@@ -122,8 +122,9 @@ impl Frame {
 /// The device operations DTI needs. Inputs and outputs are flat component-major host arrays;
 /// each call records where its time went in [`DtiKernels::take_timings`].
 pub trait DtiKernels {
-    /// Weighted linear least-squares fit per voxel; `dwi` holds `design.ngrad` volumes.
-    fn fit(&mut self, dwi: &[f32], mask: &[u8], design: &Design) -> Result<TensorFit>;
+    /// Weighted linear least-squares fit per voxel of `mask`; `dwi` holds `design.ngrad`
+    /// volumes of those voxels (a split's device's share read where it lies in the whole DWI).
+    fn fit(&mut self, dwi: Columns<f32>, mask: &[u8], design: &Design) -> Result<TensorFit>;
     /// FA, MD, V1, L1-L3 per voxel ([`NSCALARS`] components).
     fn scalars(&mut self, tensor: &[f32]) -> Result<Vec<f32>>;
     /// D and the central-difference derivatives of G = D^-1 ([`NFIELDS`] components).
@@ -155,7 +156,7 @@ pub fn run(k: &mut dyn DtiKernels, dwi: &Volume, grads: &GradientTable, mask: &[
         bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
     }
     let design = Design::new(grads)?;
-    let fit = k.fit(dwi.as_flat(), mask, &design)?;
+    let fit = k.fit(Columns::whole(dwi.as_flat(), design.ngrad), mask, &design)?;
     let scalars = k.scalars(&fit.tensor)?;
     Ok(DtiResult { fit, scalars, timings: k.take_timings() })
 }
@@ -183,12 +184,9 @@ pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]
         |d| crate::runtime::stages::stage("device init", || kernels(d)),
         |k, c| {
             let v = plan[c].clone();
-            let (part, host_ms) = wall_ms(|| if whole { std::borrow::Cow::Borrowed(dwi.as_flat()) } else { std::borrow::Cow::Owned(Columns::whole(dwi.as_flat(), nvol).part(v.clone()).to_vec()) });
-            let fit = k.fit(&part, &mask[v], &design)?;
+            let fit = k.fit(Columns::whole(dwi.as_flat(), nvol).part(v.clone()), &mask[v], &design)?;
             let scalars = k.scalars(&fit.tensor)?;
-            let mut t = k.take_timings();
-            t.host_ms += host_ms;
-            Ok(((fit, scalars), t))
+            Ok(((fit, scalars), k.take_timings()))
         },
         |c, (fit, scalars)| {
             if whole {

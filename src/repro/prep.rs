@@ -1,6 +1,7 @@
 //! `geodesic-prep`: tensor fit and the geodesic tracker's metric preparation per million voxels
 //! (001 Sec. 5.2 gives ~50 ms per million voxels for the preparation on a GTX 260).
 
+use crate::runtime::columns::Columns;
 use super::published::text::{GEODESIC_PREP_DEVICE, GEODESIC_PREP_MS_PER_MVOX};
 use super::{add_speedups, timed_median, PlotSpec, Report, Row, RunCtx, Scale, Target, ALL_CORES, ONE_THREAD};
 use crate::dti::{self, Design, Frame};
@@ -45,7 +46,7 @@ impl Target for GeodesicPrep {
             ctx.say(&format!("geodesic-prep on {}", dev.label()));
             let mut k = dti::kernels(dev)?;
             let (fit_ms, (fit_t, fit)) = timed_median(ctx.repeats, || {
-                let f = k.fit(&dwi, &ph.mask, &design)?;
+                let f = k.fit(Columns::whole(&dwi, design.ngrad), &ph.mask, &design)?;
                 let t = k.take_timings();
                 Ok((t.kernel_ms, (t, f)))
             })?;
