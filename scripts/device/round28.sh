@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Round 28, issue 12 on two GPUs (nvidia-h100-x2): bedpost's split loads each chunk from the whole
+# arrays and reads it back into them (runtime::columns, the staging gathering and scattering
+# component runs) instead of cutting shares out and pasting them back; DTI's fit reads its share
+# of the DWI the same way. Binaries: dist/neuroport (new), dist/neuroport-r27 (round 27's).
+#   a. `check` on cuda:0 (the layer's new share-copy row, DTI and bedpost rows).
+#   b. `bench split --scale paper --workloads bedpost-pipeline,bedpost-t3` on cuda:0,cuda:1, new
+#      and round 27's alternating, two rounds; stages of one new run.
+#   c. Whole `dti` and `bedpost` on the issue-7 volume, 1 and 2 GPUs, new and round 27's
+#      alternating, two rounds; every output file of the four compared byte for byte.
+. "$(dirname "$0")/common.sh"
+NEW=$PWD/dist/neuroport
+OLD=$PWD/dist/neuroport-r27
+PART=${PART:-abc}
+nvidia-smi -L
+issue7_volume
+IN=(--dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs")
+
+if [[ $PART == *a* ]]; then
+  stamp "a: check on cuda:0"
+  step 240 $NEW check --backend cuda:0 --seed 2801 > "$OUT/check-cuda.txt" 2>&1
+  grep -E "layer|dti|bedpost|FAIL" "$OUT/check-cuda.txt" | head -40
+  tail -2 "$OUT/check-cuda.txt"
+fi
+
+if [[ $PART == *b* ]]; then
+  for rep in 1 2; do
+    for bin in new old; do
+      B=$NEW; [ $bin = old ] && B=$OLD
+      stamp "b: bench split bedpost, $bin ($rep)"
+      step 200 $B --backend cuda:0,cuda:1 bench split --scale paper --repeats 3 --workloads bedpost-pipeline,bedpost-t3 > "$OUT/split-$bin-$rep.txt" 2> "$OUT/split-$bin-$rep.err"
+      cat "$OUT/split-$bin-$rep.txt"
+    done
+  done
+  stamp "b: stages, new"
+  NEUROPORT_STAGES=1 step 120 $NEW --backend cuda:0,cuda:1 bench split --scale paper --repeats 1 --workloads bedpost-pipeline > /dev/null 2> "$OUT/stages-bedpost.err"
+  grep -E "^  bedpost" "$OUT/stages-bedpost.err"; grep '^stages' "$OUT/stages-bedpost.err" | cut -c1-3000
+fi
+
+if [[ $PART == *c* ]]; then
+  export NEUROPORT_STAGES=1
+  for rep in 1 2; do
+    for bin in new old; do
+      B=$NEW; [ $bin = old ] && B=$OLD
+      for be in cuda:0 cuda:0,cuda:1; do
+        wall "dti $bin $be ($rep)" 90 $B --backend $be --force dti "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/dti-$bin-$be/"
+        wall "bedpost $bin $be ($rep)" 120 $B --backend $be --force bedpost "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/bp-$bin-$be"
+      done
+    done
+  done
+  unset NEUROPORT_STAGES
+  stamp "c: the same bytes (new 1 GPU against new 2 GPUs and round 27's 1 and 2 GPUs)"
+  same=0; differ=0
+  for f in "$W"/bp-new-cuda:0/* "$W"/dti-new-cuda:0/*; do
+    for other in new-cuda:0,cuda:1 old-cuda:0 old-cuda:0,cuda:1; do
+      g=${f//new-cuda:0/$other}
+      if cmp -s "$f" "$g"; then same=$((same + 1)); else differ=$((differ + 1)); echo "DIFFER $(basename "$f") ($other)"; fi
+    done
+  done
+  echo "$same files identical, $differ differ"
+fi
+stamp done
