@@ -9,6 +9,7 @@
 #   c. Whole `dti` and `bedpost` on the issue-7 volume, 1 and 2 GPUs, new and round 27's
 #      alternating, two rounds; every output file of the four compared byte for byte.
 . "$(dirname "$0")/common.sh"
+exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
 OLD=$PWD/dist/neuroport-r27
 PART=${PART:-abc}
