@@ -78,17 +78,17 @@ pub fn widths(p: &[f32; NPARAM]) -> [f32; NPARAM] {
 }
 
 /// The initial state of every chain: starting points from the fit, widths, zero counters, and
-/// the voxel's Tausworthe streams seeded from (`seed`, flat voxel index).
+/// the voxel's Tausworthe streams seeded from (`seed`, flat voxel index). `fit` and `y` hold
+/// the mask's `voxels` in order (the tensors fitted from `y`, ndir x nvox).
 pub fn from_tensors(fit: &TensorFit, y: &[f32], table: &Table, voxels: &[usize], seed: u64) -> ChainState {
     let n = voxels.len();
-    let nv = fit.flags.len();
     let per: Vec<([f32; NPARAM], [u32; rng::VOXEL_WORDS])> = voxels
         .par_iter()
         .enumerate()
         .map(|(j, &v)| {
-            let t: [f64; 6] = std::array::from_fn(|e| fit.tensor[e * nv + v] as f64);
+            let t: [f64; 6] = std::array::from_fn(|e| fit.tensor[e * n + j] as f64);
             let yj: Vec<f32> = (0..table.ndir).map(|i| y[i * n + j]).collect();
-            (start(&t, fit.s0[v] as f64, fit.flags[v], &yj, table), rng::voxel_streams(seed, v))
+            (start(&t, fit.s0[j] as f64, fit.flags[j], &yj, table), rng::voxel_streams(seed, v))
         })
         .collect();
     let mut st = ChainState { par: vec![0.0; NPARAM * n], prop: vec![0.0; NPARAM * n], acc: vec![0; NPARAM * n], rng: vec![0; rng::VOXEL_WORDS * n], nacc: vec![0; n] };

@@ -362,17 +362,18 @@ fn inputs(dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Res
     Table::new(grads)
 }
 
-/// The measurements of the mask's `voxels` and the chains' starting state; host milliseconds.
-fn start(fit: &crate::dti::TensorFit, dwi: &Volume, table: &Table, voxels: &[usize], seed: u64) -> Result<(Vec<f32>, ChainState, f64)> {
+/// The measurements of the mask's `voxels` (ndir x nvox): the tensor fit and the chains read
+/// these alone (the fit had read the whole grid's DWI, outside the mask too); host milliseconds.
+fn measurements(dwi: &Volume, voxels: &[usize]) -> Result<(Vec<f32>, f64)> {
     if voxels.is_empty() {
         bail!("the mask holds no voxel");
     }
-    let ((y, init), host_ms) = wall_ms(|| {
-        let y = init::gather(dwi, voxels);
-        let init = init::from_tensors(fit, &y, table, voxels, seed);
-        (y, init)
-    });
-    Ok((y, init, host_ms))
+    Ok(wall_ms(|| init::gather(dwi, voxels)))
+}
+
+/// A mask of `n` voxels, every one fitted (the fit of `y`, the mask's voxels in order).
+fn ones(n: usize) -> Vec<u8> {
+    vec![1u8; n]
 }
 
 fn result(voxels: Vec<usize>, samples: Vec<f32>, state: ChainState, cfg: &Config, variant: &'static str, timings: Timings, init_timings: Timings) -> BedpostResult {
@@ -385,17 +386,19 @@ fn result(voxels: Vec<usize>, samples: Vec<f32>, state: ChainState, cfg: &Config
 /// initialised from it, MCMC on `k`.
 pub fn run(dti: &mut dyn DtiKernels, k: &mut dyn BedpostKernels, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<BedpostResult> {
     let table = inputs(dwi, grads, mask, cfg)?;
-    let fit = crate::dti::run(dti, dwi, grads, mask).context("tensor fit for the chains' starting points")?;
     let (voxels, scan_ms) = wall_ms(|| crate::volume::masks::inside(mask));
-    let (y, init, host_ms) = start(&fit.fit, dwi, &table, &voxels, cfg.seed)?;
-    let host_ms = host_ms + scan_ms;
+    let (y, gather_ms) = measurements(dwi, &voxels)?;
+    let design = crate::dti::Design::new(grads)?;
+    let fit = dti.fit(Columns::whole(&y, table.ndir), &ones(voxels.len()), &design).context("tensor fit for the chains' starting points")?;
+    let fit_timings = dti.take_timings();
+    let (init, init_ms) = wall_ms(|| init::from_tensors(&fit, &y, &table, &voxels, cfg.seed));
     let bar = progress_bar(voxels.len() as u64, cfg.progress);
     let sampled = sample(k, &table, &y, &init, &cfg.schedule(), cfg.loops(), cfg.max_chunk, &bar);
     bar.finish_and_clear();
     let (samples, state) = sampled?;
     let mut timings = k.take_timings();
-    timings.host_ms += host_ms;
-    Ok(result(voxels, samples, state, cfg, k.variant(), timings, fit.timings))
+    timings.host_ms += scan_ms + gather_ms + init_ms;
+    Ok(result(voxels, samples, state, cfg, k.variant(), timings, fit_timings))
 }
 
 /// Smallest chunk of voxels a split hands a device (enough work-items to fill a GPU's launch).
@@ -427,8 +430,12 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     };
     let (fit, made) = std::thread::scope(|s| {
         let ahead: Vec<_> = split.devices().iter().map(|d| s.spawn(move || prepare(d))).collect();
-        let fit = stage("tensor fit", || crate::dti::run_split(split, dwi, grads, mask)).context("tensor fit for the chains' starting points");
-        let fit = fit.and_then(|(fit, _)| Ok((stage("chains init", || start(&fit.fit, dwi, &table, &voxels, cfg.seed))?, fit.timings)));
+        let fit = stage("measurements", || measurements(dwi, &voxels)).and_then(|(y, gather_ms)| {
+            let design = crate::dti::Design::new(grads)?;
+            let (fit, _) = stage("tensor fit", || crate::dti::fit_split(split, Columns::whole(&y, table.ndir), &ones(nvox), &design, false)).context("tensor fit for the chains' starting points")?;
+            let (init, init_ms) = stage("chains init", || wall_ms(|| init::from_tensors(&fit.fit, &y, &table, &voxels, cfg.seed)));
+            Ok(((y, init, gather_ms + init_ms), fit.timings))
+        });
         let made: Vec<std::sync::Mutex<Option<Result<Box<dyn BedpostKernels>>>>> = ahead
             .into_iter()
             .map(|h| std::sync::Mutex::new(Some(h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("preparing a sampler panicked"))))))

@@ -88,9 +88,10 @@ impl Target for BedpostT3 {
             let (vol, mask, truths) = sim::phantom(ds.dims, [ds.voxel_mm; 3], ds.nmask, &g, SNR, ctx.seed ^ ds.id as u64);
             let voxels = crate::volume::masks::inside(&mask);
             let (prepared, init_ms) = wall_ms(|| -> Result<_> {
-                let fit = dti::run(dti::kernels(&host_cpu)?.as_mut(), &vol, &g, &mask)?;
                 let y = init::gather(&vol, &voxels);
-                let init = init::from_tensors(&fit.fit, &y, &table, &voxels, ctx.seed);
+                let design = dti::Design::new(&g)?;
+                let fit = dti::kernels(&host_cpu)?.fit(crate::runtime::columns::Columns::whole(&y, design.ngrad), &vec![1u8; voxels.len()], &design)?;
+                let init = init::from_tensors(&fit, &y, &table, &voxels, ctx.seed);
                 Ok((y, init))
             });
             let (y, init) = prepared?;

@@ -171,32 +171,44 @@ pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]
         bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
     }
     let design = Design::new(grads)?;
-    let (nvox, nvol) = (dwi.nvox(), dwi.nvol());
+    fit_split(split, Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, true)
+}
+
+/// The fit of `dwi`'s voxels (`design.ngrad` components, one item per voxel of `mask`) split across
+/// `split`'s devices, and the scalar maps where `scalars` is set (else none). bedpost fits the
+/// mask's measurements alone this way: half the bytes of the grid's DWI on its volumes, no maps.
+pub fn fit_split(split: &Split, dwi: Columns<f32>, mask: &[u8], design: &Design, scalars: bool) -> Result<(DtiResult, Shares)> {
+    let nvox = mask.len();
+    if dwi.len() != nvox || dwi.ncomp() != design.ngrad {
+        bail!("DWI holds {} x {} values, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), nvox, design.ngrad);
+    }
     let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
     let whole = plan.len() == 1;
     let mut r = DtiResult { fit: TensorFit { tensor: Vec::new(), s0: Vec::new(), flags: Vec::new() }, scalars: Vec::new(), timings: Timings::default() };
     if !whole {
         r.fit = TensorFit { tensor: vec![0.0; 6 * nvox], s0: vec![0.0; nvox], flags: vec![0; nvox] };
-        r.scalars = vec![0.0; NSCALARS * nvox];
+        r.scalars = vec![0.0; if scalars { NSCALARS * nvox } else { 0 }];
     }
     let shares = split.run(
         plan.len(),
         |d| crate::runtime::stages::stage("device init", || kernels(d)),
         |k, c| {
             let v = plan[c].clone();
-            let fit = k.fit(Columns::whole(dwi.as_flat(), nvol).part(v.clone()), &mask[v], &design)?;
-            let scalars = k.scalars(&fit.tensor)?;
-            Ok(((fit, scalars), k.take_timings()))
+            let fit = k.fit(dwi.part(v.clone()), &mask[v], design)?;
+            let maps = if scalars { k.scalars(&fit.tensor)? } else { Vec::new() };
+            Ok(((fit, maps), k.take_timings()))
         },
-        |c, (fit, scalars)| {
+        |c, (fit, maps)| {
             if whole {
-                (r.fit, r.scalars) = (fit, scalars);
+                (r.fit, r.scalars) = (fit, maps);
             } else {
                 let v = plan[c].clone();
                 ColumnsMut::whole(&mut r.fit.tensor, 6).part(v.clone()).fill_from(&fit.tensor);
                 ColumnsMut::whole(&mut r.fit.s0, 1).part(v.clone()).fill_from(&fit.s0);
                 ColumnsMut::whole(&mut r.fit.flags, 1).part(v.clone()).fill_from(&fit.flags);
-                ColumnsMut::whole(&mut r.scalars, NSCALARS).part(v).fill_from(&scalars);
+                if scalars {
+                    ColumnsMut::whole(&mut r.scalars, NSCALARS).part(v).fill_from(&maps);
+                }
             }
         },
     )?;
