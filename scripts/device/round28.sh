@@ -8,6 +8,9 @@
 #      and round 27's alternating, two rounds; stages of one new run.
 #   c. Whole `dti` and `bedpost` on the issue-7 volume, 1 and 2 GPUs, new and round 27's
 #      alternating, two rounds; every output file of the four compared byte for byte.
+# Run a (PART=abc): bedpost split 80-81 -> 93 % (pipeline volume), 68-74 -> 88-89 % (dataset 2);
+# 99 files identical; check 50 rows passed. Run b (PART=bc, after bedpost's fit of the mask's
+# measurements alone): docs/results/h100x2-2026-11-27-round28/b.
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
