@@ -11,6 +11,7 @@
 # Run a (PART=abc): bedpost split 80-81 -> 93 % (pipeline volume), 68-74 -> 88-89 % (dataset 2);
 # 99 files identical; check 50 rows passed. Run b (PART=bc, after bedpost's fit of the mask's
 # measurements alone): docs/results/h100x2-2026-11-27-round28/b.
+#   d. (PART=d) the devices released at the end against left to the process's exit.
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -62,5 +63,29 @@ if [[ $PART == *c* ]]; then
     done
   done
   echo "$same files identical, $differ differ"
+fi
+if [[ $PART == *d* ]]; then
+  # d. Releasing the devices at the end (contexts, memory) against leaving it to the process's
+  # exit (NEUROPORT_RELEASE=0): process wall of dti, bedpost, fim and register, alternating.
+  export NEUROPORT_STAGES=1
+  t1_pair "$W/b"
+  step 60 $NEW --force dti "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/ten/" > /dev/null 2>&1
+  for rep in 1 2 3; do
+    for rel in 1 0; do
+      for be in cuda:0 cuda:0,cuda:1; do
+        NEUROPORT_RELEASE=$rel wall "dti release=$rel $be ($rep)" 90 $NEW --backend $be --force dti "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/dti-$rel-$be/"
+        NEUROPORT_RELEASE=$rel wall "bedpost release=$rel $be ($rep)" 120 $NEW --backend $be --force bedpost "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/bp-$rel-$be"
+      done
+      NEUROPORT_RELEASE=$rel wall "fim release=$rel ($rep)" 90 $NEW --force fim --tensor "$W/ten/dti_tensor.nii.gz" --mask "$D/wm.nii.gz" --source "$D/roi1.nii.gz" --target "$D/roi2.nii.gz" --out "$W/fim-$rel"
+      NEUROPORT_RELEASE=$rel wall "register release=$rel ($rep)" 90 $NEW --force register --fixed "$W/a/t1.nii.gz" --moving "$W/b/t1.nii.gz" --dof 12 --cost ncc --out "$W/reg-$rel"
+    done
+  done
+  unset NEUROPORT_STAGES
+  same=0; differ=0
+  for f in "$W"/dti-1-cuda:0/* "$W"/bp-1-cuda:0/* "$W"/fim-1* "$W"/reg-1*; do
+    g=${f/-1-cuda:0/-0-cuda:0}; g=${g/fim-1/fim-0}; g=${g/reg-1/reg-0}
+    if cmp -s "$f" "$g"; then same=$((same + 1)); else differ=$((differ + 1)); echo "DIFFER $f"; fi
+  done
+  echo "d: $same files identical, $differ differ"
 fi
 stamp done

@@ -4,7 +4,7 @@
 use super::Ctx;
 use anyhow::{bail, Result};
 use neuroport::fim::{self, connectivity, metric::Metric, Local, Params, Problem, Solver, Validity};
-use neuroport::runtime::stages::{stage, Aside};
+use neuroport::runtime::stages::stage;
 use neuroport::volume::{check_free, read_mask_like, Outputs};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -116,7 +116,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let sols = fim::solve_regions(&device, &mut p, &mut regions, &params)?;
     let label = device.label();
     // The device is done with: released while the maps are combined and written.
-    let _release = Aside::spawn("release", move || drop(device));
+    let _release = super::release(device);
     let s1 = &sols[0];
     let reached = |s: &fim::Solution| s.u.iter().filter(|x| !x.is_nan()).count();
     // Regions a GPU solved together (stacked) share one run's figures.

@@ -182,13 +182,23 @@ pub struct Released {
 impl Released {
     pub fn new(split: neuroport::runtime::split::Split) -> Released {
         let (label, several) = (split.label(), split.len() > 1);
-        Released { label, several, _release: neuroport::runtime::stages::Aside::spawn("release", move || drop(split)) }
+        Released { label, several, _release: release(split) }
     }
 
     /// The summary's second line when the run was split (as [`print_shares`]).
     pub fn print_shares(&self, shares: &neuroport::runtime::split::Shares) {
         shares_line(self.several, shares);
     }
+}
+
+/// Releases `held` (devices, kernels) on a thread of its own, beside the outputs' writing; with
+/// NEUROPORT_RELEASE=0 (measuring) never: the process's exit leaves it to the driver.
+pub fn release<T: Send + 'static>(held: T) -> neuroport::runtime::stages::Aside {
+    if std::env::var("NEUROPORT_RELEASE").is_ok_and(|v| v == "0") {
+        std::mem::forget(held);
+        return neuroport::runtime::stages::Aside::spawn("release", || ());
+    }
+    neuroport::runtime::stages::Aside::spawn("release", move || drop(held))
 }
 
 /// Every (sub)command takes negative numbers as values (`--step -0.1` reaches the command's own

@@ -1,7 +1,7 @@
 use super::Ctx;
 use anyhow::Result;
 use neuroport::register::{self, affine, CostKind, Dof, Options};
-use neuroport::runtime::stages::{stage, Aside};
+use neuroport::runtime::stages::stage;
 use neuroport::volume::{check_free, read_finite, resolve_prefix, Outputs};
 use std::path::PathBuf;
 
@@ -61,7 +61,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let wall = t0.elapsed().as_secs_f64();
     let label = device.label();
     // The device is done with: released while the warped image is made and written.
-    let _release = Aside::spawn("release", move || drop((k, device)));
+    let _release = super::release((k, device));
     let mut out = Outputs::new();
     let warped = stage("warp", || register::warp(&moving, &fixed.geom, &r.transform));
     stage("write", || out.nifti(&PathBuf::from(format!("{prefix}_warped.nii.gz")), &fixed.geom, 1, &warped))?;
