@@ -191,13 +191,10 @@ impl Released {
     }
 }
 
-/// Releases `held` (devices, kernels) on a thread of its own, beside the outputs' writing; with
-/// NEUROPORT_RELEASE=0 (measuring) never: the process's exit leaves it to the driver.
+/// Releases `held` (devices, kernels) on a thread of its own, beside the outputs' writing.
+/// Leaving it to the process's exit instead gained nothing (round 28: the driver's teardown
+/// then runs at the exit; dti, bedpost, fim and register on one and two H100s).
 pub fn release<T: Send + 'static>(held: T) -> neuroport::runtime::stages::Aside {
-    if std::env::var("NEUROPORT_RELEASE").is_ok_and(|v| v == "0") {
-        std::mem::forget(held);
-        return neuroport::runtime::stages::Aside::spawn("release", || ());
-    }
     neuroport::runtime::stages::Aside::spawn("release", move || drop(held))
 }
 
