@@ -11,7 +11,8 @@
 # Run a (PART=abc): bedpost split 80-81 -> 93 % (pipeline volume), 68-74 -> 88-89 % (dataset 2);
 # 99 files identical; check 50 rows passed. Run b (PART=bc, after bedpost's fit of the mask's
 # measurements alone): docs/results/h100x2-2026-11-27-round28/b.
-#   d. (PART=d) the devices released at the end against left to the process's exit.
+#   d. (PART=d) the devices released at the end against left to the process's exit (the
+#      NEUROPORT_RELEASE switch it measured was removed after: no gain).
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport

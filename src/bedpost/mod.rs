@@ -413,8 +413,8 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     let table = inputs(dwi, grads, mask, cfg)?;
     let sched = cfg.schedule();
     // Each device's sampler, with buffers for its largest chunk and its staging, is made on a
-    // thread of its own while the tensor fit and the chains' start run: made inside the split,
-    // it had cost each device ~30 ms whatever its share (round 27, 4-GPU host).
+    // thread of its own while the chains' start runs: made inside the split, it had cost each
+    // device ~30 ms whatever its share (round 27, 4-GPU host).
     let (voxels, scan_ms) = wall_ms(|| crate::volume::masks::inside(mask));
     let nvox = voxels.len();
     let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
@@ -429,12 +429,17 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
         })
     };
     let (fit, made) = std::thread::scope(|s| {
-        let ahead: Vec<_> = split.devices().iter().map(|d| s.spawn(move || prepare(d))).collect();
-        let fit = stage("measurements", || measurements(dwi, &voxels)).and_then(|(y, gather_ms)| {
+        let fitted = stage("measurements", || measurements(dwi, &voxels)).and_then(|(y, gather_ms)| {
             let design = crate::dti::Design::new(grads)?;
             let (fit, _) = stage("tensor fit", || crate::dti::fit_split(split, Columns::whole(&y, table.ndir), &ones(nvox), &design, false)).context("tensor fit for the chains' starting points")?;
+            Ok((y, fit, gather_ms))
+        });
+        // The samplers are made beside the chains' start (host work), not beside the fit: made
+        // beside it, their allocations slowed the fit on two GPUs from ~50 to 82-92 ms (round 28).
+        let ahead: Vec<_> = if fitted.is_ok() { split.devices().iter().map(|d| s.spawn(move || prepare(d))).collect() } else { Vec::new() };
+        let fit = fitted.map(|(y, fit, gather_ms)| {
             let (init, init_ms) = stage("chains init", || wall_ms(|| init::from_tensors(&fit.fit, &y, &table, &voxels, cfg.seed)));
-            Ok(((y, init, gather_ms + init_ms), fit.timings))
+            ((y, init, gather_ms + init_ms), fit.timings)
         });
         let made: Vec<std::sync::Mutex<Option<Result<Box<dyn BedpostKernels>>>>> = ahead
             .into_iter()
