@@ -9,27 +9,30 @@ use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::ops::Range;
 
-/// Items `range` of each of `ncomp` components of `data` (`ncomp` x `n`).
+/// Where a share lies: items `start..start + len` of each of `ncomp` components of `n` items.
 #[derive(Clone, Copy, Debug)]
-pub struct Columns<'a, T> {
-    data: &'a [T],
+pub struct Place {
     ncomp: usize,
     n: usize,
     start: usize,
     len: usize,
 }
 
-impl<'a, T: Copy + Send + Sync> Columns<'a, T> {
-    /// All items of `data` (`ncomp` x n).
-    pub fn whole(data: &'a [T], ncomp: usize) -> Columns<'a, T> {
-        let n = if ncomp == 0 { 0 } else { data.len() / ncomp };
-        Columns { data, ncomp, n, start: 0, len: n }
+impl Place {
+    fn whole(total: usize, ncomp: usize) -> Place {
+        let n = if ncomp == 0 { 0 } else { total / ncomp };
+        Place { ncomp, n, start: 0, len: n }
     }
 
-    /// Items `range` of its items (relative to this share).
-    pub fn part(&self, range: Range<usize>) -> Columns<'a, T> {
+    /// Items `range` of this share (relative to it).
+    fn part(&self, range: Range<usize>) -> Place {
         assert!(range.start <= range.end && range.end <= self.len, "part {range:?} of a share of {}", self.len);
-        Columns { start: self.start + range.start, len: range.len(), ..*self }
+        Place { start: self.start + range.start, len: range.len(), ..*self }
+    }
+
+    /// Where component `c`'s items begin in the whole array.
+    fn at(&self, c: usize) -> usize {
+        c * self.n + self.start
     }
 
     /// Items per component.
@@ -44,10 +47,36 @@ impl<'a, T: Copy + Send + Sync> Columns<'a, T> {
     pub fn ncomp(&self) -> usize {
         self.ncomp
     }
+}
+
+/// Items `range` of each of `ncomp` components of `data` (`ncomp` x `n`).
+#[derive(Clone, Copy, Debug)]
+pub struct Columns<'a, T> {
+    data: &'a [T],
+    place: Place,
+}
+
+impl<T> std::ops::Deref for Columns<'_, T> {
+    type Target = Place;
+    fn deref(&self) -> &Place {
+        &self.place
+    }
+}
+
+impl<'a, T: Copy + Send + Sync> Columns<'a, T> {
+    /// All items of `data` (`ncomp` x n).
+    pub fn whole(data: &'a [T], ncomp: usize) -> Columns<'a, T> {
+        Columns { data, place: Place::whole(data.len(), ncomp) }
+    }
+
+    /// Items `range` of its items (relative to this share).
+    pub fn part(&self, range: Range<usize>) -> Columns<'a, T> {
+        Columns { data: self.data, place: self.place.part(range) }
+    }
 
     /// Component `c`'s items.
     pub fn run(&self, c: usize) -> &'a [T] {
-        let at = c * self.n + self.start;
+        let at = self.place.at(c);
         &self.data[at..at + self.len]
     }
 
@@ -83,10 +112,7 @@ impl<'a, T: Copy + Send + Sync> Columns<'a, T> {
 /// once from their own threads.
 pub struct ColumnsMut<'a, T> {
     ptr: *mut T,
-    ncomp: usize,
-    n: usize,
-    start: usize,
-    len: usize,
+    place: Place,
     _owner: PhantomData<&'a mut [T]>,
 }
 
@@ -96,47 +122,40 @@ pub struct ColumnsMut<'a, T> {
 unsafe impl<T: Send> Send for ColumnsMut<'_, T> {}
 unsafe impl<T: Sync> Sync for ColumnsMut<'_, T> {}
 
+impl<T> std::ops::Deref for ColumnsMut<'_, T> {
+    type Target = Place;
+    fn deref(&self) -> &Place {
+        &self.place
+    }
+}
+
 impl<'a, T: Copy + Send + Sync> ColumnsMut<'a, T> {
     /// All items of `data` (`ncomp` x n).
     pub fn whole(data: &'a mut [T], ncomp: usize) -> ColumnsMut<'a, T> {
-        let n = if ncomp == 0 { 0 } else { data.len() / ncomp };
-        ColumnsMut { ptr: data.as_mut_ptr(), ncomp, n, start: 0, len: n, _owner: PhantomData }
+        ColumnsMut { ptr: data.as_mut_ptr(), place: Place::whole(data.len(), ncomp), _owner: PhantomData }
     }
 
     /// One share per range of `data` (`ncomp` x n); None if two ranges overlap or one passes n.
     pub fn split(data: &'a mut [T], ncomp: usize, ranges: &[Range<usize>]) -> Option<Vec<ColumnsMut<'a, T>>> {
-        let n = if ncomp == 0 { 0 } else { data.len() / ncomp };
+        let whole = Place::whole(data.len(), ncomp);
         let mut sorted: Vec<&Range<usize>> = ranges.iter().collect();
         sorted.sort_by_key(|r| r.start);
-        if sorted.iter().any(|r| r.start > r.end || r.end > n) || sorted.windows(2).any(|w| w[0].end > w[1].start) {
+        if sorted.iter().any(|r| r.start > r.end || r.end > whole.n) || sorted.windows(2).any(|w| w[0].end > w[1].start) {
             return None;
         }
         let ptr = data.as_mut_ptr();
-        Some(ranges.iter().map(|r| ColumnsMut { ptr, ncomp, n, start: r.start, len: r.len(), _owner: PhantomData }).collect())
+        Some(ranges.iter().map(|r| ColumnsMut { ptr, place: whole.part(r.clone()), _owner: PhantomData }).collect())
     }
 
     /// Items `range` of this share, borrowed.
     pub fn part(&mut self, range: Range<usize>) -> ColumnsMut<'_, T> {
-        assert!(range.start <= range.end && range.end <= self.len, "part {range:?} of a share of {}", self.len);
-        ColumnsMut { ptr: self.ptr, ncomp: self.ncomp, n: self.n, start: self.start + range.start, len: range.len(), _owner: PhantomData }
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn ncomp(&self) -> usize {
-        self.ncomp
+        ColumnsMut { ptr: self.ptr, place: self.place.part(range), _owner: PhantomData }
     }
 
     /// The components' runs in order, each writable.
     pub fn runs_mut(&mut self) -> Vec<&mut [T]> {
         // SAFETY: the runs are disjoint pieces of the items this share alone owns.
-        (0..self.ncomp).map(|c| unsafe { std::slice::from_raw_parts_mut(self.ptr.add(c * self.n + self.start), self.len) }).collect()
+        (0..self.ncomp).map(|c| unsafe { std::slice::from_raw_parts_mut(self.ptr.add(self.place.at(c)), self.len) }).collect()
     }
 
     /// Writes `src` (`ncomp` x len, component-major) into the share, on every core.
