@@ -198,8 +198,8 @@ pub trait BedpostKernels: Send {
     /// in the whole arrays; samples are kept on the device.
     fn load(&mut self, table: &Table, y: Columns<f32>, state: ChainPart, sched: &Schedule) -> Result<()>;
     /// Makes ahead what a `load` of up to `nvox` voxels would make (device buffers, staging), so
-    /// that the load only copies: a split prepares each device's sampler while the tensor fit
-    /// and the chains' start run. None by default.
+    /// that the load only copies: a split prepares each device's sampler while the chains'
+    /// start runs on the host. None by default.
     fn reserve(&mut self, table: &Table, nvox: usize, sched: &Schedule) -> Result<()> {
         let _ = (table, nvox, sched);
         Ok(())
