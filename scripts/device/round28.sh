@@ -11,6 +11,7 @@
 # Run a (PART=abc): bedpost split 80-81 -> 93 % (pipeline volume), 68-74 -> 88-89 % (dataset 2);
 # 99 files identical; check 50 rows passed. Run b (PART=bc, after bedpost's fit of the mask's
 # measurements alone): docs/results/h100x2-2026-11-27-round28/b.
+#   f. (PART=f, nvidia-h100-x1) `check` on CUDA, NVIDIA OpenCL and PoCL with the final binary.
 #   d. (PART=d) the devices released at the end against left to the process's exit (the
 #      NEUROPORT_RELEASE switch it measured was removed after: no gain).
 . "$(dirname "$0")/common.sh"
@@ -19,8 +20,10 @@ NEW=$PWD/dist/neuroport
 OLD=$PWD/dist/neuroport-r27
 PART=${PART:-abc}
 nvidia-smi -L
-issue7_volume
-IN=(--dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs")
+if [[ $PART == *[abcd]* ]]; then
+  issue7_volume
+  IN=(--dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs")
+fi
 
 if [[ $PART == *a* ]]; then
   stamp "a: check on cuda:0"
@@ -88,5 +91,14 @@ if [[ $PART == *d* ]]; then
     if cmp -s "$f" "$g"; then same=$((same + 1)); else differ=$((differ + 1)); echo "DIFFER $f"; fi
   done
   echo "d: $same files identical, $differ differ"
+fi
+if [[ $PART == *f* ]]; then
+  # f. (one H100) `check` with the round's final binary on CUDA, NVIDIA's OpenCL and PoCL.
+  gpu_setup
+  for be in cuda:0 "$OCL" "$POCL"; do
+    stamp "f: check on $be"
+    step 200 $NEW check --backend "$be" --seed 2802 > "$OUT/check-${be//:/-}.txt" 2>&1
+    grep -E "FAIL|layer share" "$OUT/check-${be//:/-}.txt"; tail -1 "$OUT/check-${be//:/-}.txt"
+  done
 fi
 stamp done
