@@ -11,6 +11,7 @@
 # Run a (PART=abc): bedpost split 80-81 -> 93 % (pipeline volume), 68-74 -> 88-89 % (dataset 2);
 # 99 files identical; check 50 rows passed. Run b (PART=bc, after bedpost's fit of the mask's
 # measurements alone): docs/results/h100x2-2026-11-27-round28/b.
+#   g. (PART=g, nvidia-h100-x4) every workload on 1, 2 and 4 GPUs, new and round 27's binary.
 #   f. (PART=f, nvidia-h100-x1) `check` on CUDA, NVIDIA OpenCL and PoCL with the final binary.
 #   d. (PART=d) the devices released at the end against left to the process's exit (the
 #      NEUROPORT_RELEASE switch it measured was removed after: no gain).
@@ -92,6 +93,18 @@ if [[ $PART == *d* ]]; then
   done
   echo "d: $same files identical, $differ differ"
 fi
+if [[ $PART == *g* ]]; then
+  # g. (nvidia-h100-x4) every workload of `bench split` on 1, 2 and 4 GPUs, new and round 27's.
+  N=$(nvidia-smi -L | grep -c '^GPU ')
+  ALL=$(seq -s, -f 'cuda:%g' 0 $((N - 1)))
+  for bin in new old; do
+    B=$NEW; [ $bin = old ] && B=$OLD
+    stamp "g: bench split on $ALL, $bin"
+    step 240 $B --backend "$ALL" bench split --scale paper --repeats 3 > "$OUT/split4-$bin.txt" 2> "$OUT/split4-$bin.err"
+    cat "$OUT/split4-$bin.txt"
+  done
+fi
+
 if [[ $PART == *f* ]]; then
   # f. (one H100) `check` with the round's final binary on CUDA, NVIDIA's OpenCL and PoCL.
   gpu_setup
