@@ -17,6 +17,8 @@
 # GPUs ended at bedpost 79-85 % (pipeline volume) and 70-80 % (dataset 2), probtrack 53-60 %,
 # geodesic 72-97 % (targets >= 90 % missed: per-device set-up, cut and paste of 25-40 ms against
 # runs of 0.1-0.7 s); every output of 2 and 4 GPUs byte-identical to 1 GPU's. No 8-GPU kind lent.
+# Round 28 (scripts/device/round28.sh): shares read and written in place, bedpost 87-93 % and
+# 88-95 % on 2 GPUs, 66 % and 60 % on 4.
 . "$(dirname "$0")/common.sh"
 W=${TMPDIR:-/tmp}/neuroport-multigpu
 mkdir -p "$W"
