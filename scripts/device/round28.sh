@@ -12,6 +12,7 @@
 # 99 files identical; check 50 rows passed. Run b (PART=bc, after bedpost's fit of the mask's
 # measurements alone): docs/results/h100x2-2026-11-27-round28/b.
 #   g. (PART=g, nvidia-h100-x4) every workload on 1, 2 and 4 GPUs, new and round 27's binary.
+#   h. (PART=h, nvidia-h100-x2) a list's GPUs opened ahead while the command reads.
 #   f. (PART=f, nvidia-h100-x1) `check` on CUDA, NVIDIA OpenCL and PoCL with the final binary.
 #   d. (PART=d) the devices released at the end against left to the process's exit (the
 #      NEUROPORT_RELEASE switch it measured was removed after: no gain).
@@ -21,7 +22,7 @@ NEW=$PWD/dist/neuroport
 OLD=$PWD/dist/neuroport-r27
 PART=${PART:-abc}
 nvidia-smi -L
-if [[ $PART == *[abcd]* ]]; then
+if [[ $PART == *[abcdh]* ]]; then
   issue7_volume
   IN=(--dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs")
 fi
@@ -93,6 +94,29 @@ if [[ $PART == *d* ]]; then
   done
   echo "d: $same files identical, $differ differ"
 fi
+if [[ $PART == *h* ]]; then
+  # h. (nvidia-h100-x2) a list's GPUs opened ahead, side by side, while the command reads: dti
+  # and bedpost on cuda:0,cuda:1 (and dti on cuda:0), new against dist/neuroport-r28a (this
+  # round's binary before it), alternating, three rounds; outputs compared.
+  PREV=$PWD/dist/neuroport-r28a
+  export NEUROPORT_STAGES=1
+  for rep in 1 2 3; do
+    for bin in new prev; do
+      B=$NEW; [ $bin = prev ] && B=$PREV
+      wall "dti $bin cuda:0,cuda:1 ($rep)" 90 $B --backend cuda:0,cuda:1 --force dti "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/dti-$bin/"
+      wall "bedpost $bin cuda:0,cuda:1 ($rep)" 120 $B --backend cuda:0,cuda:1 --force bedpost "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/bp-$bin"
+      wall "dti $bin cuda:0 ($rep)" 90 $B --backend cuda:0 --force dti "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/dti1-$bin/"
+    done
+  done
+  unset NEUROPORT_STAGES
+  same=0; differ=0
+  for f in "$W"/dti-new/* "$W"/bp-new/* "$W"/dti1-new/*; do
+    g=${f/-new/-prev}
+    if cmp -s "$f" "$g"; then same=$((same + 1)); else differ=$((differ + 1)); echo "DIFFER $f"; fi
+  done
+  echo "h: $same files identical, $differ differ"
+fi
+
 if [[ $PART == *g* ]]; then
   # g. (nvidia-h100-x4) every workload of `bench split` on 1, 2 and 4 GPUs, new and round 27's.
   N=$(nvidia-smi -L | grep -c '^GPU ')
