@@ -12,7 +12,8 @@
 # 99 files identical; check 50 rows passed. Run b (PART=bc, after bedpost's fit of the mask's
 # measurements alone): docs/results/h100x2-2026-11-27-round28/b.
 #   g. (PART=g, nvidia-h100-x4) every workload on 1, 2 and 4 GPUs, new and round 27's binary.
-#   h. (PART=h, nvidia-h100-x2) a list's GPUs opened ahead while the command reads.
+#   h. (PART=h, nvidia-h100-x2) a list's GPUs opened ahead while the command reads (commit
+#      dcf0be6; reverted after run h: no gain, performance.md).
 #   f. (PART=f, nvidia-h100-x1) `check` on CUDA, NVIDIA OpenCL and PoCL with the final binary.
 #   d. (PART=d) the devices released at the end against left to the process's exit (the
 #      NEUROPORT_RELEASE switch it measured was removed after: no gain).

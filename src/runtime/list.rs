@@ -38,32 +38,12 @@ impl Inventory {
     /// The devices a command that splits its work runs on: one for a single-device spec (exactly
     /// as [`Inventory::select_one`]), every listed one for a list or `gpus`.
     pub fn select_split(&self, spec: &BackendSpec) -> Result<Vec<Device>> {
-        match self.list_picks(spec)? {
-            Some(picks) => self.open_picks(&picks),
-            None => Ok(vec![self.select_one(spec)?]),
-        }
-    }
-
-    /// Opens ahead the GPUs a list or `gpus` names, each on a thread of its own (the CLI's
-    /// discovery thread calls it while the command reads its inputs): opened after the reading,
-    /// one after the other, two H100s' contexts had added ~0.2 s to a 2-GPU command (round 28).
-    /// Nothing for other specs; errors are left for the split's own open to report.
-    pub(super) fn open_list_ahead(&self, spec: &BackendSpec) {
-        let Ok(Some(picks)) = self.list_picks(spec) else { return };
-        let gpus: Vec<Pick> = picks.into_iter().filter(|&p| self.info_of(p).is_gpu).collect();
-        let opened = self.open_each(&gpus);
-        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
-        ahead.extend(opened.into_iter().flatten());
-    }
-
-    /// A list's or `gpus`' devices, resolved and checked (None for a single-device spec).
-    fn list_picks(&self, spec: &BackendSpec) -> Result<Option<Vec<Pick>>> {
         check_split_spec(spec)?;
         let items = match spec {
             BackendSpec::List(v) => v.clone(),
             BackendSpec::Gpus => vec![BackendSpec::Gpus],
             BackendSpec::All => return Err(split_spec_error()),
-            _ => return Ok(None),
+            single => return Ok(vec![self.select_one(single)?]),
         };
         let mut picks = Vec::new();
         for it in &items {
@@ -79,7 +59,7 @@ impl Inventory {
             }
         }
         self.check_distinct(&picks)?;
-        Ok(Some(picks))
+        self.open_picks(&picks)
     }
 
     fn pick(&self, spec: &BackendSpec) -> Result<Pick> {
@@ -147,9 +127,6 @@ impl Inventory {
         let pools = picks.iter().filter(|p| **p == Pick::Cpu).count();
         let total = self.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
         let mut pool = 0;
-        // GPUs not opened ahead open side by side (each a driver context), CPU pools here.
-        let gpus: Vec<Pick> = picks.iter().copied().filter(|&p| p != Pick::Cpu).collect();
-        let mut opened = self.open_each(&gpus).into_iter();
         picks
             .iter()
             .map(|&p| match p {
@@ -159,69 +136,11 @@ impl Inventory {
                     pool += 1;
                     Ok(Device::Cpu(Arc::new(cpu::Cpu::new(Some(t))?)))
                 }
-                _ => opened.next().unwrap_or_else(|| Err(anyhow!("a listed device was not opened"))),
+                Pick::Cl(i) => self.open_opencl(&self.opencl[i]),
+                Pick::Cuda(n) => self.open_cuda(n),
             })
             .collect()
     }
-
-    /// Opens each OpenCL or CUDA pick on a thread of its own (one already opened ahead is
-    /// taken); results in the picks' order.
-    fn open_each(&self, picks: &[Pick]) -> Vec<Result<Device>> {
-        /// An OpenCL device id handed to the opening thread.
-        struct Id(opencl3::types::cl_device_id);
-        // SAFETY: an OpenCL device id names a device for the whole process, in any thread (the
-        // API is thread-safe but for setting one kernel's arguments).
-        unsafe impl Send for Id {}
-        let ahead: Vec<Option<Device>> = picks
-            .iter()
-            .map(|&p| match p {
-                Pick::Cl(i) => self.take_ahead(&self.opencl[i].3.spec),
-                Pick::Cuda(n) => self.take_ahead(&format!("cuda:{n}")),
-                Pick::Cpu => None,
-            })
-            .collect();
-        std::thread::scope(|s| {
-            let hs: Vec<_> = picks
-                .iter()
-                .zip(ahead)
-                .map(|(&p, d)| {
-                    let cl = match p {
-                        Pick::Cl(i) => Some((Id(self.opencl[i].2), self.opencl[i].3.clone())),
-                        _ => None,
-                    };
-                    let threads = self.threads;
-                    let open = move || -> Result<Device> {
-                        if let Some(d) = d {
-                            return Ok(d);
-                        }
-                        Ok(match (p, cl) {
-                            (Pick::Cl(_), Some((id, info))) => Device::OpenCl(Arc::new(super::opencl::ClDevice::open(id.0, info)?)),
-                            (Pick::Cuda(n), _) => Device::Cuda(Arc::new(super::cuda::CudaDevice::open(n)?)),
-                            _ => Device::Cpu(Arc::new(cpu::Cpu::new(threads)?)),
-                        })
-                    };
-                    // One device opens here; several side by side.
-                    if picks.len() < 2 {
-                        Opening::Done(open())
-                    } else {
-                        Opening::On(s.spawn(open))
-                    }
-                })
-                .collect();
-            hs.into_iter()
-                .map(|h| match h {
-                    Opening::Done(d) => d,
-                    Opening::On(h) => h.join().unwrap_or_else(|_| Err(anyhow!("opening a device panicked"))),
-                })
-                .collect()
-        })
-    }
-}
-
-/// A device opened here, or on a thread of its own.
-enum Opening<'s> {
-    Done(Result<Device>),
-    On(std::thread::ScopedJoinHandle<'s, Result<Device>>),
 }
 
 /// The CUDA device (not yet `taken`) that is the OpenCL GPU `cl` seen through the other API: by

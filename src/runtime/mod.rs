@@ -199,14 +199,11 @@ impl Inventory {
     }
 
     /// Opens ahead the GPU that a one-device `spec` picks (`cuda[:N]`, `opencl[:P:D]`, `auto`),
-    /// or every GPU of a list or `gpus`, kept for the first open of that device. The CLI calls it on the discovery thread, so the
+    /// kept for the first open of that device. The CLI calls it on the discovery thread, so the
     /// driver's context creation (~0.1 s for CUDA on the H100 box) overlaps the reading of the
     /// command's inputs instead of following it. Errors are left for that open to report; a
     /// later open of the same device makes its own, as before.
     pub fn open_ahead(&self, spec: &BackendSpec) {
-        if matches!(spec, BackendSpec::List(_) | BackendSpec::Gpus) {
-            return self.open_list_ahead(spec);
-        }
         let gpu_auto = !self.cuda.is_empty() || self.opencl.iter().any(|o| o.3.is_gpu);
         let one = matches!(spec, BackendSpec::Cuda(_) | BackendSpec::OpenCl(_)) || (*spec == BackendSpec::Auto && gpu_auto);
         if let Some(d) = one.then(|| self.select(spec, false).ok()).flatten().and_then(|mut v| v.pop()) {
