@@ -5,7 +5,7 @@
 
 use super::rng::{self, VOXEL_WORDS, WORDS};
 use crate::dti::fastmath::exp_f32 as fast_exp;
-use super::{BedpostKernels, ChainPart, ChainPartMut, ChainState, Schedule, Table, D, DMAX, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
+use super::{BedpostKernels, ChainPart, ChainPartMut, Schedule, Table, D, DMAX, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::cpu::Cpu;
 use crate::runtime::{timing::wall_ms, Timings};
@@ -447,25 +447,19 @@ impl BedpostKernels for CpuBedpost {
             bail!("bedpost: a read of {} voxels into a share of {}", n, out.nvox());
         }
         samples.fill_from(&ld.samples);
-        let mut st = ChainState {
-            par: vec![0.0; NPARAM * n],
-            prop: vec![0.0; NPARAM * n],
-            acc: vec![0; NPARAM * n],
-            rng: vec![0; VOXEL_WORDS * n],
-            nacc: vec![0; n],
-        };
+        // Each chain's state straight into its place in the whole arrays.
+        let (mut par, mut prop, mut acc, mut rng, mut nacc) = (out.par.runs_mut(), out.prop.runs_mut(), out.acc.runs_mut(), out.rng.runs_mut(), out.nacc.runs_mut());
         for (j, s) in ld.states.iter().enumerate() {
             for k in 0..NPARAM {
-                st.par[k * n + j] = s.p[k];
-                st.prop[k * n + j] = s.prop[k];
-                st.acc[k * n + j] = s.acc[k];
+                par[k][j] = s.p[k];
+                prop[k][j] = s.prop[k];
+                acc[k][j] = s.acc[k];
             }
             for w in 0..VOXEL_WORDS {
-                st.rng[w * n + j] = s.rng[w];
+                rng[w][j] = s.rng[w];
             }
-            st.nacc[j] = s.nacc;
+            nacc[0][j] = s.nacc;
         }
-        out.fill_from(&st);
         Ok(())
     }
 
