@@ -1,5 +1,5 @@
 //! Block FIM on a GPU (004 Algorithm 5.1) through `runtime::gpu`: entry points in `cl/fim.cl`,
-//! the Godunov update in `cl/common/fim.h`. The mask's voxels go into the blocked layout (Fig. 3)
+//! the Godunov update in `cl/common/fim.h`, the deferred roots' search in `cl/common/fim_roots.h`. The mask's voxels go into the blocked layout (Fig. 3)
 //! on the device and come out of it there (`fim_block_*`, `fim_unblock`).
 //!
 //! Two ways to keep the active list: on the device (default: the update kernels append the

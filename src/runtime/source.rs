@@ -22,6 +22,7 @@ const HEADERS: &[(&str, &str)] = &[
     ("probtrack.h", include_str!("../../cl/common/probtrack.h")),
     ("register.h", include_str!("../../cl/common/register.h")),
     ("fim.h", include_str!("../../cl/common/fim.h")),
+    ("fim_roots.h", include_str!("../../cl/common/fim_roots.h")),
 ];
 
 /// Looks up a shared header; later modules register theirs in `HEADERS`.
