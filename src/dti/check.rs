@@ -1,8 +1,8 @@
 //! DTI conformance: fit, scalar maps, metric fields and sharpened metric on fresh random input.
 //! On the CPU itself the fit is checked against the ground truth of noiseless data instead.
 
-use crate::runtime::columns::Columns;
-use super::{kernels, Design, Frame, FITTED, NSCALARS};
+use crate::runtime::columns::{Columns, ColumnsMut};
+use super::{kernels, Design, DtiKernels, FitShare, Frame, TensorFit, FITTED, NSCALARS};
 use crate::check::{max_rel_err, CheckRow, F32_TOL};
 use crate::runtime::Device;
 use crate::synth;
@@ -54,6 +54,40 @@ fn scalar_identity_error(tensor: &[f32], sc: &[f32]) -> f64 {
     err
 }
 
+/// The fit of a share of voxels written where it lies, with its scalar maps (a GPU makes them
+/// from the tensors it keeps): every bit as the same device's `fit` and `scalars` of that share
+/// alone give, and nothing outside the share touched (its neighbours keep their poison).
+fn share_row(k: &mut dyn DtiKernels, dev: &Device, dwi: &[f32], design: &Design, seed: u64) -> Result<CheckRow> {
+    use rand::Rng;
+    let nvox = NVOX;
+    let mut r = synth::rng(seed ^ 0x5a);
+    let mask: Vec<u8> = (0..nvox).map(|_| (r.random::<f32>() < 0.9) as u8).collect();
+    let a = r.random_range(1..nvox / 3);
+    let b = r.random_range(2 * nvox / 3..nvox - 1);
+    let dwi = Columns::whole(dwi, design.ngrad);
+    let mut fit = TensorFit { tensor: vec![f32::NAN; 6 * nvox], s0: vec![f32::NAN; nvox], flags: vec![-7; nvox] };
+    let mut maps = vec![f32::NAN; NSCALARS * nvox];
+    {
+        let mut out = FitShare { tensor: ColumnsMut::whole(&mut fit.tensor, 6), s0: ColumnsMut::whole(&mut fit.s0, 1), flags: ColumnsMut::whole(&mut fit.flags, 1), scalars: Some(ColumnsMut::whole(&mut maps, NSCALARS)) };
+        k.fit_into(dwi.part(a..b), &mask[a..b], design, &mut out.part(a..b))?;
+    }
+    let alone = k.fit(dwi.part(a..b), &mask[a..b], design)?;
+    let alone_maps = k.scalars(&alone.tensor)?;
+    let n = b - a;
+    // Bits compared (NaN poison equal to itself), component by component, inside and outside.
+    let same = |whole: &[f32], ncomp: usize, part: &[f32]| {
+        (0..ncomp).all(|c| {
+            let run = &whole[c * nvox..(c + 1) * nvox];
+            run[..a].iter().chain(&run[b..]).all(|x| x.is_nan()) && run[a..b].iter().zip(&part[c * n..(c + 1) * n]).all(|(x, y)| x.to_bits() == y.to_bits())
+        })
+    };
+    let flags = fit.flags[..a].iter().chain(&fit.flags[b..]).all(|&f| f == -7) && fit.flags[a..b] == alone.flags[..];
+    let checks = [("tensor", same(&fit.tensor, 6, &alone.tensor)), ("S0", same(&fit.s0, 1, &alone.s0)), ("flags", flags), ("scalar maps", same(&maps, NSCALARS, &alone_maps))];
+    let wrong: Vec<&str> = checks.iter().filter(|c| !c.1).map(|c| c.0).collect();
+    let note = if wrong.is_empty() { format!("voxels {a}..{b} of {nvox}: the same bits, neighbours untouched") } else { format!("differs: {}", wrong.join(", ")) };
+    Ok(CheckRow::new("dti fit shares in place (+ scalar maps)", dev, if wrong.is_empty() { 0.0 } else { f64::INFINITY }, 0.0, note))
+}
+
 pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>> {
     let dims = [16, 16, NVOX / 256];
     let nvox = NVOX;
@@ -71,11 +105,13 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         rows.push(CheckRow::new("dti_fit (vs ground truth)", dev, max_rel_err(&fit.tensor, &tensor), 1e-4, if ok { "" } else { "voxels not fitted" }));
         let sc = k.scalars(&tensor)?;
         rows.push(CheckRow::new("dti_scalars (vs f64 invariants)", dev, scalar_identity_error(&tensor, &sc), SCALAR_TOL, "FA, MD from trace and norm; L from trace, det; V1 as T v = L1 v"));
+        rows.push(share_row(k.as_mut(), dev, &dwi, &design, seed)?);
         return Ok(rows);
     }
 
     let mut refk = kernels(reference)?;
     let dwi = synth::simulate_dwi(&tensor, 1000.0, &g, 30.0, seed ^ 1);
+    rows.push(share_row(k.as_mut(), dev, &dwi, &design, seed)?);
     let a = k.fit(Columns::whole(&dwi, design.ngrad), &mask, &design)?;
     let b = refk.fit(Columns::whole(&dwi, design.ngrad), &mask, &design)?;
     let flags_same = a.flags == b.flags;

@@ -1,8 +1,8 @@
 //! DTI on the CPU: the reference implementation (f64 arithmetic, same steps as
 //! `cl/common/dti.h`), parallel over voxel blocks on the backend's rayon pool.
 
-use super::{fastmath, sym3, Design, DtiKernels, Frame, TensorFit, BACKGROUND, D_ISO, FITTED, LAMBDA_FLOOR, NFIELDS, NSCALARS, REPAIRED};
-use crate::runtime::columns::Columns;
+use super::{fastmath, sym3, Design, DtiKernels, FitShare, Frame, BACKGROUND, D_ISO, FITTED, LAMBDA_FLOOR, NFIELDS, NSCALARS, REPAIRED};
+use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::cpu::Cpu;
 use crate::runtime::{timing::wall_ms, Timings};
 use anyhow::{bail, Result};
@@ -188,6 +188,22 @@ fn tensor_at(tensor: &[f32], nvox: usize, v: usize) -> [f64; 6] {
     std::array::from_fn(|e| tensor[e * nvox + v] as f64)
 }
 
+/// FA, MD, V1, L1-L3 of one tensor ([`NSCALARS`] components).
+fn scalar_row(t: &[f64; 6]) -> [f32; NSCALARS] {
+    let (lam, vec) = sym3::eigen(t);
+    let v1 = sym3::v1(&vec);
+    [sym3::fractional_anisotropy(&lam) as f32, ((lam[0] + lam[1] + lam[2]) / 3.0) as f32, v1[0] as f32, v1[1] as f32, v1[2] as f32, lam[0] as f32, lam[1] as f32, lam[2] as f32]
+}
+
+/// Component c of each row into the share's run c, the components on every core.
+fn columns_from<T: Copy + Send + Sync, R: Sync>(out: &mut ColumnsMut<T>, rows: &[R], get: impl Fn(&R, usize) -> T + Sync) {
+    out.runs_mut().into_par_iter().enumerate().for_each(|(c, run)| {
+        for (d, r) in run.iter_mut().zip(rows) {
+            *d = get(r, c);
+        }
+    });
+}
+
 /// Per-voxel results of `f`, laid out component-major (`C` components), both passes parallel.
 fn per_voxel<const C: usize>(cpu: &Cpu, nvox: usize, f: impl Fn(usize) -> [f32; C] + Sync) -> Vec<f32> {
     cpu.install(|| {
@@ -216,17 +232,17 @@ pub fn sharpen_one(t: &[f64; 6], alpha: f64, lam_floor: f64) -> [f64; 6] {
 }
 
 impl DtiKernels for CpuDti {
-    fn fit(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design) -> Result<TensorFit> {
+    fn fit_into(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design, out: &mut FitShare) -> Result<()> {
         let nvox = mask.len();
-        if dwi.len() != nvox || dwi.ncomp() != d.ngrad {
-            bail!("DWI holds {} x {} values, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), nvox, d.ngrad);
+        if dwi.len() != nvox || dwi.ncomp() != d.ngrad || out.len() != nvox {
+            bail!("DWI holds {} x {} values and the outputs {} voxels, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), out.len(), nvox, d.ngrad);
         }
         let n = d.ngrad;
-        let (blocks, ms) = wall_ms(|| {
+        let ((), ms) = wall_ms(|| {
             self.cpu.install(|| {
-                (0..nvox.div_ceil(BLOCK))
+                let rows: Vec<([f32; 6], f32, i32)> = (0..nvox.div_ceil(BLOCK))
                     .into_par_iter()
-                    .map(|b| {
+                    .flat_map_iter(|b| {
                         let v0 = b * BLOCK;
                         let len = BLOCK.min(nvox - v0);
                         let mut scratch = vec![0.0f32; len * n];
@@ -238,48 +254,30 @@ impl DtiKernels for CpuDti {
                             }
                         }
                         (0..len)
-                            .map(move |j| {
-                                if mask[v0 + j] == 0 {
-                                    ([0.0; 6], 0.0, BACKGROUND)
-                                } else {
-                                    fit_voxel(&scratch[j * n..(j + 1) * n], d, LAMBDA_FLOOR as f64, &mut sc)
-                                }
+                            .map(|j| {
+                                let (t, s0, f) = if mask[v0 + j] == 0 { ([0.0; 6], 0.0, BACKGROUND) } else { fit_voxel(&scratch[j * n..(j + 1) * n], d, LAMBDA_FLOOR as f64, &mut sc) };
+                                (t.map(|x| x as f32), s0 as f32, f)
                             })
                             .collect::<Vec<_>>()
                     })
-                    .collect::<Vec<_>>()
+                    .collect();
+                columns_from(&mut out.tensor, &rows, |r, c| r.0[c]);
+                columns_from(&mut out.s0, &rows, |r, _| r.1);
+                columns_from(&mut out.flags, &rows, |r, _| r.2);
+                // The maps of the tensors as stored (f32), as `scalars` makes them from a file's.
+                if let Some(maps) = &mut out.scalars {
+                    let m: Vec<[f32; NSCALARS]> = rows.par_iter().with_min_len(1024).map(|r| scalar_row(&r.0.map(|x| x as f64))).collect();
+                    columns_from(maps, &m, |r, c| r[c]);
+                }
             })
         });
         self.t.kernel_ms += ms;
-        let mut fit = TensorFit { tensor: vec![0.0; 6 * nvox], s0: vec![0.0; nvox], flags: vec![0; nvox] };
-        for (v, (t, s0, f)) in blocks.into_iter().flatten().enumerate() {
-            for e in 0..6 {
-                fit.tensor[e * nvox + v] = t[e] as f32;
-            }
-            fit.s0[v] = s0 as f32;
-            fit.flags[v] = f;
-        }
-        Ok(fit)
+        Ok(())
     }
 
     fn scalars(&mut self, tensor: &[f32]) -> Result<Vec<f32>> {
         let nvox = tensor.len() / 6;
-        let (out, ms) = wall_ms(|| {
-            per_voxel::<NSCALARS>(&self.cpu, nvox, |v| {
-                let (lam, vec) = sym3::eigen(&tensor_at(tensor, nvox, v));
-                let v1 = sym3::v1(&vec);
-                [
-                    sym3::fractional_anisotropy(&lam) as f32,
-                    ((lam[0] + lam[1] + lam[2]) / 3.0) as f32,
-                    v1[0] as f32,
-                    v1[1] as f32,
-                    v1[2] as f32,
-                    lam[0] as f32,
-                    lam[1] as f32,
-                    lam[2] as f32,
-                ]
-            })
-        });
+        let (out, ms) = wall_ms(|| per_voxel::<NSCALARS>(&self.cpu, nvox, |v| scalar_row(&tensor_at(tensor, nvox, v))));
         self.t.kernel_ms += ms;
         Ok(out)
     }

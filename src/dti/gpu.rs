@@ -3,7 +3,7 @@
 //! kernels' 32-bit indexing and the device's memory, so a 0.8 mm scan with 110 volumes
 //! (2.3e9 values) fits in pieces instead of overflowing.
 
-use super::{Design, DtiKernels, Frame, TensorFit, D_ISO, LAMBDA_FLOOR, NFIELDS, NSCALARS};
+use super::{Design, DtiKernels, FitShare, Frame, D_ISO, LAMBDA_FLOOR, NFIELDS, NSCALARS};
 use crate::runtime::gpu::{args, Gpu, Kernel, Shape};
 use crate::runtime::columns::Columns;
 use crate::runtime::Timings;
@@ -28,12 +28,14 @@ impl GpuDti {
 
     /// Voxels per fit chunk: the DWI slice below 2^31 values and a quarter of free memory.
     fn fit_chunk(&self, ngrad: usize) -> usize {
-        let per_voxel = 4 * (ngrad + 8) + 1;
+        let per_voxel = 4 * (ngrad + 8 + NSCALARS) + 1;
         let by_mem = (self.gpu.mem_free() / 4).min(self.gpu.max_alloc()) as usize / per_voxel;
         chunk_voxels(ngrad, by_mem)
     }
 
-    fn fit_chunk_range(&self, dwi: &Columns<f32>, nvox: usize, mask: &[u8], d: &Design, v0: usize, v1: usize, out: &mut TensorFit) -> Result<()> {
+    /// Voxels [v0, v1) of the share: fitted, and their scalar maps made from the tensors still
+    /// on the device where `out` wants them; each result read where it lies in `out`.
+    fn fit_chunk_range(&self, dwi: &Columns<f32>, mask: &[u8], d: &Design, v0: usize, v1: usize, out: &mut FitShare) -> Result<()> {
         let g = &self.gpu;
         let n = v1 - v0;
         // Every volume's run of voxels [v0, v1), gathered on the way into the staging slots.
@@ -41,11 +43,15 @@ impl GpuDti {
         let (b_design, b_pinv) = (g.upload(&d.b)?, g.upload(&d.pinv)?);
         let (b_t, b_s0, b_f) = (g.alloc::<f32>(6 * n)?, g.alloc::<f32>(n)?, g.alloc::<i32>(n)?);
         g.launch(&self.fit, Shape::items(n), args![&b_dwi, &b_mask, &b_design, &b_pinv, n as i32, d.ngrad as i32, LAMBDA_FLOOR, &b_t, &b_s0, &b_f])?;
-        for c in 0..6 {
-            g.read(&b_t, c * n, &mut out.tensor[c * nvox + v0..c * nvox + v1])?;
+        let mut out = out.part(v0..v1);
+        if let Some(maps) = &mut out.scalars {
+            let b_o = g.alloc::<f32>(NSCALARS * n)?;
+            g.launch(&self.scalars, Shape::items(n), args![&b_t, n as i32, &b_o])?;
+            g.read_columns(&b_o, maps)?;
         }
-        g.read(&b_s0, 0, &mut out.s0[v0..v1])?;
-        g.read(&b_f, 0, &mut out.flags[v0..v1])
+        g.read_columns(&b_t, &mut out.tensor)?;
+        g.read_columns(&b_s0, &mut out.s0)?;
+        g.read_columns(&b_f, &mut out.flags)
     }
 }
 
@@ -55,20 +61,19 @@ pub fn chunk_voxels(ngrad: usize, by_mem: usize) -> usize {
 }
 
 impl DtiKernels for GpuDti {
-    fn fit(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design) -> Result<TensorFit> {
+    fn fit_into(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design, out: &mut FitShare) -> Result<()> {
         let nvox = mask.len();
-        if dwi.len() != nvox || dwi.ncomp() != d.ngrad {
-            bail!("DWI holds {} x {} values, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), nvox, d.ngrad);
+        if dwi.len() != nvox || dwi.ncomp() != d.ngrad || out.len() != nvox {
+            bail!("DWI holds {} x {} values and the outputs {} voxels, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), out.len(), nvox, d.ngrad);
         }
-        let mut out = TensorFit { tensor: vec![0.0; 6 * nvox], s0: vec![0.0; nvox], flags: vec![0; nvox] };
         let step = self.fit_chunk(d.ngrad);
         let mut v0 = 0;
         while v0 < nvox {
             let v1 = (v0 + step).min(nvox);
-            self.fit_chunk_range(&dwi, nvox, mask, d, v0, v1, &mut out)?;
+            self.fit_chunk_range(&dwi, mask, d, v0, v1, out)?;
             v0 = v1;
         }
-        Ok(out)
+        Ok(())
     }
 
     fn scalars(&mut self, tensor: &[f32]) -> Result<Vec<f32>> {

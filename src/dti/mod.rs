@@ -96,6 +96,11 @@ pub struct TensorFit {
 }
 
 impl TensorFit {
+    /// All zero (background) for `nvox` voxels.
+    pub fn zeroed(nvox: usize) -> TensorFit {
+        TensorFit { tensor: vec![0.0; 6 * nvox], s0: vec![0.0; nvox], flags: vec![BACKGROUND; nvox] }
+    }
+
     pub fn count(&self, flag: i32) -> usize {
         self.flags.iter().filter(|&&f| f == flag).count()
     }
@@ -119,12 +124,48 @@ impl Frame {
     }
 }
 
+/// Where a fit writes its voxels: their items of the whole tensor (6 components), S0 and flag
+/// maps, and of the scalar maps ([`NSCALARS`]) where those are wanted. A split's device writes
+/// its share where it lies (no share of results pasted back: ~50 MB a chunk on the issue-7
+/// volume before round 29); a GPU makes the scalars from the tensors it has just fitted, which
+/// stay on the device (they had gone down, then up again).
+pub struct FitShare<'a> {
+    pub tensor: ColumnsMut<'a, f32>,
+    pub s0: ColumnsMut<'a, f32>,
+    pub flags: ColumnsMut<'a, i32>,
+    pub scalars: Option<ColumnsMut<'a, f32>>,
+}
+
+impl FitShare<'_> {
+    /// Voxels in the share.
+    pub fn len(&self) -> usize {
+        self.tensor.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Voxels `range` of this share, borrowed.
+    pub fn part(&mut self, range: std::ops::Range<usize>) -> FitShare<'_> {
+        FitShare { tensor: self.tensor.part(range.clone()), s0: self.s0.part(range.clone()), flags: self.flags.part(range.clone()), scalars: self.scalars.as_mut().map(|s| s.part(range)) }
+    }
+}
+
 /// The device operations DTI needs. Inputs and outputs are flat component-major host arrays;
 /// each call records where its time went in [`DtiKernels::take_timings`].
 pub trait DtiKernels {
-    /// Weighted linear least-squares fit per voxel of `mask`; `dwi` holds `design.ngrad`
-    /// volumes of those voxels (a split's device's share read where it lies in the whole DWI).
-    fn fit(&mut self, dwi: Columns<f32>, mask: &[u8], design: &Design) -> Result<TensorFit>;
+    /// Weighted linear least-squares fit per voxel of `mask`, written into `out` (and the scalar
+    /// maps of the fitted tensors where `out` has them); `dwi` holds `design.ngrad` volumes of
+    /// those voxels (a split's device's share read where it lies in the whole DWI).
+    fn fit_into(&mut self, dwi: Columns<f32>, mask: &[u8], design: &Design, out: &mut FitShare) -> Result<()>;
+    /// [`fit_into`](Self::fit_into) new arrays, without scalar maps.
+    fn fit(&mut self, dwi: Columns<f32>, mask: &[u8], design: &Design) -> Result<TensorFit> {
+        let mut fit = TensorFit::zeroed(mask.len());
+        let mut out = FitShare { tensor: ColumnsMut::whole(&mut fit.tensor, 6), s0: ColumnsMut::whole(&mut fit.s0, 1), flags: ColumnsMut::whole(&mut fit.flags, 1), scalars: None };
+        self.fit_into(dwi, mask, design, &mut out)?;
+        Ok(fit)
+    }
     /// FA, MD, V1, L1-L3 per voxel ([`NSCALARS`] components).
     fn scalars(&mut self, tensor: &[f32]) -> Result<Vec<f32>>;
     /// D and the central-difference derivatives of G = D^-1 ([`NFIELDS`] components).
@@ -150,15 +191,35 @@ pub struct DtiResult {
     pub timings: Timings,
 }
 
+impl DtiResult {
+    /// Zeroed maps for `nvox` voxels, the scalar maps only where `scalars`.
+    fn zeroed(nvox: usize, scalars: bool) -> DtiResult {
+        DtiResult { fit: TensorFit::zeroed(nvox), scalars: vec![0.0; if scalars { NSCALARS * nvox } else { 0 }], timings: Timings::default() }
+    }
+
+    /// One disjoint share of the maps per range of voxels (None if two overlap or one passes the
+    /// end).
+    fn shares(&mut self, ranges: &[std::ops::Range<usize>]) -> Option<Vec<FitShare<'_>>> {
+        let TensorFit { tensor, s0, flags } = &mut self.fit;
+        let maps: Vec<Option<ColumnsMut<f32>>> = if self.scalars.is_empty() { ranges.iter().map(|_| None).collect() } else { ColumnsMut::split(&mut self.scalars, NSCALARS, ranges)?.into_iter().map(Some).collect() };
+        let (t, s, f) = (ColumnsMut::split(tensor, 6, ranges)?, ColumnsMut::split(s0, 1, ranges)?, ColumnsMut::split(flags, 1, ranges)?);
+        Some(t.into_iter().zip(s).zip(f).zip(maps).map(|(((tensor, s0), flags), scalars)| FitShare { tensor, s0, flags, scalars }).collect())
+    }
+}
+
 /// Fits the tensors of a 4-D DWI volume and derives the scalar maps.
 pub fn run(k: &mut dyn DtiKernels, dwi: &Volume, grads: &GradientTable, mask: &[u8]) -> Result<DtiResult> {
     if dwi.nvol() != grads.len() {
         bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
     }
     let design = Design::new(grads)?;
-    let fit = k.fit(Columns::whole(dwi.as_flat(), design.ngrad), mask, &design)?;
-    let scalars = k.scalars(&fit.tensor)?;
-    Ok(DtiResult { fit, scalars, timings: k.take_timings() })
+    let nvox = mask.len();
+    let mut r = DtiResult::zeroed(nvox, true);
+    let mut all = r.shares(&[0..nvox]).expect("one range within the maps");
+    k.fit_into(Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, &mut all[0])?;
+    drop(all);
+    r.timings = k.take_timings();
+    Ok(r)
 }
 
 /// Smallest chunk of voxels a split hands a device.
@@ -183,35 +244,22 @@ pub fn fit_split(split: &Split, dwi: Columns<f32>, mask: &[u8], design: &Design,
         bail!("DWI holds {} x {} values, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), nvox, design.ngrad);
     }
     let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
-    let whole = plan.len() == 1;
-    let mut r = DtiResult { fit: TensorFit { tensor: Vec::new(), s0: Vec::new(), flags: Vec::new() }, scalars: Vec::new(), timings: Timings::default() };
-    if !whole {
-        r.fit = TensorFit { tensor: vec![0.0; 6 * nvox], s0: vec![0.0; nvox], flags: vec![0; nvox] };
-        r.scalars = vec![0.0; if scalars { NSCALARS * nvox } else { 0 }];
-    }
+    // Each chunk writes its results where its voxels lie; a chunk's place is locked while a
+    // device works on it (a failed device's chunk goes to another, which writes it again).
+    let mut r = DtiResult::zeroed(nvox, scalars);
+    let places: Vec<std::sync::Mutex<FitShare>> = r.shares(&plan).ok_or_else(|| anyhow::anyhow!("dti: the split's chunks overlap"))?.into_iter().map(std::sync::Mutex::new).collect();
     let shares = split.run(
         plan.len(),
         |d| crate::runtime::stages::stage("device init", || kernels(d)),
         |k, c| {
             let v = plan[c].clone();
-            let fit = k.fit(dwi.part(v.clone()), &mask[v], design)?;
-            let maps = if scalars { k.scalars(&fit.tensor)? } else { Vec::new() };
-            Ok(((fit, maps), k.take_timings()))
+            let mut place = places[c].lock().unwrap_or_else(|e| e.into_inner());
+            k.fit_into(dwi.part(v.clone()), &mask[v], design, &mut place)?;
+            Ok(((), k.take_timings()))
         },
-        |c, (fit, maps)| {
-            if whole {
-                (r.fit, r.scalars) = (fit, maps);
-            } else {
-                let v = plan[c].clone();
-                ColumnsMut::whole(&mut r.fit.tensor, 6).part(v.clone()).fill_from(&fit.tensor);
-                ColumnsMut::whole(&mut r.fit.s0, 1).part(v.clone()).fill_from(&fit.s0);
-                ColumnsMut::whole(&mut r.fit.flags, 1).part(v.clone()).fill_from(&fit.flags);
-                if scalars {
-                    ColumnsMut::whole(&mut r.scalars, NSCALARS).part(v).fill_from(&maps);
-                }
-            }
-        },
+        |_, ()| {},
     )?;
+    drop(places);
     r.timings = shares.timings();
     Ok((r, shares))
 }
