@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Round 29 (nvidia-h100-x2): DTI writes its fit and scalar maps where its voxels lie
+# (dti::FitShare), a GPU making the scalar maps from the tensors it keeps. Binaries:
+# dist/neuroport (new), dist/neuroport-r28 (round 28's).
+#   a. `check --backend all` (CUDA, NVIDIA OpenCL, PoCL 5.0) with the new binary: the new row
+#      "dti fit shares in place" among them.
+#   b. Whole `dti` on the issue-7 volume, 1 and 2 GPUs, new and round 28's alternating, three
+#      rounds (NEUROPORT_STAGES=1: the fit stage); every output compared byte for byte.
+. "$(dirname "$0")/common.sh"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+NEW=$PWD/dist/neuroport
+OLD=$PWD/dist/neuroport-r28
+PART=${PART:-ab}
+nvidia-smi -L
+issue7_volume
+IN=(--dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs")
+
+if [[ $PART == *a* ]]; then
+  stamp "a: check, every device"
+  step 400 $NEW check --backend all --seed 2901 > "$OUT/check.txt" 2>&1
+  grep -E "dti|FAIL" "$OUT/check.txt" | head -40
+  tail -3 "$OUT/check.txt"
+fi
+
+if [[ $PART == *b* ]]; then
+  export NEUROPORT_STAGES=1
+  for rep in 1 2 3; do
+    for bin in new old; do
+      B=$NEW; [ $bin = old ] && B=$OLD
+      for be in cuda:0 cuda:0,cuda:1; do
+        wall "dti $bin $be ($rep)" 90 $B --backend $be --force dti "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/dti-$bin-$be/"
+      done
+    done
+  done
+  unset NEUROPORT_STAGES
+  stamp "b: the same bytes (new 1 GPU against new 2 GPUs and round 28's 1 and 2 GPUs)"
+  same=0; differ=0
+  for f in "$W"/dti-new-cuda:0/*; do
+    for other in new-cuda:0,cuda:1 old-cuda:0 old-cuda:0,cuda:1; do
+      g=${f//new-cuda:0/$other}
+      if cmp -s "$f" "$g"; then same=$((same + 1)); else differ=$((differ + 1)); echo "DIFFER $(basename "$f") ($other)"; fi
+    done
+  done
+  echo "$same files identical, $differ differ"
+fi
+stamp done
