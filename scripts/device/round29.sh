@@ -6,6 +6,9 @@
 #      "dti fit shares in place" among them.
 #   b. Whole `dti` on the issue-7 volume, 1 and 2 GPUs, new and round 28's alternating, three
 #      rounds (NEUROPORT_STAGES=1: the fit stage); every output compared byte for byte.
+#   c. (PART=c, one GPU) reading a DWI written by another tool: the issue-7 DWI recompressed by
+#      GNU gzip (one gzip member, as dcm2niix, FSL and nibabel write) against neuroport's own
+#      multi-member file: `bench nifti --read-only` and the whole `dti` command on each.
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -42,5 +45,24 @@ if [[ $PART == *b* ]]; then
     done
   done
   echo "$same files identical, $differ differ"
+fi
+if [[ $PART == *c* ]]; then
+  stamp "c: one member (gzip -6) against neuroport's members"
+  gzip -dc "$D/dwi.nii.gz" | gzip -6 > "$W/dwi1.nii.gz"
+  ls -l "$D/dwi.nii.gz" "$W/dwi1.nii.gz"
+  nproc
+  for rep in 1 2; do
+    for f in "$D/dwi.nii.gz" "$W/dwi1.nii.gz"; do
+      echo "-- $f"; step 60 $NEW bench nifti --read-only --input "$f" 2>&1 | grep -E "^read"
+    done
+  done
+  s=$(date +%s.%N); gzip -dc "$W/dwi1.nii.gz" > /dev/null; echo "gzip -dc: $(awk "BEGIN { print $(date +%s.%N) - $s }") s"
+  export NEUROPORT_STAGES=1
+  for rep in 1 2 3; do
+    wall "dti members ($rep)" 90 $NEW --backend cuda:0 --force dti "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/dti-m/"
+    wall "dti one member ($rep)" 90 $NEW --backend cuda:0 --force dti --dwi "$W/dwi1.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-1/"
+  done
+  unset NEUROPORT_STAGES
+  same=0; for f in "$W"/dti-m/*; do cmp -s "$f" "$W/dti-1/$(basename "$f")" && same=$((same + 1)); done; echo "c: $same of $(ls "$W"/dti-m | wc -l) outputs identical"
 fi
 stamp done
