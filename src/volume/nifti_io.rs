@@ -19,8 +19,44 @@ pub fn read_nifti(path: &Path) -> Result<Volume> {
     Ok(Volume::from_flat(geom, dims[3], data))
 }
 
-/// Reads a volume decoded through `conv` (applied to each scaled voxel value), one pass.
+/// Reads a volume decoded through `conv` (applied to each scaled voxel value), one pass: a
+/// one-member .nii.gz (other tools' files) inflated in pieces on every core where that holds
+/// (`gz_split`), else, and whenever the pieces fail their checks, on one core.
 pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64) -> O + Sync) -> Result<(Geometry, [usize; 4], Vec<O>)> {
+    match read_once(path, &conv, split_allowed()) {
+        Err(e) if e.is::<OneCore>() => read_once(path, &conv, false),
+        r => r,
+    }
+}
+
+/// Whether a one-member .nii.gz may be inflated in pieces: with 4 or more threads (below, three
+/// passes a piece on few cores lose to one stream), unless `NEUROPORT_GZ_SPLIT=0`.
+fn split_allowed() -> bool {
+    rayon::current_num_threads() >= 4 && std::env::var("NEUROPORT_GZ_SPLIT").map_or(true, |v| v != "0")
+}
+
+/// A split read's pieces failed their checks: read the file again on one core.
+#[derive(Debug)]
+struct OneCore;
+
+impl std::fmt::Display for OneCore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the gzip pieces did not hold; read again on one core")
+    }
+}
+
+impl std::error::Error for OneCore {}
+
+/// An I/O error of a read as the user's message, or [`OneCore`] for a failed split.
+fn io_error(shown: &str, e: std::io::Error, gz: bool, part: &str) -> anyhow::Error {
+    if super::gz_split::is_split_failure(&e) {
+        anyhow::Error::new(OneCore)
+    } else {
+        anyhow!("{shown}: {}", describe_io(e, gz, part))
+    }
+}
+
+fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + Sync), split: bool) -> Result<(Geometry, [usize; 4], Vec<O>)> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -30,11 +66,11 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     if meta.is_dir() {
         bail!("{shown}: is a folder, not a NIfTI file");
     }
-    let mut input = open_maybe_gz(path)?;
+    let mut input = open_maybe_gz(path, split)?;
     let gz = input.1;
     // The header first, on its own: its problems get precise messages before any data is read.
     let mut head = [0u8; 348];
-    read_full(input.0.stream(), &mut head).map_err(|e| anyhow!("{shown}: {}", describe_io(e, gz, "header")))?;
+    read_full(input.0.stream(), &mut head).map_err(|e| io_error(&shown.to_string(), e, gz, "header"))?;
     let size = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
     if size == 540 || size.swap_bytes() == 540 {
         bail!("{shown}: NIfTI-2 files are not supported (convert to NIfTI-1, e.g. with fslchfiletype NIFTI_GZ)");
@@ -47,7 +83,7 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     // A single file (n+1) holds the data at vox_offset; a pair (ni1) in the .img beside the .hdr.
     let (mut data_in, data_path, skip) = if &header.magic == b"ni1\0" {
         let img = pair_image(path).ok_or_else(|| anyhow!("{shown}: a NIfTI pair header, but no .img file beside it"))?;
-        let r = open_maybe_gz(&img)?;
+        let r = open_maybe_gz(&img, split)?;
         (r, img, header.vox_offset.max(0.0) as u64)
     } else {
         if header.vox_offset < 352.0 || !header.vox_offset.is_finite() {
@@ -57,7 +93,7 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     };
     let dshown = data_path.display().to_string();
     let skipped = std::io::copy(&mut data_in.0.stream().take(skip), &mut std::io::sink())
-        .map_err(|e| anyhow!("{dshown}: {}", describe_io(e, data_in.1, "extensions")))?;
+        .map_err(|e| io_error(&dshown, e, data_in.1, "extensions"))?;
     if skipped < skip {
         bail!("{dshown}: truncated: the file ends before the data (vox_offset {})", header.vox_offset);
     }
@@ -65,10 +101,11 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     let mut out = vec![O::default(); n];
     let decode = super::nifti_decode::Decode::of(&header, elem)?;
     let decoded = match &mut data_in.0 {
-        Input::Members(m) => decode.read_members(m, &mut out, &conv),
-        Input::Stream(r) => decode.read(r.as_mut(), &mut out, &conv),
+        Input::Members(m) => decode.read_members(m, &mut out, conv),
+        Input::Stream(r) => decode.read(r.as_mut(), &mut out, conv),
     };
     decoded.map_err(|e| match e.kind() {
+        _ if super::gz_split::is_split_failure(&e) => anyhow::Error::new(OneCore),
         std::io::ErrorKind::UnexpectedEof => {
             anyhow!("{dshown}: truncated: the data section ends before the {} bytes the header promises", n * decode.bytes)
         }
@@ -103,14 +140,24 @@ impl Input {
 }
 
 /// A buffered reader of the file, through gzip when it starts with gzip's magic bytes (every
-/// member of a multi-member file, as written by parallel compressors).
-fn open_maybe_gz(path: &Path) -> Result<(Input, bool)> {
+/// member of a multi-member file, as written by parallel compressors); with `split`, a gzip file
+/// of other writers (one member) of at least [`SPLIT_MIN`] bytes is read whole and inflated in
+/// pieces on every core.
+fn open_maybe_gz(path: &Path, split: bool) -> Result<(Input, bool)> {
     let f = std::fs::File::open(path).map_err(|e| anyhow!("{}: cannot open ({})", path.display(), plain_io(&e)))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut r = std::io::BufReader::with_capacity(1 << 20, f);
     let magic = r.fill_buf().map_err(|e| anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)))?;
     let gz = magic.len() >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     if gz && super::gz_members::sizes(magic).is_some() {
         Ok((Input::Members(super::gz_members::ParallelMembers::new(r)), true))
+    } else if gz && split && len >= SPLIT_MIN {
+        let mut data = Vec::with_capacity(len as usize);
+        r.read_to_end(&mut data).map_err(|e| anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)))?;
+        Ok(match super::gz_split::SplitMember::new(data) {
+            Ok(s) => (Input::Stream(Box::new(s)), true),
+            Err(data) => (Input::Stream(Box::new(flate2::bufread::MultiGzDecoder::new(std::io::Cursor::new(data)))), true),
+        })
     } else if gz {
         Ok((Input::Stream(Box::new(flate2::bufread::MultiGzDecoder::new(r))), true))
     } else if path.to_string_lossy().ends_with(".gz") && !magic.is_empty() {
@@ -119,6 +166,9 @@ fn open_maybe_gz(path: &Path) -> Result<(Input, bool)> {
         Ok((Input::Stream(Box::new(r)), false))
     }
 }
+
+/// Smallest one-member .nii.gz inflated in pieces (a few pieces, each a task).
+const SPLIT_MIN: u64 = 4 * super::gz_split::PIECE as u64;
 
 fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<()> {
     r.read_exact(buf)

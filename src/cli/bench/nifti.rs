@@ -36,22 +36,28 @@ fn best<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<f64> {
     Ok(b)
 }
 
+/// The read's note when a one-member gzip file was inflated in pieces since `before`.
+fn pieces(before: usize) -> &'static str {
+    if neuroport::volume::split_reads() > before { "  [one gzip member, inflated in pieces on every core]" } else { "" }
+}
+
 pub fn run(_ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
     if a.read_only {
         // One read and nothing else held: the process's peak memory is the read's.
-        let t = Instant::now();
+        let (t, before) = (Instant::now(), neuroport::volume::split_reads());
         let v = read_nifti(&a.input)?;
         let s = t.elapsed().as_secs_f64();
         let mb = (v.as_flat().len() * 4) as f64 / 1e6;
-        println!("read                 {s:7.3} s  {:7.0} MB/s  ({mb:.0} MB float32)", mb / s);
+        println!("read                 {s:7.3} s  {:7.0} MB/s  ({mb:.0} MB float32){}", mb / s, pieces(before));
         return Ok(0);
     }
     let v = read_nifti(&a.input)?;
     let mb = (v.as_flat().len() * 4) as f64 / 1e6;
     let on_disk = std::fs::metadata(&a.input).map(|m| m.len() as f64 / 1e6).unwrap_or(0.0);
     println!("{}: {:?} x {} volumes, {mb:.0} MB float32 ({on_disk:.0} MB on disk)", a.input.display(), v.geom.dims, v.nvol());
+    let before = neuroport::volume::split_reads();
     let s = best(a.repeats, || read_nifti(&a.input))?;
-    println!("read                 {s:7.3} s  {:7.0} MB/s", mb / s);
+    println!("read                 {s:7.3} s  {:7.0} MB/s{}", mb / s, pieces(before));
     let dir = tempfile_dir(a.scratch.as_deref())?;
     let all = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let cores = a.cores.clone().unwrap_or(if all > 1 { vec![1, all] } else { vec![1] });

@@ -1,0 +1,518 @@
+//! One gzip member inflated in pieces on every core (the method of rapidgzip: Knespel and Brunst,
+//! HPDC 2023). dcm2niix, FSL, nibabel and MRtrix write a `.nii.gz` as one member, which one core
+//! inflates at ~440 MB/s: a 415 MB DWI took ~1 s to read on the 16-core H100 host, 85-90 % of
+//! `dti`, against 0.12 s for our own multi-member copy (`gz_members`; round 29).
+//!
+//! Deflate blocks do not say where they start, so a piece's start is found by trial: the first
+//! bit offset past its nominal byte where a dynamic-Huffman block header parses with every code
+//! valid and complete, and which then inflates. A piece is inflated without the 32 KB of output
+//! before it, twice, against made-up windows whose bytes are the low byte of their index and its
+//! complement: a byte that differs between the two came from the window (the bytes alike are
+//! the piece's own), and a third pass against the index's high byte says from where. Those bytes
+//! are filled in, piece after piece, once the output before is known. Nothing found by trial is
+//! trusted: the whole must match the member's CRC-32 and length (and end where the member ends),
+//! and any failure, early or at the end, is a [`SplitFailed`] error, on which the caller reads
+//! the file again on one core.
+
+use flate2::{Crc, Decompress, FlushDecompress, Status};
+use rayon::prelude::*;
+use std::collections::VecDeque;
+use std::io::{self, Read};
+
+/// Compressed bytes per piece.
+pub const PIECE: usize = 1 << 20;
+const WINDOW: usize = 32 << 10;
+/// Output a candidate start must inflate (against a made-up window) to be taken.
+const TRIAL: usize = 16 << 10;
+/// The most output per compressed byte deflate can give (a 258-byte copy in 1 bit is ~1032:1,
+/// with slack): a piece that inflates to more is not a piece of this member.
+const MAX_RATIO: usize = 1040;
+
+/// Split reads that passed their checks, in this process (for tests and `bench nifti`).
+static SPLIT_READS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many one-member gzip files this process has read in pieces (every check passed).
+pub fn split_reads() -> usize {
+    SPLIT_READS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The split did not hold (a start not found, a piece that does not inflate, or the whole
+/// against the member's CRC-32 or length): read the file again on one core.
+#[derive(Debug)]
+pub struct SplitFailed(pub &'static str);
+
+impl std::fmt::Display for SplitFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "gzip pieces: {}", self.0)
+    }
+}
+
+impl std::error::Error for SplitFailed {}
+
+fn failed(why: &'static str) -> io::Error {
+    io::Error::other(SplitFailed(why))
+}
+
+/// Whether `e` says a split read failed (and the file should be read on one core).
+pub fn is_split_failure(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|x| x.is::<SplitFailed>())
+}
+
+/// The length of a gzip member's header at the start of `d`, or None.
+pub fn header_len(d: &[u8]) -> Option<usize> {
+    if d.len() < 18 || d[..3] != [0x1f, 0x8b, 8] || d[3] & 0xe0 != 0 {
+        return None;
+    }
+    let flg = d[3];
+    let mut p = 10;
+    if flg & 4 != 0 {
+        p += 2 + u16::from_le_bytes([*d.get(p)?, *d.get(p + 1)?]) as usize;
+    }
+    for bit in [8u8, 16] {
+        if flg & bit != 0 {
+            p += d.get(p..)?.iter().position(|&b| b == 0)? + 1;
+        }
+    }
+    if flg & 2 != 0 {
+        p += 2;
+    }
+    (p + 8 <= d.len()).then_some(p)
+}
+
+/// Bits of `d` from bit `p`, least significant first (deflate's order), up to bit `end`.
+struct Bits<'a> {
+    d: &'a [u8],
+    p: usize,
+    end: usize,
+}
+
+impl Bits<'_> {
+    fn take(&mut self, n: u32) -> Option<u32> {
+        if self.p + n as usize > self.end {
+            return None;
+        }
+        let q = self.p >> 3;
+        let mut w = 0u64;
+        for (i, &b) in self.d[q..(q + 5).min(self.d.len())].iter().enumerate() {
+            w |= (b as u64) << (8 * i);
+        }
+        let v = ((w >> (self.p & 7)) & ((1u64 << n) - 1)) as u32;
+        self.p += n as usize;
+        Some(v)
+    }
+}
+
+/// A canonical Huffman code (counts per length, symbols in code order), as deflate defines it.
+struct Huffman {
+    count: [u16; 16],
+    symbol: Vec<u16>,
+}
+
+impl Huffman {
+    /// The code of `lengths`, and how incomplete it is (0: complete); None if over-subscribed.
+    fn new(lengths: &[u8]) -> Option<(Huffman, i32)> {
+        let mut count = [0u16; 16];
+        for &l in lengths {
+            count[l as usize] += 1;
+        }
+        let mut left = 1i32;
+        for &c in &count[1..] {
+            left = 2 * left - c as i32;
+            if left < 0 {
+                return None;
+            }
+        }
+        let mut offs = [0u16; 16];
+        for l in 1..15 {
+            offs[l + 1] = offs[l] + count[l];
+        }
+        let mut symbol = vec![0u16; lengths.len()];
+        for (s, &l) in lengths.iter().enumerate() {
+            if l != 0 {
+                symbol[offs[l as usize] as usize] = s as u16;
+                offs[l as usize] += 1;
+            }
+        }
+        Some((Huffman { count, symbol }, left))
+    }
+
+    fn decode(&self, b: &mut Bits) -> Option<u16> {
+        let (mut code, mut first, mut index) = (0i32, 0i32, 0i32);
+        for len in 1..16 {
+            code |= b.take(1)? as i32;
+            let count = self.count[len] as i32;
+            if code - count < first {
+                return self.symbol.get((index + code - first) as usize).copied();
+            }
+            index += count;
+            first = (first + count) << 1;
+            code <<= 1;
+        }
+        None
+    }
+}
+
+/// Whether a non-final dynamic-Huffman block header starts at bit `p` (and ends before `end`):
+/// its three codes valid, the code-length code complete, the literal and distance codes complete
+/// or a single code, the end-of-block symbol present (zlib's rules).
+fn dynamic_header(d: &[u8], p: usize, end: usize) -> bool {
+    const ORDER: [usize; 19] = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+    let mut b = Bits { d, p, end };
+    let parse = |b: &mut Bits| -> Option<bool> {
+        // BFINAL 0, BTYPE 2.
+        if b.take(3)? != 4 {
+            return Some(false);
+        }
+        let (nlen, ndist, ncode) = (b.take(5)? as usize + 257, b.take(5)? as usize + 1, b.take(4)? as usize + 4);
+        if nlen > 286 || ndist > 30 {
+            return Some(false);
+        }
+        let mut cl = [0u8; 19];
+        for &o in &ORDER[..ncode] {
+            cl[o] = b.take(3)? as u8;
+        }
+        let Some((code, 0)) = Huffman::new(&cl) else { return Some(false) };
+        let mut lens = [0u8; 316];
+        let mut i = 0;
+        while i < nlen + ndist {
+            let sym = code.decode(b)?;
+            let (value, times) = match sym {
+                0..=15 => (sym as u8, 1),
+                16 if i > 0 => (lens[i - 1], 3 + b.take(2)? as usize),
+                16 => return Some(false),
+                17 => (0, 3 + b.take(3)? as usize),
+                _ => (0, 11 + b.take(7)? as usize),
+            };
+            if i + times > nlen + ndist {
+                return Some(false);
+            }
+            lens[i..i + times].fill(value);
+            i += times;
+        }
+        if lens[256] == 0 {
+            return Some(false);
+        }
+        let usable = |l: &[u8]| match Huffman::new(l) {
+            None => false,
+            Some((h, left)) => left == 0 || l.len() == (h.count[0] + h.count[1]) as usize,
+        };
+        Some(usable(&lens[..nlen]) && usable(&lens[nlen..nlen + ndist]))
+    };
+    parse(&mut b).unwrap_or(false)
+}
+
+/// Bits [p, e) of `d` as bytes starting at bit 0 (the bits after e in the last byte are the
+/// stream's own: fewer than 8 bits of the next block header give no output).
+fn shifted(d: &[u8], p: usize, e: usize) -> Vec<u8> {
+    let (q, r, n) = (p >> 3, p & 7, (e - p).div_ceil(8));
+    if r == 0 {
+        return d[q..q + n].to_vec();
+    }
+    (0..n).map(|i| (d[q + i] >> r) | (d.get(q + i + 1).copied().unwrap_or(0) << (8 - r))).collect()
+}
+
+/// Inflates raw deflate `input` against `window` (if any) until the input is used up, the
+/// stream ends, or `limit` bytes are out: (output, whether the stream ended, input bytes used).
+fn inflate(input: &[u8], window: Option<&[u8]>, limit: usize) -> io::Result<(Vec<u8>, bool, usize)> {
+    let mut z = Decompress::new(false);
+    if let Some(w) = window {
+        z.set_dictionary(w).map_err(|_| failed("a window refused"))?;
+    }
+    let mut out = Vec::with_capacity((3 * input.len()).clamp(1 << 16, limit.max(1 << 16)));
+    loop {
+        if out.len() >= limit {
+            out.truncate(limit);
+            return Ok((out, false, z.total_in() as usize));
+        }
+        if out.capacity() - out.len() < 1 << 15 {
+            out.reserve(out.len().max(1 << 16));
+        }
+        let (i0, o0) = (z.total_in(), z.total_out());
+        let st = z.decompress_vec(&input[i0 as usize..], &mut out, FlushDecompress::None).map_err(|_| failed("a piece does not inflate"))?;
+        if st == Status::StreamEnd {
+            return Ok((out, true, z.total_in() as usize));
+        }
+        if (z.total_in(), z.total_out()) == (i0, o0) {
+            return Ok((out, false, z.total_in() as usize));
+        }
+    }
+}
+
+/// The made-up windows: each byte the low byte of its index, its complement, the high byte.
+fn windows() -> &'static [Vec<u8>; 3] {
+    static W: std::sync::OnceLock<[Vec<u8>; 3]> = std::sync::OnceLock::new();
+    W.get_or_init(|| [(0..WINDOW).map(|i| i as u8).collect(), (0..WINDOW).map(|i| !(i as u8)).collect(), (0..WINDOW).map(|i| (i >> 8) as u8).collect()])
+}
+
+/// The first bit in [from, to) where a piece can start: a dynamic block header that inflates
+/// [`TRIAL`] bytes (or to `end`) against a made-up window.
+fn find_start(d: &[u8], from: usize, to: usize, end: usize) -> Option<usize> {
+    (from..to).find(|&p| dynamic_header(d, p, end) && inflate(&shifted(d, p, end.min(p + 8 * (TRIAL + 1024))), Some(&windows()[0]), TRIAL).is_ok_and(|(o, ..)| o.len() >= TRIAL.min(64)))
+}
+
+/// One piece inflated: its bytes, where those from the window before it point (index into the
+/// window, 0 = 32 KB back), whether the member ended in it, and its input bytes unused.
+struct Piece {
+    out: Vec<u8>,
+    from_window: Vec<(u32, u16)>,
+    ended: bool,
+    unused: usize,
+}
+
+/// Bits [p, e) inflated: against `window` when it is known, else in the three passes.
+fn piece(d: &[u8], p: usize, e: usize, window: Option<&[u8]>) -> io::Result<Piece> {
+    let input = shifted(d, p, e);
+    let limit = MAX_RATIO * input.len() + (1 << 16);
+    let done = |(out, ended, used): (Vec<u8>, bool, usize), from_window| Piece { out, from_window, ended, unused: input.len() - used };
+    if let Some(w) = window {
+        return Ok(done(inflate(&input, (!w.is_empty()).then_some(w), limit)?, Vec::new()));
+    }
+    let [lo, not_lo, hi] = windows();
+    let a = inflate(&input, Some(lo), limit)?;
+    let (b, ..) = inflate(&input, Some(not_lo), limit)?;
+    if b.len() != a.0.len() {
+        return Err(failed("a piece's two passes differ in length"));
+    }
+    let marked: Vec<u32> = a.0.iter().zip(&b).enumerate().filter(|(_, (x, y))| x != y).map(|(i, _)| i as u32).collect();
+    let from_window = match marked.last() {
+        None => Vec::new(),
+        Some(&last) => {
+            let (h, ..) = inflate(&input, Some(hi), last as usize + 1)?;
+            if h.len() <= last as usize {
+                return Err(failed("a piece's third pass is short"));
+            }
+            marked.iter().map(|&i| (i, (h[i as usize] as u16) << 8 | a.0[i as usize] as u16)).collect()
+        }
+    };
+    Ok(done(a, from_window))
+}
+
+/// A one-member gzip file inflated a wave of pieces at a time on the current rayon pool, read
+/// in order. Any failure is a [`SplitFailed`] error.
+pub struct SplitMember {
+    data: Vec<u8>,
+    /// The next piece's first bit; the deflate data's end (the trailer's first byte).
+    next: usize,
+    end: usize,
+    /// The last 32 KB of output so far (empty before the first piece).
+    window: Vec<u8>,
+    crc: Crc,
+    queue: VecDeque<Vec<u8>>,
+    cur: Vec<u8>,
+    pos: usize,
+    finished: bool,
+    wave: usize,
+}
+
+impl SplitMember {
+    /// Over the whole file `data`, if it is a gzip member worth splitting (at least two
+    /// pieces); else `data` back.
+    pub fn new(data: Vec<u8>) -> Result<SplitMember, Vec<u8>> {
+        let Some(h) = header_len(&data) else { return Err(data) };
+        let end = data.len() - 8;
+        if end < h + 2 * PIECE {
+            return Err(data);
+        }
+        Ok(SplitMember { next: 8 * h, end: 8 * end, data, window: Vec::new(), crc: Crc::new(), queue: VecDeque::new(), cur: Vec::new(), pos: 0, finished: false, wave: rayon::current_num_threads().max(2) })
+    }
+
+    /// The next wave's pieces inflated, filled in from the window and queued.
+    fn fill(&mut self) -> io::Result<()> {
+        let d = &self.data;
+        let sb = self.next / 8;
+        // Nominal starts of the pieces after the first, the last piece at least half a piece long.
+        let nominal: Vec<usize> = (1..=self.wave).map(|j| sb + j * PIECE).take_while(|&o| 8 * (o + PIECE / 2) < self.end).collect();
+        let last = nominal.len() < self.wave;
+        let found: Vec<usize> = nominal.par_iter().filter_map(|&o| find_start(d, 8 * o, (8 * (o + PIECE)).min(self.end), self.end)).collect();
+        if found.len() < nominal.len() / 2 || found.windows(2).any(|w| w[0] >= w[1]) || found.first().is_some_and(|&f| f <= self.next) {
+            return Err(failed("too few piece starts found"));
+        }
+        let mut bounds = vec![self.next];
+        bounds.extend(&found);
+        if last {
+            bounds.push(self.end);
+        }
+        let window = &self.window;
+        let pieces: Vec<io::Result<Piece>> = bounds.par_windows(2).enumerate().map(|(j, b)| piece(d, b[0], b[1], (j == 0).then_some(window.as_slice()))).collect();
+        let mut pieces = pieces.into_iter().collect::<io::Result<Vec<Piece>>>()?;
+        let n = pieces.len();
+        // In order, each piece's last 32 KB filled in from the window before it (the next
+        // piece's window is made of them); the rest of every piece after, side by side. A byte
+        // from the window points into the window before its own piece only: a copy of such a
+        // byte inside the piece was marked with the same index.
+        let mut before = Vec::with_capacity(n);
+        for (j, p) in pieces.iter_mut().enumerate() {
+            let is_last = last && j + 1 == n;
+            // Every piece but the member's last stops where its input does; the last ends the
+            // member, leaving at most its last shifted byte (padding bits only) unused.
+            if p.ended != is_last || (is_last && p.unused > 1) {
+                return Err(failed("a piece does not end where the member's blocks do"));
+            }
+            if !p.from_window.is_empty() && self.window.len() < WINDOW {
+                return Err(failed("a piece refers to output before the member"));
+            }
+            let tail = p.from_window.partition_point(|&(i, _)| (i as usize) + WINDOW < p.out.len());
+            for &(i, at) in &p.from_window[tail..] {
+                p.out[i as usize] = self.window[at as usize];
+            }
+            before.push(if p.from_window.is_empty() { Vec::new() } else { self.window.clone() });
+            let out = &p.out;
+            if out.len() >= WINDOW {
+                self.window.clear();
+                self.window.extend_from_slice(&out[out.len() - WINDOW..]);
+            } else {
+                self.window.extend_from_slice(out);
+                let cut = self.window.len().saturating_sub(WINDOW);
+                self.window.drain(..cut);
+            }
+        }
+        pieces.par_iter_mut().zip(&before).for_each(|(p, w)| {
+            let tail = p.from_window.partition_point(|&(i, _)| (i as usize) + WINDOW < p.out.len());
+            for &(i, at) in &p.from_window[..tail] {
+                p.out[i as usize] = w[at as usize];
+            }
+        });
+        let outs: Vec<Vec<u8>> = pieces.into_iter().map(|p| p.out).collect();
+        let crcs: Vec<Crc> = outs.par_iter().map(|o| {
+            let mut c = Crc::new();
+            c.update(o);
+            c
+        }).collect();
+        for c in &crcs {
+            self.crc.combine(c);
+        }
+        self.queue.extend(outs);
+        if last {
+            let t = &d[d.len() - 8..];
+            let (crc, size) = (u32::from_le_bytes([t[0], t[1], t[2], t[3]]), u32::from_le_bytes([t[4], t[5], t[6], t[7]]));
+            if crc != self.crc.sum() || size != self.crc.amount() {
+                return Err(failed("the pieces do not match the member's CRC-32 and length"));
+            }
+            self.finished = true;
+            SPLIT_READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        } else {
+            self.next = *bounds.last().expect("a piece start");
+        }
+        Ok(())
+    }
+}
+
+impl Read for SplitMember {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.pos == self.cur.len() {
+            match self.queue.pop_front() {
+                Some(next) => (self.cur, self.pos) = (next, 0),
+                None if self.finished => return Ok(0),
+                None => self.fill()?,
+            }
+        }
+        let n = buf.len().min(self.cur.len() - self.pos);
+        buf[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::{write::GzEncoder, Compression};
+    use rand::{Rng, SeedableRng};
+    use std::io::Write;
+
+    fn gz(raw: &[u8], level: u32) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::new(level));
+        e.write_all(raw).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// Data like a DWI's: runs of zeros (background) between noisy float32 voxels, and
+    /// repeated stretches (copies reaching across pieces).
+    fn volume_like(n: usize, seed: u64) -> Vec<u8> {
+        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut v = Vec::with_capacity(n);
+        while v.len() < n {
+            match r.random_range(0..3) {
+                0 => v.extend(std::iter::repeat_n(0u8, r.random_range(1000..200_000))),
+                1 => {
+                    for _ in 0..r.random_range(10_000..200_000) {
+                        v.extend_from_slice(&(r.random::<f32>() * 1000.0).round().to_le_bytes());
+                    }
+                }
+                _ if v.len() > 70_000 => {
+                    let (len, back) = (r.random_range(100..60_000), r.random_range(1..32_768));
+                    let s = v.len() - back - len.min(v.len() - back);
+                    let copy: Vec<u8> = v[s..s + len.min(v.len() - back - s)].to_vec();
+                    v.extend(copy);
+                }
+                _ => {}
+            }
+        }
+        v.truncate(n);
+        v
+    }
+
+    fn read_split(file: Vec<u8>) -> io::Result<Vec<u8>> {
+        let mut s = SplitMember::new(file).map_err(|_| io::Error::other("not split"))?;
+        let mut out = Vec::new();
+        s.read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    /// Levels 2-9 (dynamic-Huffman blocks), several sizes and pools: the pieces give the
+    /// stream's bytes exactly. Level 1 here (zlib-rs's quick mode: fixed-Huffman blocks, whose
+    /// 3-bit headers cannot be told from data) and level 0 (stored blocks) give no starts to
+    /// find: a split failure, never wrong bytes.
+    #[test]
+    fn pieces_give_the_member_exactly() {
+        for (seed, n, level, threads) in [(1u64, 9 << 20, 6u32, 4usize), (2, 23 << 20, 2, 3), (3, 17 << 20, 9, 8), (4, 12 << 20, 4, 2), (8, 12 << 20, 1, 4), (9, 5 << 20, 0, 4)] {
+            let raw = volume_like(n, seed);
+            let file = gz(&raw, level);
+            eprintln!("seed {seed}: {} raw bytes, {} compressed, {threads} threads", raw.len(), file.len());
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            match pool.install(|| read_split(file.clone())) {
+                Ok(out) => assert!(out == raw, "seed {seed} level {level}: {} bytes against {}", out.len(), raw.len()),
+                Err(e) => assert!(level <= 1 && is_split_failure(&e), "seed {seed} level {level}: {e}"),
+            }
+        }
+    }
+
+    /// A damaged member (a flipped bit in its middle, a wrong CRC) is a split failure, never
+    /// wrong bytes.
+    #[test]
+    fn damage_is_a_split_failure() {
+        let raw = volume_like(9 << 20, 5);
+        let file = gz(&raw, 6);
+        let mut crc = file.clone();
+        let n = crc.len();
+        crc[n - 8] ^= 1;
+        assert!(read_split(crc).is_err_and(|e| is_split_failure(&e)));
+        for at in [file.len() / 3, file.len() / 2, 2 * file.len() / 3] {
+            let mut bad = file.clone();
+            bad[at] ^= 0x10;
+            match read_split(bad) {
+                Ok(out) => panic!("a flipped bit at {at} read back as {} bytes", out.len()),
+                Err(e) => assert!(is_split_failure(&e), "{e}"),
+            }
+        }
+    }
+
+    /// Too small to split, or not gzip: no split offered.
+    #[test]
+    fn small_or_not_gzip_is_not_split() {
+        assert!(SplitMember::new(gz(&volume_like(1 << 20, 6), 6)).is_err());
+        assert!(SplitMember::new(vec![0u8; 5 << 20]).is_err());
+    }
+
+    /// The header check accepts the real block starts of a stream and few others.
+    #[test]
+    fn block_headers_found_by_trial_are_real() {
+        let raw = volume_like(3 << 20, 7);
+        let file = gz(&raw, 6);
+        let h = header_len(&file).unwrap();
+        // The first block of the member starts at its first bit.
+        assert!(dynamic_header(&file, 8 * h, 8 * (file.len() - 8)));
+        let hits = (8 * h + 1..8 * h + 200_000).filter(|&p| dynamic_header(&file, p, 8 * (file.len() - 8))).count();
+        assert!(hits < 50, "{hits} header matches in 200,000 bits");
+    }
+}
