@@ -9,6 +9,9 @@
 #   c. (PART=c, one GPU) reading a DWI written by another tool: the issue-7 DWI recompressed by
 #      GNU gzip (one gzip member, as dcm2niix, FSL and nibabel write) against neuroport's own
 #      multi-member file: `bench nifti --read-only` and the whole `dti` command on each.
+#   d. (PART=d, one GPU) the one-member DWI (GNU gzip -6 and -1) inflated in pieces
+#      (volume::gz_split) against one core (NEUROPORT_GZ_SPLIT=0), alternating: read alone (and
+#      its peak memory), the whole `dti`; the outputs compared.
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -64,5 +67,27 @@ if [[ $PART == *c* ]]; then
   done
   unset NEUROPORT_STAGES
   same=0; for f in "$W"/dti-m/*; do cmp -s "$f" "$W/dti-1/$(basename "$f")" && same=$((same + 1)); done; echo "c: $same of $(ls "$W"/dti-m | wc -l) outputs identical"
+fi
+if [[ $PART == *d* ]]; then
+  stamp "d: one member in pieces against one core"
+  gzip -dc "$D/dwi.nii.gz" > "$W/dwi.nii"
+  gzip -6 -c "$W/dwi.nii" > "$W/dwi6.nii.gz"; gzip -1 -c "$W/dwi.nii" > "$W/dwi1.nii.gz"
+  ls -l "$W"/dwi*.nii*
+  TIMEV=""; [ -x /usr/bin/time ] && TIMEV="/usr/bin/time -f %MkB"
+  for rep in 1 2 3; do
+    for f in dwi6 dwi1; do
+      for sp in 1 0; do
+        echo "-- $f split=$sp ($rep): $(NEUROPORT_GZ_SPLIT=$sp $TIMEV $NEW bench nifti --read-only --input "$W/$f.nii.gz" 2>&1 | tr '\n' ' ')"
+      done
+    done
+  done
+  export NEUROPORT_STAGES=1
+  for rep in 1 2 3; do
+    for sp in 1 0; do
+      NEUROPORT_GZ_SPLIT=$sp wall "dti one member split=$sp ($rep)" 90 $NEW --backend cuda:0 --force dti --dwi "$W/dwi6.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$sp/"
+    done
+  done
+  unset NEUROPORT_STAGES
+  same=0; for f in "$W"/dti-1/*; do cmp -s "$f" "$W/dti-0/$(basename "$f")" && same=$((same + 1)); done; echo "d: $same of $(ls "$W"/dti-1 | wc -l) outputs identical"
 fi
 stamp done
