@@ -12,6 +12,8 @@
 #   d. (PART=d, one GPU) the one-member DWI (GNU gzip -6 and -1) inflated in pieces
 #      (volume::gz_split) against one core (NEUROPORT_GZ_SPLIT=0), alternating: read alone (and
 #      its peak memory), the whole `dti`; the outputs compared.
+#   e. (PART=e) as d, after the pieces' buffers were pooled and their window bytes kept as runs,
+#      with one read traced (NEUROPORT_GZ_TRACE=1: each wave's search, inflate and the rest).
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -89,5 +91,26 @@ if [[ $PART == *d* ]]; then
   done
   unset NEUROPORT_STAGES
   same=0; for f in "$W"/dti-1/*; do cmp -s "$f" "$W/dti-0/$(basename "$f")" && same=$((same + 1)); done; echo "d: $same of $(ls "$W"/dti-1 | wc -l) outputs identical"
+fi
+if [[ $PART == *e* ]]; then
+  stamp "e: one member in pieces, traced"
+  gzip -dc "$D/dwi.nii.gz" > "$W/dwi.nii"
+  gzip -6 -c "$W/dwi.nii" > "$W/dwi6.nii.gz"
+  TIMEV=""; [ -x /usr/bin/time ] && TIMEV="/usr/bin/time -f %MkB"
+  NEUROPORT_GZ_TRACE=1 $NEW bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace.txt" 2>&1
+  awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace.txt"; tail -1 "$OUT/trace.txt"
+  for rep in 1 2 3; do
+    for sp in 1 0; do
+      echo "-- dwi6 split=$sp ($rep): $(NEUROPORT_GZ_SPLIT=$sp $TIMEV $NEW bench nifti --read-only --input "$W/dwi6.nii.gz" 2>&1 | tr '\n' ' ')"
+    done
+  done
+  export NEUROPORT_STAGES=1
+  for rep in 1 2; do
+    for sp in 1 0; do
+      NEUROPORT_GZ_SPLIT=$sp wall "dti one member split=$sp ($rep)" 90 $NEW --backend cuda:0 --force dti --dwi "$W/dwi6.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$sp/"
+    done
+  done
+  unset NEUROPORT_STAGES
+  same=0; for f in "$W"/dti-1/*; do cmp -s "$f" "$W/dti-0/$(basename "$f")" && same=$((same + 1)); done; echo "e: $same of $(ls "$W"/dti-1 | wc -l) outputs identical"
 fi
 stamp done

@@ -201,24 +201,29 @@ fn dynamic_header(d: &[u8], p: usize, end: usize) -> bool {
     parse(&mut b).unwrap_or(false)
 }
 
-/// Bits [p, e) of `d` as bytes starting at bit 0 (the bits after e in the last byte are the
-/// stream's own: fewer than 8 bits of the next block header give no output).
-fn shifted(d: &[u8], p: usize, e: usize) -> Vec<u8> {
+/// Bits [p, e) of `d` as bytes starting at bit 0, into `buf` (the bits after e in the last byte
+/// are the stream's own: fewer than 8 bits of the next block header give no output).
+fn shifted(d: &[u8], p: usize, e: usize, mut buf: Vec<u8>) -> Vec<u8> {
     let (q, r, n) = (p >> 3, p & 7, (e - p).div_ceil(8));
+    buf.clear();
     if r == 0 {
-        return d[q..q + n].to_vec();
+        buf.extend_from_slice(&d[q..q + n]);
+    } else {
+        buf.extend((0..n).map(|i| (d[q + i] >> r) | (d.get(q + i + 1).copied().unwrap_or(0) << (8 - r))));
     }
-    (0..n).map(|i| (d[q + i] >> r) | (d.get(q + i + 1).copied().unwrap_or(0) << (8 - r))).collect()
+    buf
 }
 
-/// Inflates raw deflate `input` against `window` (if any) until the input is used up, the
-/// stream ends, or `limit` bytes are out: (output, whether the stream ended, input bytes used).
-fn inflate(input: &[u8], window: Option<&[u8]>, limit: usize) -> io::Result<(Vec<u8>, bool, usize)> {
+/// Inflates raw deflate `input` against `window` (if any) into `out` (cleared) until the input is
+/// used up, the stream ends, or `limit` bytes are out: (output, whether the stream ended, input
+/// bytes used).
+fn inflate(input: &[u8], window: Option<&[u8]>, limit: usize, mut out: Vec<u8>) -> io::Result<(Vec<u8>, bool, usize)> {
     let mut z = Decompress::new(false);
     if let Some(w) = window {
         z.set_dictionary(w).map_err(|_| failed("a window refused"))?;
     }
-    let mut out = Vec::with_capacity((3 * input.len()).clamp(1 << 16, limit.max(1 << 16)));
+    out.clear();
+    out.reserve((4 * input.len()).clamp(1 << 16, limit.max(1 << 16)));
     loop {
         if out.len() >= limit {
             out.truncate(limit);
@@ -238,6 +243,27 @@ fn inflate(input: &[u8], window: Option<&[u8]>, limit: usize) -> io::Result<(Vec
     }
 }
 
+/// Inflates as [`inflate`] through a 64 KB buffer, handing each stretch to `f` with its offset
+/// (a pass whose output is only looked at, not kept); the bytes out in all.
+fn inflate_each(input: &[u8], window: &[u8], limit: usize, mut f: impl FnMut(usize, &[u8])) -> io::Result<usize> {
+    let mut z = Decompress::new(false);
+    z.set_dictionary(window).map_err(|_| failed("a window refused"))?;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let (i0, o0) = (z.total_in(), z.total_out());
+        if o0 as usize >= limit {
+            return Ok(o0 as usize);
+        }
+        let room = buf.len().min(limit - o0 as usize);
+        let st = z.decompress(&input[i0 as usize..], &mut buf[..room], FlushDecompress::None).map_err(|_| failed("a piece does not inflate"))?;
+        let n = (z.total_out() - o0) as usize;
+        f(o0 as usize, &buf[..n]);
+        if st == Status::StreamEnd || (z.total_in(), z.total_out()) == (i0, o0) {
+            return Ok(z.total_out() as usize);
+        }
+    }
+}
+
 /// The made-up windows: each byte the low byte of its index, its complement, the high byte.
 fn windows() -> &'static [Vec<u8>; 3] {
     static W: std::sync::OnceLock<[Vec<u8>; 3]> = std::sync::OnceLock::new();
@@ -247,44 +273,95 @@ fn windows() -> &'static [Vec<u8>; 3] {
 /// The first bit in [from, to) where a piece can start: a dynamic block header that inflates
 /// [`TRIAL`] bytes (or to `end`) against a made-up window.
 fn find_start(d: &[u8], from: usize, to: usize, end: usize) -> Option<usize> {
-    (from..to).find(|&p| dynamic_header(d, p, end) && inflate(&shifted(d, p, end.min(p + 8 * (TRIAL + 1024))), Some(&windows()[0]), TRIAL).is_ok_and(|(o, ..)| o.len() >= TRIAL.min(64)))
+    (from..to).find(|&p| dynamic_header(d, p, end) && inflate_each(&shifted(d, p, end.min(p + 8 * (TRIAL + 1024)), Vec::new()), &windows()[0], TRIAL, |_, _| {}).is_ok_and(|n| n >= 64))
 }
 
-/// One piece inflated: its bytes, where those from the window before it point (index into the
-/// window, 0 = 32 KB back), whether the member ended in it, and its input bytes unused.
+/// One piece inflated: its bytes; the runs of those that came from the window before it
+/// (start, end, and where the run's high bytes begin in `hi`), each such byte holding the low
+/// byte of its index into the window and `hi` the high bytes; whether the member ended in it;
+/// its input bytes unused; its input's buffer (for the pool).
 struct Piece {
     out: Vec<u8>,
-    from_window: Vec<(u32, u16)>,
+    runs: Vec<(u32, u32, u32)>,
+    hi: Vec<u8>,
     ended: bool,
     unused: usize,
+    input: Vec<u8>,
 }
 
-/// Bits [p, e) inflated: against `window` when it is known, else in the three passes.
-fn piece(d: &[u8], p: usize, e: usize, window: Option<&[u8]>) -> io::Result<Piece> {
-    let input = shifted(d, p, e);
-    let limit = MAX_RATIO * input.len() + (1 << 16);
-    let done = |(out, ended, used): (Vec<u8>, bool, usize), from_window| Piece { out, from_window, ended, unused: input.len() - used };
-    if let Some(w) = window {
-        return Ok(done(inflate(&input, (!w.is_empty()).then_some(w), limit)?, Vec::new()));
+impl Piece {
+    /// Fills the bytes from the window in runs[from..] (from `window`, the 32 KB before it).
+    fn fill(&mut self, from: usize, window: &[u8]) {
+        for &(s, e, k) in &self.runs[from..] {
+            let hi = &self.hi[k as usize..k as usize + (e - s) as usize];
+            for (o, &h) in self.out[s as usize..e as usize].iter_mut().zip(hi) {
+                *o = window[(h as usize) << 8 | *o as usize];
+            }
+        }
     }
-    let [lo, not_lo, hi] = windows();
-    let a = inflate(&input, Some(lo), limit)?;
-    let (b, ..) = inflate(&input, Some(not_lo), limit)?;
-    if b.len() != a.0.len() {
+
+    /// The first run that reaches the piece's last 32 KB.
+    fn tail(&self) -> usize {
+        self.runs.partition_point(|&(_, e, _)| (e as usize) + WINDOW <= self.out.len())
+    }
+}
+
+/// Bits [p, e) inflated: against `window` when it is known, else in the three passes (the
+/// second and third only looked at, through a small buffer). `take` gives buffers.
+fn piece(d: &[u8], p: usize, e: usize, window: Option<&[u8]>, take: &(impl Fn() -> Vec<u8> + Sync)) -> io::Result<Piece> {
+    let input = shifted(d, p, e, take());
+    let limit = MAX_RATIO * input.len() + (1 << 16);
+    let buf = take();
+    if let Some(w) = window {
+        let (out, ended, used) = inflate(&input, (!w.is_empty()).then_some(w), limit, buf)?;
+        return Ok(Piece { out, runs: Vec::new(), hi: Vec::new(), ended, unused: input.len() - used, input });
+    }
+    let [lo, not_lo, hi_window] = windows();
+    let (out, ended, used) = inflate(&input, Some(lo), limit, buf)?;
+    // Bytes that differ against the complemented window came from the window: their runs.
+    let mut runs: Vec<(u32, u32, u32)> = Vec::new();
+    let mut count = 0u32;
+    let n = inflate_each(&input, not_lo, limit, |at, s| {
+        let mine = &out[at.min(out.len())..(at + s.len()).min(out.len())];
+        for (k, _) in mine.iter().zip(s).enumerate().filter(|(_, (x, y))| x != y) {
+            let i = (at + k) as u32;
+            match runs.last_mut() {
+                Some(r) if r.1 == i => r.1 += 1,
+                _ => runs.push((i, i + 1, count)),
+            }
+            count += 1;
+        }
+    })?;
+    if n != out.len() {
         return Err(failed("a piece's two passes differ in length"));
     }
-    let marked: Vec<u32> = a.0.iter().zip(&b).enumerate().filter(|(_, (x, y))| x != y).map(|(i, _)| i as u32).collect();
-    let from_window = match marked.last() {
-        None => Vec::new(),
-        Some(&last) => {
-            let (h, ..) = inflate(&input, Some(hi), last as usize + 1)?;
-            if h.len() <= last as usize {
-                return Err(failed("a piece's third pass is short"));
+    let mut hi = take();
+    hi.clear();
+    if let Some(&(_, last, _)) = runs.last() {
+        let mut r = 0;
+        inflate_each(&input, hi_window, last as usize, |at, s| {
+            // The runs' bytes within this stretch, in order: run r has its first
+            // hi.len() - k bytes already.
+            let end = at + s.len();
+            while r < runs.len() {
+                let (rs, re, k) = runs[r];
+                let from = rs as usize + (hi.len() - k as usize);
+                if from >= end {
+                    break;
+                }
+                let to = (re as usize).min(end);
+                hi.extend_from_slice(&s[from - at..to - at]);
+                if to < re as usize {
+                    break;
+                }
+                r += 1;
             }
-            marked.iter().map(|&i| (i, (h[i as usize] as u16) << 8 | a.0[i as usize] as u16)).collect()
+        })?;
+        if hi.len() != count as usize {
+            return Err(failed("a piece's third pass is short"));
         }
-    };
-    Ok(done(a, from_window))
+    }
+    Ok(Piece { out, runs, hi, ended, unused: input.len() - used, input })
 }
 
 /// A one-member gzip file inflated a wave of pieces at a time on the current rayon pool, read
@@ -302,6 +379,9 @@ pub struct SplitMember {
     pos: usize,
     finished: bool,
     wave: usize,
+    /// Buffers of pieces read, for the next pieces (fresh pages cost the kernel's zeroing: a
+    /// quarter of a read's time before they were kept).
+    spare: std::sync::Mutex<Vec<Vec<u8>>>,
 }
 
 impl SplitMember {
@@ -313,7 +393,7 @@ impl SplitMember {
         if end < h + 2 * PIECE {
             return Err(data);
         }
-        Ok(SplitMember { next: 8 * h, end: 8 * end, data, window: Vec::new(), crc: Crc::new(), queue: VecDeque::new(), cur: Vec::new(), pos: 0, finished: false, wave: rayon::current_num_threads().max(2) })
+        Ok(SplitMember { next: 8 * h, end: 8 * end, data, window: Vec::new(), crc: Crc::new(), queue: VecDeque::new(), cur: Vec::new(), pos: 0, finished: false, wave: rayon::current_num_threads().max(2), spare: std::sync::Mutex::new(Vec::new()) })
     }
 
     /// The next wave's pieces inflated, filled in from the window and queued.
@@ -323,6 +403,7 @@ impl SplitMember {
         // Nominal starts of the pieces after the first, the last piece at least half a piece long.
         let nominal: Vec<usize> = (1..=self.wave).map(|j| sb + j * PIECE).take_while(|&o| 8 * (o + PIECE / 2) < self.end).collect();
         let last = nominal.len() < self.wave;
+        let t0 = std::time::Instant::now();
         let found: Vec<usize> = nominal.par_iter().filter_map(|&o| find_start(d, 8 * o, (8 * (o + PIECE)).min(self.end), self.end)).collect();
         if found.len() < nominal.len() / 2 || found.windows(2).any(|w| w[0] >= w[1]) || found.first().is_some_and(|&f| f <= self.next) {
             return Err(failed("too few piece starts found"));
@@ -333,8 +414,13 @@ impl SplitMember {
             bounds.push(self.end);
         }
         let window = &self.window;
-        let pieces: Vec<io::Result<Piece>> = bounds.par_windows(2).enumerate().map(|(j, b)| piece(d, b[0], b[1], (j == 0).then_some(window.as_slice()))).collect();
+        let t1 = std::time::Instant::now();
+        let spare = &self.spare;
+        let take = || spare.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+        let pieces: Vec<io::Result<Piece>> = bounds.par_windows(2).enumerate().map(|(j, b)| piece(d, b[0], b[1], (j == 0).then_some(window.as_slice()), &take)).collect();
         let mut pieces = pieces.into_iter().collect::<io::Result<Vec<Piece>>>()?;
+        let t2 = std::time::Instant::now();
+        let marked: usize = pieces.iter().map(|p| p.hi.len()).sum();
         let n = pieces.len();
         // In order, each piece's last 32 KB filled in from the window before it (the next
         // piece's window is made of them); the rest of every piece after, side by side. A byte
@@ -348,14 +434,12 @@ impl SplitMember {
             if p.ended != is_last || (is_last && p.unused > 1) {
                 return Err(failed("a piece does not end where the member's blocks do"));
             }
-            if !p.from_window.is_empty() && self.window.len() < WINDOW {
+            if !p.runs.is_empty() && self.window.len() < WINDOW {
                 return Err(failed("a piece refers to output before the member"));
             }
-            let tail = p.from_window.partition_point(|&(i, _)| (i as usize) + WINDOW < p.out.len());
-            for &(i, at) in &p.from_window[tail..] {
-                p.out[i as usize] = self.window[at as usize];
-            }
-            before.push(if p.from_window.is_empty() { Vec::new() } else { self.window.clone() });
+            let tail = p.tail();
+            p.fill(tail, &self.window);
+            before.push(if p.runs.is_empty() { Vec::new() } else { self.window.clone() });
             let out = &p.out;
             if out.len() >= WINDOW {
                 self.window.clear();
@@ -367,12 +451,19 @@ impl SplitMember {
             }
         }
         pieces.par_iter_mut().zip(&before).for_each(|(p, w)| {
-            let tail = p.from_window.partition_point(|&(i, _)| (i as usize) + WINDOW < p.out.len());
-            for &(i, at) in &p.from_window[..tail] {
-                p.out[i as usize] = w[at as usize];
-            }
+            let tail = p.tail();
+            let runs = std::mem::take(&mut p.runs);
+            p.runs = runs[..tail].to_vec();
+            p.fill(0, w);
         });
-        let outs: Vec<Vec<u8>> = pieces.into_iter().map(|p| p.out).collect();
+        let mut outs = Vec::with_capacity(n);
+        {
+            let mut pool = spare.lock().unwrap_or_else(|e| e.into_inner());
+            for p in pieces {
+                pool.extend([p.hi, p.input].into_iter().filter(|b| b.capacity() > 0));
+                outs.push(p.out);
+            }
+        }
         let crcs: Vec<Crc> = outs.par_iter().map(|o| {
             let mut c = Crc::new();
             c.update(o);
@@ -380,6 +471,10 @@ impl SplitMember {
         }).collect();
         for c in &crcs {
             self.crc.combine(c);
+        }
+        if std::env::var_os("NEUROPORT_GZ_TRACE").is_some() {
+            let raw: usize = outs.iter().map(|o| o.len()).sum();
+            eprintln!("gz wave: {} pieces, {raw} bytes ({marked} from windows): search {:.1} ms, inflate {:.1} ms, the rest {:.1} ms", n, (t1 - t0).as_secs_f64() * 1e3, (t2 - t1).as_secs_f64() * 1e3, t2.elapsed().as_secs_f64() * 1e3);
         }
         self.queue.extend(outs);
         if last {
@@ -401,7 +496,14 @@ impl Read for SplitMember {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.pos == self.cur.len() {
             match self.queue.pop_front() {
-                Some(next) => (self.cur, self.pos) = (next, 0),
+                Some(next) => {
+                    let done = std::mem::replace(&mut self.cur, next);
+                    self.pos = 0;
+                    let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+                    if spare.len() < 2 * self.wave {
+                        spare.push(done);
+                    }
+                }
                 None if self.finished => return Ok(0),
                 None => self.fill()?,
             }
