@@ -270,7 +270,7 @@ fn cli_writes_uncompressed_with_fsloutputtype_nifti() {
     assert!(out.contains("dwi.nii\n") && !out.contains(".nii.gz"), "{out}");
 }
 
-/// A one-member .nii.gz (as dcm2niix, FSL and nibabel write) read in pieces on 4 threads gives
+/// A one-member .nii.gz (as dcm2niix, FSL and nibabel write) read in pieces on 8 threads gives
 /// the same volume as on one core; one whose blocks give no starts to find (zlib-rs's level 1:
 /// fixed-Huffman blocks) and one damaged in its middle fall back to one core: the same volume,
 /// or the one-core read's error naming the file.
@@ -299,21 +299,21 @@ fn one_member_gzip_reads_the_same_in_pieces() {
     let plain = tmp.path().join("v.nii");
     std::fs::write(&plain, &nii).unwrap();
     let want = read_nifti(&plain).unwrap();
-    let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(8).build().unwrap();
     for (l, split) in [(6u32, true), (9, true), (1, false)] {
         let p = tmp.path().join(format!("v{l}.nii.gz"));
         let bytes = level(l);
         assert!(bytes.len() > 4 << 20, "level {l}: {} bytes, too few to split", bytes.len());
         std::fs::write(&p, &bytes).unwrap();
         let before = split_reads();
-        let got = four.install(|| read_nifti(&p)).unwrap();
+        let got = pool.install(|| read_nifti(&p)).unwrap();
         assert_eq!(split_reads() - before, split as usize, "level {l}: read in pieces");
         assert!(got.as_flat() == want.as_flat() && got.geom.dims == want.geom.dims, "level {l}");
         if l == 6 {
             let mut bad = bytes.clone();
             bad[bytes.len() / 2] ^= 0x10;
             std::fs::write(&p, &bad).unwrap();
-            let e = four.install(|| read_nifti(&p)).map(|_| ()).unwrap_err().to_string();
+            let e = pool.install(|| read_nifti(&p)).map(|_| ()).unwrap_err().to_string();
             assert!(e.contains("v6.nii.gz") && e.contains("gzip"), "{e}");
         }
     }

@@ -105,7 +105,8 @@ impl Bits<'_> {
 /// A canonical Huffman code (counts per length, symbols in code order), as deflate defines it.
 struct Huffman {
     count: [u16; 16],
-    symbol: Vec<u16>,
+    /// Up to deflate's 286 + 30 symbols (no allocation: the search builds ~1 code a bit offset).
+    symbol: [u16; 320],
 }
 
 impl Huffman {
@@ -126,7 +127,7 @@ impl Huffman {
         for l in 1..15 {
             offs[l + 1] = offs[l] + count[l];
         }
-        let mut symbol = vec![0u16; lengths.len()];
+        let mut symbol = [0u16; 320];
         for (s, &l) in lengths.iter().enumerate() {
             if l != 0 {
                 symbol[offs[l as usize] as usize] = s as u16;
@@ -364,6 +365,19 @@ fn piece(d: &[u8], p: usize, e: usize, window: Option<&[u8]>, take: &(impl Fn() 
     Ok(Piece { out, runs, hi, ended, unused: input.len() - used, input })
 }
 
+/// The starts of a wave's pieces after its first (which starts at bit `from`): one found past
+/// each nominal byte a [`PIECE`] apart (a start not found merges two pieces), the last piece
+/// at least half a piece long; and whether the wave reaches the member's end (bit `end`).
+fn starts(d: &[u8], from: usize, end: usize, wave: usize) -> io::Result<(Vec<usize>, bool)> {
+    let sb = from / 8;
+    let nominal: Vec<usize> = (1..=wave).map(|j| sb + j * PIECE).take_while(|&o| 8 * (o + PIECE / 2) < end).collect();
+    let found: Vec<usize> = nominal.par_iter().filter_map(|&o| find_start(d, 8 * o, (8 * (o + PIECE)).min(end), end)).collect();
+    if found.len() < nominal.len() / 2 || found.first().is_some_and(|&f| f <= from) {
+        return Err(failed("too few piece starts found"));
+    }
+    Ok((found, nominal.len() < wave))
+}
+
 /// A one-member gzip file inflated a wave of pieces at a time on the current rayon pool, read
 /// in order. Any failure is a [`SplitFailed`] error.
 pub struct SplitMember {
@@ -382,6 +396,8 @@ pub struct SplitMember {
     /// Buffers of pieces read, for the next pieces (fresh pages cost the kernel's zeroing: a
     /// quarter of a read's time before they were kept).
     spare: std::sync::Mutex<Vec<Vec<u8>>>,
+    /// The next wave's piece starts, searched ahead.
+    ahead: Option<io::Result<(Vec<usize>, bool)>>,
 }
 
 impl SplitMember {
@@ -393,21 +409,18 @@ impl SplitMember {
         if end < h + 2 * PIECE {
             return Err(data);
         }
-        Ok(SplitMember { next: 8 * h, end: 8 * end, data, window: Vec::new(), crc: Crc::new(), queue: VecDeque::new(), cur: Vec::new(), pos: 0, finished: false, wave: rayon::current_num_threads().max(2), spare: std::sync::Mutex::new(Vec::new()) })
+        Ok(SplitMember { next: 8 * h, end: 8 * end, data, window: Vec::new(), crc: Crc::new(), queue: VecDeque::new(), cur: Vec::new(), pos: 0, finished: false, wave: rayon::current_num_threads().max(2), spare: std::sync::Mutex::new(Vec::new()), ahead: None })
     }
 
     /// The next wave's pieces inflated, filled in from the window and queued.
     fn fill(&mut self) -> io::Result<()> {
         let d = &self.data;
-        let sb = self.next / 8;
-        // Nominal starts of the pieces after the first, the last piece at least half a piece long.
-        let nominal: Vec<usize> = (1..=self.wave).map(|j| sb + j * PIECE).take_while(|&o| 8 * (o + PIECE / 2) < self.end).collect();
-        let last = nominal.len() < self.wave;
         let t0 = std::time::Instant::now();
-        let found: Vec<usize> = nominal.par_iter().filter_map(|&o| find_start(d, 8 * o, (8 * (o + PIECE)).min(self.end), self.end)).collect();
-        if found.len() < nominal.len() / 2 || found.windows(2).any(|w| w[0] >= w[1]) || found.first().is_some_and(|&f| f <= self.next) {
-            return Err(failed("too few piece starts found"));
-        }
+        // This wave's piece starts: found beside the last wave's inflate, or now.
+        let (found, last) = match self.ahead.take() {
+            Some(a) => a?,
+            None => starts(d, self.next, self.end, self.wave)?,
+        };
         let mut bounds = vec![self.next];
         bounds.extend(&found);
         if last {
@@ -417,7 +430,15 @@ impl SplitMember {
         let t1 = std::time::Instant::now();
         let spare = &self.spare;
         let take = || spare.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
-        let pieces: Vec<io::Result<Piece>> = bounds.par_windows(2).enumerate().map(|(j, b)| piece(d, b[0], b[1], (j == 0).then_some(window.as_slice()), &take)).collect();
+        // The next wave's starts are searched beside this wave's inflate (the search needs only
+        // the compressed bytes).
+        let next = (!last).then(|| *bounds.last().expect("a piece start"));
+        let (end, wave) = (self.end, self.wave);
+        let (pieces, ahead): (Vec<io::Result<Piece>>, _) = rayon::join(
+            || bounds.par_windows(2).enumerate().map(|(j, b)| piece(d, b[0], b[1], (j == 0).then_some(window.as_slice()), &take)).collect(),
+            || next.map(|b| starts(d, b, end, wave)),
+        );
+        self.ahead = ahead;
         let mut pieces = pieces.into_iter().collect::<io::Result<Vec<Piece>>>()?;
         let t2 = std::time::Instant::now();
         let marked: usize = pieces.iter().map(|p| p.hi.len()).sum();
