@@ -6,10 +6,11 @@
 //! Deflate blocks do not say where they start, so a piece's start is found by trial: the first
 //! bit offset past its nominal byte where a dynamic-Huffman block header parses with every code
 //! valid and complete, and which then inflates. A piece is inflated without the 32 KB of output
-//! before it, twice, against made-up windows whose bytes are the low byte of their index and its
-//! complement: a byte that differs between the two came from the window (the bytes alike are
-//! the piece's own), and a third pass against the index's high byte says from where. Those bytes
-//! are filled in, piece after piece, once the output before is known. Nothing found by trial is
+//! before it, twice, against two made-up windows whose bytes differ at every index
+//! ([`windows`]): a byte that differs between the passes came from the window (the bytes alike
+//! are the piece's own), and the pair of values says from where. Those bytes are filled in,
+//! piece after piece, once the output before is known (rapidgzip marks them in one pass of a
+//! decoder of its own; here zlib-rs inflates, so twice). Nothing found by trial is
 //! trusted: the whole must match the member's CRC-32 and length (and end where the member ends),
 //! and any failure, early or at the end, is a [`SplitFailed`] error, on which the caller reads
 //! the file again on one core.
@@ -265,10 +266,13 @@ fn inflate_each(input: &[u8], window: &[u8], limit: usize, mut f: impl FnMut(usi
     }
 }
 
-/// The made-up windows: each byte the low byte of its index, its complement, the high byte.
-fn windows() -> &'static [Vec<u8>; 3] {
-    static W: std::sync::OnceLock<[Vec<u8>; 3]> = std::sync::OnceLock::new();
-    W.get_or_init(|| [(0..WINDOW).map(|i| i as u8).collect(), (0..WINDOW).map(|i| !(i as u8)).collect(), (0..WINDOW).map(|i| (i >> 8) as u8).collect()])
+/// The made-up windows: byte i of the first is the low byte of i, of the second
+/// (hi + lo + 1) mod 256 for hi = i >> 8 (below 128): never equal to the first's, so a byte of
+/// the output that differs between the two passes came from the window (a byte of the piece's
+/// own is the same literal in both), and the pair gives its index.
+fn windows() -> &'static [Vec<u8>; 2] {
+    static W: std::sync::OnceLock<[Vec<u8>; 2]> = std::sync::OnceLock::new();
+    W.get_or_init(|| [(0..WINDOW).map(|i| i as u8).collect(), (0..WINDOW).map(|i| ((i >> 8) + (i & 255) + 1) as u8).collect()])
 }
 
 /// The first bit in [from, to) where a piece can start: a dynamic block header that inflates
@@ -307,8 +311,8 @@ impl Piece {
     }
 }
 
-/// Bits [p, e) inflated: against `window` when it is known, else in the three passes (the
-/// second and third only looked at, through a small buffer). `take` gives buffers.
+/// Bits [p, e) inflated: against `window` when it is known, else twice against the made-up
+/// windows (the second pass only looked at, through a small buffer). `take` gives buffers.
 fn piece(d: &[u8], p: usize, e: usize, window: Option<&[u8]>, take: &(impl Fn() -> Vec<u8> + Sync)) -> io::Result<Piece> {
     let input = shifted(d, p, e, take());
     let limit = MAX_RATIO * input.len() + (1 << 16);
@@ -317,50 +321,31 @@ fn piece(d: &[u8], p: usize, e: usize, window: Option<&[u8]>, take: &(impl Fn() 
         let (out, ended, used) = inflate(&input, (!w.is_empty()).then_some(w), limit, buf)?;
         return Ok(Piece { out, runs: Vec::new(), hi: Vec::new(), ended, unused: input.len() - used, input });
     }
-    let [lo, not_lo, hi_window] = windows();
+    let [lo, mixed] = windows();
     let (out, ended, used) = inflate(&input, Some(lo), limit, buf)?;
-    // Bytes that differ against the complemented window came from the window: their runs.
+    // Bytes that differ against the second window came from the window: their runs, and the
+    // high byte of each one's index.
     let mut runs: Vec<(u32, u32, u32)> = Vec::new();
-    let mut count = 0u32;
-    let n = inflate_each(&input, not_lo, limit, |at, s| {
-        let mine = &out[at.min(out.len())..(at + s.len()).min(out.len())];
-        for (k, _) in mine.iter().zip(s).enumerate().filter(|(_, (x, y))| x != y) {
-            let i = (at + k) as u32;
-            match runs.last_mut() {
-                Some(r) if r.1 == i => r.1 += 1,
-                _ => runs.push((i, i + 1, count)),
-            }
-            count += 1;
-        }
-    })?;
-    if n != out.len() {
-        return Err(failed("a piece's two passes differ in length"));
-    }
     let mut hi = take();
     hi.clear();
-    if let Some(&(_, last, _)) = runs.last() {
-        let mut r = 0;
-        inflate_each(&input, hi_window, last as usize, |at, s| {
-            // The runs' bytes within this stretch, in order: run r has its first
-            // hi.len() - k bytes already.
-            let end = at + s.len();
-            while r < runs.len() {
-                let (rs, re, k) = runs[r];
-                let from = rs as usize + (hi.len() - k as usize);
-                if from >= end {
-                    break;
-                }
-                let to = (re as usize).min(end);
-                hi.extend_from_slice(&s[from - at..to - at]);
-                if to < re as usize {
-                    break;
-                }
-                r += 1;
-            }
-        })?;
-        if hi.len() != count as usize {
-            return Err(failed("a piece's third pass is short"));
+    let n = inflate_each(&input, mixed, limit, |at, s| {
+        let mine = &out[at.min(out.len())..(at + s.len()).min(out.len())];
+        if mine == &s[..mine.len()] {
+            return;
         }
+        for (k, (&a, &b)) in mine.iter().zip(s).enumerate() {
+            if a != b {
+                let i = (at + k) as u32;
+                match runs.last_mut() {
+                    Some(r) if r.1 == i => r.1 += 1,
+                    _ => runs.push((i, i + 1, hi.len() as u32)),
+                }
+                hi.push(b.wrapping_sub(a).wrapping_sub(1));
+            }
+        }
+    })?;
+    if n != out.len() || hi.iter().any(|&h| h >= 128) {
+        return Err(failed("a piece's two passes disagree"));
     }
     Ok(Piece { out, runs, hi, ended, unused: input.len() - used, input })
 }
