@@ -211,7 +211,11 @@ fn shifted(d: &[u8], p: usize, e: usize, mut buf: Vec<u8>) -> Vec<u8> {
     if r == 0 {
         buf.extend_from_slice(&d[q..q + n]);
     } else {
-        buf.extend((0..n).map(|i| (d[q + i] >> r) | (d.get(q + i + 1).copied().unwrap_or(0) << (8 - r))));
+        let src = &d[q..(q + n + 1).min(d.len())];
+        buf.extend(src.windows(2).map(|w| (w[0] >> r) | (w[1] << (8 - r))));
+        if buf.len() < n {
+            buf.push(src[n - 1] >> r);
+        }
     }
     buf
 }
@@ -329,19 +333,30 @@ fn piece(d: &[u8], p: usize, e: usize, window: Option<&[u8]>, take: &(impl Fn() 
     let mut hi = take();
     hi.clear();
     let n = inflate_each(&input, mixed, limit, |at, s| {
-        let mine = &out[at.min(out.len())..(at + s.len()).min(out.len())];
-        if mine == &s[..mine.len()] {
-            return;
-        }
-        for (k, (&a, &b)) in mine.iter().zip(s).enumerate() {
-            if a != b {
-                let i = (at + k) as u32;
-                match runs.last_mut() {
-                    Some(r) if r.1 == i => r.1 += 1,
-                    _ => runs.push((i, i + 1, hi.len() as u32)),
-                }
-                hi.push(b.wrapping_sub(a).wrapping_sub(1));
+        let m = out.len().saturating_sub(at).min(s.len());
+        let (mine, s) = (&out[at.min(out.len())..at.min(out.len()) + m], &s[..m]);
+        let word = |b: &[u8], k: usize| u64::from_ne_bytes(b[k..k + 8].try_into().expect("8 bytes"));
+        let mut k = 0;
+        while k < m {
+            // Alike bytes eight at a time, then a run of differing ones at once.
+            if k + 8 <= m && word(mine, k) == word(s, k) {
+                k += 8;
+                continue;
             }
+            if mine[k] == s[k] {
+                k += 1;
+                continue;
+            }
+            let from = k;
+            while k < m && mine[k] != s[k] {
+                k += 1;
+            }
+            let (i, j) = ((at + from) as u32, (at + k) as u32);
+            match runs.last_mut() {
+                Some(r) if r.1 == i => r.1 = j,
+                _ => runs.push((i, j, hi.len() as u32)),
+            }
+            hi.extend(mine[from..k].iter().zip(&s[from..k]).map(|(&a, &b)| b.wrapping_sub(a).wrapping_sub(1)));
         }
     })?;
     if n != out.len() || hi.iter().any(|&h| h >= 128) {
@@ -506,7 +521,7 @@ impl Read for SplitMember {
                     let done = std::mem::replace(&mut self.cur, next);
                     self.pos = 0;
                     let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
-                    if spare.len() < 2 * self.wave {
+                    if spare.len() < 4 * self.wave {
                         spare.push(done);
                     }
                 }
@@ -622,5 +637,39 @@ mod tests {
         assert!(dynamic_header(&file, 8 * h, 8 * (file.len() - 8)));
         let hits = (8 * h + 1..8 * h + 200_000).filter(|&p| dynamic_header(&file, p, 8 * (file.len() - 8))).count();
         assert!(hits < 50, "{hits} header matches in 200,000 bits");
+    }
+}
+
+#[cfg(test)]
+mod timing_probe {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn piece_costs() {
+        let data = std::fs::read("/tmp/dcmp/one6.nii.gz").unwrap();
+        let h = header_len(&data).unwrap();
+        let end = 8 * (data.len() - 8);
+        let p = find_start(&data, 8 * (h + 4 * PIECE), 8 * (h + 5 * PIECE), end).unwrap();
+        let e = find_start(&data, 8 * (h + 5 * PIECE), 8 * (h + 6 * PIECE), end).unwrap();
+        let t = std::time::Instant::now();
+        let _ = find_start(&data, 8 * (h + 5 * PIECE), 8 * (h + 6 * PIECE), end).unwrap();
+        eprintln!("search {:?}", t.elapsed());
+        let input = shifted(&data, p, e, Vec::new());
+        for _ in 0..2 {
+            let t = std::time::Instant::now();
+            let (out, ..) = inflate(&input, Some(&windows()[0]), usize::MAX, Vec::new()).unwrap();
+            let t1 = t.elapsed();
+            let t = std::time::Instant::now();
+            let n = inflate_each(&input, &windows()[1], usize::MAX, |_, _| {}).unwrap();
+            let t2 = t.elapsed();
+            let t = std::time::Instant::now();
+            let pc = piece(&data, p, e, None, &|| Vec::new()).unwrap();
+            eprintln!("{} bytes: inflate {:?}, inflate_each {:?} ({n}), piece {:?}, {} from window", out.len(), t1, t2, t.elapsed(), pc.hi.len());
+        }
+        let t = std::time::Instant::now();
+        let mut d = flate2::read::GzDecoder::new(&data[..]);
+        let mut sink = Vec::new();
+        std::io::Read::read_to_end(&mut d, &mut sink).unwrap();
+        eprintln!("whole serial: {} bytes in {:?}", sink.len(), t.elapsed());
     }
 }
