@@ -392,6 +392,8 @@ pub struct SplitMember {
     cur: Vec<u8>,
     pos: usize,
     finished: bool,
+    /// Pieces a wave: one per thread (two per thread read no faster on the H100 host, 0.49-0.53
+    /// against 0.51-0.53 s, and held 110 MB more).
     wave: usize,
     /// Buffers of pieces read, for the next pieces (fresh pages cost the kernel's zeroing: a
     /// quarter of a read's time before they were kept).
@@ -635,41 +637,13 @@ mod tests {
         let h = header_len(&file).unwrap();
         // The first block of the member starts at its first bit.
         assert!(dynamic_header(&file, 8 * h, 8 * (file.len() - 8)));
+        // The next 200,000 bit offsets hold at most a real block start or two; random bytes
+        // (8 M offsets) almost none.
         let hits = (8 * h + 1..8 * h + 200_000).filter(|&p| dynamic_header(&file, p, 8 * (file.len() - 8))).count();
-        assert!(hits < 50, "{hits} header matches in 200,000 bits");
+        assert!(hits <= 2, "{hits} header matches in 200,000 bits");
+        let noise: Vec<u8> = volume_like(1 << 20, 8).iter().enumerate().map(|(i, &b)| b ^ (i as u8).wrapping_mul(151)).collect();
+        let false_hits = (0..8 * noise.len() - 64).filter(|&p| dynamic_header(&noise, p, 8 * noise.len())).count();
+        assert!(false_hits <= 8, "{false_hits} header matches in 8 M bits of noise");
     }
 }
 
-#[cfg(test)]
-mod timing_probe {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn piece_costs() {
-        let data = std::fs::read("/tmp/dcmp/one6.nii.gz").unwrap();
-        let h = header_len(&data).unwrap();
-        let end = 8 * (data.len() - 8);
-        let p = find_start(&data, 8 * (h + 4 * PIECE), 8 * (h + 5 * PIECE), end).unwrap();
-        let e = find_start(&data, 8 * (h + 5 * PIECE), 8 * (h + 6 * PIECE), end).unwrap();
-        let t = std::time::Instant::now();
-        let _ = find_start(&data, 8 * (h + 5 * PIECE), 8 * (h + 6 * PIECE), end).unwrap();
-        eprintln!("search {:?}", t.elapsed());
-        let input = shifted(&data, p, e, Vec::new());
-        for _ in 0..2 {
-            let t = std::time::Instant::now();
-            let (out, ..) = inflate(&input, Some(&windows()[0]), usize::MAX, Vec::new()).unwrap();
-            let t1 = t.elapsed();
-            let t = std::time::Instant::now();
-            let n = inflate_each(&input, &windows()[1], usize::MAX, |_, _| {}).unwrap();
-            let t2 = t.elapsed();
-            let t = std::time::Instant::now();
-            let pc = piece(&data, p, e, None, &|| Vec::new()).unwrap();
-            eprintln!("{} bytes: inflate {:?}, inflate_each {:?} ({n}), piece {:?}, {} from window", out.len(), t1, t2, t.elapsed(), pc.hi.len());
-        }
-        let t = std::time::Instant::now();
-        let mut d = flate2::read::GzDecoder::new(&data[..]);
-        let mut sink = Vec::new();
-        std::io::Read::read_to_end(&mut d, &mut sink).unwrap();
-        eprintln!("whole serial: {} bytes in {:?}", sink.len(), t.elapsed());
-    }
-}
