@@ -310,6 +310,24 @@ fn one_member_gzip_reads_the_same_in_pieces() {
         assert_eq!(split_reads() - before, split as usize, "level {l}: read in pieces");
         assert!(got.as_flat() == want.as_flat() && got.geom.dims == want.geom.dims, "level {l}");
         if l == 6 {
+            // Bytes past the voxels, more than a wave of pieces: the pieces are checked at the
+            // member's end even when the voxels end waves before it (the read counts as in
+            // pieces only once checked), and with a wrong CRC there it is read on one core
+            // (which gives the voxels: it does not read to the end).
+            let mut longer = nii.clone();
+            longer.extend((0..3 << 20).flat_map(|_| rand::Rng::random_range(&mut r, 0.0..50.0f32).to_le_bytes()));
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+            e.write_all(&longer).unwrap();
+            let mut file = e.finish().unwrap();
+            for wrong in [false, true] {
+                let n = file.len();
+                file[n - 8] ^= wrong as u8;
+                std::fs::write(&p, &file).unwrap();
+                let before = split_reads();
+                let got = pool.install(|| read_nifti(&p)).unwrap();
+                assert_eq!(split_reads() - before, !wrong as usize, "past the voxels, wrong CRC {wrong}: read in pieces");
+                assert!(got.as_flat() == want.as_flat());
+            }
             let mut bad = bytes.clone();
             bad[bytes.len() / 2] ^= 0x10;
             std::fs::write(&p, &bad).unwrap();

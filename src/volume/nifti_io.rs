@@ -103,6 +103,9 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
     let decode = super::nifti_decode::Decode::of(&header, elem)?;
     let decoded = match &mut data_in.0 {
         Input::Members(m) => decode.read_members(m, &mut out, conv),
+        // Read to the member's end even past the voxels the header asks for: the pieces are
+        // trusted only once their CRC-32 and length have been checked there.
+        Input::Split(r) => decode.read(r.as_mut(), &mut out, conv).and_then(|()| std::io::copy(r.as_mut(), &mut std::io::sink()).map(|_| ())),
         Input::Stream(r) => decode.read(r.as_mut(), &mut out, conv),
     };
     decoded.map_err(|e| match e.kind() {
@@ -128,6 +131,8 @@ pub fn plain_io(e: &std::io::Error) -> String {
 /// stream (plain, or any other gzip).
 enum Input {
     Members(super::gz_members::ParallelMembers<std::io::BufReader<std::fs::File>>),
+    /// One member of another writer's, in pieces (checked only once read to its end).
+    Split(Box<super::gz_split::SplitMember>),
     Stream(Box<dyn Read>),
 }
 
@@ -135,6 +140,7 @@ impl Input {
     fn stream(&mut self) -> &mut dyn Read {
         match self {
             Input::Members(m) => m,
+            Input::Split(r) => r.as_mut(),
             Input::Stream(r) => r.as_mut(),
         }
     }
@@ -156,7 +162,7 @@ fn open_maybe_gz(path: &Path, split: bool) -> Result<(Input, bool)> {
         let mut data = Vec::with_capacity(len as usize);
         r.read_to_end(&mut data).map_err(|e| anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)))?;
         Ok(match super::gz_split::SplitMember::new(data) {
-            Ok(s) => (Input::Stream(Box::new(s)), true),
+            Ok(s) => (Input::Split(Box::new(s)), true),
             Err(data) => (Input::Stream(Box::new(flate2::bufread::MultiGzDecoder::new(std::io::Cursor::new(data)))), true),
         })
     } else if gz {
