@@ -126,7 +126,7 @@ impl Frame {
 
 /// Where a fit writes its voxels: their items of the whole tensor (6 components), S0 and flag
 /// maps, and of the scalar maps ([`NSCALARS`]) where those are wanted. A split's device writes
-/// its share where it lies (no share of results pasted back: ~50 MB a chunk on the issue-7
+/// its share where it lies (no share of results pasted back: ~50 MB in all on the issue-7
 /// volume before round 29); a GPU makes the scalars from the tensors it has just fitted, which
 /// stay on the device (they had gone down, then up again).
 pub struct FitShare<'a> {
