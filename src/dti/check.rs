@@ -1,7 +1,7 @@
 //! DTI conformance: fit, scalar maps, metric fields and sharpened metric on fresh random input.
 //! On the CPU itself the fit is checked against the ground truth of noiseless data instead.
 
-use crate::runtime::columns::{Columns, ColumnsMut};
+use crate::runtime::columns::Columns;
 use super::{kernels, Design, DtiKernels, FitShare, Frame, TensorFit, FITTED, NSCALARS};
 use crate::check::{max_rel_err, CheckRow, F32_TOL};
 use crate::runtime::Device;
@@ -67,10 +67,7 @@ fn share_row(k: &mut dyn DtiKernels, dev: &Device, dwi: &[f32], design: &Design,
     let dwi = Columns::whole(dwi, design.ngrad);
     let mut fit = TensorFit { tensor: vec![f32::NAN; 6 * nvox], s0: vec![f32::NAN; nvox], flags: vec![-7; nvox] };
     let mut maps = vec![f32::NAN; NSCALARS * nvox];
-    {
-        let mut out = FitShare { tensor: ColumnsMut::whole(&mut fit.tensor, 6), s0: ColumnsMut::whole(&mut fit.s0, 1), flags: ColumnsMut::whole(&mut fit.flags, 1), scalars: Some(ColumnsMut::whole(&mut maps, NSCALARS)) };
-        k.fit_into(dwi.part(a..b), &mask[a..b], design, &mut out.part(a..b))?;
-    }
+    k.fit_into(dwi.part(a..b), &mask[a..b], design, &mut FitShare::whole(&mut fit, Some(&mut maps)).part(a..b))?;
     let alone = k.fit(dwi.part(a..b), &mask[a..b], design)?;
     let alone_maps = k.scalars(&alone.tensor)?;
     let n = b - a;

@@ -206,16 +206,15 @@ fn columns_from<T: Copy + Send + Sync, R: Sync>(out: &mut ColumnsMut<T>, rows: &
 
 /// Per-voxel results of `f`, laid out component-major (`C` components), both passes parallel.
 fn per_voxel<const C: usize>(cpu: &Cpu, nvox: usize, f: impl Fn(usize) -> [f32; C] + Sync) -> Vec<f32> {
-    cpu.install(|| {
-        let rows: Vec<[f32; C]> = (0..nvox).into_par_iter().with_min_len(1024).map(&f).collect();
-        let mut out = vec![0.0f32; C * nvox];
-        out.par_chunks_mut(nvox.max(1)).enumerate().for_each(|(c, dst)| {
-            for (d, r) in dst.iter_mut().zip(&rows) {
-                *d = r[c];
-            }
-        });
-        out
-    })
+    let mut out = vec![0.0f32; C * nvox];
+    cpu.install(|| per_voxel_into(&mut ColumnsMut::whole(&mut out, C), &f));
+    out
+}
+
+/// [`per_voxel`] into a share of `C` components (on the calling pool).
+fn per_voxel_into<const C: usize>(out: &mut ColumnsMut<f32>, f: impl Fn(usize) -> [f32; C] + Sync) {
+    let rows: Vec<[f32; C]> = (0..out.len()).into_par_iter().with_min_len(1024).map(&f).collect();
+    columns_from(out, &rows, |r, c| r[c]);
 }
 
 pub fn voxel_frame(t: &[f64; 6], frame: Frame) -> [f64; 6] {
@@ -266,8 +265,7 @@ impl DtiKernels for CpuDti {
                 columns_from(&mut out.flags, &rows, |r, _| r.2);
                 // The maps of the tensors as stored (f32), as `scalars` makes them from a file's.
                 if let Some(maps) = &mut out.scalars {
-                    let m: Vec<[f32; NSCALARS]> = rows.par_iter().with_min_len(1024).map(|r| scalar_row(&r.0.map(|x| x as f64))).collect();
-                    columns_from(maps, &m, |r, c| r[c]);
+                    per_voxel_into(maps, |v| scalar_row(&rows[v].0.map(|x| x as f64)));
                 }
             })
         });

@@ -136,7 +136,12 @@ pub struct FitShare<'a> {
     pub scalars: Option<ColumnsMut<'a, f32>>,
 }
 
-impl FitShare<'_> {
+impl<'a> FitShare<'a> {
+    /// All of `fit`'s voxels, and of the scalar maps `maps` where given.
+    pub fn whole(fit: &'a mut TensorFit, maps: Option<&'a mut [f32]>) -> FitShare<'a> {
+        FitShare { tensor: ColumnsMut::whole(&mut fit.tensor, 6), s0: ColumnsMut::whole(&mut fit.s0, 1), flags: ColumnsMut::whole(&mut fit.flags, 1), scalars: maps.map(|m| ColumnsMut::whole(m, NSCALARS)) }
+    }
+
     /// Voxels in the share.
     pub fn len(&self) -> usize {
         self.tensor.len()
@@ -162,8 +167,7 @@ pub trait DtiKernels {
     /// [`fit_into`](Self::fit_into) new arrays, without scalar maps.
     fn fit(&mut self, dwi: Columns<f32>, mask: &[u8], design: &Design) -> Result<TensorFit> {
         let mut fit = TensorFit::zeroed(mask.len());
-        let mut out = FitShare { tensor: ColumnsMut::whole(&mut fit.tensor, 6), s0: ColumnsMut::whole(&mut fit.s0, 1), flags: ColumnsMut::whole(&mut fit.flags, 1), scalars: None };
-        self.fit_into(dwi, mask, design, &mut out)?;
+        self.fit_into(dwi, mask, design, &mut FitShare::whole(&mut fit, None))?;
         Ok(fit)
     }
     /// FA, MD, V1, L1-L3 per voxel ([`NSCALARS`] components).
@@ -215,9 +219,7 @@ pub fn run(k: &mut dyn DtiKernels, dwi: &Volume, grads: &GradientTable, mask: &[
     let design = Design::new(grads)?;
     let nvox = mask.len();
     let mut r = DtiResult::zeroed(nvox, true);
-    let mut all = r.shares(&[0..nvox]).expect("one range within the maps");
-    k.fit_into(Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, &mut all[0])?;
-    drop(all);
+    k.fit_into(Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, &mut FitShare::whole(&mut r.fit, Some(&mut r.scalars)))?;
     r.timings = k.take_timings();
     Ok(r)
 }
