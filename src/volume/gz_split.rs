@@ -463,6 +463,7 @@ impl SplitMember {
             }
             let tail = p.tail();
             p.fill(tail, &self.window);
+            p.runs.truncate(tail);
             before.push(if p.runs.is_empty() { Vec::new() } else { self.window.clone() });
             let out = &p.out;
             if out.len() >= WINDOW {
@@ -474,12 +475,7 @@ impl SplitMember {
                 self.window.drain(..cut);
             }
         }
-        pieces.par_iter_mut().zip(&before).for_each(|(p, w)| {
-            let tail = p.tail();
-            let runs = std::mem::take(&mut p.runs);
-            p.runs = runs[..tail].to_vec();
-            p.fill(0, w);
-        });
+        pieces.par_iter_mut().zip(&before).for_each(|(p, w)| p.fill(0, w));
         let mut outs = Vec::with_capacity(n);
         {
             let mut pool = spare.lock().unwrap_or_else(|e| e.into_inner());
