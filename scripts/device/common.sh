@@ -324,3 +324,9 @@ fim_maps_same() {
   fim_phantom
   maps_against "$@"
 }
+# same_files A B: "N of M" files of folder A that have the same bytes in folder B.
+same_files() {
+  local same=0 f
+  for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" && same=$((same + 1)); done
+  echo "$same of $(ls "$1" | wc -l)"
+}

@@ -51,66 +51,68 @@ if [[ $PART == *b* ]]; then
   done
   echo "$same files identical, $differ differ"
 fi
-if [[ $PART == *c* ]]; then
-  stamp "c: one member (gzip -6) against neuroport's members"
-  gzip -dc "$D/dwi.nii.gz" | gzip -6 > "$W/dwi1.nii.gz"
-  ls -l "$D/dwi.nii.gz" "$W/dwi1.nii.gz"
-  nproc
-  for rep in 1 2; do
-    for f in "$D/dwi.nii.gz" "$W/dwi1.nii.gz"; do
-      echo "-- $f"; step 60 $NEW bench nifti --read-only --input "$f" 2>&1 | grep -E "^read"
-    done
-  done
-  s=$(date +%s.%N); gzip -dc "$W/dwi1.nii.gz" > /dev/null; echo "gzip -dc: $(awk "BEGIN { print $(date +%s.%N) - $s }") s"
-  export NEUROPORT_STAGES=1
-  for rep in 1 2 3; do
-    wall "dti members ($rep)" 90 $NEW --backend cuda:0 --force dti "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/dti-m/"
-    wall "dti one member ($rep)" 90 $NEW --backend cuda:0 --force dti --dwi "$W/dwi1.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-1/"
-  done
-  unset NEUROPORT_STAGES
-  same=0; for f in "$W"/dti-m/*; do cmp -s "$f" "$W/dti-1/$(basename "$f")" && same=$((same + 1)); done; echo "c: $same of $(ls "$W"/dti-m | wc -l) outputs identical"
-fi
-if [[ $PART == *d* ]]; then
-  stamp "d: one member in pieces against one core"
+# The issue-7 DWI recompressed by GNU gzip at each given level: $W/dwi<level>.nii.gz.
+one_member() {
   gzip -dc "$D/dwi.nii.gz" > "$W/dwi.nii"
-  gzip -6 -c "$W/dwi.nii" > "$W/dwi6.nii.gz"; gzip -1 -c "$W/dwi.nii" > "$W/dwi1.nii.gz"
+  for l in "$@"; do gzip -"$l" -c "$W/dwi.nii" > "$W/dwi$l.nii.gz"; done
   ls -l "$W"/dwi*.nii*
-  TIMEV=""; [ -x /usr/bin/time ] && TIMEV="/usr/bin/time -f %MkB"
-  for rep in 1 2 3; do
-    for f in dwi6 dwi1; do
+}
+# split_reads ROUNDS NAME...: `bench nifti --read-only` of each $W/NAME.nii.gz in pieces and on
+# one core, alternating, with peak memory where /usr/bin/time is there.
+split_reads() {
+  local rounds=$1; shift
+  local timev=""; [ -x /usr/bin/time ] && timev="/usr/bin/time -f %MkB"
+  for rep in $(seq "$rounds"); do
+    for f in "$@"; do
       for sp in 1 0; do
-        echo "-- $f split=$sp ($rep): $(NEUROPORT_GZ_SPLIT=$sp $TIMEV $NEW bench nifti --read-only --input "$W/$f.nii.gz" 2>&1 | tr '\n' ' ')"
+        echo "-- $f split=$sp ($rep): $(NEUROPORT_GZ_SPLIT=$sp $timev $NEW bench nifti --read-only --input "$W/$f.nii.gz" 2>&1 | tr '\n' ' ')"
       done
     done
   done
+}
+# split_dti ROUNDS: the whole `dti` on $W/dwi6.nii.gz in pieces and on one core, alternating;
+# the outputs compared.
+split_dti() {
   export NEUROPORT_STAGES=1
-  for rep in 1 2 3; do
+  for rep in $(seq "$1"); do
     for sp in 1 0; do
       NEUROPORT_GZ_SPLIT=$sp wall "dti one member split=$sp ($rep)" 90 $NEW --backend cuda:0 --force dti --dwi "$W/dwi6.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$sp/"
     done
   done
   unset NEUROPORT_STAGES
-  same=0; for f in "$W"/dti-1/*; do cmp -s "$f" "$W/dti-0/$(basename "$f")" && same=$((same + 1)); done; echo "d: $same of $(ls "$W"/dti-1 | wc -l) outputs identical"
+  echo "$PART: $(same_files "$W/dti-1" "$W/dti-0") outputs identical"
+}
+
+if [[ $PART == *c* ]]; then
+  stamp "c: one member (gzip -6) against neuroport's members"
+  one_member 6
+  nproc
+  for rep in 1 2; do
+    for f in "$D/dwi.nii.gz" "$W/dwi6.nii.gz"; do
+      echo "-- $f"; step 60 $NEW bench nifti --read-only --input "$f" 2>&1 | grep -E "^read"
+    done
+  done
+  s=$(date +%s.%N); gzip -dc "$W/dwi6.nii.gz" > /dev/null; echo "gzip -dc: $(awk "BEGIN { print $(date +%s.%N) - $s }") s"
+  export NEUROPORT_STAGES=1
+  for rep in 1 2 3; do
+    wall "dti members ($rep)" 90 $NEW --backend cuda:0 --force dti "${IN[@]}" --mask "$D/mask.nii.gz" --out "$W/dti-m/"
+    wall "dti one member ($rep)" 90 $NEW --backend cuda:0 --force dti --dwi "$W/dwi6.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-1/"
+  done
+  unset NEUROPORT_STAGES
+  echo "c: $(same_files "$W/dti-m" "$W/dti-1") outputs identical"
+fi
+if [[ $PART == *d* ]]; then
+  stamp "d: one member in pieces against one core"
+  one_member 6 1
+  split_reads 3 dwi6 dwi1
+  split_dti 3
 fi
 if [[ $PART == *e* ]]; then
   stamp "e: one member in pieces, traced"
-  gzip -dc "$D/dwi.nii.gz" > "$W/dwi.nii"
-  gzip -6 -c "$W/dwi.nii" > "$W/dwi6.nii.gz"
-  TIMEV=""; [ -x /usr/bin/time ] && TIMEV="/usr/bin/time -f %MkB"
+  one_member 6
   NEUROPORT_GZ_TRACE=1 $NEW bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace.txt" 2>&1
   awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace.txt"; tail -1 "$OUT/trace.txt"
-  for rep in 1 2 3; do
-    for sp in 1 0; do
-      echo "-- dwi6 split=$sp ($rep): $(NEUROPORT_GZ_SPLIT=$sp $TIMEV $NEW bench nifti --read-only --input "$W/dwi6.nii.gz" 2>&1 | tr '\n' ' ')"
-    done
-  done
-  export NEUROPORT_STAGES=1
-  for rep in 1 2; do
-    for sp in 1 0; do
-      NEUROPORT_GZ_SPLIT=$sp wall "dti one member split=$sp ($rep)" 90 $NEW --backend cuda:0 --force dti --dwi "$W/dwi6.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$sp/"
-    done
-  done
-  unset NEUROPORT_STAGES
-  same=0; for f in "$W"/dti-1/*; do cmp -s "$f" "$W/dti-0/$(basename "$f")" && same=$((same + 1)); done; echo "e: $same of $(ls "$W"/dti-1 | wc -l) outputs identical"
+  split_reads 3 dwi6
+  split_dti 2
 fi
 stamp done
