@@ -6,24 +6,22 @@
 //! Deflate blocks do not say where they start, so a piece's start is found by trial: the first
 //! bit offset past its nominal byte where a dynamic-Huffman block header parses with every code
 //! valid and complete, and which then inflates. A piece is inflated without the 32 KB of output
-//! before it, twice, against two made-up windows whose bytes differ at every index
-//! ([`windows`]): a byte that differs between the passes came from the window (the bytes alike
-//! are the piece's own), and the pair of values says from where. Those bytes are filled in,
-//! piece after piece, once the output before is known (rapidgzip marks them in one pass of a
-//! decoder of its own; here zlib-rs inflates, so twice). Nothing found by trial is
-//! trusted: the whole must match the member's CRC-32 and length (and end where the member ends),
-//! and any failure, early or at the end, is a [`SplitFailed`] error, on which the caller reads
-//! the file again on one core.
+//! before it, in one pass that marks each byte copied from before it with its index there
+//! (`inflate_marked`); those bytes are filled in once the output before is known, each piece's
+//! last 32 KB in order (the next piece's window), the rest side by side. Nothing found by trial
+//! is trusted: every piece must end where the next begins, the last where the member does, and
+//! the whole must match the member's CRC-32 and length; any failure, early or at the end, is a
+//! [`SplitFailed`] error, on which the caller reads the file again on one core.
 
-use flate2::{Crc, Decompress, FlushDecompress, Status};
+use super::inflate_marked::{fill, inflate_marked, peek, Stop, Tables, WINDOW};
+use flate2::Crc;
 use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::io::{self, Read};
 
 /// Compressed bytes per piece.
 pub const PIECE: usize = 1 << 20;
-const WINDOW: usize = 32 << 10;
-/// Output a candidate start must inflate (against a made-up window) to be taken.
+/// Output a candidate start must inflate (its bytes from before it marked) to be taken.
 const TRIAL: usize = 16 << 10;
 /// The most output per compressed byte a piece may give: a wave of pieces is held at once,
 /// where the one-core read holds only what the header asks for, so a member that inflates
@@ -156,6 +154,22 @@ impl Huffman {
     }
 }
 
+/// Whether bit `p` of `d` may start a non-final dynamic-Huffman block: its first 17 bits and
+/// a complete code-length code, from two looks at the input (about one bit offset in 10^4
+/// passes; the search tries every offset, and [`dynamic_header`] decodes a whole header).
+fn may_start(d: &[u8], p: usize) -> bool {
+    let w = peek(d, p);
+    // BFINAL 0, BTYPE 2; at most 286 literal/length and 30 distance symbols.
+    if w & 7 != 4 || (w >> 3) & 31 > 29 || (w >> 8) & 31 > 29 {
+        return false;
+    }
+    let ncode = ((w >> 13) & 15) as usize + 4;
+    let lens = peek(d, p + 17);
+    // The code-length code's Kraft sum, in 1/128ths: complete at exactly one.
+    let kraft: u32 = (0..ncode).map(|i| ((lens >> (3 * i)) & 7) as u32).filter(|&l| l != 0).map(|l| 128 >> l).sum();
+    kraft == 128
+}
+
 /// Whether a non-final dynamic-Huffman block header starts at bit `p` (and ends before `end`):
 /// its three codes valid, the code-length code complete, the literal and distance codes complete
 /// or a single code, the end-of-block symbol present (zlib's rules).
@@ -205,165 +219,39 @@ fn dynamic_header(d: &[u8], p: usize, end: usize) -> bool {
     parse(&mut b).unwrap_or(false)
 }
 
-/// Bits [p, e) of `d` as bytes starting at bit 0, into `buf` (the bits after e in the last byte
-/// are the stream's own: fewer than 8 bits of the next block header give no output).
-fn shifted(d: &[u8], p: usize, e: usize, mut buf: Vec<u8>) -> Vec<u8> {
-    let (q, r, n) = (p >> 3, p & 7, (e - p).div_ceil(8));
-    buf.clear();
-    if r == 0 {
-        buf.extend_from_slice(&d[q..q + n]);
-    } else {
-        let src = &d[q..(q + n + 1).min(d.len())];
-        buf.extend(src.windows(2).map(|w| (w[0] >> r) | (w[1] << (8 - r))));
-        if buf.len() < n {
-            buf.push(src[n - 1] >> r);
-        }
-    }
-    buf
-}
-
-/// Inflates raw deflate `input` against `window` (if any) into `out` (cleared) until the input is
-/// used up or the stream ends: (output, whether the stream ended, input bytes used); an error
-/// once `limit` bytes are out.
-fn inflate(input: &[u8], window: Option<&[u8]>, limit: usize, mut out: Vec<u8>) -> io::Result<(Vec<u8>, bool, usize)> {
-    let mut z = Decompress::new(false);
-    if let Some(w) = window {
-        z.set_dictionary(w).map_err(|_| failed("a window refused"))?;
-    }
-    out.clear();
-    out.reserve((4 * input.len()).clamp(1 << 16, limit.max(1 << 16)));
-    loop {
-        if out.len() >= limit {
-            return Err(failed("a piece inflates past its bound"));
-        }
-        if out.capacity() - out.len() < 1 << 15 {
-            out.reserve(out.len().max(1 << 16));
-        }
-        let (i0, o0) = (z.total_in(), z.total_out());
-        let st = z.decompress_vec(&input[i0 as usize..], &mut out, FlushDecompress::None).map_err(|_| failed("a piece does not inflate"))?;
-        if st == Status::StreamEnd {
-            return Ok((out, true, z.total_in() as usize));
-        }
-        if (z.total_in(), z.total_out()) == (i0, o0) {
-            return Ok((out, false, z.total_in() as usize));
-        }
-    }
-}
-
-/// Inflates as [`inflate`] through a 64 KB buffer, handing each stretch to `f` with its offset
-/// (a pass whose output is only looked at, not kept), stopping at `limit` bytes; the bytes out.
-fn inflate_each(input: &[u8], window: &[u8], limit: usize, mut f: impl FnMut(usize, &[u8])) -> io::Result<usize> {
-    let mut z = Decompress::new(false);
-    z.set_dictionary(window).map_err(|_| failed("a window refused"))?;
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let (i0, o0) = (z.total_in(), z.total_out());
-        if o0 as usize >= limit {
-            return Ok(o0 as usize);
-        }
-        let room = buf.len().min(limit - o0 as usize);
-        let st = z.decompress(&input[i0 as usize..], &mut buf[..room], FlushDecompress::None).map_err(|_| failed("a piece does not inflate"))?;
-        let n = (z.total_out() - o0) as usize;
-        f(o0 as usize, &buf[..n]);
-        if st == Status::StreamEnd || (z.total_in(), z.total_out()) == (i0, o0) {
-            return Ok(z.total_out() as usize);
-        }
-    }
-}
-
-/// The made-up windows: byte i of the first is the low byte of i, of the second
-/// (hi + lo + 1) mod 256 for hi = i >> 8 (below 128): never equal to the first's, so a byte of
-/// the output that differs between the two passes came from the window (a byte of the piece's
-/// own is the same literal in both), and the pair gives its index.
-fn windows() -> &'static [Vec<u8>; 2] {
-    static W: std::sync::OnceLock<[Vec<u8>; 2]> = std::sync::OnceLock::new();
-    W.get_or_init(|| [(0..WINDOW).map(|i| i as u8).collect(), (0..WINDOW).map(|i| ((i >> 8) + (i & 255) + 1) as u8).collect()])
-}
-
 /// The first bit in [from, to) where a piece can start: a dynamic block header that inflates
-/// [`TRIAL`] bytes (or to `end`) against a made-up window.
+/// [`TRIAL`] bytes (or to `end`), its bytes from before it marked.
 fn find_start(d: &[u8], from: usize, to: usize, end: usize) -> Option<usize> {
-    (from..to).find(|&p| dynamic_header(d, p, end) && inflate_each(&shifted(d, p, end.min(p + 8 * (TRIAL + 1024)), Vec::new()), &windows()[0], TRIAL, |_, _| {}).is_ok_and(|n| n >= 64))
+    let (mut out, mut t) = (Vec::with_capacity(TRIAL + 1024), Tables::default());
+    (from..to).find(|&p| {
+        may_start(d, p) && dynamic_header(d, p, end) && {
+            out.clear();
+            inflate_marked(d, p, end.min(p + 8 * (TRIAL + 1024)), TRIAL, &mut out, &mut t).is_ok() && out.len() >= 64
+        }
+    })
 }
 
-/// One piece inflated: its bytes; the runs of those that came from the window before it
-/// (start, end, and where the run's high bytes begin in `hi`), each such byte holding the low
-/// byte of its index into the window and `hi` the high bytes; whether the member ended in it;
-/// its input bytes unused; its input's buffer (for the pool).
+/// One piece inflated, its bytes from the window before it marked; whether the member ended in
+/// it, and its input bits unused after its last block.
 struct Piece {
-    out: Vec<u8>,
-    runs: Vec<(u32, u32, u32)>,
-    hi: Vec<u8>,
+    marked: Vec<u16>,
     ended: bool,
     unused: usize,
-    input: Vec<u8>,
 }
 
-impl Piece {
-    /// Fills the bytes from the window in runs[from..] (from `window`, the 32 KB before it).
-    fn fill(&mut self, from: usize, window: &[u8]) {
-        for &(s, e, k) in &self.runs[from..] {
-            let hi = &self.hi[k as usize..k as usize + (e - s) as usize];
-            for (o, &h) in self.out[s as usize..e as usize].iter_mut().zip(hi) {
-                *o = window[(h as usize) << 8 | *o as usize];
-            }
-        }
-    }
-
-    /// The first run that reaches the piece's last 32 KB.
-    fn tail(&self) -> usize {
-        self.runs.partition_point(|&(_, e, _)| (e as usize) + WINDOW <= self.out.len())
-    }
-}
-
-/// Bits [p, e) inflated: against `window` when it is known, else twice against the made-up
-/// windows (the second pass only looked at, through a small buffer). `take` gives buffers.
-fn piece(d: &[u8], p: usize, e: usize, window: Option<&[u8]>, take: &(impl Fn() -> Vec<u8> + Sync)) -> io::Result<Piece> {
-    let input = shifted(d, p, e, take());
-    let limit = MAX_RATIO * input.len() + (1 << 16);
-    let buf = take();
-    if let Some(w) = window {
-        let (out, ended, used) = inflate(&input, (!w.is_empty()).then_some(w), limit, buf)?;
-        return Ok(Piece { out, runs: Vec::new(), hi: Vec::new(), ended, unused: input.len() - used, input });
-    }
-    let [lo, mixed] = windows();
-    let (out, ended, used) = inflate(&input, Some(lo), limit, buf)?;
-    // Bytes that differ against the second window came from the window: their runs, and the
-    // high byte of each one's index.
-    let mut runs: Vec<(u32, u32, u32)> = Vec::new();
-    let mut hi = take();
-    hi.clear();
-    let n = inflate_each(&input, mixed, limit, |at, s| {
-        let m = out.len().saturating_sub(at).min(s.len());
-        let (mine, s) = (&out[at.min(out.len())..at.min(out.len()) + m], &s[..m]);
-        let word = |b: &[u8], k: usize| u64::from_ne_bytes(b[k..k + 8].try_into().expect("8 bytes"));
-        let mut k = 0;
-        while k < m {
-            // Alike bytes eight at a time, then a run of differing ones at once.
-            if k + 8 <= m && word(mine, k) == word(s, k) {
-                k += 8;
-                continue;
-            }
-            if mine[k] == s[k] {
-                k += 1;
-                continue;
-            }
-            let from = k;
-            while k < m && mine[k] != s[k] {
-                k += 1;
-            }
-            let (i, j) = ((at + from) as u32, (at + k) as u32);
-            match runs.last_mut() {
-                Some(r) if r.1 == i => r.1 = j,
-                _ => runs.push((i, j, hi.len() as u32)),
-            }
-            hi.extend(mine[from..k].iter().zip(&s[from..k]).map(|(&a, &b)| b.wrapping_sub(a).wrapping_sub(1)));
-        }
-    })?;
-    if n != out.len() || hi.iter().any(|&h| h >= 128) {
-        return Err(failed("a piece's two passes disagree"));
-    }
-    Ok(Piece { out, runs, hi, ended, unused: input.len() - used, input })
+/// Bits [p, e) inflated (`take` gives buffers).
+fn piece(d: &[u8], p: usize, e: usize, take: &(impl Fn() -> Vec<u16> + Sync)) -> io::Result<Piece> {
+    let mut marked = take();
+    marked.clear();
+    let limit = MAX_RATIO * (e - p) / 8 + (1 << 16);
+    let (ended, unused) = match inflate_marked(d, p, e, limit, &mut marked, &mut Tables::default()) {
+        Ok(Stop::Ended(q)) => (true, e - q),
+        Ok(Stop::AtEnd) => (false, 0),
+        Ok(Stop::Full) => return Err(failed("a piece inflates past its bound")),
+        Ok(Stop::OutOfInput) => return Err(failed("a piece does not end where the member's blocks do")),
+        Err(_) => return Err(failed("a piece does not inflate")),
+    };
+    Ok(Piece { marked, ended, unused })
 }
 
 /// The starts of a wave's pieces after its first (which starts at bit `from`): one found past
@@ -394,13 +282,26 @@ pub struct SplitMember {
     pos: usize,
     finished: bool,
     /// Pieces a wave: one per thread (two per thread read no faster on the H100 host, 0.49-0.53
-    /// against 0.51-0.53 s, and held 110 MB more).
+    /// against 0.51-0.53 s, and held 110 MB more; round 29).
     wave: usize,
     /// Buffers of pieces read, for the next pieces (fresh pages cost the kernel's zeroing: a
     /// quarter of a read's time before they were kept).
     spare: std::sync::Mutex<Vec<Vec<u8>>>,
+    spare_marked: std::sync::Mutex<Vec<Vec<u16>>>,
     /// The next wave's piece starts, searched ahead.
     ahead: Option<io::Result<(Vec<usize>, bool)>>,
+}
+
+/// A buffer from `pool`, or a new one.
+fn take_from<T>(pool: &std::sync::Mutex<Vec<Vec<T>>>) -> Vec<T> {
+    pool.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default()
+}
+
+/// The last [`WINDOW`] bytes of `window` followed by `more`, in `window`.
+fn slide(window: &mut Vec<u8>, more: &[u8]) {
+    window.extend_from_slice(&more[more.len().saturating_sub(WINDOW)..]);
+    let cut = window.len().saturating_sub(WINDOW);
+    window.drain(..cut);
 }
 
 impl SplitMember {
@@ -412,10 +313,10 @@ impl SplitMember {
         if end < h + 2 * PIECE {
             return Err(data);
         }
-        Ok(SplitMember { next: 8 * h, end: 8 * end, data, window: Vec::new(), crc: Crc::new(), queue: VecDeque::new(), cur: Vec::new(), pos: 0, finished: false, wave: rayon::current_num_threads().max(2), spare: std::sync::Mutex::new(Vec::new()), ahead: None })
+        Ok(SplitMember { next: 8 * h, end: 8 * end, data, window: Vec::new(), crc: Crc::new(), queue: VecDeque::new(), cur: Vec::new(), pos: 0, finished: false, wave: rayon::current_num_threads().max(2), spare: Default::default(), spare_marked: Default::default(), ahead: None })
     }
 
-    /// The next wave's pieces inflated, filled in from the window and queued.
+    /// The next wave's pieces inflated, filled in from their windows and queued.
     fn fill(&mut self) -> io::Result<()> {
         let d = &self.data;
         let t0 = std::time::Instant::now();
@@ -429,74 +330,55 @@ impl SplitMember {
         if last {
             bounds.push(self.end);
         }
-        let window = &self.window;
         let t1 = std::time::Instant::now();
-        let spare = &self.spare;
-        let take = || spare.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+        let spare_marked = &self.spare_marked;
+        let take = || take_from(spare_marked);
         // The next wave's starts are searched beside this wave's inflate (the search needs only
         // the compressed bytes).
         let next = (!last).then(|| *bounds.last().expect("a piece start"));
         let (end, wave) = (self.end, self.wave);
         let (pieces, ahead): (Vec<io::Result<Piece>>, _) = rayon::join(
-            || bounds.par_windows(2).enumerate().map(|(j, b)| piece(d, b[0], b[1], (j == 0).then_some(window.as_slice()), &take)).collect(),
+            || bounds.par_windows(2).map(|b| piece(d, b[0], b[1], &take)).collect(),
             || next.map(|b| starts(d, b, end, wave)),
         );
         self.ahead = ahead;
-        let mut pieces = pieces.into_iter().collect::<io::Result<Vec<Piece>>>()?;
+        let pieces = pieces.into_iter().collect::<io::Result<Vec<Piece>>>()?;
         let t2 = std::time::Instant::now();
-        let marked: usize = pieces.iter().map(|p| p.hi.len()).sum();
         let n = pieces.len();
-        // In order, each piece's last 32 KB filled in from the window before it (the next
-        // piece's window is made of them); the rest of every piece after, side by side. A byte
-        // from the window points into the window before its own piece only: a copy of such a
-        // byte inside the piece was marked with the same index.
-        let mut before = Vec::with_capacity(n);
-        for (j, p) in pieces.iter_mut().enumerate() {
+        // In order, each piece's window (the 32 KB of output before it: its markers point
+        // there, and copies of them keep their index) and, from its last 32 KB filled in, the
+        // next piece's; then every piece filled in side by side.
+        let mut windows = Vec::with_capacity(n);
+        let mut tail = Vec::with_capacity(WINDOW);
+        for (j, p) in pieces.iter().enumerate() {
             let is_last = last && j + 1 == n;
             // Every piece but the member's last stops where its input does; the last ends the
-            // member, leaving at most its last shifted byte (padding bits only) unused.
-            if p.ended != is_last || (is_last && p.unused > 1) {
+            // member, leaving fewer than 8 bits (padding) before the trailer.
+            if p.ended != is_last || p.unused >= 8 {
                 return Err(failed("a piece does not end where the member's blocks do"));
             }
-            if !p.runs.is_empty() && self.window.len() < WINDOW {
-                return Err(failed("a piece refers to output before the member"));
-            }
-            let tail = p.tail();
-            p.fill(tail, &self.window);
-            p.runs.truncate(tail);
-            before.push(if p.runs.is_empty() { Vec::new() } else { self.window.clone() });
-            let out = &p.out;
-            if out.len() >= WINDOW {
-                self.window.clear();
-                self.window.extend_from_slice(&out[out.len() - WINDOW..]);
-            } else {
-                self.window.extend_from_slice(out);
-                let cut = self.window.len().saturating_sub(WINDOW);
-                self.window.drain(..cut);
-            }
+            windows.push(self.window.clone());
+            fill(&p.marked[p.marked.len().saturating_sub(WINDOW)..], &self.window, &mut tail).map_err(|_| failed("a piece refers to output before the member"))?;
+            slide(&mut self.window, &tail);
         }
-        pieces.par_iter_mut().zip(&before).for_each(|(p, w)| p.fill(0, w));
-        let mut outs = Vec::with_capacity(n);
-        {
-            let mut pool = spare.lock().unwrap_or_else(|e| e.into_inner());
-            for p in pieces {
-                pool.extend([p.hi, p.input].into_iter().filter(|b| b.capacity() > 0));
-                outs.push(p.out);
-            }
-        }
-        let crcs: Vec<Crc> = outs.par_iter().map(|o| {
+        let spare = &self.spare;
+        let filled: Vec<(Vec<u8>, Crc, usize)> = pieces.par_iter().zip(&windows).map(|(p, w)| {
+            let mut out = take_from(spare);
+            let marks = fill(&p.marked, w, &mut out).map_err(|_| failed("a piece refers to output before the member"))?;
             let mut c = Crc::new();
-            c.update(o);
-            c
-        }).collect();
-        for c in &crcs {
-            self.crc.combine(c);
+            c.update(&out);
+            Ok((out, c, marks))
+        }).collect::<io::Result<_>>()?;
+        spare_marked.lock().unwrap_or_else(|e| e.into_inner()).extend(pieces.into_iter().map(|p| p.marked));
+        let marked: usize = filled.iter().map(|f| f.2).sum();
+        for (out, c, _) in filled {
+            self.crc.combine(&c);
+            self.queue.push_back(out);
         }
         if std::env::var_os("NEUROPORT_GZ_TRACE").is_some() {
-            let raw: usize = outs.iter().map(|o| o.len()).sum();
+            let raw: usize = self.queue.iter().rev().take(n).map(|o| o.len()).sum();
             eprintln!("gz wave: {} pieces, {raw} bytes ({marked} from windows): search {:.1} ms, inflate {:.1} ms, the rest {:.1} ms", n, (t1 - t0).as_secs_f64() * 1e3, (t2 - t1).as_secs_f64() * 1e3, t2.elapsed().as_secs_f64() * 1e3);
         }
-        self.queue.extend(outs);
         if last {
             let t = &d[d.len() - 8..];
             let (crc, size) = (u32::from_le_bytes([t[0], t[1], t[2], t[3]]), u32::from_le_bytes([t[4], t[5], t[6], t[7]]));
@@ -626,13 +508,15 @@ mod tests {
         let take = || Vec::new();
         let zeros = gz(&vec![0u8; 64 << 20], 6);
         let h = header_len(&zeros).unwrap();
-        let e = piece(&zeros, 8 * h, 8 * (zeros.len() - 8), Some(&[]), &take).map(|_| ()).unwrap_err();
+        let e = piece(&zeros, 8 * h, 8 * (zeros.len() - 8), &take).map(|_| ()).unwrap_err();
         assert!(is_split_failure(&e), "{e}");
         let mixed = volume_like(4 << 20, 10);
         let file = gz(&mixed, 6);
         let h = header_len(&file).unwrap();
-        let p = piece(&file, 8 * h, 8 * (file.len() - 8), Some(&[]), &take).unwrap();
-        assert!(p.ended && p.out == mixed);
+        let p = piece(&file, 8 * h, 8 * (file.len() - 8), &take).unwrap();
+        let mut out = Vec::new();
+        fill(&p.marked, &[], &mut out).unwrap();
+        assert!(p.ended && out == mixed);
     }
 
     /// Too small to split, or not gzip: no split offered.

@@ -4,6 +4,7 @@
 mod gradients;
 mod gz_members;
 mod gz_split;
+mod inflate_marked;
 pub mod masks;
 mod nifti_decode;
 mod nifti_io;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Round 30 (one H100 host): a one-member .nii.gz inflated in pieces by one marking pass of
+# volume::inflate_marked (round 29: two zlib-rs passes). Binaries: dist/neuroport (new),
+# dist/neuroport-r29 (round 29's).
+#   a. The issue-7 DWI recompressed by GNU gzip -6 and -1 (one member, as dcm2niix, FSL and
+#      nibabel write): `bench nifti --read-only` in pieces by the new binary, by round 29's, and on
+#      one core, alternating, three rounds, with CPU time and peak memory; one read of each
+#      binary traced (each wave's search, inflate and the rest).
+#   b. The whole `dti` on the -6 file, new against round 29's (both in pieces) and one core,
+#      alternating, three rounds; the outputs compared byte for byte.
+. "$(dirname "$0")/common.sh"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+NEW=$PWD/dist/neuroport
+OLD=$PWD/dist/neuroport-r29
+PART=${PART:-ab}
+nvidia-smi -L
+lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)"
+issue7_volume
+gzip -dc "$D/dwi.nii.gz" > "$W/dwi.nii"
+for l in 6 1; do gzip -"$l" -c "$W/dwi.nii" > "$W/dwi$l.nii.gz"; done
+rm "$W/dwi.nii"
+ls -l "$W"/dwi*.nii.gz
+# read LABEL BIN SPLIT FILE: one `bench nifti --read-only`, with CPU time and peak memory.
+read_once() {
+  echo "-- $1: $(NEUROPORT_GZ_SPLIT=$3 /usr/bin/time -f '%U user %S sys %MkB' "$2" bench nifti --read-only --input "$4" 2>&1 | grep -vE '^\s*$' | tr '\n' ' ')"
+}
+if [[ $PART == *a* ]]; then
+  stamp "a: reads, in pieces (new, round 29) and one core"
+  for rep in 1 2 3; do
+    for f in dwi6 dwi1; do
+      read_once "$f new ($rep)" $NEW 1 "$W/$f.nii.gz"
+      read_once "$f r29 ($rep)" $OLD 1 "$W/$f.nii.gz"
+      read_once "$f one core ($rep)" $NEW 0 "$W/$f.nii.gz"
+    done
+  done
+  for bin in NEW OLD; do
+    NEUROPORT_GZ_TRACE=1 ${!bin} bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace-$bin.txt" 2>&1
+    echo "$bin: $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace-$bin.txt")"
+  done
+fi
+if [[ $PART == *b* ]]; then
+  stamp "b: dti on the one-member DWI"
+  export NEUROPORT_STAGES=1
+  for rep in 1 2 3; do
+    for run in new r29 one; do
+      B=$NEW; sp=1
+      [ $run = r29 ] && B=$OLD
+      [ $run = one ] && sp=0
+      NEUROPORT_GZ_SPLIT=$sp wall "dti $run ($rep)" 90 $B --backend cuda:0 --force dti --dwi "$W/dwi6.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/dti-$run/"
+    done
+  done
+  unset NEUROPORT_STAGES
+  echo "b: new against r29: $(same_files "$W/dti-new" "$W/dti-r29") outputs identical; against one core: $(same_files "$W/dti-new" "$W/dti-one")"
+fi
+stamp done
