@@ -8,6 +8,9 @@
 #      binary traced (each wave's search, inflate and the rest).
 #   b. The whole `dti` on the -6 file, new against round 29's (both in pieces) and one core,
 #      alternating, three rounds; the outputs compared byte for byte.
+#   c. (after a and b) as a, with dist/neuroport-m (part a's binary: the marking pass alone)
+#      beside the new one, which makes the next wave while the reader converts this one and
+#      reads the compressed file on every core.
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -37,6 +40,19 @@ if [[ $PART == *a* ]]; then
     NEUROPORT_GZ_TRACE=1 ${!bin} bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace-$bin.txt" 2>&1
     echo "$bin: $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace-$bin.txt")"
   done
+fi
+if [[ $PART == *c* ]]; then
+  stamp "c: reads: new (waves ahead), marking pass alone, round 29, one core"
+  for rep in 1 2 3; do
+    for f in dwi6 dwi1; do
+      read_once "$f new ($rep)" $NEW 1 "$W/$f.nii.gz"
+      read_once "$f marking ($rep)" $PWD/dist/neuroport-m 1 "$W/$f.nii.gz"
+      read_once "$f r29 ($rep)" $OLD 1 "$W/$f.nii.gz"
+      read_once "$f one core ($rep)" $NEW 0 "$W/$f.nii.gz"
+    done
+  done
+  NEUROPORT_GZ_TRACE=1 $NEW bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace-NEW.txt" 2>&1
+  echo "NEW: $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace-NEW.txt")"
 fi
 if [[ $PART == *b* ]]; then
   stamp "b: dti on the one-member DWI"

@@ -268,8 +268,34 @@ fn starts(d: &[u8], from: usize, end: usize, wave: usize) -> io::Result<(Vec<usi
 }
 
 /// A one-member gzip file inflated a wave of pieces at a time on the current rayon pool, read
-/// in order. Any failure is a [`SplitFailed`] error.
+/// in order; the next wave is made while this one is read. Any failure is a [`SplitFailed`]
+/// error.
 pub struct SplitMember {
+    source: Source,
+    queue: VecDeque<Vec<u8>>,
+    cur: Vec<u8>,
+    pos: usize,
+    finished: bool,
+    spare: Spare,
+}
+
+/// Where the waves come from: a task on the pool one wave ahead of the reader (a read's
+/// conversion of one wave beside the next wave's inflate: round 30), or, on a pool of one
+/// thread (where a task behind a blocked reader might never run), made on demand.
+enum Source {
+    Ahead(std::sync::mpsc::Receiver<io::Result<Wave>>),
+    Here(Box<Waves>),
+}
+
+/// One wave's bytes, in order, and whether it ended the member (its checks passed).
+type Wave = (Vec<Vec<u8>>, bool);
+
+/// Buffers of bytes read, for the next pieces (fresh pages cost the kernel's zeroing: a
+/// quarter of a read's time before they were kept; round 29).
+type Spare = std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>;
+
+/// What makes the waves: the compressed member and where its inflate stands.
+struct Waves {
     data: Vec<u8>,
     /// The next piece's first bit; the deflate data's end (the trailer's first byte).
     next: usize,
@@ -277,16 +303,10 @@ pub struct SplitMember {
     /// The last 32 KB of output so far (empty before the first piece).
     window: Vec<u8>,
     crc: Crc,
-    queue: VecDeque<Vec<u8>>,
-    cur: Vec<u8>,
-    pos: usize,
-    finished: bool,
     /// Pieces a wave: one per thread (two per thread read no faster on the H100 host, 0.49-0.53
     /// against 0.51-0.53 s, and held 110 MB more; round 29).
     wave: usize,
-    /// Buffers of pieces read, for the next pieces (fresh pages cost the kernel's zeroing: a
-    /// quarter of a read's time before they were kept).
-    spare: std::sync::Mutex<Vec<Vec<u8>>>,
+    spare: Spare,
     spare_marked: std::sync::Mutex<Vec<Vec<u16>>>,
     /// The next wave's piece starts, searched ahead.
     ahead: Option<io::Result<(Vec<usize>, bool)>>,
@@ -306,18 +326,51 @@ fn slide(window: &mut Vec<u8>, more: &[u8]) {
 
 impl SplitMember {
     /// Over the whole file `data`, if it is a gzip member worth splitting (at least two
-    /// pieces); else `data` back.
+    /// pieces); else `data` back. The first wave starts at once.
     pub fn new(data: Vec<u8>) -> Result<SplitMember, Vec<u8>> {
         let Some(h) = header_len(&data) else { return Err(data) };
         let end = data.len() - 8;
         if end < h + 2 * PIECE {
             return Err(data);
         }
-        Ok(SplitMember { next: 8 * h, end: 8 * end, data, window: Vec::new(), crc: Crc::new(), queue: VecDeque::new(), cur: Vec::new(), pos: 0, finished: false, wave: rayon::current_num_threads().max(2), spare: Default::default(), spare_marked: Default::default(), ahead: None })
+        let spare = Spare::default();
+        let threads = rayon::current_num_threads();
+        let mut waves = Box::new(Waves { next: 8 * h, end: 8 * end, data, window: Vec::new(), crc: Crc::new(), wave: threads.max(2), spare: spare.clone(), spare_marked: Default::default(), ahead: None });
+        let source = if threads < 2 {
+            Source::Here(waves)
+        } else {
+            // A rendezvous: the task makes wave k + 1 while wave k is read, no further ahead.
+            let (tx, rx) = std::sync::mpsc::sync_channel(0);
+            rayon::spawn(move || loop {
+                // A panic here (a bug) would abort the process from a spawned task: a split
+                // failure instead, and the file read on one core.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waves.make())).unwrap_or_else(|_| Err(failed("a wave panicked")));
+                let more = matches!(r, Ok((_, false)));
+                if tx.send(r).is_err() || !more {
+                    break;
+                }
+            });
+            Source::Ahead(rx)
+        };
+        Ok(SplitMember { source, queue: VecDeque::new(), cur: Vec::new(), pos: 0, finished: false, spare })
     }
 
-    /// The next wave's pieces inflated, filled in from their windows and queued.
+    /// The next wave, queued.
     fn fill(&mut self) -> io::Result<()> {
+        let (outs, last) = match &mut self.source {
+            Source::Ahead(rx) => rx.recv().map_err(|_| failed("the waves' task ended early"))??,
+            Source::Here(w) => w.make()?,
+        };
+        self.queue.extend(outs);
+        self.finished = last;
+        Ok(())
+    }
+}
+
+impl Waves {
+    /// The next wave's pieces inflated and filled in from their windows; on the member's last,
+    /// the whole checked against its CRC-32 and length.
+    fn make(&mut self) -> io::Result<Wave> {
         let d = &self.data;
         let t0 = std::time::Instant::now();
         // This wave's piece starts: found beside the last wave's inflate, or now.
@@ -361,7 +414,7 @@ impl SplitMember {
             fill(&p.marked[p.marked.len().saturating_sub(WINDOW)..], &self.window, &mut tail).map_err(|_| failed("a piece refers to output before the member"))?;
             slide(&mut self.window, &tail);
         }
-        let spare = &self.spare;
+        let spare = &*self.spare;
         let filled: Vec<(Vec<u8>, Crc, usize)> = pieces.par_iter().zip(&windows).map(|(p, w)| {
             let mut out = take_from(spare);
             let marks = fill(&p.marked, w, &mut out).map_err(|_| failed("a piece refers to output before the member"))?;
@@ -371,12 +424,13 @@ impl SplitMember {
         }).collect::<io::Result<_>>()?;
         spare_marked.lock().unwrap_or_else(|e| e.into_inner()).extend(pieces.into_iter().map(|p| p.marked));
         let marked: usize = filled.iter().map(|f| f.2).sum();
+        let mut outs = Vec::with_capacity(n);
         for (out, c, _) in filled {
             self.crc.combine(&c);
-            self.queue.push_back(out);
+            outs.push(out);
         }
         if std::env::var_os("NEUROPORT_GZ_TRACE").is_some() {
-            let raw: usize = self.queue.iter().rev().take(n).map(|o| o.len()).sum();
+            let raw: usize = outs.iter().map(|o| o.len()).sum();
             eprintln!("gz wave: {} pieces, {raw} bytes ({marked} from windows): search {:.1} ms, inflate {:.1} ms, the rest {:.1} ms", n, (t1 - t0).as_secs_f64() * 1e3, (t2 - t1).as_secs_f64() * 1e3, t2.elapsed().as_secs_f64() * 1e3);
         }
         if last {
@@ -385,12 +439,11 @@ impl SplitMember {
             if crc != self.crc.sum() || size != self.crc.amount() {
                 return Err(failed("the pieces do not match the member's CRC-32 and length"));
             }
-            self.finished = true;
             SPLIT_READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         } else {
             self.next = *bounds.last().expect("a piece start");
         }
-        Ok(())
+        Ok((outs, last))
     }
 }
 
@@ -402,7 +455,7 @@ impl Read for SplitMember {
                     let done = std::mem::replace(&mut self.cur, next);
                     self.pos = 0;
                     let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
-                    if spare.len() < 4 * self.wave {
+                    if spare.len() < 4 * rayon::current_num_threads().max(2) {
                         spare.push(done);
                     }
                 }

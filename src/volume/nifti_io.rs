@@ -29,9 +29,11 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     }
 }
 
-/// Whether a one-member .nii.gz may be inflated in pieces: with 8 or more threads (a piece costs
-/// ~2.3 times one stream's work: on 2 cores, 8 threads read a 207 MB file in 0.57-1.12 s against
-/// 0.34 s on one), unless `NEUROPORT_GZ_SPLIT=0`.
+/// Whether a one-member .nii.gz may be inflated in pieces: with 8 or more threads, unless
+/// `NEUROPORT_GZ_SPLIT=0`. A piece costs ~1.5 times one stream's work (the marking inflate 1.4x
+/// zlib-rs's time on one core, and the filling in); on this 2-core machine 8 threads still read
+/// the 415 MB DWI in 0.80-0.85 s against 0.67 s on one (round 30), on the 16-core H100 host in
+/// 0.36-0.44 s against 1.11-1.14.
 fn split_allowed() -> bool {
     rayon::current_num_threads() >= 8 && std::env::var("NEUROPORT_GZ_SPLIT").map_or(true, |v| v != "0")
 }
@@ -159,8 +161,7 @@ fn open_maybe_gz(path: &Path, split: bool) -> Result<(Input, bool)> {
     if gz && super::gz_members::sizes(magic).is_some() {
         Ok((Input::Members(super::gz_members::ParallelMembers::new(r)), true))
     } else if gz && split && len >= SPLIT_MIN {
-        let mut data = Vec::with_capacity(len as usize);
-        r.read_to_end(&mut data).map_err(|e| anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)))?;
+        let data = read_whole(r, len).map_err(|e| anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)))?;
         Ok(match super::gz_split::SplitMember::new(data) {
             Ok(s) => (Input::Split(Box::new(s)), true),
             Err(data) => (Input::Stream(Box::new(flate2::bufread::MultiGzDecoder::new(std::io::Cursor::new(data)))), true),
@@ -171,6 +172,31 @@ fn open_maybe_gz(path: &Path, split: bool) -> Result<(Input, bool)> {
         bail!("{}: not gzip data (the name ends in .gz)", path.display())
     } else {
         Ok((Input::Stream(Box::new(r)), false))
+    }
+}
+
+/// The whole file behind `r` (`len` bytes as opened; more or fewer if it changed since), read in
+/// stretches on every core where the platform reads at offsets: one core's copy from the page
+/// cache into fresh pages was ~10 % of a split read's time (round 30).
+fn read_whole(mut r: std::io::BufReader<std::fs::File>, len: u64) -> std::io::Result<Vec<u8>> {
+    #[cfg(unix)]
+    {
+        use rayon::prelude::*;
+        use std::os::unix::fs::FileExt;
+        const STRETCH: usize = 8 << 20;
+        let mut data = vec![0u8; len as usize];
+        let f = r.get_ref();
+        data.par_chunks_mut(STRETCH).enumerate().try_for_each(|(i, c)| f.read_exact_at(c, (i * STRETCH) as u64))?;
+        // A file that grew since it was opened: the rest as it comes.
+        std::io::Seek::seek(&mut r, std::io::SeekFrom::Start(len))?;
+        r.read_to_end(&mut data)?;
+        Ok(data)
+    }
+    #[cfg(not(unix))]
+    {
+        let mut data = Vec::with_capacity(len as usize);
+        r.read_to_end(&mut data)?;
+        Ok(data)
     }
 }
 
