@@ -419,13 +419,19 @@ pub fn fill(marked: &[u16], window: &[u8], out: &mut Vec<u8>) -> Result<usize, B
         }
     };
     // 32 at a time where none is a marker, or all are and in a row (a run copied from the
-    // window, as zeros of the background mostly are: a copy), else one by one.
+    // window) or all the same (a run of one byte copied from it, as the background's zeros
+    // mostly are), else one by one.
     let mut chunks = marked.chunks_exact(32);
     for c in &mut chunks {
         let first = c[0].wrapping_sub(MARK) as usize;
         if c.iter().fold(0, |m, &v| m | v) < MARK {
             out.extend(c.iter().map(|&v| v as u8));
-        } else if first + 32 <= WINDOW && first >= missing && c.iter().zip(c[0]..).fold(0, |m, (&v, k)| m | (v ^ k)) == 0 {
+        } else if first >= WINDOW || first < missing {
+            out.extend(c.iter().map(|&v| one(v)));
+        } else if c.iter().fold(0, |m, &v| m | (v ^ c[0])) == 0 {
+            out.extend(std::iter::repeat_n(full[first], 32));
+            in_runs += 32;
+        } else if first + 32 <= WINDOW && c.iter().zip(c[0]..).fold(0, |m, (&v, k)| m | (v ^ k)) == 0 {
             out.extend_from_slice(&full[first..first + 32]);
             in_runs += 32;
         } else {
@@ -521,6 +527,40 @@ mod tests {
         let mut o2 = Vec::with_capacity(raw.len() + 64);
         z2.decompress_vec(&z, &mut o2, FlushDecompress::Finish).expect("zlib inflates");
         assert!(o2 == raw);
+    }
+
+    /// Filling in agrees with the rule one value at a time, on stretches of literals, of markers
+    /// in a row, of one marker repeated and of mixtures, against whole and short windows.
+    #[test]
+    fn fill_follows_the_rule() {
+        let mut r = Rng64::seed_from_u64(12);
+        let window: Vec<u8> = (0..WINDOW).map(|_| r.random()).collect();
+        for round in 0..200 {
+            let mut marked = Vec::new();
+            while marked.len() < 3000 {
+                let n = r.random_range(1..100);
+                let i0 = r.random_range(0..WINDOW - 100) as u16;
+                match r.random_range(0..4) {
+                    0 => marked.extend((0..n).map(|_| r.random_range(0..MARK))),
+                    1 => marked.extend((0..n as u16).map(|k| MARK + i0 + k)),
+                    2 => marked.extend(std::iter::repeat_n(MARK + i0, n)),
+                    _ => marked.extend((0..n).map(|_| r.random_range(0..MARK + WINDOW as u16))),
+                }
+            }
+            let have = if round % 2 == 0 { WINDOW } else { r.random_range(0..WINDOW) };
+            let w = &window[WINDOW - have..];
+            let missing = WINDOW - have;
+            let want: Option<Vec<u8>> = marked.iter().map(|&v| if v < MARK { Some(v as u8) } else { ((v - MARK) as usize >= missing).then(|| window[(v - MARK) as usize]) }).collect();
+            let mut out = Vec::new();
+            match (fill(&marked, w, &mut out), want) {
+                (Ok(marks), Some(want)) => {
+                    assert!(out == want, "round {round}");
+                    assert_eq!(marks, marked.iter().filter(|&&v| v >= MARK).count());
+                }
+                (Err(_), None) => {}
+                (got, want) => panic!("round {round}: {:?} against {}", got.map(|_| ()), want.is_some()),
+            }
+        }
     }
 
     #[test]
