@@ -11,6 +11,9 @@
 #   c. (after a and b) as a, with dist/neuroport-m (part a's binary: the marking pass alone)
 #      beside the new one, which makes the next wave while the reader converts this one and
 #      reads the compressed file on every core.
+#   d. The -6 file on 2, 4 and 8 of the host's cores (taskset; rayon takes as many threads), in
+#      pieces forced (NEUROPORT_GZ_SPLIT=1) against one core, alternating, three rounds: where
+#      the split starts to pay (it is taken by itself from 8 threads).
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -53,6 +56,16 @@ if [[ $PART == *c* ]]; then
   done
   NEUROPORT_GZ_TRACE=1 $NEW bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace-NEW.txt" 2>&1
   echo "NEW: $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace-NEW.txt")"
+fi
+if [[ $PART == *d* ]]; then
+  stamp "d: in pieces on 2, 4 and 8 cores against one core"
+  for rep in 1 2 3; do
+    for n in 2 4 8; do
+      for sp in 1 0; do
+        echo "-- $n cores split=$sp ($rep): $(NEUROPORT_GZ_SPLIT=$sp /usr/bin/time -f '%U user %S sys %MkB' taskset -c 0-$((n - 1)) $NEW bench nifti --read-only --input "$W/dwi6.nii.gz" 2>&1 | grep -vE '^\s*$' | tr '\n' ' ')"
+      done
+    done
+  done
 fi
 if [[ $PART == *b* ]]; then
   stamp "b: dti on the one-member DWI"

@@ -29,13 +29,17 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     }
 }
 
-/// Whether a one-member .nii.gz may be inflated in pieces: with 8 or more threads, unless
-/// `NEUROPORT_GZ_SPLIT=0`. A piece costs ~1.5 times one stream's work (the marking inflate 1.4x
+/// Whether a one-member .nii.gz may be inflated in pieces: with 8 or more threads, or always
+/// with `NEUROPORT_GZ_SPLIT=1`, never with `=0`. A piece costs ~1.5 times one stream's work (the marking inflate 1.4x
 /// zlib-rs's time on one core, and the filling in); on this 2-core machine 8 threads still read
 /// the 415 MB DWI in 0.80-0.85 s against 0.67 s on one (round 30), on the 16-core H100 host in
 /// 0.36-0.44 s against 1.11-1.14.
 fn split_allowed() -> bool {
-    rayon::current_num_threads() >= 8 && std::env::var("NEUROPORT_GZ_SPLIT").map_or(true, |v| v != "0")
+    match std::env::var("NEUROPORT_GZ_SPLIT").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => rayon::current_num_threads() >= 8,
+    }
 }
 
 /// A split read's pieces failed their checks: read the file again on one core.
