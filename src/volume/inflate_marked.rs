@@ -290,9 +290,9 @@ pub fn inflate_marked(d: &[u8], from: usize, to: usize, limit: usize, out: &mut 
     }
 }
 
-/// Room kept past the output while decoding: three literals or a match, written in chunks of
-/// eight that may overshoot it.
-const SLACK: usize = 3 * 258 + 16;
+/// Room kept past the output while decoding: the literals of one look at the input (at most
+/// 43) or a match, written in chunks of eight that may overshoot it.
+const SLACK: usize = 258 + 64;
 
 /// One Huffman block's symbols onto `out`, up to its end-of-block code (None) or an early stop.
 #[inline(never)]
@@ -315,18 +315,22 @@ fn symbols(b: &mut Bits, to: usize, limit: usize, out: &mut Vec<u16>, lit: &[u32
         }
         let mut w = b.peek();
         let mut e = lookup(lit, w, LIT_BITS);
-        // Literals: up to three from one look (a literal's code is at most 15 bits of the 57).
-        let mut k = 0;
-        while is_literal(e) && k < 3 {
+        // Literals: as many from one look as leave 15 bits (a literal's longest code) of its 57.
+        let (mut left, mut k) = (57, 0);
+        while is_literal(e) {
             out[o] = (e >> 16) as u8 as u16;
             o += 1;
+            k += 1;
             let n = e & 15;
             b.p += n as usize;
             w >>= n;
+            left -= n;
+            if left < 15 {
+                break;
+            }
             e = lookup(lit, w, LIT_BITS);
-            k += 1;
         }
-        if k == 3 || is_literal(e) {
+        if is_literal(e) {
             continue;
         }
         if k > 0 {
