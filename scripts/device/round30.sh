@@ -11,6 +11,8 @@
 #   c. (after a and b) as a, with dist/neuroport-m (part a's binary: the marking pass alone)
 #      beside the new one, which makes the next wave while the reader converts this one and
 #      reads the compressed file on every core.
+#   e. (after the review) as c, with dist/neuroport-prev (part c's new binary) beside the final
+#      one, which fills in runs of one marker at once and takes more literals a look.
 #   d. The -6 file on 2, 4 and 8 of the host's cores (taskset; rayon takes as many threads), in
 #      pieces forced (NEUROPORT_GZ_SPLIT=1) against one core, alternating, three rounds: where
 #      the split starts to pay (it is taken by itself from 8 threads).
@@ -56,6 +58,21 @@ if [[ $PART == *c* ]]; then
   done
   NEUROPORT_GZ_TRACE=1 $NEW bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace-NEW.txt" 2>&1
   echo "NEW: $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace-NEW.txt")"
+fi
+if [[ $PART == *e* ]]; then
+  stamp "e: reads: final, part c's, round 29, one core"
+  for rep in 1 2 3; do
+    for f in dwi6 dwi1; do
+      read_once "$f final ($rep)" $NEW 1 "$W/$f.nii.gz"
+      read_once "$f prev ($rep)" $PWD/dist/neuroport-prev 1 "$W/$f.nii.gz"
+      read_once "$f r29 ($rep)" $OLD 1 "$W/$f.nii.gz"
+      read_once "$f one core ($rep)" $NEW 0 "$W/$f.nii.gz"
+    done
+  done
+  for bin in $NEW $PWD/dist/neuroport-prev; do
+    NEUROPORT_GZ_TRACE=1 $bin bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace.txt" 2>&1
+    echo "$(basename $bin): $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace.txt")"
+  done
 fi
 if [[ $PART == *d* ]]; then
   stamp "d: in pieces on 2, 4 and 8 cores against one core"

@@ -6,7 +6,7 @@
 //!
 //! Written for that one use: table-driven (an 11-bit first level for literals and lengths, 8
 //! bits for distances, a fixed-size second level under each), one 64-bit look at the input per
-//! symbol, bounds kept by checks, not `unsafe`. Everything is checked that zlib checks (codes
+//! match or run of literals, bounds kept by checks, not `unsafe`. Everything is checked that zlib checks (codes
 //! over-subscribed or incomplete, symbols past the alphabets, distances past the output and its
 //! window, stored lengths), so a start found by trial that is not one fails here.
 
@@ -53,7 +53,8 @@ pub enum Stop {
     Ended(usize),
     /// A block ended exactly at the stretch's end.
     AtEnd,
-    /// The output reached the limit asked for (checked between symbols, so up to 258 past it).
+    /// The output reached the limit asked for (checked between looks at the input and between
+    /// blocks, so up to a match, or a stored block, past it).
     Full,
     /// The input ran out inside a block.
     OutOfInput,
@@ -165,6 +166,7 @@ fn lit_entry(s: usize) -> u32 {
     }
 }
 
+/// A distance's entry is of kind LEN too: a base and its extra bits.
 fn dist_entry(s: usize) -> u32 {
     match s {
         0..=29 => (DIST_EXTRA[s] as u32) << 4 | (DIST_BASE[s] as u32) << 16 | LEN << 8,
@@ -266,10 +268,7 @@ pub fn inflate_marked(d: &[u8], from: usize, to: usize, limit: usize, out: &mut 
             }
             1 => {
                 t.fixed()?;
-                let (lit, dist) = (std::mem::take(&mut t.fixed_lit), std::mem::take(&mut t.fixed_dist));
-                let r = symbols(&mut b, to, limit, out, &lit, &dist);
-                (t.fixed_lit, t.fixed_dist) = (lit, dist);
-                if let Some(stop) = r? {
+                if let Some(stop) = symbols(&mut b, to, limit, out, &t.fixed_lit, &t.fixed_dist)? {
                     return Ok(stop);
                 }
             }
