@@ -15,7 +15,7 @@
 #      one, which fills in runs of one marker at once and takes more literals a look.
 #   d. The -6 file on 2, 4 and 8 of the host's cores (taskset; rayon takes as many threads), in
 #      pieces forced (NEUROPORT_GZ_SPLIT=1) against one core, alternating, three rounds: where
-#      the split starts to pay (it is taken by itself from 8 threads).
+#      the split starts to pay (it was taken by itself from 8 threads; from 4 after this part).
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport

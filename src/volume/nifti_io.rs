@@ -29,16 +29,16 @@ pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64
     }
 }
 
-/// Whether a one-member .nii.gz may be inflated in pieces: with 8 or more threads, or always
-/// with `NEUROPORT_GZ_SPLIT=1`, never with `=0`. A piece costs ~1.5 times one stream's work (the marking inflate 1.4x
-/// zlib-rs's time on one core, and the filling in); on this 2-core machine 8 threads still read
-/// the 415 MB DWI in 0.80-0.85 s against 0.67 s on one (round 30), on the 16-core H100 host in
-/// 0.36-0.44 s against 1.11-1.14.
+/// Whether a one-member .nii.gz may be inflated in pieces: with 4 or more threads, or always
+/// with `NEUROPORT_GZ_SPLIT=1`, never with `=0`. A piece costs ~1.5 times one stream's work (the
+/// marking inflate ~1.3x zlib-rs's time on one core, then the filling in): on the H100 host the
+/// 415 MB DWI read in 0.72-0.89 s on 4 cores against 1.05-1.07 s on one, 0.40-0.50 on 8, but
+/// 1.15-1.61 s on 2 against 1.01-1.12 (round 30).
 fn split_allowed() -> bool {
     match std::env::var("NEUROPORT_GZ_SPLIT").as_deref() {
         Ok("0") => false,
         Ok("1") => true,
-        _ => rayon::current_num_threads() >= 8,
+        _ => rayon::current_num_threads() >= 4,
     }
 }
 
