@@ -32,47 +32,38 @@ ls -l "$W"/dwi*.nii.gz
 read_once() {
   echo "-- $1: $(NEUROPORT_GZ_SPLIT=$3 /usr/bin/time -f '%U user %S sys %MkB' "$2" bench nifti --read-only --input "$4" 2>&1 | grep -vE '^\s*$' | tr '\n' ' ')"
 }
-if [[ $PART == *a* ]]; then
-  stamp "a: reads, in pieces (new, round 29) and one core"
-  for rep in 1 2 3; do
+# compare ROUNDS LABEL:BIN...: each binary's read in pieces, then one core's, of both files,
+# alternating.
+compare() {
+  local rounds=$1 rep f lb; shift
+  for rep in $(seq "$rounds"); do
     for f in dwi6 dwi1; do
-      read_once "$f new ($rep)" $NEW 1 "$W/$f.nii.gz"
-      read_once "$f r29 ($rep)" $OLD 1 "$W/$f.nii.gz"
+      for lb in "$@"; do read_once "$f ${lb%%:*} ($rep)" "${lb#*:}" 1 "$W/$f.nii.gz"; done
       read_once "$f one core ($rep)" $NEW 0 "$W/$f.nii.gz"
     done
   done
-  for bin in NEW OLD; do
-    NEUROPORT_GZ_TRACE=1 ${!bin} bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace-$bin.txt" 2>&1
-    echo "$bin: $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace-$bin.txt")"
-  done
+}
+# traced LABEL BIN: one read of the -6 file with each wave timed, the waves summed.
+traced() {
+  NEUROPORT_GZ_TRACE=1 "$2" bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace-$1.txt" 2>&1
+  echo "$1: $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace-$1.txt")"
+}
+if [[ $PART == *a* ]]; then
+  stamp "a: reads, in pieces (new, round 29) and one core"
+  compare 3 new:$NEW r29:$OLD
+  traced NEW $NEW
+  traced OLD $OLD
 fi
 if [[ $PART == *c* ]]; then
   stamp "c: reads: new (waves ahead), marking pass alone, round 29, one core"
-  for rep in 1 2 3; do
-    for f in dwi6 dwi1; do
-      read_once "$f new ($rep)" $NEW 1 "$W/$f.nii.gz"
-      read_once "$f marking ($rep)" $PWD/dist/neuroport-m 1 "$W/$f.nii.gz"
-      read_once "$f r29 ($rep)" $OLD 1 "$W/$f.nii.gz"
-      read_once "$f one core ($rep)" $NEW 0 "$W/$f.nii.gz"
-    done
-  done
-  NEUROPORT_GZ_TRACE=1 $NEW bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace-NEW.txt" 2>&1
-  echo "NEW: $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace-NEW.txt")"
+  compare 3 new:$NEW marking:$PWD/dist/neuroport-m r29:$OLD
+  traced NEW $NEW
 fi
 if [[ $PART == *e* ]]; then
   stamp "e: reads: final, part c's, round 29, one core"
-  for rep in 1 2 3; do
-    for f in dwi6 dwi1; do
-      read_once "$f final ($rep)" $NEW 1 "$W/$f.nii.gz"
-      read_once "$f prev ($rep)" $PWD/dist/neuroport-prev 1 "$W/$f.nii.gz"
-      read_once "$f r29 ($rep)" $OLD 1 "$W/$f.nii.gz"
-      read_once "$f one core ($rep)" $NEW 0 "$W/$f.nii.gz"
-    done
-  done
-  for bin in $NEW $PWD/dist/neuroport-prev; do
-    NEUROPORT_GZ_TRACE=1 $bin bench nifti --read-only --input "$W/dwi6.nii.gz" > "$OUT/trace.txt" 2>&1
-    echo "$(basename $bin): $(awk '/^gz wave/ {n++; s+=$(NF-8); i+=$(NF-5); r+=$(NF-1)} END {print n " waves: search " s " ms, inflate " i " ms, the rest " r " ms"}' "$OUT/trace.txt")"
-  done
+  compare 3 final:$NEW prev:$PWD/dist/neuroport-prev r29:$OLD
+  traced final $NEW
+  traced prev $PWD/dist/neuroport-prev
 fi
 if [[ $PART == *d* ]]; then
   stamp "d: in pieces on 2, 4 and 8 cores against one core"
