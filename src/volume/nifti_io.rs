@@ -181,7 +181,8 @@ fn open_maybe_gz(path: &Path, split: bool) -> Result<(Input, bool)> {
 
 /// The whole file behind `r` (`len` bytes as opened; more or fewer if it changed since), read in
 /// stretches on every core where the platform reads at offsets: one core's copy from the page
-/// cache into fresh pages was ~10 % of a split read's time (round 30).
+/// cache into fresh pages, and the kernel's zeroing of them, held ~10 % of a split read's samples
+/// on this 2-core machine (perf, round 30).
 fn read_whole(mut r: std::io::BufReader<std::fs::File>, len: u64) -> std::io::Result<Vec<u8>> {
     #[cfg(unix)]
     {
