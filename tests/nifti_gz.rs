@@ -273,7 +273,7 @@ fn cli_writes_uncompressed_with_fsloutputtype_nifti() {
 /// A one-member .nii.gz (as dcm2niix, FSL and nibabel write) read in pieces on 8 threads gives
 /// the same volume as on one core; one whose blocks give no starts to find (zlib-rs's level 1:
 /// fixed-Huffman blocks) and one damaged in its middle fall back to one core: the same volume,
-/// or the one-core read's error naming the file.
+/// or the one-core read's error naming the file; two read side by side on 4 threads.
 #[test]
 fn one_member_gzip_reads_the_same_in_pieces() {
     use std::io::Write;
@@ -335,4 +335,17 @@ fn one_member_gzip_reads_the_same_in_pieces() {
             assert!(e.contains("v6.nii.gz") && e.contains("gzip"), "{e}");
         }
     }
+    // Two read side by side, as `register` reads its pair (in a rayon::join), on a pool of 4:
+    // each read's waves are made by a task on that pool while its reader waits for them. The
+    // same volumes, every time, and no read left waiting.
+    let a = tmp.path().join("w6.nii.gz");
+    std::fs::write(&a, level(6)).unwrap();
+    let b = tmp.path().join("v9.nii.gz");
+    let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    let before = split_reads();
+    for _ in 0..4 {
+        let (x, y) = four.install(|| rayon::join(|| read_nifti(&a), || read_nifti(&b)));
+        assert!(x.unwrap().as_flat() == want.as_flat() && y.unwrap().as_flat() == want.as_flat());
+    }
+    assert_eq!(split_reads() - before, 8, "both read in pieces each time");
 }
