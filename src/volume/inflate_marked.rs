@@ -315,11 +315,10 @@ fn symbols(b: &mut Bits, to: usize, limit: usize, out: &mut Vec<u16>, lit: &[u32
         let mut w = b.peek();
         let mut e = lookup(lit, w, LIT_BITS);
         // Literals: as many from one look as leave 15 bits (a literal's longest code) of its 57.
-        let (mut left, mut k) = (57, 0);
+        let mut left = 57;
         while is_literal(e) {
             out[o] = (e >> 16) as u8 as u16;
             o += 1;
-            k += 1;
             let n = e & 15;
             b.p += n as usize;
             // A literal's entry holds no extra bits, so its low six bits are its length: the
@@ -335,7 +334,7 @@ fn symbols(b: &mut Bits, to: usize, limit: usize, out: &mut Vec<u16>, lit: &[u32
         if is_literal(e) {
             continue;
         }
-        if k > 0 {
+        if left < 57 {
             // A length code and its distance need up to 48 bits: look again.
             w = b.peek();
         }
