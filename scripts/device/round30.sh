@@ -28,7 +28,7 @@ gzip -dc "$D/dwi.nii.gz" > "$W/dwi.nii"
 for l in 6 1; do gzip -"$l" -c "$W/dwi.nii" > "$W/dwi$l.nii.gz"; done
 rm "$W/dwi.nii"
 ls -l "$W"/dwi*.nii.gz
-# read LABEL BIN SPLIT FILE: one `bench nifti --read-only`, with CPU time and peak memory.
+# read_once LABEL BIN SPLIT FILE: one `bench nifti --read-only`, with CPU time and peak memory.
 read_once() {
   echo "-- $1: $(NEUROPORT_GZ_SPLIT=$3 /usr/bin/time -f '%U user %S sys %MkB' "$2" bench nifti --read-only --input "$4" 2>&1 | grep -vE '^\s*$' | tr '\n' ' ')"
 }
