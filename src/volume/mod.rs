@@ -1,6 +1,7 @@
 //! Volumes: ndarray data with voxel size and the NIfTI affine; NIfTI I/O, FSL gradient tables,
 //! masks, and all-or-nothing output writing.
 
+mod deflate_floats;
 mod gradients;
 mod gz_members;
 mod gz_split;

@@ -13,11 +13,6 @@ use std::path::Path;
 /// ~30 bytes of member header and trailer per 4 MiB (and a dictionary reset, < 0.1 % size).
 pub const BLOCK: usize = 4 << 20;
 
-/// miniz_oxide level 1: on the 415 MB test volume 222 MB/s per core for 40.4 % of the size,
-/// where zlib-rs level 1 gives 49 % and its level 2 (the first at 39.9 %) 106 MB/s
-/// (docs/performance.md, "NIfTI I/O"). nibabel writes level 1 too.
-pub const LEVEL: u8 = 1;
-
 /// Which NIfTI files the commands write, as FSL's `FSLOUTPUTTYPE` chooses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputType {
@@ -140,9 +135,10 @@ pub fn write_gz_blocks(w: &mut (dyn Write + Send), parts: &[&[u8]], block: usize
 }
 
 /// One complete gzip member (RFC 1952): header with the member's lengths (see
-/// [`super::gz_members`]), raw deflate, CRC-32, length mod 2^32.
+/// [`super::gz_members`]), raw deflate (neuroport's own encoder for float volumes, at about
+/// miniz's level-1 size and 3x its rate: [`super::deflate_floats`]), CRC-32, length mod 2^32.
 fn member(b: &[u8]) -> std::io::Result<Vec<u8>> {
-    let deflated = miniz_oxide::deflate::compress_to_vec(b, LEVEL);
+    let deflated = super::deflate_floats::deflate(b);
     let mut crc = flate2::Crc::new();
     crc.update(b);
     let mut m = Vec::with_capacity(deflated.len() + super::gz_members::HEADER + 8);
