@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Round 31 (one H100 host): the .nii.gz members deflated by volume::deflate_floats (neuroport's
+# own encoder) instead of miniz_oxide's level 1. Binaries: dist/neuroport (new),
+# dist/neuroport-prev (round 30's).
+#   a. On the issue-7 volume (CUDA): `synth`, `dti`, `bedpost` and `probtrack` (on each binary's
+#      own samples), new and prev alternating, three rounds, with stages, the process's wall and
+#      peak memory; every output compared inflated (the compressed bytes differ by design) and
+#      the outputs' sizes summed. `bench nifti` (reads, then writes on one core and on all) on the
+#      DWI and on bedpost's merged samples, each binary, two rounds; the DWI each binary wrote
+#      read back by the new binary (`--read-only`), three rounds.
+. "$(dirname "$0")/common.sh"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+NEW=$PWD/dist/neuroport
+OLD=$PWD/dist/neuroport-prev
+PART=${PART:-a}
+nvidia-smi -L
+lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)"
+# u FILE LABEL BIN -- ARGS...: one command with stages on; its summary, stages, process wall and
+# peak memory appended to $OUT/FILE.
+u() {
+  local f=$1 label=$2 bin=$3 err; shift 4; err=$(mktemp)
+  stamp "$label"
+  NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" "$@" > /dev/null 2> "$err"
+  { echo "## $label"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//' | tail -3; } >> "$OUT/$f"
+  rm -f "$err"
+}
+# same_inflated A B: "N of M" files of folder A whose contents (inflated where .gz) equal B's.
+same_inflated() {
+  local same=0 f b
+  for f in "$1"/*; do
+    b="$2/$(basename "$f")"
+    if [[ $f == *.gz ]]; then cmp -s <(gzip -dc "$f") <(gzip -dc "$b"); else cmp -s "$f" "$b"; fi && same=$((same + 1))
+  done
+  echo "$same of $(ls "$1" | wc -l)"
+}
+if [[ $PART == *a* ]]; then
+  issue7_volume
+  for rep in 1 2 3; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u synth.txt "synth $v ($rep)" "$bin" -- synth --model sticks --dims 96,112,72 --voxel 1.8,1.8,1.8 --b0 6 --dirs 64 --shells 1000,2000 --out "$W/s-$v" --force
+    u dti.txt "dti $v ($rep)" "$bin" -- dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/t-$v/" --force
+    u bedpost.txt "bedpost $v ($rep)" "$bin" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp-$v" --force
+    u probtrack.txt "probtrack $v ($rep)" "$bin" -- probtrack --backend cuda --bedpost "$W/bp-$v" --seeds "$D/wm.nii.gz" --nsamples 100 --out "$W/ptx-$v" --force
+  done; done
+  {
+    echo "synth: $(same_inflated "$W/s-prev" "$W/s-new") the same inflated"
+    echo "dti: $(same_inflated "$W/t-prev" "$W/t-new")"
+    echo "bedpost: $(same_inflated "$W/bp-prev" "$W/bp-new")"
+    echo "probtrack: $(same_inflated "$W/ptx-prev" "$W/ptx-new")"
+    for d in s t bp ptx; do
+      echo "$d bytes: prev $(du -bc "$W/$d-prev"/*.nii.gz | tail -1 | cut -f1), new $(du -bc "$W/$d-new"/*.nii.gz | tail -1 | cut -f1)"
+    done
+    ls -l "$W"/bp-prev/merged_th1samples.nii.gz "$W"/bp-new/merged_th1samples.nii.gz "$W"/s-prev/dwi.nii.gz "$W"/s-new/dwi.nii.gz
+  } | tee "$OUT/same.txt"
+  for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    for f in "$D/dwi.nii.gz" "$W/bp-new/merged_th1samples.nii.gz"; do
+      stamp "bench nifti $v $(basename "$f") ($rep)"
+      { echo "## $v ($rep) $(basename "$f")"; timeout 120 "$bin" bench nifti --input "$f" 2>&1 | grep -vE '^\s*$'; } >> "$OUT/bench-nifti.txt"
+    done
+  done; done
+  for rep in 1 2 3; do for v in prev new; do
+    echo "-- read the DWI $v wrote ($rep): $(/usr/bin/time -f '%U user %S sys %MkB' "$NEW" bench nifti --read-only --input "$W/s-$v/dwi.nii.gz" 2>&1 | grep -vE '^\s*$' | tr '\n' ' ')" >> "$OUT/read.txt"
+  done; done
+  echo "=== summary"
+  for f in synth dti bedpost probtrack; do
+    echo "== $f"
+    grep -E "^##|process wall|^stages" "$OUT/$f.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|write [0-9]+ ms|read [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+  done
+  cat "$OUT/bench-nifti.txt" "$OUT/read.txt"
+fi
+stamp done
