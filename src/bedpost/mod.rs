@@ -16,6 +16,7 @@ pub mod post;
 pub mod repro;
 pub mod rng;
 pub mod sim;
+mod trig;
 
 pub use chains::{ChainPart, ChainPartMut, ChainState};
 use crate::dti::DtiKernels;
