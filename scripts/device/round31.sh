@@ -8,6 +8,11 @@
 #      the outputs' sizes summed. `bench nifti` (reads, then writes on one core and on all) on the
 #      DWI and on bedpost's merged samples, each binary, two rounds; the DWI each binary wrote
 #      read back by the new binary (`--read-only`), three rounds.
+#   b. Every user command on user-sized inputs, new (with the directions' own sincos) and prev
+#      alternating, two rounds, stages and process wall: `dti` on the 256x256x100 DWI, `bedpost`,
+#      `probtrack`, `track geodesic --dirs 8 --downsample 5` on the issue-7 volume, `fim --target`
+#      on the 402 K-voxel phantom, `register` 12 dof NCC on two 1 mm brains (CUDA); the outputs
+#      compared inflated.
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -68,5 +73,24 @@ if [[ $PART == *a* ]]; then
     grep -E "^##|process wall|^stages" "$OUT/$f.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|write [0-9]+ ms|read [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
   done
   cat "$OUT/bench-nifti.txt" "$OUT/read.txt"
+fi
+if [[ $PART == *b* ]]; then
+  issue7_volume
+  fim_phantom
+  t1_pair "$W/b2"
+  "$B" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/i7/" > /dev/null 2>&1
+  for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u users.txt "dti 256x256x100 $v ($rep)" "$bin" -- dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/ub-dti-$v/" --force
+    u users.txt "bedpost $v ($rep)" "$bin" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/ub-bp-$v" --force
+    u users.txt "probtrack $v ($rep)" "$bin" -- probtrack --backend cuda --bedpost "$W/ub-bp-$v" --seeds "$D/wm.nii.gz" --nsamples 100 --out "$W/ub-ptx-$v" --force
+    mkdir -p "$W/ub-trk-$v" "$W/ub-fim-$v" "$W/ub-reg-$v"
+    u users.txt "track geodesic $v ($rep)" "$bin" -- track geodesic --backend cuda --tensor "$W/i7/dti_tensor.nii.gz" --seeds "$D/wm.nii.gz" --dirs 8 --downsample 5 --out "$W/ub-trk-$v/fibres.tck" --force
+    u users.txt "fim --target $v ($rep)" "$bin" -- fim --backend cuda --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/ub-fim-$v/f" --force
+    u users.txt "register $v ($rep)" "$bin" -- register --backend cuda --fixed "$W/a/t1.nii.gz" --moving "$W/b2/t1.nii.gz" --dof 12 --cost ncc --out "$W/ub-reg-$v/r" --force
+  done; done
+  for d in dti bp ptx trk fim reg; do echo "$d: $(same_inflated "$W/ub-$d-prev" "$W/ub-$d-new")"; done | tee "$OUT/same-b.txt"
+  echo "=== summary b"
+  grep -E "^##|process wall|^stages" "$OUT/users.txt" | sed -E 's/^stages: //'
 fi
 stamp done
