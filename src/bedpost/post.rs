@@ -3,7 +3,7 @@
 //! dispersion (1 - largest eigenvalue of the mean scatter matrix), and the acceptance map.
 
 use super::{trig, BedpostResult, D, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
-use crate::dti::sym3;
+use crate::dti::{sym3, sym3_lanes};
 use crate::volume::{Geometry, Outputs};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -92,13 +92,18 @@ fn add_dyadic(m: &mut [f64; 6], v: [f64; 3]) {
 }
 
 /// Mean direction (z >= 0) and dispersion from the scatter sum of n unit vectors.
+#[cfg(test)]
 fn dyadic_mean(m: [f64; 6], n: usize) -> ([f64; 3], f64) {
     if n == 0 {
         return ([0.0; 3], 1.0);
     }
-    let m = m.map(|x| x / n as f64);
-    let (lam, vec) = sym3::eigen(&m);
-    let mut d = sym3::v1(&vec);
+    let (lam, vec) = sym3::eigen(&m.map(|x| x / n as f64));
+    from_eigen(&lam, &vec)
+}
+
+/// Mean direction (z >= 0) and dispersion from the decomposed mean scatter matrix.
+fn from_eigen(lam: &[f64; 3], vec: &[f64; 9]) -> ([f64; 3], f64) {
+    let mut d = sym3::v1(vec);
     if d[2] < 0.0 {
         d = d.map(|x| -x);
     }
@@ -147,12 +152,17 @@ pub fn summarise(samples: &[f32], nsamp: usize, nvox: usize) -> Vec<VoxelSummary
                 }
             }
         }
+        // Both sticks' mean scatter matrices decomposed side by side (the same bits as one at a
+        // time: sym3_lanes).
+        let means: Vec<[f64; 6]> = dyad[..out.len()].iter().flat_map(|m| m.map(|m| m.map(|x| x / nsamp as f64))).collect();
+        let mut eig = vec![([0.0; 3], [0.0; 9]); means.len()];
+        sym3_lanes::eigen_many(&means, &mut eig);
         for (i, o) in out.iter_mut().enumerate() {
             for k in 0..NPARAM {
                 o.mean[k] = (sum[i][k] / nsamp.max(1) as f64) as f32;
             }
             for j in 0..2 {
-                let (d, disp) = dyadic_mean(dyad[i][j], nsamp);
+                let (d, disp) = if nsamp == 0 { ([0.0; 3], 1.0) } else { from_eigen(&eig[2 * i + j].0, &eig[2 * i + j].1) };
                 o.dyads[j] = d.map(|x| x as f32);
                 o.dispersion[j] = disp as f32;
             }

@@ -2,7 +2,7 @@
 //! and the mode of anisotropy, from the fitted tensors on the host (f64 Jacobi, as the CPU
 //! reference decomposes), so FSL users' next steps find every file they expect.
 
-use super::sym3;
+use super::sym3_lanes;
 use crate::volume::planes;
 
 /// V2 (3 volumes), V3 (3), L2, L3 and MO of `tensor` (6 volumes, FSL order), each `nvox` long,
@@ -48,13 +48,21 @@ pub fn mode(t: &[f64; 6]) -> f64 {
 }
 
 pub fn extra_maps(tensor: &[f32], nvox: usize) -> ExtraMaps {
-    let planes = planes::fill::<9>(nvox, |v, row| {
-        let t: [f64; 6] = std::array::from_fn(|k| tensor[k * nvox + v] as f64);
-        if t.iter().all(|&x| x == 0.0) {
-            return;
+    let planes = planes::fill_runs::<9>(nvox, |first, rows| {
+        // The run's fitted tensors decomposed side by side (sym3_lanes: the same bits as one at
+        // a time); voxels of all-zero tensors stay 0.
+        let fitted: Vec<(usize, [f64; 6])> = (0..rows.len())
+            .filter_map(|i| {
+                let t: [f64; 6] = std::array::from_fn(|k| tensor[k * nvox + first + i] as f64);
+                (!t.iter().all(|&x| x == 0.0)).then_some((i, t))
+            })
+            .collect();
+        let ts: Vec<[f64; 6]> = fitted.iter().map(|f| f.1).collect();
+        let mut eig = vec![([0.0; 3], [0.0; 9]); ts.len()];
+        sym3_lanes::eigen_many(&ts, &mut eig);
+        for (&(i, t), (lam, vec)) in fitted.iter().zip(&eig) {
+            rows[i] = [vec[1], vec[4], vec[7], vec[2], vec[5], vec[8], lam[1], lam[2], mode(&t)].map(|x| x as f32);
         }
-        let (lam, vec) = sym3::eigen(&t);
-        *row = [vec[1], vec[4], vec[7], vec[2], vec[5], vec[8], lam[1], lam[2], mode(&t)].map(|x| x as f32);
     });
     ExtraMaps { planes, nvox }
 }

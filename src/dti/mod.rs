@@ -10,6 +10,7 @@ pub mod design;
 pub mod fsl_maps;
 pub(crate) mod fastmath;
 pub mod sym3;
+pub mod sym3_lanes;
 
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::split::{Shares, Split};

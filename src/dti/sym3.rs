@@ -42,7 +42,11 @@ pub fn eigen(t: &[f64; 6]) -> ([f64; 3], [f64; 9]) {
         rotate(&mut a, &mut v, 0, 2);
         rotate(&mut a, &mut v, 1, 2);
     }
-    let mut lam = [a[0], a[4], a[8]];
+    sorted([a[0], a[4], a[8]], v)
+}
+
+/// The diagonal's eigenvalues in descending order, their vectors' columns with them.
+pub(super) fn sorted(mut lam: [f64; 3], mut v: [f64; 9]) -> ([f64; 3], [f64; 9]) {
     for i in 0..2 {
         for j in 0..2 - i {
             if lam[j] < lam[j + 1] {

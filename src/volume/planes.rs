@@ -27,11 +27,21 @@ pub fn split<const K: usize>(out: &mut [f32], n: usize) -> [&mut [f32]; K] {
 /// `f(v, row)` for every voxel v, its K values written to the K planes of a new `K x n` buffer
 /// (component-major); a voxel `f` leaves alone stays 0.
 pub fn fill<const K: usize>(n: usize, f: impl Fn(usize, &mut [f32; K]) + Sync) -> Vec<f32> {
+    fill_runs::<K>(n, |first, rows| {
+        for (i, row) in rows.iter_mut().enumerate() {
+            f(first + i, row);
+        }
+    })
+}
+
+/// [`fill`] a run at a time: `f(first, rows)` fills the rows of voxels `first..first +
+/// rows.len()` (at most [`RUN`]), for work that goes faster many voxels at once.
+pub fn fill_runs<const K: usize>(n: usize, f: impl Fn(usize, &mut [[f32; K]]) + Sync) -> Vec<f32> {
     let mut out = vec![0.0f32; K * n];
     runs(split::<K>(&mut out, n)).into_par_iter().enumerate().for_each(|(r, mut run)| {
-        for i in 0..run[0].len() {
-            let mut row = [0.0f32; K];
-            f(r * RUN + i, &mut row);
+        let mut rows = vec![[0.0f32; K]; run[0].len()];
+        f(r * RUN, &mut rows);
+        for (i, row) in rows.iter().enumerate() {
             for (c, p) in run.iter_mut().enumerate() {
                 p[i] = row[c];
             }
