@@ -13,6 +13,9 @@
 #      `probtrack`, `track geodesic --dirs 8 --downsample 5` on the issue-7 volume, `fim --target`
 #      on the 402 K-voxel phantom, `register` 12 dof NCC on two 1 mm brains (CUDA); the outputs
 #      compared inflated.
+#   c. Part b again with the round's final binary (Jacobi four tensors at a time for dti's extra
+#      maps, bedpost's dyads and chains' starts), each differing file's values counted
+#      (scripts/device/nii_diff.py).
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -34,7 +37,8 @@ same_inflated() {
   local same=0 f b
   for f in "$1"/*; do
     b="$2/$(basename "$f")"
-    if [[ $f == *.gz ]]; then cmp -s <(gzip -dc "$f") <(gzip -dc "$b"); else cmp -s "$f" "$b"; fi && same=$((same + 1))
+    if [[ $f == *.gz ]]; then cmp -s <(gzip -dc "$f") <(gzip -dc "$b"); else cmp -s "$f" "$b"; fi && same=$((same + 1)) && continue
+    [[ $f == *.nii.gz ]] && python3 scripts/device/nii_diff.py "$f" "$b" >&2
   done
   echo "$same of $(ls "$1" | wc -l)"
 }
@@ -74,7 +78,7 @@ if [[ $PART == *a* ]]; then
   done
   cat "$OUT/bench-nifti.txt" "$OUT/read.txt"
 fi
-if [[ $PART == *b* ]]; then
+if [[ $PART == *b* || $PART == *c* ]]; then
   issue7_volume
   fim_phantom
   t1_pair "$W/b2"

@@ -6,7 +6,8 @@
 //! widths start as bedpostx's: d/10, S0/10 and 0.2 for angles and fractions.
 
 use super::{rng, ChainState, Table, D, DMAX, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
-use crate::dti::{sym3, TensorFit, BACKGROUND};
+use crate::dti::{sym3_lanes, TensorFit, BACKGROUND};
+use crate::volume::planes::RUN;
 use crate::volume::Volume;
 use rayon::prelude::*;
 
@@ -32,10 +33,10 @@ pub fn angles(v: [f64; 3]) -> (f32, f32) {
     (th as f32, v[1].atan2(v[0]) as f32)
 }
 
-/// The starting parameters of one voxel from its tensor (mm^2/s), fitted S0, fit flag, and
-/// measurements `y` (for S0 when the fit failed).
-pub fn start(t: &[f64; 6], s0: f64, flag: i32, y: &[f32], table: &Table) -> [f32; NPARAM] {
-    let (lam, vec) = sym3::eigen(t);
+/// The starting parameters of one voxel from its tensor's eigenvalues and vectors (mm^2/s,
+/// `sym3::eigen`), fitted S0, fit flag, and measurements `y` (for S0 when the fit failed:
+/// gathered only then).
+pub fn start(lam: &[f64; 3], vec: &[f64; 9], s0: f64, flag: i32, y: impl FnOnce() -> Vec<f32>, table: &Table) -> [f32; NPARAM] {
     let ok = flag != BACKGROUND && lam[0] > 0.0 && lam.iter().all(|l| l.is_finite());
     let (d, f1, v1, v2) = if ok {
         let f1 = (1.0 - (lam[1].max(0.0) + lam[2].max(0.0)) / (2.0 * lam[0])).clamp(0.05, 0.9);
@@ -47,6 +48,7 @@ pub fn start(t: &[f64; 6], s0: f64, flag: i32, y: &[f32], table: &Table) -> [f32
     let s0 = if s0.is_finite() && s0 > 0.0 {
         s0
     } else {
+        let y = y();
         let b0: Vec<f64> = (0..table.ndir).filter(|&i| table.gtab[i] < 50.0).map(|i| y[i] as f64).collect();
         let m = if b0.is_empty() { y.iter().fold(0.0f64, |m, &x| m.max(x as f64)) } else { b0.iter().sum::<f64>() / b0.len() as f64 };
         if m > 0.0 {
@@ -82,25 +84,31 @@ pub fn widths(p: &[f32; NPARAM]) -> [f32; NPARAM] {
 /// the mask's `voxels` in order (the tensors fitted from `y`, ndir x nvox).
 pub fn from_tensors(fit: &TensorFit, y: &[f32], table: &Table, voxels: &[usize], seed: u64) -> ChainState {
     let n = voxels.len();
-    let per: Vec<([f32; NPARAM], [u32; rng::VOXEL_WORDS])> = voxels
-        .par_iter()
-        .enumerate()
-        .map(|(j, &v)| {
-            let t: [f64; 6] = std::array::from_fn(|e| fit.tensor[e * n + j] as f64);
-            let yj: Vec<f32> = (0..table.ndir).map(|i| y[i * n + j]).collect();
-            (start(&t, fit.s0[j] as f64, fit.flags[j], &yj, table), rng::voxel_streams(seed, v))
+    // A run of voxels a task, their tensors decomposed side by side (sym3_lanes: the same bits
+    // as one at a time).
+    let starts: Vec<[f32; NPARAM]> = (0..n.div_ceil(RUN))
+        .into_par_iter()
+        .flat_map_iter(|r| {
+            let js = r * RUN..((r + 1) * RUN).min(n);
+            let ts: Vec<[f64; 6]> = js.clone().map(|j| std::array::from_fn(|e| fit.tensor[e * n + j] as f64)).collect();
+            let mut eig = vec![([0.0; 3], [0.0; 9]); ts.len()];
+            sym3_lanes::eigen_many(&ts, &mut eig);
+            js.zip(eig).map(|(j, (lam, vec))| start(&lam, &vec, fit.s0[j] as f64, fit.flags[j], || (0..table.ndir).map(|i| y[i * n + j]).collect(), table)).collect::<Vec<_>>()
         })
         .collect();
     let mut st = ChainState { par: vec![0.0; NPARAM * n], prop: vec![0.0; NPARAM * n], acc: vec![0; NPARAM * n], rng: vec![0; rng::VOXEL_WORDS * n], nacc: vec![0; n] };
-    for (j, (p, r)) in per.iter().enumerate() {
-        let w = widths(p);
-        for k in 0..NPARAM {
-            st.par[k * n + j] = p[k];
-            st.prop[k * n + j] = w[k];
+    // Component-major, a plane a task (a voxel's 8 + 8 + 32 values are n apart).
+    st.par.par_chunks_mut(n.max(1)).zip(st.prop.par_chunks_mut(n.max(1))).enumerate().for_each(|(k, (par, prop))| {
+        for (j, p) in starts.iter().enumerate() {
+            par[j] = p[k];
+            prop[j] = widths(p)[k];
         }
-        for (w, word) in r.iter().enumerate() {
-            st.rng[w * n + j] = *word;
+    });
+    let streams: Vec<[u32; rng::VOXEL_WORDS]> = voxels.par_iter().map(|&v| rng::voxel_streams(seed, v)).collect();
+    st.rng.par_chunks_mut(n.max(1)).enumerate().for_each(|(w, plane)| {
+        for (word, r) in plane.iter_mut().zip(&streams) {
+            *word = r[w];
         }
-    }
+    });
     st
 }
