@@ -12,6 +12,7 @@ pub mod check;
 pub mod cpu;
 pub mod gpu;
 pub mod init;
+pub mod merged;
 pub mod post;
 pub mod repro;
 pub mod rng;

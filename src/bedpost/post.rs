@@ -54,6 +54,7 @@ fn directions_reduced(ths: &[f32], phs: &[f32], out: &mut [[f64; 3]]) {
 /// Angle arithmetic, not trigonometry: it runs once per sample of every voxel (tens of millions
 /// on a whole brain). theta -> -theta is the same axis with phi + pi; theta and phi are 2 pi
 /// periodic.
+#[inline]
 pub fn canonical(th: f32, ph: f32) -> (f32, f32) {
     use std::f64::consts::{PI, TAU};
     let wrap = |a: f64| {
@@ -194,7 +195,6 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
     if r.samples.len() != NPARAM * ns * n {
         bail!("sample array does not match {n} voxels x {ns} samples");
     }
-    let at = |k: usize, s: usize, j: usize| r.samples[(k * ns + s) * n + j];
     let mut out = Outputs::new();
     let p = |name: &str| dir.join(format!("{name}.nii.gz"));
     // Each batch's files are compressed side by side (Outputs::niftis), not one after another,
@@ -210,35 +210,15 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
         m
     };
     for (stick, (th, ph, f)) in [(1, (TH1, PH1, F1)), (2, (TH2, PH2, F2))] {
-        let (vth, vph, vf, mth, mph) = crate::runtime::stages::stage("merged samples", || {
-            let mut vth = vec![0.0f32; ns * nv];
-            let mut vph = vec![0.0f32; ns * nv];
-            let mut vf = vec![0.0f32; ns * nv];
-            // One sample volume per task: each writes its own slab of the three merged volumes.
-            (vth.par_chunks_mut(nv), vph.par_chunks_mut(nv), vf.par_chunks_mut(nv)).into_par_iter().enumerate().for_each(|(s, (vth, vph, vf))| {
-                for (j, &v) in r.voxels.iter().enumerate() {
-                    let (a, b) = canonical(at(th, s, j), at(ph, s, j));
-                    vth[v] = a;
-                    vph[v] = b;
-                    vf[v] = at(f, s, j);
-                }
-            });
-            // bedpostx's mean_th/mean_ph: the mean of the merged (canonical) samples.
-            let mean = |m: &[f32]| {
-                let means: Vec<f32> = r.voxels.par_iter().map(|&v| ((0..ns).map(|s| m[s * nv + v] as f64).sum::<f64>() / ns.max(1) as f64) as f32).collect();
-                scatter(&|j| means[j])
-            };
-            let (mth, mph) = (mean(&vth), mean(&vph));
-            (vth, vph, vf, mth, mph)
-        });
+        let m = crate::runtime::stages::stage("merged samples", || super::merged::merged(&r.voxels, ns, &r.samples, nv, (th, ph, f)));
         out.niftis(
             geom,
             &[
-                (p(&format!("mean_th{stick}samples")), 1, &mth[..]),
-                (p(&format!("mean_ph{stick}samples")), 1, &mph[..]),
-                (p(&format!("merged_th{stick}samples")), ns, &vth[..]),
-                (p(&format!("merged_ph{stick}samples")), ns, &vph[..]),
-                (p(&format!("merged_f{stick}samples")), ns, &vf[..]),
+                (p(&format!("mean_th{stick}samples")), 1, &m.mean_th[..]),
+                (p(&format!("mean_ph{stick}samples")), 1, &m.mean_ph[..]),
+                (p(&format!("merged_th{stick}samples")), ns, &m.th[..]),
+                (p(&format!("merged_ph{stick}samples")), ns, &m.ph[..]),
+                (p(&format!("merged_f{stick}samples")), ns, &m.f[..]),
             ],
         )?;
     }
