@@ -16,6 +16,7 @@
 #   c. Part b again with the round's final binary (Jacobi four tensors at a time for dti's extra
 #      maps, bedpost's dyads and chains' starts), each differing file's values counted
 #      (scripts/device/nii_diff.py).
+#   d. Part c again with bedpost's merged samples placed a run of the grid a task.
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -78,7 +79,7 @@ if [[ $PART == *a* ]]; then
   done
   cat "$OUT/bench-nifti.txt" "$OUT/read.txt"
 fi
-if [[ $PART == *b* || $PART == *c* ]]; then
+if [[ $PART == *b* || $PART == *c* || $PART == *d* ]]; then
   issue7_volume
   fim_phantom
   t1_pair "$W/b2"
