@@ -136,7 +136,7 @@ pub fn write_gz_blocks(w: &mut (dyn Write + Send), parts: &[&[u8]], block: usize
 
 /// One complete gzip member (RFC 1952): header with the member's lengths (see
 /// [`super::gz_members`]), raw deflate (neuroport's own encoder for float volumes, at about
-/// miniz's level-1 size and 3x its rate: [`super::deflate_floats`]), CRC-32, length mod 2^32.
+/// miniz's level-1 size and 2.5-3x its rate: [`super::deflate_floats`]), CRC-32, length mod 2^32.
 fn member(b: &[u8]) -> std::io::Result<Vec<u8>> {
     let deflated = super::deflate_floats::deflate(b);
     let mut crc = flate2::Crc::new();
