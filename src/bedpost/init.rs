@@ -98,10 +98,11 @@ pub fn from_tensors(fit: &TensorFit, y: &[f32], table: &Table, voxels: &[usize],
         .collect();
     let mut st = ChainState { par: vec![0.0; NPARAM * n], prop: vec![0.0; NPARAM * n], acc: vec![0; NPARAM * n], rng: vec![0; rng::VOXEL_WORDS * n], nacc: vec![0; n] };
     // Component-major, a plane a task (a voxel's 8 + 8 + 32 values are n apart).
+    let widths: Vec<[f32; NPARAM]> = starts.par_iter().map(widths).collect();
     st.par.par_chunks_mut(n.max(1)).zip(st.prop.par_chunks_mut(n.max(1))).enumerate().for_each(|(k, (par, prop))| {
-        for (j, p) in starts.iter().enumerate() {
+        for (j, (p, w)) in starts.iter().zip(&widths).enumerate() {
             par[j] = p[k];
-            prop[j] = widths(p)[k];
+            prop[j] = w[k];
         }
     });
     let streams: Vec<[u32; rng::VOXEL_WORDS]> = voxels.par_iter().map(|&v| rng::voxel_streams(seed, v)).collect();
