@@ -297,8 +297,7 @@ fn load_chain(s: &VoxelState, ard: f32) -> Chain {
 fn run_voxel(s: &mut VoxelState, y: &[f32], pt: &Padded, sch: &Schedule, l0: usize, l1: usize, t: &mut Terms) -> Vec<(usize, [f32; NPARAM])> {
     #[cfg(target_arch = "x86_64")]
     {
-        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        if *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NEUROPORT_NO_AVX2").is_none()) {
+        if crate::runtime::cpu::avx2() {
             // SAFETY: the feature was just detected on this CPU.
             return unsafe { run_voxel_avx2(s, y, pt, sch, l0, l1, t) };
         }

@@ -65,8 +65,7 @@ impl Run<'_> {
     fn place(&self, vth: &mut [&mut [f32]], vph: &mut [&mut [f32]], vf: &mut [&mut [f32]], mth: &mut [f32], mph: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
         {
-            static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-            if *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NEUROPORT_NO_AVX2").is_none()) {
+            if crate::runtime::cpu::avx2() {
                 // SAFETY: the feature was just detected on this CPU.
                 return unsafe { self.place_avx2(vth, vph, vf, mth, mph) };
             }

@@ -58,9 +58,7 @@ fn dot(x: &[f64], y: &[f64]) -> f64 {
 pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32) {
     #[cfg(target_arch = "x86_64")]
     {
-        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let use_avx2 = *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NEUROPORT_NO_AVX2").is_none());
-        if use_avx2 {
+        if crate::runtime::cpu::avx2() {
             // SAFETY: the feature was just detected on this CPU.
             return unsafe { fit_voxel_avx2(s, d, lam_floor, sc) };
         }

@@ -73,8 +73,7 @@ pub fn eigen_many(ts: &[[f64; 6]], out: &mut [([f64; 3], [f64; 9])]) {
     assert_eq!(ts.len(), out.len(), "one decomposition a tensor");
     #[cfg(target_arch = "x86_64")]
     {
-        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        if *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NEUROPORT_NO_AVX2").is_none()) {
+        if crate::runtime::cpu::avx2() {
             // SAFETY: the feature was just detected on this CPU.
             return unsafe { eigen_many_avx2(ts, out) };
         }

@@ -4,6 +4,15 @@
 use super::DeviceInfo;
 use anyhow::{Context, Result};
 
+/// Whether code compiled a second time for AVX2 (`#[target_feature(enable = "avx2")]`, no FMA,
+/// so the same bits as the first) may run here: the CPU has it and `NEUROPORT_NO_AVX2` is unset
+/// (for measuring, and for testing the other copy). Looked up once.
+#[cfg(target_arch = "x86_64")]
+pub fn avx2() -> bool {
+    static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NEUROPORT_NO_AVX2").is_none())
+}
+
 pub struct Cpu {
     pool: rayon::ThreadPool,
     threads: usize,
