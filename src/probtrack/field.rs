@@ -39,7 +39,12 @@ pub struct Field {
 
 /// The record of one stick: unit vector (voxel axes) and fraction.
 pub fn stick_record(geom: &Geometry, th: f32, ph: f32, f: f32) -> [f32; 4] {
-    let v = geom.bvecs_to_voxel(crate::bedpost::post::direction(th, ph));
+    record_of(geom, crate::bedpost::post::direction(th, ph), f)
+}
+
+/// The record of a stick of direction `d` (FSL's bvecs frame) and fraction `f`.
+fn record_of(geom: &Geometry, d: [f64; 3], f: f32) -> [f32; 4] {
+    let v = geom.bvecs_to_voxel(d);
     let c = |x: f64| if x.abs() < 1e-12 { 0.0 } else { x as f32 };
     [c(v[0]), c(v[1]), c(v[2]), if f.is_finite() { f } else { 0.0 }]
 }
@@ -103,19 +108,18 @@ impl Field {
     pub fn from_angles(geom: Geometry, ns: usize, vols: [&[f32]; 6]) -> Field {
         let nvox = geom.nvox();
         let mut samples = vec![0.0f32; ns * nvox * RECORD];
-        // A stick of all-zero bits (bedpost writes them outside its mask: about half of a brain's
-        // grid) takes the one record they give, not its trigonometry again.
-        let zero = stick_record(&geom, 0.0, 0.0, 0.0);
-        let record = |th: f32, ph: f32, f: f32| if (th.to_bits() | ph.to_bits() | f.to_bits()) == 0 { zero } else { stick_record(&geom, th, ph, f) };
         // A run of records per task, not a sample volume: 50 samples over 16 cores left the
-        // last round's cores idle (round 26).
+        // last round's cores idle (round 26). Record first + i is voxel v of sample volume s;
+        // the volumes hold the same order, so a run's angles are rows, turned into directions
+        // together (`directions`: vectorised, the same values as one at a time).
         samples.par_chunks_mut(crate::volume::planes::RUN * RECORD).enumerate().for_each(|(t, out)| {
-            let first = t * crate::volume::planes::RUN;
-            for (i, r) in out.chunks_mut(RECORD).enumerate() {
-                // Record first + i is voxel v of sample volume s; the volumes hold the same order.
-                let k = first + i;
-                r[..4].copy_from_slice(&record(vols[0][k], vols[1][k], vols[2][k]));
-                r[4..].copy_from_slice(&record(vols[3][k], vols[4][k], vols[5][k]));
+            let ks = t * crate::volume::planes::RUN..t * crate::volume::planes::RUN + out.len() / RECORD;
+            let mut dirs = vec![[0.0f64; 3]; ks.len()];
+            for (stick, v) in [&vols[..3], &vols[3..]].into_iter().enumerate() {
+                crate::bedpost::post::directions(&v[0][ks.clone()], &v[1][ks.clone()], &mut dirs);
+                for ((r, &d), &f) in out.chunks_mut(RECORD).zip(&dirs).zip(&v[2][ks.clone()]) {
+                    r[4 * stick..4 * stick + 4].copy_from_slice(&record_of(&geom, d, f));
+                }
             }
         });
         Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new() }
@@ -214,13 +218,14 @@ mod tests {
     use super::*;
 
     /// The records equal each stick's own record, bit for bit, on fresh random angles with
-    /// all-zero sticks (and -0.0, which is not all-zero bits) among them, over sample and voxel
-    /// counts off the runs' length; on a grid whose affine flips x and one that does not.
+    /// all-zero sticks (and -0.0, which is not all-zero bits) and a few huge angles among them,
+    /// over sample and voxel counts off the runs' length; on a grid whose affine flips x and one
+    /// that does not.
     #[test]
     fn records_equal_each_sticks_own() {
         use rand::Rng;
         let (seed, mut rng) = crate::synth::fresh_rng();
-        for (dims, ns, flip) in [([17usize, 9, 5], 3usize, false), ([64, 64, 3], 2, true), ([5, 1, 1], 7, false)] {
+        for (dims, ns, flip, huge) in [([17usize, 9, 5], 3usize, false, true), ([64, 64, 3], 2, true, false), ([5, 1, 1], 7, false, false)] {
             let mut geom = Geometry::synthetic(dims, [2.0, 2.0, 2.0]);
             if flip {
                 geom.affine[0][0] = -geom.affine[0][0];
@@ -228,11 +233,18 @@ mod tests {
             let nvox = geom.nvox();
             let mut vols: Vec<Vec<f32>> = (0..6).map(|_| vec![0.0f32; ns * nvox]).collect();
             for k in 0..ns * nvox {
-                match rng.random_range(0..4) {
+                match rng.random_range(0..5) {
                     0 => {} // outside bedpost's mask: all zero
                     1 => {
                         vols[0][k] = -0.0;
                         vols[4][k] = -0.0;
+                    }
+                    2 if huge && rng.random_bool(0.1) => {
+                        // Past the fast sines' range (a run holding one takes libm's: only on the
+                        // first grid, so the others' runs take the fast route), and NaN.
+                        vols[0][k] = 7.0e5;
+                        vols[4][k] = -3.0e6;
+                        vols[2][k] = f32::NAN;
                     }
                     _ => {
                         for v in vols.iter_mut() {
