@@ -17,6 +17,7 @@
 #      maps, bedpost's dyads and chains' starts), each differing file's values counted
 #      (scripts/device/nii_diff.py).
 #   d. Part c again with bedpost's merged samples placed a run of the grid a task.
+#   e. Part d again with the round's last binary (probtrack's records a run of rows at once).
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -79,7 +80,7 @@ if [[ $PART == *a* ]]; then
   done
   cat "$OUT/bench-nifti.txt" "$OUT/read.txt"
 fi
-if [[ $PART == *b* || $PART == *c* || $PART == *d* ]]; then
+if [[ $PART == *[bcde]* ]]; then
   issue7_volume
   fim_phantom
   t1_pair "$W/b2"
