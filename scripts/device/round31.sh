@@ -18,6 +18,9 @@
 #      (scripts/device/nii_diff.py).
 #   d. Part c again with bedpost's merged samples placed a run of the grid a task.
 #   e. Part d again with the round's last binary (probtrack's records a run of rows at once).
+#   f. The encoder's output kept by each thread from member to member (dist/neuroport-t) against
+#      a buffer allocated a member (dist/neuroport): `bench nifti` on the issue-7 DWI and
+#      `bedpost` on it, alternating, three rounds.
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -98,5 +101,16 @@ if [[ $PART == *[bcde]* ]]; then
   for d in dti bp ptx trk fim reg; do echo "$d: $(same_inflated "$W/ub-$d-prev" "$W/ub-$d-new")"; done | tee "$OUT/same-b.txt"
   echo "=== summary b"
   grep -E "^##|process wall|^stages" "$OUT/users.txt" | sed -E 's/^stages: //'
+fi
+if [[ $PART == *f* ]]; then
+  issue7_volume
+  for rep in 1 2 3; do for v in new kept; do
+    bin=$NEW; [ $v = kept ] && bin=$PWD/dist/neuroport-t
+    { echo "## $v ($rep)"; timeout 120 "$bin" bench nifti --input "$D/dwi.nii.gz" 2>&1 | grep -E "write .nii.gz"; } >> "$OUT/bench-f.txt"
+    u bedpost-f.txt "bedpost $v ($rep)" "$bin" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/f-bp-$v" --force
+  done; done
+  echo "bedpost: $(same_inflated "$W/f-bp-new" "$W/f-bp-kept") the same inflated" | tee "$OUT/same-f.txt"
+  cat "$OUT/bench-f.txt"
+  grep -E "^##|process wall|^stages" "$OUT/bedpost-f.txt" | grep -oE "^## .*|process wall [0-9.]+ s|write [0-9]+ ms;|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
 stamp done
