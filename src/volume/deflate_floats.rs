@@ -11,6 +11,9 @@
 //!
 //! The output depends on the input alone (the blocks and matches on offsets within it).
 
+// The format's tables, shared with the decoder beside it.
+use super::inflate_marked::{CL_ORDER, LEN_BASE, LEN_EXTRA};
+
 /// Input bytes per deflate block: each gets its own Huffman code, so a block of background costs
 /// little beside a block of tissue; the header (~100 bytes) is < 0.1 % of a block of noise.
 pub const BLOCK: usize = 128 << 10;
@@ -24,11 +27,6 @@ const LIT_CODES: usize = 286;
 /// The distance code used, 3 (distance 4), and a second one (0) so that the distance code is
 /// complete: [0 -> "0", 3 -> "1"].
 const DIST_LENS: [u8; 4] = [1, 0, 0, 1];
-/// The order the code-length code's lengths are sent in (RFC 1951 §3.2.7).
-const CL_ORDER: [usize; 19] = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
-
-const LEN_BASE: [u16; 29] = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
-const LEN_EXTRA: [u8; 29] = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
 
 /// (symbol, extra bits, their value) of a match of `len` bytes (3..=258).
 fn length_code(len: usize) -> (usize, u32, u64) {

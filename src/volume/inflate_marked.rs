@@ -37,10 +37,12 @@ fn is_literal(e: u32) -> bool {
     (e as i32) < 0
 }
 
-const LEN_BASE: [u16; 29] = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
-const LEN_EXTRA: [u8; 29] = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
+pub(super) const LEN_BASE: [u16; 29] = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
+pub(super) const LEN_EXTRA: [u8; 29] = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
 const DIST_BASE: [u16; 30] = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577];
 const DIST_EXTRA: [u8; 30] = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13];
+/// The order a dynamic block sends its code-length code's lengths in (RFC 1951 §3.2.7).
+pub(super) const CL_ORDER: [usize; 19] = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
 
 /// Why a stretch does not inflate (the caller only needs to know that it does not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,13 +189,12 @@ fn lookup(t: &[u32], b: u64, first: u32) -> u32 {
 impl Tables {
     /// A dynamic block's header (after its three bits): the two codes into `lit` and `dist`.
     fn dynamic(&mut self, b: &mut Bits) -> Result<(), Bad> {
-        const ORDER: [usize; 19] = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
         let (nlen, ndist, ncode) = (b.take(5) as usize + 257, b.take(5) as usize + 1, b.take(4) as usize + 4);
         if nlen > 286 || ndist > 30 {
             return Err(Bad("too many length or distance symbols"));
         }
         let mut cl = [0u8; 19];
-        for &o in &ORDER[..ncode] {
+        for &o in &CL_ORDER[..ncode] {
             cl[o] = b.take(3) as u8;
         }
         build(&mut self.lengths, &cl, 7, false, |s| LIT << 8 | (s as u32) << 16)?;
