@@ -11,7 +11,13 @@ use std::path::{Path, PathBuf};
 
 /// Unit stick direction of (theta, phi), f64.
 pub fn direction(th: f32, ph: f32) -> [f64; 3] {
-    let ((st, ct), (sp, cp)) = (trig::sincos(th as f64), trig::sincos(ph as f64));
+    unit(trig::sincos(th as f64), trig::sincos(ph as f64))
+}
+
+/// The unit vector of (sin, cos) of theta and of phi: one expression for [`direction`] and
+/// [`directions`], so both give the same bits.
+#[inline(always)]
+fn unit((st, ct): (f64, f64), (sp, cp): (f64, f64)) -> [f64; 3] {
     [st * cp, st * sp, ct]
 }
 
@@ -44,8 +50,7 @@ unsafe fn directions_avx2(ths: &[f32], phs: &[f32], out: &mut [[f64; 3]]) {
 #[inline(always)]
 fn directions_reduced(ths: &[f32], phs: &[f32], out: &mut [[f64; 3]]) {
     for ((o, &t), &p) in out.iter_mut().zip(ths).zip(phs) {
-        let ((st, ct), (sp, cp)) = (trig::sincos_reduced(t as f64), trig::sincos_reduced(p as f64));
-        *o = [st * cp, st * sp, ct];
+        *o = unit(trig::sincos_reduced(t as f64), trig::sincos_reduced(p as f64));
     }
 }
 
