@@ -91,8 +91,7 @@ pub fn from_tensors(fit: &TensorFit, y: &[f32], table: &Table, voxels: &[usize],
         .flat_map_iter(|r| {
             let js = r * RUN..((r + 1) * RUN).min(n);
             let ts: Vec<[f64; 6]> = js.clone().map(|j| std::array::from_fn(|e| fit.tensor[e * n + j] as f64)).collect();
-            let mut eig = vec![([0.0; 3], [0.0; 9]); ts.len()];
-            sym3_lanes::eigen_many(&ts, &mut eig);
+            let eig = sym3_lanes::eigen_many(&ts);
             js.zip(eig).map(|(j, (lam, vec))| start(&lam, &vec, fit.s0[j] as f64, fit.flags[j], || (0..table.ndir).map(|i| y[i * n + j]).collect(), table)).collect::<Vec<_>>()
         })
         .collect();

@@ -160,8 +160,7 @@ pub fn summarise(samples: &[f32], nsamp: usize, nvox: usize) -> Vec<VoxelSummary
         // Both sticks' mean scatter matrices decomposed side by side (the same bits as one at a
         // time: sym3_lanes).
         let means: Vec<[f64; 6]> = dyad[..out.len()].iter().flat_map(|m| m.map(|m| m.map(|x| x / nsamp as f64))).collect();
-        let mut eig = vec![([0.0; 3], [0.0; 9]); means.len()];
-        sym3_lanes::eigen_many(&means, &mut eig);
+        let eig = sym3_lanes::eigen_many(&means);
         for (i, o) in out.iter_mut().enumerate() {
             for k in 0..NPARAM {
                 o.mean[k] = (sum[i][k] / nsamp.max(1) as f64) as f32;

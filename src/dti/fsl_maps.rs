@@ -58,8 +58,7 @@ pub fn extra_maps(tensor: &[f32], nvox: usize) -> ExtraMaps {
             })
             .collect();
         let ts: Vec<[f64; 6]> = fitted.iter().map(|f| f.1).collect();
-        let mut eig = vec![([0.0; 3], [0.0; 9]); ts.len()];
-        sym3_lanes::eigen_many(&ts, &mut eig);
+        let eig = sym3_lanes::eigen_many(&ts);
         for (&(i, t), (lam, vec)) in fitted.iter().zip(&eig) {
             rows[i] = [vec[1], vec[4], vec[7], vec[2], vec[5], vec[8], lam[1], lam[2], mode(&t)].map(|x| x as f32);
         }

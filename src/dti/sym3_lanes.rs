@@ -68,9 +68,14 @@ fn eigen_many_body(ts: &[[f64; 6]], out: &mut [([f64; 3], [f64; 9])]) {
     }
 }
 
-/// `out[i] = sym3::eigen(&ts[i])`, the same bits.
-pub fn eigen_many(ts: &[[f64; 6]], out: &mut [([f64; 3], [f64; 9])]) {
-    assert_eq!(ts.len(), out.len(), "one decomposition a tensor");
+/// `sym3::eigen` of each of `ts`, the same bits.
+pub fn eigen_many(ts: &[[f64; 6]]) -> Vec<([f64; 3], [f64; 9])> {
+    let mut out = vec![([0.0; 3], [0.0; 9]); ts.len()];
+    eigen_into(ts, &mut out);
+    out
+}
+
+fn eigen_into(ts: &[[f64; 6]], out: &mut [([f64; 3], [f64; 9])]) {
     #[cfg(target_arch = "x86_64")]
     {
         if crate::runtime::cpu::avx2() {
@@ -110,8 +115,7 @@ mod tests {
         }
         let bits = |r: &([f64; 3], [f64; 9])| r.0.iter().chain(&r.1).map(|x| x.to_bits()).collect::<Vec<_>>();
         for n in [ts.len(), 1, 3, 4, 5] {
-            let mut out = vec![([0.0; 3], [0.0; 9]); n];
-            eigen_many(&ts[..n], &mut out);
+            let out = eigen_many(&ts[..n]);
             for (i, (t, o)) in ts.iter().zip(&out).enumerate() {
                 assert_eq!(bits(o), bits(&sym3::eigen(t)), "seed {seed}: tensor {i} {t:?}");
             }
