@@ -41,8 +41,8 @@ NP_KERNEL void geodesic_trace_texture(NP_TEX3D t0, NP_TEX3D t1, NP_TEX3D t2, NP_
                  np_geo_sample_textures(t0, t1, t2, t3, t4, t5, p.ngroups, q, f))
 }
 
-NP_KERNEL void geodesic_pack(int n, NP_GLOBAL const float *NP_RESTRICT points_big, NP_GLOBAL const int *NP_RESTRICT steps,
+NP_KERNEL void geodesic_pack(int n, int every, NP_GLOBAL const float *NP_RESTRICT points_big, NP_GLOBAL const int *NP_RESTRICT steps,
                              NP_GLOBAL const np_ulong *NP_RESTRICT offset, NP_GLOBAL float *packed_big)
 {
-    np_geo_pack(NP_GID(), n, points_big, steps, offset, packed_big);
+    np_geo_pack(NP_GID(), n, every, points_big, steps, offset, packed_big);
 }

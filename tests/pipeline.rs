@@ -91,11 +91,11 @@ fn streamed_tck_is_the_file_of_the_collected_run() {
         let order: Vec<usize> = (0..seeds.len()).collect();
         let (a, b) = (dir.path().join("collected.tck"), dir.path().join("streamed.tck"));
         let mut out = Outputs::new();
-        output::write(&mut out, &a, &geom, &all, &seeds, &order, 1).unwrap();
+        output::write(&mut out, &a, &geom, &all, &seeds, &order).unwrap();
         out.commit().unwrap();
         // Streamed: nine batches of 23, each written while the next traces.
         let mut out = Outputs::new();
-        let ends = output::trace_to_tck(k.as_mut(), &seeds, &p, 23, &geom, &mut out, &b, 1, false).unwrap();
+        let ends = output::trace_to_tck(k.as_mut(), &seeds, &p, 23, &geom, &mut out, &b, false).unwrap();
         out.commit().unwrap();
         assert_eq!(ends.ends, all.ends, "{}", dev.label());
         let (fa, fb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
@@ -108,31 +108,37 @@ fn streamed_tck_is_the_file_of_the_collected_run() {
 }
 
 /// `--downsample N`: each fibre of the streamed .tck holds the full one's points 0, N, 2N, ...
-/// and its last, in order; every 1 is the full file.
+/// and its last, in order; every 1 is the full file. GPUs thin the points where they pack them
+/// (`np_geo_pack`), the CPU as it collects them: each device against its own full file, which
+/// also checks every 1.
 #[test]
 fn downsampled_tck_keeps_every_nth_point_and_the_last() {
     use neuroport::geodesic::output;
     use neuroport::io::tck::read_tck;
     use neuroport::volume::Outputs;
     let (fields, seeds, geom, dir, p) = tck_case(7, 120);
-    let dev = neuroport::Inventory::discover(Some(2)).select_one(&neuroport::BackendSpec::Cpu).unwrap();
-    let mut k = neuroport::geodesic::kernels(&dev).unwrap();
-    k.upload(&fields).unwrap();
-    let path = |every: usize| dir.path().join(format!("every{every}.tck"));
-    for every in [1, 3, 7] {
-        let mut out = Outputs::new();
-        output::trace_to_tck(k.as_mut(), &seeds, &p, 50, &geom, &mut out, &path(every), every, false).unwrap();
-        out.commit().unwrap();
-    }
-    let full = read_tck(&path(1)).unwrap();
-    assert_eq!(full.len(), seeds.len());
-    assert!(full.iter().any(|f| f.len() > 10), "fibres too short to thin");
-    for every in [3, 7] {
-        let thin = read_tck(&path(every)).unwrap();
-        assert_eq!(thin.len(), full.len(), "every {every}");
-        for (i, (f, t)) in full.iter().zip(&thin).enumerate() {
-            let want: Vec<[f32; 3]> = f.iter().enumerate().filter(|&(j, _)| j % every == 0 || j + 1 == f.len()).map(|(_, p)| *p).collect();
-            assert_eq!(t, &want, "every {every}: fibre {i}");
+    let mut devs = vec![neuroport::Inventory::discover(Some(2)).select_one(&neuroport::BackendSpec::Cpu).unwrap()];
+    devs.extend(common::opencl());
+    for dev in devs {
+        let mut k = neuroport::geodesic::kernels(&dev).unwrap();
+        k.upload(&fields).unwrap();
+        let path = |every: u32| dir.path().join(format!("{}-every{every}.tck", dev.label().replace(':', "-")));
+        for every in [1, 3, 7, 5000] {
+            let mut out = Outputs::new();
+            output::trace_to_tck(k.as_mut(), &seeds, &TraceParams { every, ..p }, 50, &geom, &mut out, &path(every), false).unwrap();
+            out.commit().unwrap();
+        }
+        let full = read_tck(&path(1)).unwrap();
+        assert_eq!(full.len(), seeds.len());
+        assert!(full.iter().any(|f| f.len() > 10), "fibres too short to thin");
+        assert!(full.iter().flatten().flatten().all(|c| c.is_finite()), "{}: a point is not finite", dev.label());
+        for every in [3, 7, 5000] {
+            let thin = read_tck(&path(every)).unwrap();
+            assert_eq!(thin.len(), full.len(), "every {every}");
+            for (i, (f, t)) in full.iter().zip(&thin).enumerate() {
+                let want: Vec<[f32; 3]> = f.iter().enumerate().filter(|&(j, _)| j % every as usize == 0 || j + 1 == f.len()).map(|(_, p)| *p).collect();
+                assert_eq!(t, &want, "{}, every {every}: fibre {i}", dev.label());
+            }
         }
     }
 }

@@ -336,14 +336,21 @@ NP_FN void np_geo_finish(const np_geo_state *st, int i, const np_geo_params *p, 
 
 /* Copies fibre i's points from the step-major scratch into a packed xyz list at offset[i] (in
  * points), so only the fibres' true lengths cross the bus. */
-NP_FN void np_geo_pack(int i, int n, NP_CONST_PTR float *points, NP_CONST_PTR int *steps,
+NP_FN void np_geo_pack(int i, int n, int every, NP_CONST_PTR float *points, NP_CONST_PTR int *steps,
                        NP_CONST_PTR np_ulong *offset, NP_GLOBAL float *packed)
 {
     if (i >= n) return;
     np_ulong o = offset[i];
-    for (int s = 0; s <= steps[i]; ++s)
+    np_ulong last = steps[i] > 0 ? (np_ulong)steps[i] : 0; /* as FibreEnd::from_summaries */
+    /* Points 0, every, 2 every, ... and the last (TraceParams::every): the rest never leave
+       the device. 64-bit steps: s + every cannot wrap. */
+    for (np_ulong s = 0;; s += (np_ulong)every) {
+        if (s > last) s = last;
         for (int c = 0; c < 3; ++c)
-            packed[(o + s) * 3 + c] = points[((np_ulong)s * 3 + c) * (np_ulong)n + i];
+            packed[o * 3 + c] = points[(s * 3 + c) * (np_ulong)n + i];
+        ++o;
+        if (s == last) break;
+    }
 }
 
 #endif

@@ -51,7 +51,7 @@ pub struct GeodesicArgs {
     /// Write every Nth point of each fibre and its last, as tckgen's -downsample (at the default
     /// step of 0.1 voxel a whole-brain tractogram of every point runs to gigabytes)
     #[arg(long, default_value_t = 1)]
-    downsample: usize,
+    downsample: u32,
     /// Target ROI: keep only fibres that pass through it, ranked by the connectivity measure
     #[arg(long)]
     target: Option<PathBuf>,
@@ -154,7 +154,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     let seed_source = a.seeds.as_ref().or(a.seed_file.as_ref()).expect("one of the two, checked above");
     seeding::check_seeds(&seeds, &geom, &mask, seed_source)?;
     let (fields, _) = stage("prepare fields", || geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref()))?;
-    let p = TraceParams { step: a.step, max_steps: a.max_steps, method: a.method, record: true, min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()), ..Default::default() };
+    let p = TraceParams { step: a.step, max_steps: a.max_steps, method: a.method, record: true, min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()), every: a.downsample, ..Default::default() };
     let mut out = Outputs::new();
     // Every fibre in seed order to a .tck: each batch (on one device) or run of fibres (split)
     // is written while the next traces. A target ranks the fibres, so all are traced first.
@@ -171,7 +171,6 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
                 &geom,
                 &mut out,
                 &a.out,
-                a.downsample,
             )
         })?;
         let shares = shares.expect("a traced split has its shares");
@@ -181,12 +180,12 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         k.upload(&fields)?;
         let p = TraceParams { interp: a.interp.unwrap_or_else(|| geodesic::Interp::default_for(device.info())), ..p };
         let per = geodesic::batch_len(k.as_ref(), seeds.len(), &p);
-        let batch = stage("trace and write", || output::trace_to_tck(k.as_mut(), &seeds, &p, per, &geom, &mut out, &a.out, a.downsample, true))?;
+        let batch = stage("trace and write", || output::trace_to_tck(k.as_mut(), &seeds, &p, per, &geom, &mut out, &a.out, true))?;
         (batch, (0..seeds.len()).collect::<Vec<_>>(), k.take_timings(), None)
     } else {
         let (batch, shares) = stage("trace", || geodesic::trace_split(&split, &fields, &seeds, &p, a.interp, true))?;
         let order = geodesic::select(&batch, target.is_some());
-        stage("write", || output::write(&mut out, &a.out, &geom, &batch, &seeds, &order, a.downsample))?;
+        stage("write", || output::write(&mut out, &a.out, &geom, &batch, &seeds, &order))?;
         let t = shares.timings();
         (batch, order, t, Some(shares))
     };

@@ -2,7 +2,7 @@
 //! rules as `cl/common/geodesic.h`), one rayon task per fibre, as 001 Sec. 5.3.2 splits fibres
 //! over threads.
 
-use super::{offsets_of, FibreBatch, FibreEnd, Fields, GeodesicKernels, Method, Seed, Stop, TraceParams, IN_MASK, IN_TARGET, NCOMP};
+use super::{is_kept, offsets_of, FibreBatch, FibreEnd, Fields, GeodesicKernels, Method, Seed, Stop, TraceParams, IN_MASK, IN_TARGET, NCOMP};
 use crate::dti::sym3;
 use crate::runtime::cpu::Cpu;
 use crate::runtime::{timing::wall_ms, Timings};
@@ -256,8 +256,12 @@ impl GeodesicKernels for CpuGeodesic {
         self.t.kernel_ms += ms;
         let mut batch = FibreBatch { ends: fibres.iter().map(|f| f.1).collect(), ..Default::default() };
         if p.record {
-            batch.offsets = offsets_of(&batch.ends);
-            batch.points = fibres.into_iter().flat_map(|f| f.0).collect();
+            batch.offsets = offsets_of(&batch.ends, p.every);
+            batch.points = if p.every > 1 {
+                fibres.into_iter().flat_map(|(pts, e)| pts.into_iter().enumerate().filter(move |&(j, _)| is_kept(j, e.steps, p.every)).map(|(_, q)| q)).collect()
+            } else {
+                fibres.into_iter().flat_map(|f| f.0).collect()
+            };
         }
         Ok(batch)
     }

@@ -91,7 +91,7 @@ impl GpuGeodesic {
             (Some(t), Interp::Texture) => c.launch(&self.trace_texture, shape, args![&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &r.labels, &b_seeds, Arg::structure(&gp), &points, &si, &sf])?,
             _ => c.launch(&self.trace_kernel, shape, args![&r.f4, &r.labels, &b_seeds, Arg::structure(&gp), &points, &si, &sf])?,
         }
-        Ok(InFlight { n, order, shape, record: p.record, points, si, sf, done: self.lanes.computed()? })
+        Ok(InFlight { n, order, shape, record: p.record, every: p.every, points, si, sf, done: self.lanes.computed()? })
     }
 
     /// A queued batch's fibres in the caller's order (`pipeline::Step::Unload`), on the copy
@@ -120,16 +120,18 @@ impl GpuGeodesic {
             self.carry.add(&traced);
         }
         if f.record {
-            let (caller_offsets, total) = batch.pack_plan();
+            let t = std::time::Instant::now();
+            let (caller_offsets, total) = batch.pack_plan(f.every);
             let offsets: Vec<u64> = match &f.order {
                 Some(o) => o.iter().map(|&i| caller_offsets[i]).collect(),
                 None => caller_offsets,
             };
             let b_packed = g.alloc::<f32>(3 * total)?;
-            g.launch(&self.pack, f.shape, args![n as i32, &f.points, &f.si, &g.upload(&offsets)?, &b_packed])?;
+            g.launch(&self.pack, f.shape, args![n as i32, f.every.clamp(1, i32::MAX as u32) as i32, &f.points, &f.si, &g.upload(&offsets)?, &b_packed])?;
             let mut points = vec![[0.0f32; 3]; total];
             g.read(&b_packed, 0, bytemuck::cast_slice_mut(&mut points))?;
-            batch.set_points(points);
+            batch.set_points(points, f.every);
+            crate::runtime::stages::record("points down", t.elapsed().as_secs_f64() * 1e3);
         }
         let packing = g.take_timings()?;
         self.carry.transfer_ms += packing.kernel_ms + packing.transfer_ms;
@@ -143,6 +145,7 @@ struct InFlight {
     order: Option<Vec<usize>>,
     shape: Shape,
     record: bool,
+    every: u32,
     points: Buf<f32>,
     si: Buf<i32>,
     sf: Buf<f32>,

@@ -159,11 +159,16 @@ pub struct TraceParams {
     /// float4 groups read per sample (6). Fewer only for the read-volume experiment (001 Table 1)
     /// on a volume whose skipped groups are zero.
     pub groups: u32,
+    /// Points kept when recording: every `every`-th step of each fibre and its last (tckgen's
+    /// `-downsample`; 1 keeps every step). Thinned where the points are packed (on the device
+    /// for GPUs), so the steps left out are never copied to the host. The summaries (steps,
+    /// lengths, the target's step) still count every step.
+    pub every: u32,
 }
 
 impl Default for TraceParams {
     fn default() -> Self {
-        TraceParams { step: 0.1, max_steps: 1000, method: Method::Rk2, interp: Interp::Texture, record: true, min_cos: -2.0, groups: GROUPS as u32 }
+        TraceParams { step: 0.1, max_steps: 1000, method: Method::Rk2, interp: Interp::Texture, record: true, min_cos: -2.0, groups: GROUPS as u32, every: 1 }
     }
 }
 
@@ -334,15 +339,16 @@ impl FibreBatch {
     pub fn from_summaries(sum_i: &[i32], sum_f: &[f32], n: usize) -> FibreBatch {
         FibreBatch { ends: (0..n).map(|i| FibreEnd::from_summaries(sum_i, sum_f, n, i)).collect(), ..Default::default() }
     }
-    /// Where each fibre's points start in the packed list (`np_geo_pack`'s offsets) and the total.
-    pub fn pack_plan(&self) -> (Vec<u64>, usize) {
-        let o = offsets_of(&self.ends);
+    /// Where each fibre's kept points start in the packed list (`np_geo_pack`'s offsets) and the
+    /// total.
+    pub fn pack_plan(&self, every: u32) -> (Vec<u64>, usize) {
+        let o = offsets_of(&self.ends, every);
         let total = o[self.ends.len()];
         (o[..self.ends.len()].iter().map(|&x| x as u64).collect(), total)
     }
-    /// Sets the points: every fibre's `steps + 1` points, fibre after fibre.
-    pub fn set_points(&mut self, points: Vec<[f32; 3]>) {
-        self.offsets = offsets_of(&self.ends);
+    /// Sets the points: every fibre's kept points ([`kept_points`]), fibre after fibre.
+    pub fn set_points(&mut self, points: Vec<[f32; 3]>, every: u32) {
+        self.offsets = offsets_of(&self.ends, every);
         self.points = points;
     }
     /// Appends `other`'s fibres. The points are copied on every core: a whole-brain batch holds
@@ -395,13 +401,25 @@ pub fn seeds_component_major(seeds: &[Seed]) -> Vec<f32> {
     out
 }
 
-/// Start of each fibre's points in a packed list (`n + 1` entries).
-pub fn offsets_of(ends: &[FibreEnd]) -> Vec<usize> {
+/// Points kept of a fibre of `steps` steps (`steps + 1` points) when every `every`-th is kept
+/// and the last ([`TraceParams::every`]).
+pub fn kept_points(steps: u32, every: u32) -> usize {
+    let every = every.max(1);
+    (steps / every) as usize + 1 + (steps % every != 0) as usize
+}
+
+/// Whether point `j` of a fibre of `steps` steps is kept ([`TraceParams::every`]).
+pub fn is_kept(j: usize, steps: u32, every: u32) -> bool {
+    j % every.max(1) as usize == 0 || j == steps as usize
+}
+
+/// Start of each fibre's kept points in a packed list (`n + 1` entries).
+pub fn offsets_of(ends: &[FibreEnd], every: u32) -> Vec<usize> {
     let mut o = Vec::with_capacity(ends.len() + 1);
     let mut acc = 0usize;
     o.push(0);
     for e in ends {
-        acc += e.steps as usize + 1;
+        acc += kept_points(e.steps, every);
         o.push(acc);
     }
     o

@@ -21,13 +21,29 @@ pub fn write_tck_par<'a>(path: &Path, count: usize, fibre: impl Fn(usize) -> std
     w.finish()
 }
 
+/// Streamlines a piece of a window holds: encoded by one task.
+const PIECE: usize = 512;
+/// Pieces a window holds: encoded on every core at once, then handed to the writing thread.
+const WINDOW: usize = 64;
+
+/// A window of encoded streamlines: the points of each, then (NaN, NaN, NaN).
+type Window = Vec<Vec<[f32; 3]>>;
+
 /// A `.tck` written piece by piece (streamlines as they are traced): the header names `count`,
-/// [`TckWriter::append`] adds streamlines, [`TckWriter::finish`] checks that `count` came and
-/// closes the file.
+/// [`TckWriter::append`] and [`TckWriter::append_filled`] add streamlines, encoded on the
+/// caller's cores while a thread of the writer's own writes the windows before (across calls:
+/// one batch's last window is written while the next batch encodes), [`TckWriter::finish`]
+/// checks that `count` came and closes the file. Dropped unfinished, the writer stops and the
+/// file is left to its caller (an `Outputs` temporary) to remove.
 pub struct TckWriter {
-    f: std::fs::File,
+    tx: Option<std::sync::mpsc::SyncSender<Window>>,
+    writer: Option<std::thread::JoinHandle<std::io::Result<(std::fs::File, f64)>>>,
     count: usize,
     written: usize,
+    /// Milliseconds encoding, and waiting for the writing thread to take a window (recorded as
+    /// stages at [`TckWriter::finish`] with the thread's own writing time).
+    encode_ms: f64,
+    wait_ms: f64,
 }
 
 impl TckWriter {
@@ -44,66 +60,113 @@ impl TckWriter {
         }
         let mut f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         f.write_all(format!("{head}file: . {offset}\nEND\n").as_bytes())?;
-        Ok(TckWriter { f, count, written: 0 })
+        // One window queued while one is written: at most three windows alive with the one
+        // being encoded.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(1);
+        let writer = std::thread::Builder::new().name("tck writer".into()).spawn(move || -> std::io::Result<(std::fs::File, f64)> {
+            let mut ms = 0.0;
+            for window in rx {
+                let t = std::time::Instant::now();
+                for piece in window {
+                    write_le(&mut f, piece)?;
+                }
+                ms += t.elapsed().as_secs_f64() * 1e3;
+            }
+            Ok((f, ms))
+        })?;
+        Ok(TckWriter { tx: Some(tx), writer: Some(writer), count, written: 0, encode_ms: 0.0, wait_ms: 0.0 })
     }
 
-    /// Appends `n` streamlines, streamline i from `fibre(i)`, encoded on every core a window at
-    /// a time while this thread writes the previous window.
+    /// Appends `n` streamlines, streamline i from `fibre(i)`.
     pub fn append<'a>(&mut self, n: usize, fibre: impl Fn(usize) -> std::borrow::Cow<'a, [[f32; 3]]> + Sync) -> Result<()> {
+        self.windows(n, |range| {
+            let mut piece = Vec::new();
+            for i in range {
+                piece.extend_from_slice(&fibre(i));
+                piece.push([f32::NAN; 3]);
+            }
+            piece
+        })
+    }
+
+    /// Appends `n` streamlines, streamline i of `len(i)` points that `fill(i, points)` writes (world
+    /// mm) straight into the encoded window: no copy of a streamline is made on the way.
+    pub fn append_filled(&mut self, n: usize, len: impl Fn(usize) -> usize + Sync, fill: impl Fn(usize, &mut [[f32; 3]]) + Sync) -> Result<()> {
+        self.windows(n, |range| {
+            // NaN everywhere, so each streamline's closing triplet is in place once it is filled.
+            let mut piece = vec![[f32::NAN; 3]; range.clone().map(|i| len(i) + 1).sum()];
+            let mut at = 0;
+            for i in range {
+                let l = len(i);
+                fill(i, &mut piece[at..at + l]);
+                at += l + 1;
+            }
+            piece
+        })
+    }
+
+    /// Encodes streamlines `0..n` of this call a window at a time (`piece` encodes a range, on
+    /// every core) and hands each window to the writing thread.
+    fn windows(&mut self, n: usize, piece: impl Fn(std::ops::Range<usize>) -> Vec<[f32; 3]> + Sync) -> Result<()> {
         use rayon::prelude::*;
         if self.written + n > self.count {
             bail!("{} streamlines for a header of {}", self.written + n, self.count);
         }
-        const PIECE: usize = 512;
-        let encode = |range: std::ops::Range<usize>| -> Vec<u8> {
-            let mut buf = Vec::new();
-            for i in range {
-                let s = fibre(i);
-                buf.reserve((s.len() + 1) * 12);
-                for p in s.iter().chain(std::iter::once(&[f32::NAN; 3])) {
-                    for c in p {
-                        buf.extend_from_slice(&c.to_le_bytes());
-                    }
-                }
+        for start in (0..n).step_by(PIECE * WINDOW) {
+            let end = (start + PIECE * WINDOW).min(n);
+            let t = std::time::Instant::now();
+            let window: Window = (start..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().map(|a| piece(a..(a + PIECE).min(end))).collect();
+            let t1 = std::time::Instant::now();
+            let sent = self.tx.as_ref().map(|tx| tx.send(window).is_ok()).unwrap_or(false);
+            self.encode_ms += (t1 - t).as_secs_f64() * 1e3;
+            self.wait_ms += t1.elapsed().as_secs_f64() * 1e3;
+            if !sent {
+                // The writer stopped: its error is the cause.
+                return Err(self.stop().err().unwrap_or_else(|| anyhow!("the tractogram writer stopped")));
             }
-            buf
-        };
-        let f = &mut self.f;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
-        std::thread::scope(|sc| -> Result<()> {
-            let writer = sc.spawn(move || -> std::io::Result<()> {
-                for window in rx {
-                    for piece in window {
-                        f.write_all(&piece)?;
-                    }
-                }
-                Ok(())
-            });
-            for start in (0..n).step_by(PIECE * 64) {
-                let end = (start + PIECE * 64).min(n);
-                let window: Vec<Vec<u8>> = (start..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().map(|a| encode(a..(a + PIECE).min(end))).collect();
-                if tx.send(window).is_err() {
-                    break;
-                }
-            }
-            drop(tx);
-            writer.join().map_err(|_| anyhow!("tractogram writer thread panicked"))??;
-            Ok(())
-        })?;
+        }
         self.written += n;
         Ok(())
+    }
+
+    /// Closes the channel and waits for the writing thread: its file, or its error.
+    fn stop(&mut self) -> Result<(std::fs::File, f64)> {
+        self.tx = None;
+        let writer = self.writer.take().ok_or_else(|| anyhow!("the tractogram writer already stopped"))?;
+        Ok(writer.join().map_err(|_| anyhow!("tractogram writer thread panicked"))??)
     }
 
     pub fn finish(mut self) -> Result<()> {
         if self.written != self.count {
             bail!("{} streamlines written for a header of {}", self.written, self.count);
         }
-        for _ in 0..3 {
-            self.f.write_all(&f32::INFINITY.to_le_bytes())?;
-        }
-        self.f.flush()?;
+        let (mut f, write_ms) = self.stop()?;
+        write_le(&mut f, vec![[f32::INFINITY; 3]])?;
+        f.flush()?;
+        use crate::runtime::stages::record;
+        record("tck encode", self.encode_ms);
+        record("tck wait for the writer", self.wait_ms);
+        record("tck write", write_ms);
         Ok(())
     }
+}
+
+impl Drop for TckWriter {
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            let _ = self.stop();
+        }
+    }
+}
+
+/// Writes the points as Float32LE (their own bytes on little-endian machines).
+fn write_le(f: &mut std::fs::File, mut points: Vec<[f32; 3]>) -> std::io::Result<()> {
+    if cfg!(target_endian = "big") {
+        for c in points.iter_mut().flatten() {
+            *c = f32::from_bits(c.to_bits().swap_bytes());
+        }
+    }
+    f.write_all(bytemuck::cast_slice(&points))
 }
 
 /// Buffer of the tractogram writers.

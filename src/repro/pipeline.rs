@@ -115,7 +115,7 @@ fn run_once(device: &Device, input: &Path, out: &Path, cfg: &bedpost::Config) ->
     stage(&mut st, || {
         let mut o = Outputs::new();
         let order = geodesic::select(&batch, false);
-        geodesic::output::write(&mut o, &out.join("fibres.tck"), &geom, &batch, &seeds, &order, 1)?;
+        geodesic::output::write(&mut o, &out.join("fibres.tck"), &geom, &batch, &seeds, &order)?;
         o.commit()?;
         Ok(((), none))
     })?;
