@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Round 32 (one H100 host). Binaries: dist/neuroport (new), dist/neuroport-prev (round 31's).
+#   a. `track geodesic` on the issue-7 volume's tensor (CUDA; --dirs 8): --downsample 5 (as
+#      rounds 26 and 31) and 1 (the default, every point), new and prev alternating, three and
+#      two rounds, each run into a fresh folder (no rename over an earlier file), with stages,
+#      process wall and peak memory; then once each on NVIDIA OpenCL (--downsample 5). Every
+#      pair's .tck and .csv compared byte for byte; `check` on CUDA and NVIDIA OpenCL.
+. "$(dirname "$0")/common.sh"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+NEW=$PWD/dist/neuroport
+OLD=$PWD/dist/neuroport-prev
+PART=${PART:-a}
+nvidia-smi -L
+lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)"
+# u FILE LABEL BIN -- ARGS...: one command with stages on; its summary, stages, process wall and
+# peak memory appended to $OUT/FILE.
+u() {
+  local f=$1 label=$2 bin=$3 err; shift 4; err=$(mktemp)
+  stamp "$label"
+  NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" "$@" > /dev/null 2> "$err"
+  { echo "## $label"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//' | tail -3; } >> "$OUT/$f"
+  rm -f "$err"
+}
+# same DIR_A DIR_B: whether the two runs' .tck and .csv are the same bytes.
+same() {
+  if cmp -s "$1/f.tck" "$2/f.tck" && cmp -s "$1/f.csv" "$2/f.csv"; then echo "same bytes ($(stat -c %s "$1/f.tck") B tck)"; else echo "DIFFER"; ls -l "$1" "$2"; fi
+}
+if [[ $PART == *a* ]]; then
+  gpu_setup
+  issue7_volume
+  df -hT "$W" | tail -1
+  "$B" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/i7/" > /dev/null 2>&1
+  T=(track geodesic --tensor "$W/i7/dti_tensor.nii.gz" --seeds "$D/wm.nii.gz" --dirs 8)
+  for rep in 1 2 3; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u track.txt "track --downsample 5 $v ($rep)" "$bin" -- "${T[@]}" --backend cuda --downsample 5 --out "$W/d5-$v-$rep/f.tck"
+  done; done
+  for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u track.txt "track --downsample 1 $v ($rep)" "$bin" -- "${T[@]}" --backend cuda --out "$W/d1-$v-$rep/f.tck"
+    # The 3.7 GB tractogram is compared below, then removed (disk and page cache).
+  done
+    echo "downsample 1, round $rep, prev against new: $(same "$W/d1-prev-$rep" "$W/d1-new-$rep")" | tee -a "$OUT/same.txt"
+    rm -rf "$W/d1-prev-$rep" "$W/d1-new-$rep"
+  done
+  for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u track.txt "track --downsample 5 $OCL $v" "$bin" -- "${T[@]}" --backend "$OCL" --downsample 5 --out "$W/ocl-$v/f.tck"
+  done
+  {
+    for rep in 1 2 3; do echo "downsample 5, round $rep, prev against new: $(same "$W/d5-prev-$rep" "$W/d5-new-$rep")"; done
+    echo "downsample 5, new round 1 against 3: $(same "$W/d5-new-1" "$W/d5-new-3")"
+    echo "NVIDIA OpenCL, prev against new: $(same "$W/ocl-prev" "$W/ocl-new")"
+  } | tee -a "$OUT/same.txt"
+  for be in cuda "$OCL"; do
+    stamp "check on $be"
+    step 200 "$NEW" check --backend "$be" --seed 3201 > "$OUT/check-${be%%:*}.txt" 2>&1
+    echo "$be: $(grep -E "passed, [0-9]+ failed" "$OUT/check-${be%%:*}.txt")"
+    grep -E "FAIL" "$OUT/check-${be%%:*}.txt" | head -20
+  done
+  echo "=== summary"
+  grep -E "^##|process wall|^stages" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|points down [0-9]+ ms|tck [a-z ]+ [0-9]+ ms|csv [0-9]+ ms|trace and write [0-9]+ ms|devices [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+fi
