@@ -141,18 +141,20 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     }
     let target = a.target.as_ref().map(|t| like(t, "target ROI")).transpose()?;
     let mut r = neuroport::synth::rng(a.seed);
-    let seeds = match (&a.seeds, &a.seed_file) {
-        (Some(roi), _) => {
-            let roi_mask = like(roi, "seed ROI")?;
-            let pts = seeding::roi_points(&roi_mask, dims, a.seed_count, &mut r).with_context(|| roi.display().to_string())?;
-            let dirs = a.cone.map_or(seeding::Directions::Sphere, seeding::Directions::Cone);
-            seeding::seeds_at(&pts, a.dirs, dirs, &geom, &tensor, &mut r)
-        }
-        (None, Some(f)) => seeding::read_seed_file(f, &geom)?,
-        (None, None) => bail!("give --seeds ROI or --seed-file CSV"),
-    };
+    let seeds = stage("seeds", || -> Result<_> {
+        Ok(match (&a.seeds, &a.seed_file) {
+            (Some(roi), _) => {
+                let roi_mask = like(roi, "seed ROI")?;
+                let pts = seeding::roi_points(&roi_mask, dims, a.seed_count, &mut r).with_context(|| roi.display().to_string())?;
+                let dirs = a.cone.map_or(seeding::Directions::Sphere, seeding::Directions::Cone);
+                seeding::seeds_at(&pts, a.dirs, dirs, &geom, &tensor, &mut r)
+            }
+            (None, Some(f)) => seeding::read_seed_file(f, &geom)?,
+            (None, None) => bail!("give --seeds ROI or --seed-file CSV"),
+        })
+    })?;
     let seed_source = a.seeds.as_ref().or(a.seed_file.as_ref()).expect("one of the two, checked above");
-    seeding::check_seeds(&seeds, &geom, &mask, seed_source)?;
+    stage("check seeds", || seeding::check_seeds(&seeds, &geom, &mask, seed_source))?;
     let (fields, _) = stage("prepare fields", || geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref()))?;
     let p = TraceParams { step: a.step, max_steps: a.max_steps, method: a.method, record: true, min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()), every: a.downsample, ..Default::default() };
     let mut out = Outputs::new();
@@ -176,8 +178,8 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         let shares = shares.expect("a traced split has its shares");
         (batch, (0..seeds.len()).collect::<Vec<_>>(), shares.timings(), Some(shares))
     } else if streamed {
-        let mut k = geodesic::kernels(&device)?;
-        k.upload(&fields)?;
+        let mut k = stage("tracker kernels", || geodesic::kernels(&device))?;
+        stage("fields upload", || k.upload(&fields))?;
         let p = TraceParams { interp: a.interp.unwrap_or_else(|| geodesic::Interp::default_for(device.info())), ..p };
         let per = geodesic::batch_len(k.as_ref(), seeds.len(), &p);
         let batch = stage("trace and write", || output::trace_to_tck(k.as_mut(), &seeds, &p, per, &geom, &mut out, &a.out, true))?;

@@ -76,40 +76,54 @@ pub fn stream_to_tck(trace: impl FnOnce(&mut dyn FnMut(FibreBatch) -> Result<()>
     }
     let tmp = out.temp_for(path)?;
     let named = |e: anyhow::Error| anyhow!("cannot write {}: {e:#}", path.display());
+    let start = std::time::Instant::now();
+    let at = |name: &str| crate::runtime::stages::record(name, start.elapsed().as_secs_f64() * 1e3);
     let w = tck::TckWriter::create(&tmp, seeds.len()).map_err(named)?;
     let mut ends = Vec::with_capacity(seeds.len());
     let (tx, rx) = std::sync::mpsc::sync_channel::<FibreBatch>(1);
     let (traced, written) = std::thread::scope(|sc| {
-        let writer = sc.spawn(move || -> Result<tck::TckWriter> {
-            let mut w = w;
+        // Each batch's CSV rows are formatted once its points are handed to the tractogram's
+        // writing thread, while that thread writes: the cores are otherwise idle then.
+        let writer = sc.spawn(move || -> Result<(tck::TckWriter, Vec<String>)> {
+            let (mut w, mut csv, mut base) = (w, Vec::new(), 0);
             for b in rx {
                 w.append_filled(b.len(), |i| b.fibre(i).len(), |i, pts| world_into(geom, &b, i, pts))?;
+                let local: Vec<usize> = (0..b.len()).collect();
+                csv.extend(csv_runs(geom, &b.ends, &seeds[base..base + b.len()], &local, base));
+                base += b.len();
             }
-            Ok(w)
+            Ok((w, csv))
         });
         let traced = trace(&mut |b| {
             ends.extend_from_slice(&b.ends);
             tx.send(b).map_err(|_| anyhow!("the tractogram writer stopped"))
         });
         drop(tx);
+        at("tck traced at");
         (traced, writer.join().map_err(|_| anyhow!("tractogram writer thread panicked")).and_then(|w| w))
     });
     // A writer failure stops the tracing too: report the cause, not the closed channel.
-    let w = written.map_err(named)?;
+    let (w, csv) = written.map_err(named)?;
     traced?;
+    at("tck encoded at");
     w.finish().map_err(named)?;
-    let batch = FibreBatch { ends, ..Default::default() };
-    let order: Vec<usize> = (0..seeds.len()).collect();
-    crate::runtime::stages::stage("csv", || write_csv_of(out, path, geom, &batch.ends, seeds, &order))?;
-    Ok(batch)
+    at("tck written at");
+    crate::runtime::stages::stage("csv", || write_csv_runs(out, path, csv))?;
+    Ok(FibreBatch { ends, ..Default::default() })
 }
 
-/// The CSV beside the tractogram: one row per fibre of `order`, formatted on every core a run of
-/// rows at a time (a whole-brain run has hundreds of thousands), the same bytes as the `csv`
-/// crate writes for them (no field needs quoting: numbers and stop names).
+/// The CSV beside the tractogram: one row per fibre of `order`.
 fn write_csv_of(out: &mut Outputs, path: &Path, geom: &Geometry, ends: &[FibreEnd], seeds: &[Seed], order: &[usize]) -> Result<()> {
+    write_csv_runs(out, path, csv_runs(geom, ends, seeds, order, 0))
+}
+
+/// The CSV's rows for the fibres of `order` (indices into `ends` and `seeds`), numbered from
+/// `first` (row k = first + j, seed first + order[j]), formatted on every core a run of rows at
+/// a time (a whole-brain run has hundreds of thousands): the same bytes as the `csv` crate
+/// writes for them (no field needs quoting: numbers and stop names).
+fn csv_runs(geom: &Geometry, ends: &[FibreEnd], seeds: &[Seed], order: &[usize], first: usize) -> Vec<String> {
     const RUN: usize = 4096;
-    let runs: Vec<String> = order
+    order
         .par_chunks(RUN)
         .enumerate()
         .map(|(r, run)| {
@@ -119,7 +133,8 @@ fn write_csv_of(out: &mut Outputs, path: &Path, geom: &Geometry, ends: &[FibreEn
                 let (sd, e) = (&seeds[i], &ends[i]);
                 let p = geom.voxel_to_world(sd.pos.map(|c| c as f64));
                 let d = voxel_to_world_dir(geom, sd.dir);
-                let _ = write!(s, "{},{i},{:.4},{:.4},{:.4},{:.6},{:.6},{:.6},{:.4},{},{},{:.6e},", r * RUN + j, p[0], p[1], p[2], d[0], d[1], d[2], e.length_mm, e.steps, e.stop.name(), e.connectivity());
+                let (k, i) = (first + r * RUN + j, first + i);
+                let _ = write!(s, "{k},{i},{:.4},{:.4},{:.4},{:.6},{:.6},{:.6},{:.4},{},{},{:.6e},", p[0], p[1], p[2], d[0], d[1], d[2], e.length_mm, e.steps, e.stop.name(), e.connectivity());
                 let _ = match e.target_step {
                     Some(_) => writeln!(s, "1,{:.4}", e.target_length_mm),
                     None => writeln!(s, "0,"),
@@ -127,7 +142,11 @@ fn write_csv_of(out: &mut Outputs, path: &Path, geom: &Geometry, ends: &[FibreEn
             }
             s
         })
-        .collect();
+        .collect()
+}
+
+/// Adds the CSV of `runs` (rows from [`csv_runs`]) under its header to `out`.
+fn write_csv_runs(out: &mut Outputs, path: &Path, runs: Vec<String>) -> Result<()> {
     out.file(&csv_path(path), |tmp| {
         use std::io::Write as _;
         let mut f = std::fs::File::create(tmp).map_err(|e| anyhow!("cannot create {}: {e}", tmp.display()))?;
