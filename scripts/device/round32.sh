@@ -5,6 +5,9 @@
 #      two rounds, each run into a fresh folder (no rename over an earlier file), with stages,
 #      process wall and peak memory; then once each on NVIDIA OpenCL (--downsample 5). Every
 #      pair's .tck and .csv compared byte for byte; `check` on CUDA and NVIDIA OpenCL.
+#   b. Part a again (without `check`) with c289c11's binary: each batch's CSV rows formatted
+#      while the tractogram's thread writes, and stages for the seeds, the tracker's kernels,
+#      the fields' upload and the stream's timeline.
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -25,7 +28,7 @@ u() {
 same() {
   if cmp -s "$1/f.tck" "$2/f.tck" && cmp -s "$1/f.csv" "$2/f.csv"; then echo "same bytes ($(stat -c %s "$1/f.tck") B tck)"; else echo "DIFFER"; ls -l "$1" "$2"; fi
 }
-if [[ $PART == *a* ]]; then
+if [[ $PART == *[ab]* ]]; then
   gpu_setup
   issue7_volume
   df -hT "$W" | tail -1
@@ -52,12 +55,12 @@ if [[ $PART == *a* ]]; then
     echo "downsample 5, new round 1 against 3: $(same "$W/d5-new-1" "$W/d5-new-3")"
     echo "NVIDIA OpenCL, prev against new: $(same "$W/ocl-prev" "$W/ocl-new")"
   } | tee -a "$OUT/same.txt"
-  for be in cuda "$OCL"; do
+  [[ $PART == *a* ]] && for be in cuda "$OCL"; do
     stamp "check on $be"
     step 200 "$NEW" check --backend "$be" --seed 3201 > "$OUT/check-${be%%:*}.txt" 2>&1
     echo "$be: $(grep -E "passed, [0-9]+ failed" "$OUT/check-${be%%:*}.txt")"
     grep -E "FAIL" "$OUT/check-${be%%:*}.txt" | head -20
   done
   echo "=== summary"
-  grep -E "^##|process wall|^stages" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|points down [0-9]+ ms|tck [a-z ]+ [0-9]+ ms|csv [0-9]+ ms|trace and write [0-9]+ ms|devices [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+  grep -E "^##|process wall|^stages" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|points down [0-9]+ ms|tck [a-z ]+ [0-9]+ ms|seeds [0-9]+ ms|tracker kernels [0-9]+ ms|fields upload [0-9]+ ms|prepare fields [0-9]+ ms|read tensor [0-9]+ ms|csv [0-9]+ ms|trace and write [0-9]+ ms|devices [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
