@@ -7,7 +7,8 @@
 #      pair's .tck and .csv compared byte for byte; `check` on CUDA and NVIDIA OpenCL.
 #   b. Part a again (without `check`) with c289c11's binary: each batch's CSV rows formatted
 #      while the tractogram's thread writes, and stages for the seeds, the tracker's kernels,
-#      the fields' upload and the stream's timeline.
+#      the fields' upload and the stream's timeline. Then the page cache's write rate into one
+#      new file from 1, 2, 4 and 8 threads (scripts/device/pwrite_rate.py, 3 GiB, twice).
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -61,6 +62,7 @@ if [[ $PART == *[ab]* ]]; then
     echo "$be: $(grep -E "passed, [0-9]+ failed" "$OUT/check-${be%%:*}.txt")"
     grep -E "FAIL" "$OUT/check-${be%%:*}.txt" | head -20
   done
+  [[ $PART == *b* ]] && for rep in 1 2; do python3 scripts/device/pwrite_rate.py "$W" 3 1 2 4 8 | tee -a "$OUT/pwrite.txt"; done
   echo "=== summary"
   grep -E "^##|process wall|^stages" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|points down [0-9]+ ms|tck [a-z ]+ [0-9]+ ms|seeds [0-9]+ ms|tracker kernels [0-9]+ ms|fields upload [0-9]+ ms|prepare fields [0-9]+ ms|read tensor [0-9]+ ms|csv [0-9]+ ms|trace and write [0-9]+ ms|devices [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
