@@ -149,7 +149,7 @@ fn csv_runs(geom: &Geometry, ends: &[FibreEnd], seeds: &[Seed], order: &[usize],
 fn write_csv_runs(out: &mut Outputs, path: &Path, runs: Vec<String>) -> Result<()> {
     out.file(&csv_path(path), |tmp| {
         use std::io::Write as _;
-        let mut f = std::fs::File::create(tmp).map_err(|e| anyhow!("cannot create {}: {e}", tmp.display()))?;
+        let mut f = crate::volume::create_file(tmp).map_err(|e| anyhow!("cannot create {}: {e}", tmp.display()))?;
         f.write_all(format!("{}\n", CSV_HEADER.join(",")).as_bytes())?;
         for r in runs {
             f.write_all(r.as_bytes())?;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// Writes `rows` (each a list of cells) under `header` as CSV.
 pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = csv::Writer::from_writer(crate::volume::create_file(path).with_context(|| format!("cannot create {}", path.display()))?);
     w.write_record(header)?;
     for r in rows {
         w.write_record(r)?;

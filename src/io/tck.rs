@@ -58,7 +58,7 @@ impl TckWriter {
             }
             offset = total;
         }
-        let mut f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        let mut f = crate::volume::create_file(path).with_context(|| format!("cannot create {}", path.display()))?;
         f.write_all(format!("{head}file: . {offset}\nEND\n").as_bytes())?;
         // One window queued while one is written: at most three windows alive with the one
         // being encoded.

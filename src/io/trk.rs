@@ -72,7 +72,7 @@ fn header(space: &TrkSpace, count: usize) -> Vec<u8> {
 
 /// Writes streamlines given in world millimetres.
 pub fn write_trk<S: AsRef<[[f32; 3]]>>(path: &Path, space: &TrkSpace, streamlines: impl ExactSizeIterator<Item = S>) -> Result<()> {
-    let f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let f = crate::volume::create_file(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut w = BufWriter::with_capacity(super::tck::WRITE_BUFFER, f);
     w.write_all(&header(space, streamlines.len()))?;
     let mut buf: Vec<u8> = Vec::new();

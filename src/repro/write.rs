@@ -66,7 +66,7 @@ pub fn write(r: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     let [csv_path, md_path, png_path] = report_paths(&r.id, dir);
     let mut outs = Outputs::new();
     outs.file(&csv_path, |p| {
-        let mut w = csv::Writer::from_path(p)?;
+        let mut w = csv::Writer::from_writer(crate::volume::create_file(p)?);
         for row in &r.rows {
             w.serialize(row)?;
         }

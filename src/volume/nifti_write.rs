@@ -68,7 +68,7 @@ fn warn_once(msg: &str) {
 /// through [`super::Outputs`].
 pub fn write_nifti(path: &Path, geom: &Geometry, nvol: usize, data: &[f32]) -> Result<()> {
     let gz = path.to_string_lossy().ends_with(".gz");
-    let f = std::fs::File::create(path).map_err(|e| anyhow!("cannot write {}: {}", path.display(), super::plain_io(&e)))?;
+    let f = super::create_file(path).map_err(|e| anyhow!("cannot write {}: {}", path.display(), super::plain_io(&e)))?;
     write_nifti_to(f, gz, geom, nvol, data).map_err(|e| anyhow!("cannot write {}: {}", path.display(), super::plain_io(&e)))
 }
 

@@ -107,7 +107,7 @@ impl Outputs {
         let gz = self.kind == OutputType::NiftiGz || fin.to_string_lossy().ends_with(".gz");
         let f = match self.temp(&fin)? {
             Temp::Anon(f) => f.try_clone(),
-            Temp::Named(p) => std::fs::File::create(p),
+            Temp::Named(p) => super::create_file(p),
         };
         Ok((fin, gz, f))
     }

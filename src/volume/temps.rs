@@ -69,6 +69,19 @@ pub(super) fn forget(p: &Path) {
     lock().retain(|q| q != p);
 }
 
+/// Opens `path` for writing from its start, as `File::create` does, but without truncating a
+/// file that is already empty (an output's temporary, which the writers open by name): ext4
+/// (`auto_da_alloc`) marks a file truncated to length 0 and, when it is closed, starts writing
+/// out all its delayed blocks in the closing thread, which took ~0.3 s for a 0.74 GB tractogram
+/// on the H100 host (round 32). A file with content is truncated.
+pub fn create_file(path: &Path) -> std::io::Result<File> {
+    let f = std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path)?;
+    if f.metadata()?.len() > 0 {
+        f.set_len(0)?;
+    }
+    Ok(f)
+}
+
 /// A new temporary for `fin` (number `n` of its set).
 pub(super) fn create(fin: &Path, n: usize) -> std::io::Result<Temp> {
     let dir = fin.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -231,4 +244,20 @@ mod signals {
 /// commit turns them into named files for a moment).
 pub(super) fn ensure_handler() {
     install_handler();
+}
+
+#[cfg(test)]
+#[test]
+fn create_file_starts_empty_whatever_was_there() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f.bin");
+    // Missing, then longer than the new content (no stale tail), then empty.
+    for before in [None, Some(&b"0123456789"[..]), Some(&b""[..])] {
+        if let Some(b) = before {
+            std::fs::write(&p, b).unwrap();
+        }
+        create_file(&p).unwrap().write_all(b"abc").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"abc", "over {before:?}");
+    }
 }
