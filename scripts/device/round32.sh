@@ -9,6 +9,9 @@
 #      while the tractogram's thread writes, and stages for the seeds, the tracker's kernels,
 #      the fields' upload and the stream's timeline. Then the page cache's write rate into one
 #      new file from 1, 2, 4 and 8 threads (scripts/device/pwrite_rate.py, 3 GiB, twice).
+#   c. Part b's runs (without the write rate) with the binary that opens output files without
+#      truncating an empty temporary (volume::create_file); then each binary twice more with
+#      --downsample 5 and --force into one folder (the rename over the earlier run's files).
 . "$(dirname "$0")/common.sh"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 NEW=$PWD/dist/neuroport
@@ -29,7 +32,7 @@ u() {
 same() {
   if cmp -s "$1/f.tck" "$2/f.tck" && cmp -s "$1/f.csv" "$2/f.csv"; then echo "same bytes ($(stat -c %s "$1/f.tck") B tck)"; else echo "DIFFER"; ls -l "$1" "$2"; fi
 }
-if [[ $PART == *[ab]* ]]; then
+if [[ $PART == *[abc]* ]]; then
   gpu_setup
   issue7_volume
   df -hT "$W" | tail -1
@@ -56,6 +59,10 @@ if [[ $PART == *[ab]* ]]; then
     echo "downsample 5, new round 1 against 3: $(same "$W/d5-new-1" "$W/d5-new-3")"
     echo "NVIDIA OpenCL, prev against new: $(same "$W/ocl-prev" "$W/ocl-new")"
   } | tee -a "$OUT/same.txt"
+  [[ $PART == *c* ]] && for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u track.txt "track --downsample 5 --force $v ($rep)" "$bin" -- "${T[@]}" --backend cuda --downsample 5 --out "$W/force-$v/f.tck" --force
+  done; done
   [[ $PART == *a* ]] && for be in cuda "$OCL"; do
     stamp "check on $be"
     step 200 "$NEW" check --backend "$be" --seed 3201 > "$OUT/check-${be%%:*}.txt" 2>&1
@@ -64,5 +71,5 @@ if [[ $PART == *[ab]* ]]; then
   done
   [[ $PART == *b* ]] && for rep in 1 2; do python3 scripts/device/pwrite_rate.py "$W" 3 1 2 4 8 | tee -a "$OUT/pwrite.txt"; done
   echo "=== summary"
-  grep -E "^##|process wall|^stages" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|points down [0-9]+ ms|tck [a-z ]+ [0-9]+ ms|seeds [0-9]+ ms|tracker kernels [0-9]+ ms|fields upload [0-9]+ ms|prepare fields [0-9]+ ms|read tensor [0-9]+ ms|csv [0-9]+ ms|trace and write [0-9]+ ms|devices [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+  grep -E "^##|process wall|^stages" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|points down [0-9]+ ms|tck [a-z ]+ [0-9]+ ms|seeds [0-9]+ ms|tracker kernels [0-9]+ ms|fields upload [0-9]+ ms|prepare fields [0-9]+ ms|read tensor [0-9]+ ms|csv [0-9]+ ms|trace and write [0-9]+ ms|commit [0-9]+ ms|devices [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
