@@ -212,32 +212,37 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
         }
         m
     };
-    // The summaries and their maps are made on a thread of their own while the sticks' samples
-    // are merged and compressed (the same pool of cores: the compression alone leaves some idle).
+    // The summaries and their maps are made on a thread of their own while the first stick's
+    // files are compressed (the compression alone leaves some cores idle); started before its
+    // merged samples, they had slowed them 3x on the shared cores (round 32).
+    let make_maps = || {
+        let sum = crate::runtime::stages::stage("summaries", || summarise(&r.samples, ns, n));
+        let map = |f: &dyn Fn(&VoxelSummary) -> f32| scatter(&|j| f(&sum[j]));
+        let dyads = |j: usize| (0..3).flat_map(|c| map(&|s| s.dyads[j][c])).collect::<Vec<f32>>();
+        let maps: Vec<(&str, usize, Vec<f32>)> = vec![
+            ("mean_f1samples", 1, map(&|s| s.mean[F1])),
+            ("mean_f2samples", 1, map(&|s| s.mean[F2])),
+            ("mean_fsumsamples", 1, map(&|s| s.mean[F1] + s.mean[F2])),
+            ("mean_dsamples", 1, map(&|s| s.mean[D])),
+            ("mean_S0samples", 1, map(&|s| s.mean[S0])),
+            ("dyads1", 3, dyads(0)),
+            ("dyads1_dispersion", 1, map(&|s| s.dispersion[0])),
+            ("dyads2", 3, dyads(1)),
+            ("dyads2_dispersion", 1, map(&|s| s.dispersion[1])),
+            ("acceptance", 1, scatter(&|j| r.acceptance[j])),
+            // probtrackx reads the mask of the sampled voxels from here.
+            ("nodif_brain_mask", 1, scatter(&|_| 1.0)),
+        ];
+        maps
+    };
     let (written, maps) = std::thread::scope(|sc| {
-        let maps = sc.spawn(|| {
-            let sum = crate::runtime::stages::stage("summaries", || summarise(&r.samples, ns, n));
-            let map = |f: &dyn Fn(&VoxelSummary) -> f32| scatter(&|j| f(&sum[j]));
-            let dyads = |j: usize| (0..3).flat_map(|c| map(&|s| s.dyads[j][c])).collect::<Vec<f32>>();
-            let maps: Vec<(&str, usize, Vec<f32>)> = vec![
-                ("mean_f1samples", 1, map(&|s| s.mean[F1])),
-                ("mean_f2samples", 1, map(&|s| s.mean[F2])),
-                ("mean_fsumsamples", 1, map(&|s| s.mean[F1] + s.mean[F2])),
-                ("mean_dsamples", 1, map(&|s| s.mean[D])),
-                ("mean_S0samples", 1, map(&|s| s.mean[S0])),
-                ("dyads1", 3, dyads(0)),
-                ("dyads1_dispersion", 1, map(&|s| s.dispersion[0])),
-                ("dyads2", 3, dyads(1)),
-                ("dyads2_dispersion", 1, map(&|s| s.dispersion[1])),
-                ("acceptance", 1, scatter(&|j| r.acceptance[j])),
-                // probtrackx reads the mask of the sampled voxels from here.
-                ("nodif_brain_mask", 1, scatter(&|_| 1.0)),
-            ];
-            maps
-        });
+        let mut maps = None;
         let written = (|| -> Result<()> {
             for (stick, (th, ph, f)) in [(1, (TH1, PH1, F1)), (2, (TH2, PH2, F2))] {
                 let m = crate::runtime::stages::stage("merged samples", || super::merged::merged(&r.voxels, ns, &r.samples, nv, (th, ph, f)));
+                if maps.is_none() {
+                    maps = Some(sc.spawn(make_maps));
+                }
                 out.niftis(
                     geom,
                     &[
@@ -251,9 +256,10 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
             }
             Ok(())
         })();
-        (written, maps.join())
+        (written, maps.map(|h| h.join()))
     });
     written?;
+    let maps = maps.ok_or_else(|| anyhow::anyhow!("bedpost's summaries never started"))?;
     let maps = maps.map_err(|_| anyhow::anyhow!("bedpost's summaries panicked"))?;
     out.niftis(geom, &maps.iter().map(|(name, nvol, d)| (p(name), *nvol, &d[..])).collect::<Vec<_>>())?;
     out.commit()
