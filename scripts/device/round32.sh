@@ -102,4 +102,14 @@ if [[ $PART == *d* ]]; then
   echo "=== summary d"
   grep -E "^##|process wall|^stages" "$OUT/users.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|(summaries|write|read|read samples|records|trace and write|commit|devices|fit and sample|register|fim iterations) [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
+if [[ $PART == *e* ]]; then
+  issue7_volume
+  for rep in 1 2 3; do for v in prev d new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD; [ $v = d ] && bin=$PWD/dist/neuroport-d
+    u bedpost-e.txt "bedpost $v ($rep)" "$bin" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/e-bp-$v" --force
+  done; done
+  { echo "new against prev: $(same_inflated "$W/e-bp-new" "$W/e-bp-prev")"; echo "d against prev: $(same_inflated "$W/e-bp-d" "$W/e-bp-prev")"; } | tee "$OUT/same-e.txt"
+  echo "=== summary e"
+  grep -E "^##|process wall|^stages" "$OUT/bedpost-e.txt" | grep -oE "^## .*|process wall [0-9.]+ s|(summaries|merged samples|write) [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+fi
 stamp done
