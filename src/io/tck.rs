@@ -225,3 +225,66 @@ pub fn read_tck(path: &Path) -> Result<Vec<Vec<[f32; 3]>>> {
     }
     bail!("{shown}: truncated (no end-of-file marker)")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Streamlines appended over several calls, through both entry points and across windows,
+    /// give the file of one `write_tck` call.
+    #[test]
+    fn appends_across_calls_and_windows_give_the_one_call_file() {
+        use rand::Rng;
+        let (seed, mut r) = crate::synth::fresh_rng();
+        // Past one window (PIECE x WINDOW streamlines), with empty streamlines among them.
+        let n = PIECE * WINDOW + 700;
+        let lines: Vec<Vec<[f32; 3]>> = (0..n).map(|_| (0..r.random_range(0..6)).map(|_| [r.random(), r.random(), r.random()]).collect()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let (one, parts) = (dir.path().join("one.tck"), dir.path().join("parts.tck"));
+        write_tck(&one, lines.iter()).unwrap();
+        let mut w = TckWriter::create(&parts, n).unwrap();
+        let cut = [0, 3, PIECE * WINDOW - 1, PIECE * WINDOW + 200, n];
+        for (k, c) in cut.windows(2).enumerate() {
+            let part = &lines[c[0]..c[1]];
+            if k % 2 == 0 {
+                w.append(part.len(), |i| std::borrow::Cow::Borrowed(&part[i][..])).unwrap();
+            } else {
+                w.append_filled(part.len(), |i| part[i].len(), |i, out| out.copy_from_slice(&part[i])).unwrap();
+            }
+        }
+        w.finish().unwrap();
+        assert!(std::fs::read(&one).unwrap() == std::fs::read(&parts).unwrap(), "seed {seed}: the files differ");
+        assert_eq!(read_tck(&parts).unwrap(), lines, "seed {seed}");
+    }
+
+    /// More streamlines than the header names, or fewer, are refused; a write failing on the
+    /// writing thread (a reader gone, as a full disk would) comes back from the call that hands
+    /// the next window over, or from `finish`.
+    #[cfg(unix)]
+    #[test]
+    fn counts_are_checked_and_a_failing_write_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = vec![[1.0f32, 2.0, 3.0]; 4];
+        let mut w = TckWriter::create(&dir.path().join("a.tck"), 2).unwrap();
+        assert!(w.append(3, |_| std::borrow::Cow::Borrowed(&line[..])).is_err());
+        w.append(1, |_| std::borrow::Cow::Borrowed(&line[..])).unwrap();
+        assert!(format!("{:#}", w.finish().unwrap_err()).contains("1 streamlines written for a header of 2"));
+        // A pipe whose reader takes the header and leaves: the windows then fail (EPIPE).
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                use std::io::Read;
+                let mut head = [0u8; 16];
+                std::fs::File::open(&fifo).unwrap().read_exact(&mut head).unwrap();
+            })
+        };
+        let n = 4 * PIECE * WINDOW;
+        let mut w = TckWriter::create(&fifo, n).unwrap();
+        reader.join().unwrap();
+        let err = w.append(n, |_| std::borrow::Cow::Borrowed(&line[..])).and_then(|_| w.finish()).unwrap_err();
+        assert!(format!("{err:#}").contains("Broken pipe"), "{err:#}");
+    }
+}
