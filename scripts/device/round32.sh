@@ -112,4 +112,7 @@ if [[ $PART == *e* ]]; then
   echo "=== summary e"
   grep -E "^##|process wall|^stages" "$OUT/bedpost-e.txt" | grep -oE "^## .*|process wall [0-9.]+ s|(summaries|merged samples|write) [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
+if [[ $PART == *f* ]]; then
+  ./dist/touch_rate 2048 1 4 16 | tee "$OUT/touch.txt"
+fi
 stamp done
