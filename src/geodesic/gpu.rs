@@ -30,6 +30,9 @@ pub struct GpuGeodesic {
     /// Time already taken off the queue, with the on-device packing of points counted as
     /// transfer (it only prepares the download).
     carry: Timings,
+    /// Host wall time of the batches' packing and download, recorded as the stage "points down"
+    /// when the timings are taken.
+    down_ms: f64,
 }
 
 impl GpuGeodesic {
@@ -41,7 +44,7 @@ impl GpuGeodesic {
     pub fn with_overlap(gpu: Gpu, overlap: bool) -> Result<GpuGeodesic> {
         let k = |name| gpu.kernel("geodesic", SOURCE, name);
         let (trace_kernel, trace_texture, pack) = (k("geodesic_trace_kernel")?, k("geodesic_trace_texture")?, k("geodesic_pack")?);
-        Ok(GpuGeodesic { lanes: Lanes::new(gpu.clone(), overlap)?, trace_kernel, trace_texture, pack, gpu, resident: None, carry: Timings::default() })
+        Ok(GpuGeodesic { lanes: Lanes::new(gpu.clone(), overlap)?, trace_kernel, trace_texture, pack, gpu, resident: None, carry: Timings::default(), down_ms: 0.0 })
     }
 
     /// GPUs: `block_size`; CPU devices choose their own.
@@ -131,7 +134,7 @@ impl GpuGeodesic {
             let mut points = vec![[0.0f32; 3]; total];
             g.read(&b_packed, 0, bytemuck::cast_slice_mut(&mut points))?;
             batch.set_points(points, f.every);
-            crate::runtime::stages::record("points down", t.elapsed().as_secs_f64() * 1e3);
+            self.down_ms += t.elapsed().as_secs_f64() * 1e3;
         }
         let packing = g.take_timings()?;
         self.carry.transfer_ms += packing.kernel_ms + packing.transfer_ms;
@@ -199,6 +202,9 @@ impl GeodesicKernels for GpuGeodesic {
     }
 
     fn take_timings(&mut self) -> Timings {
+        if self.down_ms > 0.0 {
+            crate::runtime::stages::record("points down", std::mem::take(&mut self.down_ms));
+        }
         let mut t = std::mem::take(&mut self.carry);
         t.add(&self.lanes.take_timings().unwrap_or_default());
         t
