@@ -115,4 +115,9 @@ fi
 if [[ $PART == *f* ]]; then
   ./dist/touch_rate 2048 1 4 16 | tee "$OUT/touch.txt"
 fi
+if [[ $PART == *g* ]]; then
+  G=$(mktemp -d)
+  ./dist/mmap_write_rate "$G" 3072 1 4 8 16 | tee "$OUT/mmap-write.txt"
+  rm -rf "$G"
+fi
 stamp done
