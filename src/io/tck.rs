@@ -23,7 +23,7 @@ pub fn write_tck_par<'a>(path: &Path, count: usize, fibre: impl Fn(usize) -> std
 
 /// Streamlines a piece of a window holds: encoded by one task.
 const PIECE: usize = 512;
-/// Pieces a window holds: encoded on every core at once, then written.
+/// Pieces a window holds: encoded on every core at once, then handed to the writing thread.
 const WINDOW: usize = 64;
 
 /// A window of encoded streamlines: the points of each, then (NaN, NaN, NaN).
@@ -31,41 +31,23 @@ type Window = Vec<Vec<[f32; 3]>>;
 
 /// A `.tck` written piece by piece (streamlines as they are traced): the header names `count`,
 /// [`TckWriter::append`] and [`TckWriter::append_filled`] add streamlines, encoded on the
-/// caller's cores a window at a time, [`TckWriter::finish`] checks that `count` came and closes
-/// the file. Dropped unfinished, the writer stops and the file is left to its caller (an
-/// `Outputs` temporary) to remove.
+/// caller's cores while a thread of the writer's own writes the windows before (across calls:
+/// one batch's last window is written while the next batch encodes), [`TckWriter::finish`]
+/// checks that `count` came and closes the file. Dropped unfinished, the writer stops and the
+/// file is left to its caller (an `Outputs` temporary) to remove.
 pub struct TckWriter {
-    sink: Sink,
+    tx: Option<std::sync::mpsc::SyncSender<Window>>,
+    writer: Option<std::thread::JoinHandle<std::io::Result<(std::fs::File, f64)>>>,
     count: usize,
     written: usize,
-    /// Milliseconds encoding, waiting for the writing thread to take a window, and writing
-    /// (recorded as stages at [`TckWriter::finish`]).
+    /// Milliseconds encoding, and waiting for the writing thread to take a window (recorded as
+    /// stages at [`TckWriter::finish`] with the thread's own writing time).
     encode_ms: f64,
     wait_ms: f64,
-    write_ms: f64,
-}
-
-/// Where the encoded windows go.
-enum Sink {
-    /// Copied into the file from every core through a mapping (a regular file on Linux; the
-    /// page cache took 2.5x one thread's `write()` rate this way on the H100 host).
-    #[cfg(target_os = "linux")]
-    Mapped(super::mapped::MappedAppend),
-    /// Handed to a thread of the writer's own that writes them (one batch's last window written
-    /// while the next batch encodes): other systems, pipes and devices, `NEUROPORT_TCK_WRITE=thread`.
-    Thread {
-        tx: Option<std::sync::mpsc::SyncSender<Window>>,
-        writer: Option<std::thread::JoinHandle<std::io::Result<(std::fs::File, f64)>>>,
-    },
 }
 
 impl TckWriter {
     pub fn create(path: &Path, count: usize) -> Result<TckWriter> {
-        TckWriter::create_as(path, count, std::env::var("NEUROPORT_TCK_WRITE").map_or(true, |v| v != "thread"))
-    }
-
-    /// [`TckWriter::create`], through a mapping where `mapped` asks and the file allows.
-    fn create_as(path: &Path, count: usize, mapped: bool) -> Result<TckWriter> {
         let head = format!("mrtrix tracks\ndatatype: Float32LE\ncount: {count}\ntotal_count: {count}\n");
         // The offset counts the header including its own line: grow it until the digits settle.
         let mut offset = head.len() + "file: . \nEND\n".len();
@@ -76,16 +58,8 @@ impl TckWriter {
             }
             offset = total;
         }
-        let cannot = || format!("cannot create {}", path.display());
-        // A file that exists and is not a regular one (a pipe, a device) is written in order.
-        let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
-        let mapped = cfg!(target_os = "linux") && regular && mapped;
-        let mut f = if mapped { crate::volume::create_file_rw(path) } else { crate::volume::create_file(path) }.with_context(cannot)?;
+        let mut f = crate::volume::create_file(path).with_context(|| format!("cannot create {}", path.display()))?;
         f.write_all(format!("{head}file: . {offset}\nEND\n").as_bytes())?;
-        #[cfg(target_os = "linux")]
-        if mapped {
-            return Ok(TckWriter::with(Sink::Mapped(super::mapped::MappedAppend::new(f, offset as u64)), count));
-        }
         // One window queued while one is written: at most three windows alive with the one
         // being encoded.
         let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(1);
@@ -94,18 +68,13 @@ impl TckWriter {
             for window in rx {
                 let t = std::time::Instant::now();
                 for piece in window {
-                    // Already Float32LE (`le` in `windows`).
-                    f.write_all(bytemuck::cast_slice(&piece))?;
+                    write_le(&mut f, piece)?;
                 }
                 ms += t.elapsed().as_secs_f64() * 1e3;
             }
             Ok((f, ms))
         })?;
-        Ok(TckWriter::with(Sink::Thread { tx: Some(tx), writer: Some(writer) }, count))
-    }
-
-    fn with(sink: Sink, count: usize) -> TckWriter {
-        TckWriter { sink, count, written: 0, encode_ms: 0.0, wait_ms: 0.0, write_ms: 0.0 }
+        Ok(TckWriter { tx: Some(tx), writer: Some(writer), count, written: 0, encode_ms: 0.0, wait_ms: 0.0 })
     }
 
     /// Appends `n` streamlines, streamline i from `fibre(i)`.
@@ -137,7 +106,7 @@ impl TckWriter {
     }
 
     /// Encodes streamlines `0..n` of this call a window at a time (`piece` encodes a range, on
-    /// every core) and writes each window (or hands it to the writing thread).
+    /// every core) and hands each window to the writing thread.
     fn windows(&mut self, n: usize, piece: impl Fn(std::ops::Range<usize>) -> Vec<[f32; 3]> + Sync) -> Result<()> {
         use rayon::prelude::*;
         if self.written + n > self.count {
@@ -146,77 +115,58 @@ impl TckWriter {
         for start in (0..n).step_by(PIECE * WINDOW) {
             let end = (start + PIECE * WINDOW).min(n);
             let t = std::time::Instant::now();
-            let window: Window = (start..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().map(|a| le(piece(a..(a + PIECE).min(end)))).collect();
+            let window: Window = (start..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().map(|a| piece(a..(a + PIECE).min(end))).collect();
             let t1 = std::time::Instant::now();
+            let sent = self.tx.as_ref().map(|tx| tx.send(window).is_ok()).unwrap_or(false);
             self.encode_ms += (t1 - t).as_secs_f64() * 1e3;
-            match &mut self.sink {
-                #[cfg(target_os = "linux")]
-                Sink::Mapped(m) => {
-                    m.append(&window.iter().map(|p| bytemuck::cast_slice(p)).collect::<Vec<&[u8]>>())?;
-                    self.write_ms += t1.elapsed().as_secs_f64() * 1e3;
-                }
-                Sink::Thread { tx, .. } => {
-                    let sent = tx.as_ref().map(|tx| tx.send(window).is_ok()).unwrap_or(false);
-                    self.wait_ms += t1.elapsed().as_secs_f64() * 1e3;
-                    if !sent {
-                        // The writer stopped: its error is the cause.
-                        return Err(self.stop().err().unwrap_or_else(|| anyhow!("the tractogram writer stopped")));
-                    }
-                }
+            self.wait_ms += t1.elapsed().as_secs_f64() * 1e3;
+            if !sent {
+                // The writer stopped: its error is the cause.
+                return Err(self.stop().err().unwrap_or_else(|| anyhow!("the tractogram writer stopped")));
             }
         }
         self.written += n;
         Ok(())
     }
 
-    /// Waits for the writing thread (its file, or its error) and records its writing time.
-    fn stop(&mut self) -> Result<std::fs::File> {
-        match std::mem::replace(&mut self.sink, Sink::Thread { tx: None, writer: None }) {
-            #[cfg(target_os = "linux")]
-            Sink::Mapped(m) => Ok(m.into_file()),
-            Sink::Thread { tx, writer } => {
-                drop(tx);
-                let writer = writer.ok_or_else(|| anyhow!("the tractogram writer already stopped"))?;
-                let (f, ms) = writer.join().map_err(|_| anyhow!("tractogram writer thread panicked"))??;
-                self.write_ms += ms;
-                Ok(f)
-            }
-        }
+    /// Closes the channel and waits for the writing thread: its file, or its error.
+    fn stop(&mut self) -> Result<(std::fs::File, f64)> {
+        self.tx = None;
+        let writer = self.writer.take().ok_or_else(|| anyhow!("the tractogram writer already stopped"))?;
+        Ok(writer.join().map_err(|_| anyhow!("tractogram writer thread panicked"))??)
     }
 
     pub fn finish(mut self) -> Result<()> {
         if self.written != self.count {
             bail!("{} streamlines written for a header of {}", self.written, self.count);
         }
-        let mut f = self.stop()?;
-        // The end: after the streamlines, wherever the sink left the file's position.
-        let end = f.metadata()?.len();
-        use std::io::Seek;
-        f.seek(std::io::SeekFrom::Start(end))?;
-        f.write_all(bytemuck::cast_slice(&le(vec![[f32::INFINITY; 3]])))?;
+        let (mut f, write_ms) = self.stop()?;
+        write_le(&mut f, vec![[f32::INFINITY; 3]])?;
         f.flush()?;
         use crate::runtime::stages::record;
         record("tck encode", self.encode_ms);
         record("tck wait for the writer", self.wait_ms);
-        record("tck write", self.write_ms);
+        record("tck write", write_ms);
         Ok(())
     }
 }
 
 impl Drop for TckWriter {
     fn drop(&mut self) {
-        let _ = self.stop();
+        if self.writer.is_some() {
+            let _ = self.stop();
+        }
     }
 }
 
-/// The points with their components in Float32LE (unchanged on little-endian machines).
-fn le(mut points: Vec<[f32; 3]>) -> Vec<[f32; 3]> {
+/// Writes the points as Float32LE (their own bytes on little-endian machines).
+fn write_le(f: &mut std::fs::File, mut points: Vec<[f32; 3]>) -> std::io::Result<()> {
     if cfg!(target_endian = "big") {
         for c in points.iter_mut().flatten() {
             *c = f32::from_bits(c.to_bits().swap_bytes());
         }
     }
-    points
+    f.write_all(bytemuck::cast_slice(&points))
 }
 
 /// Buffer of the tractogram writers.
@@ -290,25 +240,21 @@ mod tests {
         let n = PIECE * WINDOW + 700;
         let lines: Vec<Vec<[f32; 3]>> = (0..n).map(|_| (0..r.random_range(0..6)).map(|_| [r.random(), r.random(), r.random()]).collect()).collect();
         let dir = tempfile::tempdir().unwrap();
-        let one = dir.path().join("one.tck");
+        let (one, parts) = (dir.path().join("one.tck"), dir.path().join("parts.tck"));
         write_tck(&one, lines.iter()).unwrap();
-        // Through a mapping (where the platform has one) and through the writing thread.
-        for mapped in [true, false] {
-            let parts = dir.path().join(format!("parts-{mapped}.tck"));
-            let mut w = TckWriter::create_as(&parts, n, mapped).unwrap();
-            let cut = [0, 3, PIECE * WINDOW - 1, PIECE * WINDOW + 200, n];
-            for (k, c) in cut.windows(2).enumerate() {
-                let part = &lines[c[0]..c[1]];
-                if k % 2 == 0 {
-                    w.append(part.len(), |i| std::borrow::Cow::Borrowed(&part[i][..])).unwrap();
-                } else {
-                    w.append_filled(part.len(), |i| part[i].len(), |i, out| out.copy_from_slice(&part[i])).unwrap();
-                }
+        let mut w = TckWriter::create(&parts, n).unwrap();
+        let cut = [0, 3, PIECE * WINDOW - 1, PIECE * WINDOW + 200, n];
+        for (k, c) in cut.windows(2).enumerate() {
+            let part = &lines[c[0]..c[1]];
+            if k % 2 == 0 {
+                w.append(part.len(), |i| std::borrow::Cow::Borrowed(&part[i][..])).unwrap();
+            } else {
+                w.append_filled(part.len(), |i| part[i].len(), |i, out| out.copy_from_slice(&part[i])).unwrap();
             }
-            w.finish().unwrap();
-            assert!(std::fs::read(&one).unwrap() == std::fs::read(&parts).unwrap(), "seed {seed}, mapped {mapped}: the files differ");
-            assert_eq!(read_tck(&parts).unwrap(), lines, "seed {seed}, mapped {mapped}");
         }
+        w.finish().unwrap();
+        assert!(std::fs::read(&one).unwrap() == std::fs::read(&parts).unwrap(), "seed {seed}: the files differ");
+        assert_eq!(read_tck(&parts).unwrap(), lines, "seed {seed}");
     }
 
     /// More streamlines than the header names, or fewer, are refused; a write failing on the
