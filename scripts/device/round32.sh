@@ -19,25 +19,6 @@ OLD=$PWD/dist/neuroport-prev
 PART=${PART:-a}
 nvidia-smi -L
 lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)"
-# u FILE LABEL BIN -- ARGS...: one command with stages on; its summary, stages, process wall and
-# peak memory appended to $OUT/FILE.
-u() {
-  local f=$1 label=$2 bin=$3 err; shift 4; err=$(mktemp)
-  stamp "$label"
-  NEUROPORT_STAGES=1 /usr/bin/time -f "process wall %e s, max RSS %M KB" timeout 120 "$bin" "$@" > /dev/null 2> "$err"
-  { echo "## $label"; grep -vE '^\s*$' "$err" | sed 's/ (NVIDIA H100 80GB HBM3)//' | tail -3; } >> "$OUT/$f"
-  rm -f "$err"
-}
-# same_inflated A B: "N of M" files of folder A whose contents (inflated where .gz) equal B's.
-same_inflated() {
-  local same=0 f b
-  for f in "$1"/*; do
-    b="$2/$(basename "$f")"
-    if [[ $f == *.gz ]]; then cmp -s <(gzip -dc "$f") <(gzip -dc "$b"); else cmp -s "$f" "$b"; fi && same=$((same + 1)) && continue
-    [[ $f == *.nii.gz ]] && python3 scripts/device/nii_diff.py "$f" "$b" >&2
-  done
-  echo "$same of $(ls "$1" | wc -l)"
-}
 # same DIR_A DIR_B: whether the two runs' .tck and .csv are the same bytes.
 same() {
   if cmp -s "$1/f.tck" "$2/f.tck" && cmp -s "$1/f.csv" "$2/f.csv"; then echo "same bytes ($(stat -c %s "$1/f.tck") B tck)"; else echo "DIFFER"; ls -l "$1" "$2"; fi
@@ -84,21 +65,7 @@ if [[ $PART == *[abc]* ]]; then
   grep -E "^##|process wall|^stages" "$OUT/track.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|points down [0-9]+ ms|tck [a-z ]+ [0-9]+ ms|seeds [0-9]+ ms|tracker kernels [0-9]+ ms|fields upload [0-9]+ ms|prepare fields [0-9]+ ms|read tensor [0-9]+ ms|csv [0-9]+ ms|trace and write [0-9]+ ms|commit [0-9]+ ms|devices [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
 if [[ $PART == *d* ]]; then
-  issue7_volume
-  fim_phantom
-  t1_pair "$W/b2"
-  "$B" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/i7/" > /dev/null 2>&1
-  for rep in 1 2; do for v in prev new; do
-    bin=$NEW; [ $v = prev ] && bin=$OLD
-    u users.txt "dti 256x256x100 $v ($rep)" "$bin" -- dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/ub-dti-$v/" --force
-    u users.txt "bedpost $v ($rep)" "$bin" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/ub-bp-$v" --force
-    u users.txt "probtrack $v ($rep)" "$bin" -- probtrack --backend cuda --bedpost "$W/ub-bp-$v" --seeds "$D/wm.nii.gz" --nsamples 100 --out "$W/ub-ptx-$v" --force
-    mkdir -p "$W/ub-trk-$v" "$W/ub-fim-$v" "$W/ub-reg-$v"
-    u users.txt "track geodesic $v ($rep)" "$bin" -- track geodesic --backend cuda --tensor "$W/i7/dti_tensor.nii.gz" --seeds "$D/wm.nii.gz" --dirs 8 --downsample 5 --out "$W/ub-trk-$v/fibres.tck" --force
-    u users.txt "fim --target $v ($rep)" "$bin" -- fim --backend cuda --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/ub-fim-$v/f" --force
-    u users.txt "register $v ($rep)" "$bin" -- register --backend cuda --fixed "$W/a/t1.nii.gz" --moving "$W/b2/t1.nii.gz" --dof 12 --cost ncc --out "$W/ub-reg-$v/r" --force
-  done; done
-  for d in dti bp ptx trk fim reg; do echo "$d: $(same_inflated "$W/ub-$d-prev" "$W/ub-$d-new")"; done | tee "$OUT/same-d.txt"
+  user_commands "$OLD" "$NEW" same-d.txt
   echo "=== summary d"
   grep -E "^##|process wall|^stages" "$OUT/users.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|(summaries|write|read|read samples|records|trace and write|commit|devices|fit and sample|register|fim iterations) [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
