@@ -104,4 +104,9 @@ if [[ $PART == *h* ]]; then
   echo "=== summary h"
   grep -E "^##|process wall|^stages" "$OUT/track-h.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|tck [a-z ]+ [0-9]+ ms|trace and write [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
+if [[ $PART == *i* ]]; then
+  G=$(mktemp -d)
+  for t in 16 8; do ./dist/mmap_window_rate "$G" 3072 $t 76 256 3072 | tee -a "$OUT/mmap-window.txt"; done
+  rm -rf "$G"
+fi
 stamp done
