@@ -87,7 +87,7 @@ if [[ $PART == *g* ]]; then
   ./dist/mmap_write_rate "$G" 3072 1 4 8 16 | tee "$OUT/mmap-write.txt"
   rm -rf "$G"
 fi
-if [[ $PART == *h* ]]; then
+if [[ $PART == *[hj]* ]]; then
   gpu_setup
   issue7_volume
   "$B" dti --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/i7/" > /dev/null 2>&1
@@ -95,14 +95,14 @@ if [[ $PART == *h* ]]; then
   for ds in 5 1; do for rep in 1 2; do for v in prev thread new; do
     bin=$NEW; [ $v = prev ] && bin=$OLD
     if [ $v = thread ]; then export NEUROPORT_TCK_WRITE=thread; else unset NEUROPORT_TCK_WRITE; fi
-    u track-h.txt "track --downsample $ds $v ($rep)" "$bin" -- "${T[@]}" --downsample $ds --out "$W/h$ds-$v-$rep/f.tck"
+    u track-${PART}.txt "track --downsample $ds $v ($rep)" "$bin" -- "${T[@]}" --downsample $ds --out "$W/h$ds-$v-$rep/f.tck"
   done
     unset NEUROPORT_TCK_WRITE
-    echo "downsample $ds round $rep: new against prev $(same "$W/h$ds-new-$rep" "$W/h$ds-prev-$rep"), thread against prev $(same "$W/h$ds-thread-$rep" "$W/h$ds-prev-$rep")" | tee -a "$OUT/same-h.txt"
+    echo "downsample $ds round $rep: new against prev $(same "$W/h$ds-new-$rep" "$W/h$ds-prev-$rep"), thread against prev $(same "$W/h$ds-thread-$rep" "$W/h$ds-prev-$rep")" | tee -a "$OUT/same-${PART}.txt"
     [ $ds = 1 ] && rm -rf "$W"/h1-*-$rep
   done; done
-  echo "=== summary h"
-  grep -E "^##|process wall|^stages" "$OUT/track-h.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|tck [a-z ]+ [0-9]+ ms|trace and write [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+  echo "=== summary $PART"
+  grep -E "^##|process wall|^stages" "$OUT/track-${PART}.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|tck [a-z ]+ [0-9]+ ms|trace and write [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
 if [[ $PART == *i* ]]; then
   G=$(mktemp -d)
