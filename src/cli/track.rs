@@ -170,7 +170,6 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
                     Ok(())
                 },
                 &seeds,
-                &p,
                 &geom,
                 &mut out,
                 &a.out,

@@ -65,13 +65,12 @@ pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch
 /// ([`TraceParams::every`]) written.
 #[allow(clippy::too_many_arguments)]
 pub fn trace_to_tck(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, geom: &Geometry, out: &mut Outputs, path: &Path, progress: bool) -> Result<FibreBatch> {
-    stream_to_tck(|sink| super::trace_streamed(k, seeds, p, batch, progress, sink), seeds, p, geom, out, path)
+    stream_to_tck(|sink| super::trace_streamed(k, seeds, p, batch, progress, sink), seeds, geom, out, path)
 }
 
-/// [`trace_to_tck`] with the tracing given as `trace`, which hands every fibre of `seeds`, traced
-/// with `p`, to its sink in seed order (one device's batches, or a split's chunks put back in
-/// order).
-pub fn stream_to_tck(trace: impl FnOnce(&mut dyn FnMut(FibreBatch) -> Result<()>) -> Result<()>, seeds: &[Seed], p: &TraceParams, geom: &Geometry, out: &mut Outputs, path: &Path) -> Result<FibreBatch> {
+/// [`trace_to_tck`] with the tracing given as `trace`, which hands every fibre of `seeds` to its
+/// sink in seed order (one device's batches, or a split's chunks put back in order).
+pub fn stream_to_tck(trace: impl FnOnce(&mut dyn FnMut(FibreBatch) -> Result<()>) -> Result<()>, seeds: &[Seed], geom: &Geometry, out: &mut Outputs, path: &Path) -> Result<FibreBatch> {
     if Format::of(path)? != Format::Tck {
         bail!("{}: streamed writing makes .tck only", path.display());
     }
@@ -79,8 +78,7 @@ pub fn stream_to_tck(trace: impl FnOnce(&mut dyn FnMut(FibreBatch) -> Result<()>
     let named = |e: anyhow::Error| anyhow!("cannot write {}: {e:#}", path.display());
     let start = std::time::Instant::now();
     let at = |name: &str| crate::runtime::stages::record(name, start.elapsed().as_secs_f64() * 1e3);
-    // No fibre holds more than its max_steps + 1 points, thinned.
-    let w = tck::TckWriter::create_bounded(&tmp, seeds.len(), super::kept_points(p.max_steps, p.every)).map_err(named)?;
+    let w = tck::TckWriter::create(&tmp, seeds.len()).map_err(named)?;
     let mut ends = Vec::with_capacity(seeds.len());
     let (tx, rx) = std::sync::mpsc::sync_channel::<FibreBatch>(1);
     let (traced, written) = std::thread::scope(|sc| {

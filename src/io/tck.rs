@@ -23,7 +23,7 @@ pub fn write_tck_par<'a>(path: &Path, count: usize, fibre: impl Fn(usize) -> std
 
 /// Streamlines a piece of a window holds: encoded by one task.
 const PIECE: usize = 512;
-/// Pieces a window holds: encoded on every core at once, then written.
+/// Pieces a window holds: encoded on every core at once, then handed to the writing thread.
 const WINDOW: usize = 64;
 
 /// A window of encoded streamlines: the points of each, then (NaN, NaN, NaN).
@@ -31,53 +31,23 @@ type Window = Vec<Vec<[f32; 3]>>;
 
 /// A `.tck` written piece by piece (streamlines as they are traced): the header names `count`,
 /// [`TckWriter::append`] and [`TckWriter::append_filled`] add streamlines, encoded on the
-/// caller's cores a window at a time, [`TckWriter::finish`] checks that `count` came and closes
-/// the file. Dropped unfinished, the writer stops and the file is left to its caller (an
-/// `Outputs` temporary) to remove.
+/// caller's cores while a thread of the writer's own writes the windows before (across calls:
+/// one batch's last window is written while the next batch encodes), [`TckWriter::finish`]
+/// checks that `count` came and closes the file. Dropped unfinished, the writer stops and the
+/// file is left to its caller (an `Outputs` temporary) to remove.
 pub struct TckWriter {
-    sink: Sink,
+    tx: Option<std::sync::mpsc::SyncSender<Window>>,
+    writer: Option<std::thread::JoinHandle<std::io::Result<(std::fs::File, f64)>>>,
     count: usize,
     written: usize,
-    /// Milliseconds encoding, waiting for the writing thread to take a window, and writing
-    /// (recorded as stages at [`TckWriter::finish`]).
+    /// Milliseconds encoding, and waiting for the writing thread to take a window (recorded as
+    /// stages at [`TckWriter::finish`] with the thread's own writing time).
     encode_ms: f64,
     wait_ms: f64,
-    write_ms: f64,
-}
-
-/// Where the encoded windows go.
-enum Sink {
-    /// Copied from every core into one mapping of the whole file, reserved for the most the
-    /// streamlines can hold and cut to their length at the end ([`TckWriter::create_bounded`]).
-    #[cfg(target_os = "linux")]
-    Mapped(super::mapped::MappedFile),
-    /// Handed to a thread of the writer's own that writes them (one batch's last window written
-    /// while the next batch encodes).
-    Thread {
-        tx: Option<std::sync::mpsc::SyncSender<Window>>,
-        writer: Option<std::thread::JoinHandle<std::io::Result<(std::fs::File, f64)>>>,
-    },
-    Stopped,
 }
 
 impl TckWriter {
-    /// Streamlines written by a thread of the writer's own.
     pub fn create(path: &Path, count: usize) -> Result<TckWriter> {
-        TckWriter::create_as(path, count, None)
-    }
-
-    /// Streamlines of at most `max_points` points each: on Linux, where the file system can
-    /// reserve that much (`count x (max_points + 1)` triplets) for a regular file, written from
-    /// every core through a mapping of the whole file (2-3x one thread's rate on the H100 host,
-    /// `io::mapped`); elsewhere, or with `NEUROPORT_TCK_WRITE=thread`, as [`TckWriter::create`].
-    pub fn create_bounded(path: &Path, count: usize, max_points: usize) -> Result<TckWriter> {
-        let bound = (max_points.checked_add(1)).and_then(|p| p.checked_mul(count)).and_then(|p| p.checked_mul(12));
-        let wanted = std::env::var("NEUROPORT_TCK_WRITE").map_or(true, |v| v != "thread");
-        TckWriter::create_as(path, count, bound.filter(|_| wanted))
-    }
-
-    /// Through a mapping reserving `bound` bytes of streamlines where asked and possible.
-    fn create_as(path: &Path, count: usize, bound: Option<usize>) -> Result<TckWriter> {
         let head = format!("mrtrix tracks\ndatatype: Float32LE\ncount: {count}\ntotal_count: {count}\n");
         // The offset counts the header including its own line: grow it until the digits settle.
         let mut offset = head.len() + "file: . \nEND\n".len();
@@ -88,29 +58,8 @@ impl TckWriter {
             }
             offset = total;
         }
-        let head = format!("{head}file: . {offset}\nEND\n");
-        let cannot = || format!("cannot create {}", path.display());
-        // A file that exists and is not a regular one (a pipe, a device) is written in order.
-        let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
-        #[cfg(target_os = "linux")]
-        if let Some(bound) = bound.filter(|_| regular) {
-            let mut f = crate::volume::create_file_rw(path).with_context(cannot)?;
-            f.write_all(head.as_bytes())?;
-            // The end marker is one more triplet. Where the space cannot be reserved or the
-            // file mapped, the thread writes it after the header already there.
-            match super::mapped::MappedFile::reserve(f.try_clone()?, offset, bound + 12) {
-                Ok(m) => return Ok(TckWriter::with(Sink::Mapped(m), count)),
-                Err(_) => return Ok(TckWriter::with(TckWriter::thread(f)?, count)),
-            }
-        }
-        let _ = (bound, regular);
-        let mut f = crate::volume::create_file(path).with_context(cannot)?;
-        f.write_all(head.as_bytes())?;
-        Ok(TckWriter::with(TckWriter::thread(f)?, count))
-    }
-
-    /// The writing thread, taking windows for `f` (positioned after the header).
-    fn thread(mut f: std::fs::File) -> Result<Sink> {
+        let mut f = crate::volume::create_file(path).with_context(|| format!("cannot create {}", path.display()))?;
+        f.write_all(format!("{head}file: . {offset}\nEND\n").as_bytes())?;
         // One window queued while one is written: at most three windows alive with the one
         // being encoded.
         let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(1);
@@ -119,17 +68,13 @@ impl TckWriter {
             for window in rx {
                 let t = std::time::Instant::now();
                 for piece in window {
-                    f.write_all(bytemuck::cast_slice(&piece))?;
+                    write_le(&mut f, piece)?;
                 }
                 ms += t.elapsed().as_secs_f64() * 1e3;
             }
             Ok((f, ms))
         })?;
-        Ok(Sink::Thread { tx: Some(tx), writer: Some(writer) })
-    }
-
-    fn with(sink: Sink, count: usize) -> TckWriter {
-        TckWriter { sink, count, written: 0, encode_ms: 0.0, wait_ms: 0.0, write_ms: 0.0 }
+        Ok(TckWriter { tx: Some(tx), writer: Some(writer), count, written: 0, encode_ms: 0.0, wait_ms: 0.0 })
     }
 
     /// Appends `n` streamlines, streamline i from `fibre(i)`.
@@ -161,7 +106,7 @@ impl TckWriter {
     }
 
     /// Encodes streamlines `0..n` of this call a window at a time (`piece` encodes a range, on
-    /// every core) and writes each window (or hands it to the writing thread).
+    /// every core) and hands each window to the writing thread.
     fn windows(&mut self, n: usize, piece: impl Fn(std::ops::Range<usize>) -> Vec<[f32; 3]> + Sync) -> Result<()> {
         use rayon::prelude::*;
         if self.written + n > self.count {
@@ -170,83 +115,58 @@ impl TckWriter {
         for start in (0..n).step_by(PIECE * WINDOW) {
             let end = (start + PIECE * WINDOW).min(n);
             let t = std::time::Instant::now();
-            let window: Window = (start..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().map(|a| le(piece(a..(a + PIECE).min(end)))).collect();
+            let window: Window = (start..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().map(|a| piece(a..(a + PIECE).min(end))).collect();
             let t1 = std::time::Instant::now();
+            let sent = self.tx.as_ref().map(|tx| tx.send(window).is_ok()).unwrap_or(false);
             self.encode_ms += (t1 - t).as_secs_f64() * 1e3;
-            match &mut self.sink {
-                #[cfg(target_os = "linux")]
-                Sink::Mapped(m) => {
-                    m.append(&window.iter().map(|p| bytemuck::cast_slice(p)).collect::<Vec<&[u8]>>())?;
-                    self.write_ms += t1.elapsed().as_secs_f64() * 1e3;
-                }
-                Sink::Thread { tx, .. } => {
-                    let sent = tx.as_ref().map(|tx| tx.send(window).is_ok()).unwrap_or(false);
-                    self.wait_ms += t1.elapsed().as_secs_f64() * 1e3;
-                    if !sent {
-                        // The writer stopped: its error is the cause.
-                        return Err(self.stop().err().unwrap_or_else(|| anyhow!("the tractogram writer stopped")));
-                    }
-                }
-                Sink::Stopped => bail!("the tractogram writer already stopped"),
+            self.wait_ms += t1.elapsed().as_secs_f64() * 1e3;
+            if !sent {
+                // The writer stopped: its error is the cause.
+                return Err(self.stop().err().unwrap_or_else(|| anyhow!("the tractogram writer stopped")));
             }
         }
         self.written += n;
         Ok(())
     }
 
-    /// The file with every window in it, positioned at its end (the writing thread waited
-    /// for, its error returned; the mapping cut to what was written).
-    fn stop(&mut self) -> Result<std::fs::File> {
-        match std::mem::replace(&mut self.sink, Sink::Stopped) {
-            #[cfg(target_os = "linux")]
-            Sink::Mapped(m) => {
-                use std::io::Seek;
-                let mut f = m.finish()?;
-                f.seek(std::io::SeekFrom::End(0))?;
-                Ok(f)
-            }
-            Sink::Thread { tx, writer } => {
-                drop(tx);
-                let writer = writer.ok_or_else(|| anyhow!("the tractogram writer already stopped"))?;
-                let (f, ms) = writer.join().map_err(|_| anyhow!("tractogram writer thread panicked"))??;
-                self.write_ms += ms;
-                Ok(f)
-            }
-            Sink::Stopped => bail!("the tractogram writer already stopped"),
-        }
+    /// Closes the channel and waits for the writing thread: its file, or its error.
+    fn stop(&mut self) -> Result<(std::fs::File, f64)> {
+        self.tx = None;
+        let writer = self.writer.take().ok_or_else(|| anyhow!("the tractogram writer already stopped"))?;
+        Ok(writer.join().map_err(|_| anyhow!("tractogram writer thread panicked"))??)
     }
 
     pub fn finish(mut self) -> Result<()> {
         if self.written != self.count {
             bail!("{} streamlines written for a header of {}", self.written, self.count);
         }
-        let mut f = self.stop()?;
-        f.write_all(bytemuck::cast_slice(&le(vec![[f32::INFINITY; 3]])))?;
+        let (mut f, write_ms) = self.stop()?;
+        write_le(&mut f, vec![[f32::INFINITY; 3]])?;
         f.flush()?;
         use crate::runtime::stages::record;
         record("tck encode", self.encode_ms);
         record("tck wait for the writer", self.wait_ms);
-        record("tck write", self.write_ms);
+        record("tck write", write_ms);
         Ok(())
     }
 }
 
 impl Drop for TckWriter {
     fn drop(&mut self) {
-        if !matches!(self.sink, Sink::Stopped) {
+        if self.writer.is_some() {
             let _ = self.stop();
         }
     }
 }
 
-/// The points with their components in Float32LE (unchanged on little-endian machines).
-fn le(mut points: Vec<[f32; 3]>) -> Vec<[f32; 3]> {
+/// Writes the points as Float32LE (their own bytes on little-endian machines).
+fn write_le(f: &mut std::fs::File, mut points: Vec<[f32; 3]>) -> std::io::Result<()> {
     if cfg!(target_endian = "big") {
         for c in points.iter_mut().flatten() {
             *c = f32::from_bits(c.to_bits().swap_bytes());
         }
     }
-    points
+    f.write_all(bytemuck::cast_slice(&points))
 }
 
 /// Buffer of the tractogram writers.
@@ -320,31 +240,21 @@ mod tests {
         let n = PIECE * WINDOW + 700;
         let lines: Vec<Vec<[f32; 3]>> = (0..n).map(|_| (0..r.random_range(0..6)).map(|_| [r.random(), r.random(), r.random()]).collect()).collect();
         let dir = tempfile::tempdir().unwrap();
-        let one = dir.path().join("one.tck");
+        let (one, parts) = (dir.path().join("one.tck"), dir.path().join("parts.tck"));
         write_tck(&one, lines.iter()).unwrap();
-        // Through the writing thread, and through a mapping reserving the most 5 points a
-        // streamline can take (where the platform maps; `create_as` falls back otherwise).
-        for bound in [None, Some(n * 6 * 12)] {
-            let parts = dir.path().join(format!("parts-{bound:?}.tck"));
-            let mut w = TckWriter::create_as(&parts, n, bound).unwrap();
-            // A file system that cannot reserve space falls back to the thread: said, not failed.
-            #[cfg(target_os = "linux")]
-            if bound.is_some() && !matches!(w.sink, Sink::Mapped(_)) {
-                eprintln!("the temporary folder's file system did not take the mapping: the thread wrote");
+        let mut w = TckWriter::create(&parts, n).unwrap();
+        let cut = [0, 3, PIECE * WINDOW - 1, PIECE * WINDOW + 200, n];
+        for (k, c) in cut.windows(2).enumerate() {
+            let part = &lines[c[0]..c[1]];
+            if k % 2 == 0 {
+                w.append(part.len(), |i| std::borrow::Cow::Borrowed(&part[i][..])).unwrap();
+            } else {
+                w.append_filled(part.len(), |i| part[i].len(), |i, out| out.copy_from_slice(&part[i])).unwrap();
             }
-            let cut = [0, 3, PIECE * WINDOW - 1, PIECE * WINDOW + 200, n];
-            for (k, c) in cut.windows(2).enumerate() {
-                let part = &lines[c[0]..c[1]];
-                if k % 2 == 0 {
-                    w.append(part.len(), |i| std::borrow::Cow::Borrowed(&part[i][..])).unwrap();
-                } else {
-                    w.append_filled(part.len(), |i| part[i].len(), |i, out| out.copy_from_slice(&part[i])).unwrap();
-                }
-            }
-            w.finish().unwrap();
-            assert!(std::fs::read(&one).unwrap() == std::fs::read(&parts).unwrap(), "seed {seed}, bound {bound:?}: the files differ");
-            assert_eq!(read_tck(&parts).unwrap(), lines, "seed {seed}, bound {bound:?}");
         }
+        w.finish().unwrap();
+        assert!(std::fs::read(&one).unwrap() == std::fs::read(&parts).unwrap(), "seed {seed}: the files differ");
+        assert_eq!(read_tck(&parts).unwrap(), lines, "seed {seed}");
     }
 
     /// More streamlines than the header names, or fewer, are refused; a write failing on the

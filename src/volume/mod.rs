@@ -20,7 +20,7 @@ pub use gz_split::split_reads;
 pub use nifti_io::{geometry_of, plain_io, read_nifti};
 pub use nifti_write::{member_size, write_gz, write_gz_blocks, write_nifti, write_nifti_to, OutputType};
 pub use outputs::{check_free, prefixed, resolve_prefix, set_overwrite, Outputs};
-pub use temps::{create_file, create_file_rw};
+pub use temps::create_file;
 
 /// A 4-D DWI series and its FSL gradient table, checked against each other.
 pub fn read_dwi(dwi: &std::path::Path, bvals: &std::path::Path, bvecs: &std::path::Path) -> anyhow::Result<(Volume, GradientTable)> {

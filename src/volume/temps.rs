@@ -75,16 +75,7 @@ pub(super) fn forget(p: &Path) {
 /// out all its delayed blocks in the closing thread, which took ~0.3 s for a 0.74 GB tractogram
 /// on the H100 host (round 32). A file with content is truncated.
 pub fn create_file(path: &Path) -> std::io::Result<File> {
-    open_fresh(path, false)
-}
-
-/// [`create_file`] opened for reading too (a writer that maps the file needs both).
-pub fn create_file_rw(path: &Path) -> std::io::Result<File> {
-    open_fresh(path, true)
-}
-
-fn open_fresh(path: &Path, read: bool) -> std::io::Result<File> {
-    let f = std::fs::OpenOptions::new().read(read).write(true).create(true).truncate(false).open(path)?;
+    let f = std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path)?;
     if f.metadata()?.len() > 0 {
         f.set_len(0)?;
     }
