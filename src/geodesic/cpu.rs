@@ -257,11 +257,7 @@ impl GeodesicKernels for CpuGeodesic {
         let mut batch = FibreBatch { ends: fibres.iter().map(|f| f.1).collect(), ..Default::default() };
         if p.record {
             batch.offsets = offsets_of(&batch.ends, p.every);
-            batch.points = if p.every > 1 {
-                fibres.into_iter().flat_map(|(pts, e)| pts.into_iter().enumerate().filter(move |&(j, _)| is_kept(j, e.steps, p.every)).map(|(_, q)| q)).collect()
-            } else {
-                fibres.into_iter().flat_map(|f| f.0).collect()
-            };
+            batch.points = fibres.into_iter().flat_map(|(pts, e)| pts.into_iter().enumerate().filter(move |&(j, _)| is_kept(j, e.steps, p.every)).map(|(_, q)| q)).collect();
         }
         Ok(batch)
     }
