@@ -124,16 +124,19 @@ impl GpuGeodesic {
         }
         if f.record {
             let t = std::time::Instant::now();
-            let (caller_offsets, total) = batch.pack_plan(f.every);
-            let offsets: Vec<u64> = match &f.order {
-                Some(o) => o.iter().map(|&i| caller_offsets[i]).collect(),
-                None => caller_offsets,
+            // Where each fibre's kept points start in the caller's order: `np_geo_pack`'s offsets
+            // (traced order) and the batch's own.
+            let offsets = super::offsets_of(&batch.ends, f.every);
+            let total = offsets[n];
+            let starts: Vec<u64> = match &f.order {
+                Some(o) => o.iter().map(|&i| offsets[i] as u64).collect(),
+                None => offsets[..n].iter().map(|&x| x as u64).collect(),
             };
             let b_packed = g.alloc::<f32>(3 * total)?;
-            g.launch(&self.pack, f.shape, args![n as i32, f.every.clamp(1, i32::MAX as u32) as i32, &f.points, &f.si, &g.upload(&offsets)?, &b_packed])?;
+            g.launch(&self.pack, f.shape, args![n as i32, f.every.clamp(1, i32::MAX as u32) as i32, &f.points, &f.si, &g.upload(&starts)?, &b_packed])?;
             let mut points = vec![[0.0f32; 3]; total];
             g.read(&b_packed, 0, bytemuck::cast_slice_mut(&mut points))?;
-            batch.set_points(points, f.every);
+            (batch.offsets, batch.points) = (offsets, points);
             self.down_ms += t.elapsed().as_secs_f64() * 1e3;
         }
         let packing = g.take_timings()?;

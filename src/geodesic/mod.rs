@@ -339,18 +339,6 @@ impl FibreBatch {
     pub fn from_summaries(sum_i: &[i32], sum_f: &[f32], n: usize) -> FibreBatch {
         FibreBatch { ends: (0..n).map(|i| FibreEnd::from_summaries(sum_i, sum_f, n, i)).collect(), ..Default::default() }
     }
-    /// Where each fibre's kept points start in the packed list (`np_geo_pack`'s offsets) and the
-    /// total.
-    pub fn pack_plan(&self, every: u32) -> (Vec<u64>, usize) {
-        let o = offsets_of(&self.ends, every);
-        let total = o[self.ends.len()];
-        (o[..self.ends.len()].iter().map(|&x| x as u64).collect(), total)
-    }
-    /// Sets the points: every fibre's kept points ([`kept_points`]), fibre after fibre.
-    pub fn set_points(&mut self, points: Vec<[f32; 3]>, every: u32) {
-        self.offsets = offsets_of(&self.ends, every);
-        self.points = points;
-    }
     /// Appends `other`'s fibres. The points are copied on every core: a whole-brain batch holds
     /// gigabytes of them, and one core copies (and faults in) only a few GB/s.
     pub fn append(&mut self, other: FibreBatch) {
