@@ -50,7 +50,7 @@ pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch
     match Format::of(path)? {
         Format::Tck => out.file(path, |tmp| {
             let mut w = tck::TckWriter::create(tmp, order.len())?;
-            w.append_filled(order.len(), |k| batch.fibre(order[k]).len(), |k, pts| world_into(geom, batch, order[k], pts))?;
+            w.append(order.len(), |k| batch.fibre(order[k]).len(), |k, pts| world_into(geom, batch, order[k], pts))?;
             w.finish()
         })?,
         Format::Trk => out.file(path, |tmp| trk::write_trk(tmp, &trk::TrkSpace::of(geom), order.iter().map(|&i| world(geom, batch, i))))?,
@@ -87,7 +87,7 @@ pub fn stream_to_tck(trace: impl FnOnce(&mut dyn FnMut(FibreBatch) -> Result<()>
         let writer = sc.spawn(move || -> Result<(tck::TckWriter, Vec<String>)> {
             let (mut w, mut csv, mut base) = (w, Vec::new(), 0);
             for b in rx {
-                w.append_filled(b.len(), |i| b.fibre(i).len(), |i, pts| world_into(geom, &b, i, pts))?;
+                w.append(b.len(), |i| b.fibre(i).len(), |i, pts| world_into(geom, &b, i, pts))?;
                 let local: Vec<usize> = (0..b.len()).collect();
                 csv.extend(csv_runs(geom, &b.ends, &seeds[base..base + b.len()], &local, base));
                 base += b.len();

@@ -9,15 +9,8 @@ use std::path::Path;
 /// Writes streamlines (world mm) to `path`.
 pub fn write_tck<S: AsRef<[[f32; 3]]> + Sync>(path: &Path, streamlines: impl ExactSizeIterator<Item = S>) -> Result<()> {
     let all: Vec<S> = streamlines.collect();
-    write_tck_par(path, all.len(), |i| std::borrow::Cow::Borrowed(all[i].as_ref()))
-}
-
-/// Writes `count` streamlines (world mm), streamline i from `fibre(i)`. Whole-brain tractograms
-/// run to gigabytes: streamlines are encoded on every core, a window at a time, while one thread
-/// writes the previous window in large writes.
-pub fn write_tck_par<'a>(path: &Path, count: usize, fibre: impl Fn(usize) -> std::borrow::Cow<'a, [[f32; 3]]> + Sync) -> Result<()> {
-    let mut w = TckWriter::create(path, count)?;
-    w.append(count, fibre)?;
+    let mut w = TckWriter::create(path, all.len())?;
+    w.append(all.len(), |i| all[i].as_ref().len(), |i, out| out.copy_from_slice(all[i].as_ref()))?;
     w.finish()
 }
 
@@ -30,8 +23,7 @@ const WINDOW: usize = 64;
 type Window = Vec<Vec<[f32; 3]>>;
 
 /// A `.tck` written piece by piece (streamlines as they are traced): the header names `count`,
-/// [`TckWriter::append`] and [`TckWriter::append_filled`] add streamlines, encoded on the
-/// caller's cores while a thread of the writer's own writes the windows before (across calls:
+/// [`TckWriter::append`] adds streamlines, encoded on the caller's cores while a thread of the writer's own writes the windows before (across calls:
 /// one batch's last window is written while the next batch encodes), [`TckWriter::finish`]
 /// checks that `count` came and closes the file. Dropped unfinished, the writer stops and the
 /// file is left to its caller (an `Outputs` temporary) to remove.
@@ -77,22 +69,15 @@ impl TckWriter {
         Ok(TckWriter { tx: Some(tx), writer: Some(writer), count, written: 0, encode_ms: 0.0, wait_ms: 0.0 })
     }
 
-    /// Appends `n` streamlines, streamline i from `fibre(i)`.
-    pub fn append<'a>(&mut self, n: usize, fibre: impl Fn(usize) -> std::borrow::Cow<'a, [[f32; 3]]> + Sync) -> Result<()> {
-        self.windows(n, |range| {
-            let mut piece = Vec::new();
-            for i in range {
-                piece.extend_from_slice(&fibre(i));
-                piece.push([f32::NAN; 3]);
-            }
-            piece
-        })
-    }
-
     /// Appends `n` streamlines, streamline i of `len(i)` points that `fill(i, points)` writes (world
-    /// mm) straight into the encoded window: no copy of a streamline is made on the way.
-    pub fn append_filled(&mut self, n: usize, len: impl Fn(usize) -> usize + Sync, fill: impl Fn(usize, &mut [[f32; 3]]) + Sync) -> Result<()> {
-        self.windows(n, |range| {
+    /// mm) straight into the encoded window: no copy of a streamline is made on the way. Encoded
+    /// a window at a time, its pieces on every core, each window handed to the writing thread.
+    pub fn append(&mut self, n: usize, len: impl Fn(usize) -> usize + Sync, fill: impl Fn(usize, &mut [[f32; 3]]) + Sync) -> Result<()> {
+        use rayon::prelude::*;
+        if self.written + n > self.count {
+            bail!("{} streamlines for a header of {}", self.written + n, self.count);
+        }
+        let piece = |range: std::ops::Range<usize>| {
             // NaN everywhere, so each streamline's closing triplet is in place once it is filled.
             let mut piece = vec![[f32::NAN; 3]; range.clone().map(|i| len(i) + 1).sum()];
             let mut at = 0;
@@ -102,16 +87,7 @@ impl TckWriter {
                 at += l + 1;
             }
             piece
-        })
-    }
-
-    /// Encodes streamlines `0..n` of this call a window at a time (`piece` encodes a range, on
-    /// every core) and hands each window to the writing thread.
-    fn windows(&mut self, n: usize, piece: impl Fn(std::ops::Range<usize>) -> Vec<[f32; 3]> + Sync) -> Result<()> {
-        use rayon::prelude::*;
-        if self.written + n > self.count {
-            bail!("{} streamlines for a header of {}", self.written + n, self.count);
-        }
+        };
         for start in (0..n).step_by(PIECE * WINDOW) {
             let end = (start + PIECE * WINDOW).min(n);
             let t = std::time::Instant::now();
@@ -230,8 +206,8 @@ pub fn read_tck(path: &Path) -> Result<Vec<Vec<[f32; 3]>>> {
 mod tests {
     use super::*;
 
-    /// Streamlines appended over several calls, through both entry points and across windows,
-    /// give the file of one `write_tck` call.
+    /// Streamlines appended over several calls and across windows give the file of one
+    /// `write_tck` call.
     #[test]
     fn appends_across_calls_and_windows_give_the_one_call_file() {
         use rand::Rng;
@@ -244,13 +220,9 @@ mod tests {
         write_tck(&one, lines.iter()).unwrap();
         let mut w = TckWriter::create(&parts, n).unwrap();
         let cut = [0, 3, PIECE * WINDOW - 1, PIECE * WINDOW + 200, n];
-        for (k, c) in cut.windows(2).enumerate() {
+        for c in cut.windows(2) {
             let part = &lines[c[0]..c[1]];
-            if k % 2 == 0 {
-                w.append(part.len(), |i| std::borrow::Cow::Borrowed(&part[i][..])).unwrap();
-            } else {
-                w.append_filled(part.len(), |i| part[i].len(), |i, out| out.copy_from_slice(&part[i])).unwrap();
-            }
+            w.append(part.len(), |i| part[i].len(), |i, out| out.copy_from_slice(&part[i])).unwrap();
         }
         w.finish().unwrap();
         assert!(std::fs::read(&one).unwrap() == std::fs::read(&parts).unwrap(), "seed {seed}: the files differ");
@@ -266,8 +238,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let line = vec![[1.0f32, 2.0, 3.0]; 4];
         let mut w = TckWriter::create(&dir.path().join("a.tck"), 2).unwrap();
-        assert!(w.append(3, |_| std::borrow::Cow::Borrowed(&line[..])).is_err());
-        w.append(1, |_| std::borrow::Cow::Borrowed(&line[..])).unwrap();
+        assert!(w.append(3, |_| line.len(), |_, out| out.copy_from_slice(&line)).is_err());
+        w.append(1, |_| line.len(), |_, out| out.copy_from_slice(&line)).unwrap();
         assert!(format!("{:#}", w.finish().unwrap_err()).contains("1 streamlines written for a header of 2"));
         // A pipe whose reader takes the header and leaves: the windows then fail (EPIPE).
         let fifo = dir.path().join("pipe");
@@ -284,7 +256,7 @@ mod tests {
         let n = 4 * PIECE * WINDOW;
         let mut w = TckWriter::create(&fifo, n).unwrap();
         reader.join().unwrap();
-        let err = w.append(n, |_| std::borrow::Cow::Borrowed(&line[..])).and_then(|_| w.finish()).unwrap_err();
+        let err = w.append(n, |_| line.len(), |_, out| out.copy_from_slice(&line)).and_then(|_| w.finish()).unwrap_err();
         assert!(format!("{err:#}").contains("Broken pipe"), "{err:#}");
     }
 }
