@@ -215,11 +215,11 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
     // The summaries and their maps are made on a thread of their own while the first stick's
     // files are compressed (the compression alone leaves some cores idle); started before its
     // merged samples, they had slowed them 3x on the shared cores (round 32).
-    let make_maps = || {
+    let make_maps = || -> Vec<(&str, usize, Vec<f32>)> {
         let sum = crate::runtime::stages::stage("summaries", || summarise(&r.samples, ns, n));
         let map = |f: &dyn Fn(&VoxelSummary) -> f32| scatter(&|j| f(&sum[j]));
         let dyads = |j: usize| (0..3).flat_map(|c| map(&|s| s.dyads[j][c])).collect::<Vec<f32>>();
-        let maps: Vec<(&str, usize, Vec<f32>)> = vec![
+        vec![
             ("mean_f1samples", 1, map(&|s| s.mean[F1])),
             ("mean_f2samples", 1, map(&|s| s.mean[F2])),
             ("mean_fsumsamples", 1, map(&|s| s.mean[F1] + s.mean[F2])),
@@ -232,8 +232,7 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
             ("acceptance", 1, scatter(&|j| r.acceptance[j])),
             // probtrackx reads the mask of the sampled voxels from here.
             ("nodif_brain_mask", 1, scatter(&|_| 1.0)),
-        ];
-        maps
+        ]
     };
     let (written, maps) = std::thread::scope(|sc| {
         let mut maps = None;
