@@ -372,3 +372,13 @@ user_commands() {
   done; done
   for d in dti bp ptx trk fim reg; do echo "$d: $(same_inflated "$W/ub-$d-prev" "$W/ub-$d-new")"; done | tee "$OUT/$3"
 }
+# round_start: (rounds 31 on) the script's output also into $OUT/log.txt, NEW and OLD the new and
+# the previous round's binaries in dist/, PART (default a), and the GPU and CPU named in the log.
+round_start() {
+  exec > >(tee -a "$OUT/log.txt") 2>&1
+  NEW=$PWD/dist/neuroport
+  OLD=$PWD/dist/neuroport-prev
+  PART=${PART:-a}
+  nvidia-smi -L
+  lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)"
+}

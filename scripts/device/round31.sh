@@ -22,12 +22,7 @@
 #      a buffer allocated a member (dist/neuroport): `bench nifti` on the issue-7 DWI and
 #      `bedpost` on it, alternating, three rounds.
 . "$(dirname "$0")/common.sh"
-exec > >(tee -a "$OUT/log.txt") 2>&1
-NEW=$PWD/dist/neuroport
-OLD=$PWD/dist/neuroport-prev
-PART=${PART:-a}
-nvidia-smi -L
-lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)"
+round_start
 if [[ $PART == *a* ]]; then
   issue7_volume
   for rep in 1 2 3; do for v in prev new; do

@@ -13,12 +13,7 @@
 #      truncating an empty temporary (volume::create_file); then each binary twice more with
 #      --downsample 5 and --force into one folder (the rename over the earlier run's files).
 . "$(dirname "$0")/common.sh"
-exec > >(tee -a "$OUT/log.txt") 2>&1
-NEW=$PWD/dist/neuroport
-OLD=$PWD/dist/neuroport-prev
-PART=${PART:-a}
-nvidia-smi -L
-lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)"
+round_start
 # same DIR_A DIR_B: whether the two runs' .tck and .csv are the same bytes.
 same() {
   if cmp -s "$1/f.tck" "$2/f.tck" && cmp -s "$1/f.csv" "$2/f.csv"; then echo "same bytes ($(stat -c %s "$1/f.tck") B tck)"; else echo "DIFFER"; ls -l "$1" "$2"; fi
