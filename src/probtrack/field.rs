@@ -8,7 +8,7 @@
 //! Components below 1e-12 are stored as 0 so no product in the step is subnormal (GPUs that
 //! flush subnormals then agree with the CPU to the bit).
 
-use crate::volume::{read_mask, read_nifti, Geometry};
+use crate::volume::{read_mask, read_nifti, Geometry, SideBySide};
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use std::path::Path;
@@ -68,6 +68,39 @@ fn read_samples(dir: &Path, name: &str, dims: Option<[usize; 3]>, nvol: Option<u
     Ok(v)
 }
 
+/// bedpost's sample volumes, in the records' order.
+const SAMPLES: [&str; 6] = ["merged_th1samples", "merged_ph1samples", "merged_f1samples", "merged_th2samples", "merged_ph2samples", "merged_f2samples"];
+
+/// The records of a stretch of sample-volume elements (`vols`: th1, ph1, f1, th2, ph2, f2 of the
+/// same elements) into `out` (8 floats each). A run's angles are rows, turned into directions
+/// together (`directions`: vectorised, the same values as one at a time), so the records do not
+/// depend on how the elements are cut into stretches.
+fn fill_records(geom: &Geometry, vols: [&[f32]; 6], out: &mut [f32]) {
+    let mut dirs = vec![[0.0f64; 3]; crate::volume::planes::RUN.min(vols[0].len())];
+    for (k, out) in out.chunks_mut(crate::volume::planes::RUN * RECORD).enumerate() {
+        let ks = k * crate::volume::planes::RUN..k * crate::volume::planes::RUN + out.len() / RECORD;
+        let dirs = &mut dirs[..ks.len()];
+        for (stick, v) in [&vols[..3], &vols[3..]].into_iter().enumerate() {
+            crate::bedpost::post::directions(&v[0][ks.clone()], &v[1][ks.clone()], dirs);
+            for ((r, &d), &f) in out.chunks_mut(RECORD).zip(dirs.iter()).zip(&v[2][ks.clone()]) {
+                r[4 * stick..4 * stick + 4].copy_from_slice(&record_of(geom, d, f));
+            }
+        }
+    }
+}
+
+/// The tracking mask: `mask`, else the folder's nodif_brain_mask, else mean_f1samples > 0.
+fn tracking_mask(dir: &Path, mask: Option<&Path>, dims: [usize; 3]) -> Result<Vec<u8>> {
+    Ok(if let Some(m) = mask {
+        read_mask(m, Some(dims))?
+    } else if dir.join("nodif_brain_mask.nii.gz").exists() {
+        read_mask(&dir.join("nodif_brain_mask.nii.gz"), Some(dims))?
+    } else {
+        let mf = read_samples(dir, "mean_f1samples", Some(dims), None)?;
+        mf.frame(0).iter().map(|&x| (x > 0.0) as u8).collect()
+    })
+}
+
 impl Field {
     /// Reads a bedpost folder (merged_{th,ph,f}{1,2}samples). The tracking mask is `mask`, else
     /// the folder's nodif_brain_mask, else the voxels with mean_f1samples > 0.
@@ -76,31 +109,38 @@ impl Field {
             bail!("{}: not a folder", dir.display());
         }
         use crate::runtime::stages::stage;
-        let (th1, rest, inside) = stage("read samples", || Self::read_bedpost(dir, mask))?;
-        let vols = [th1.as_flat(), rest[0].as_flat(), rest[1].as_flat(), rest[2].as_flat(), rest[3].as_flat(), rest[4].as_flat()];
-        let mut f = stage("records", || Field::from_angles(th1.geom.clone(), th1.nvol(), vols));
+        let paths: Vec<_> = SAMPLES.iter().map(|n| dir.join(format!("{n}.nii.gz"))).collect();
+        if let Some(p) = paths.iter().find(|p| !p.exists()) {
+            bail!("{}: missing (is {} a bedpost output folder?)", p.display(), dir.display());
+        }
+        // neuroport's own sample files are read side by side into the records, each stretch of
+        // voxels while its angles are in cache; other writers' files one by one, then turned.
+        let mut f = match SideBySide::open(&paths) {
+            Some(files) => stage("samples to records", || Self::side_by_side(&files))?,
+            None => {
+                let (th1, rest) = stage("read samples", || Self::read_samples_whole(dir))?;
+                let vols = [th1.as_flat(), rest[0].as_flat(), rest[1].as_flat(), rest[2].as_flat(), rest[3].as_flat(), rest[4].as_flat()];
+                stage("records", || Field::from_angles(th1.geom.clone(), th1.nvol(), vols))
+            }
+        };
+        let inside = stage("read mask", || tracking_mask(dir, mask, f.geom.dims))?;
         f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
         Ok(f)
     }
 
-    /// merged_th1samples, the five other sample volumes and the tracking mask (see [`Field::from_bedpost`]).
-    #[allow(clippy::type_complexity)]
-    fn read_bedpost(dir: &Path, mask: Option<&Path>) -> Result<(crate::volume::Volume, Vec<crate::volume::Volume>, Vec<u8>)> {
-        let th1 = read_samples(dir, "merged_th1samples", None, None)?;
+    fn side_by_side(files: &SideBySide) -> Result<Field> {
+        let (geom, ns) = (files.geom().clone(), files.dims()[3]);
+        let mut samples = vec![0.0f32; ns * geom.nvox() * RECORD];
+        files.read_into(&mut samples, RECORD, |v, out| fill_records(&geom, std::array::from_fn(|i| v[i]), out))?;
+        Ok(Field { nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom })
+    }
+
+    /// merged_th1samples and the five other sample volumes, each read whole.
+    fn read_samples_whole(dir: &Path) -> Result<(crate::volume::Volume, Vec<crate::volume::Volume>)> {
+        let th1 = read_samples(dir, SAMPLES[0], None, None)?;
         let (dims, ns) = (th1.geom.dims, th1.nvol());
-        let rest: Vec<_> = ["merged_ph1samples", "merged_f1samples", "merged_th2samples", "merged_ph2samples", "merged_f2samples"]
-            .par_iter()
-            .map(|n| read_samples(dir, n, Some(dims), Some(ns)))
-            .collect::<Result<_>>()?;
-        let inside: Vec<u8> = if let Some(m) = mask {
-            read_mask(m, Some(dims))?
-        } else if dir.join("nodif_brain_mask.nii.gz").exists() {
-            read_mask(&dir.join("nodif_brain_mask.nii.gz"), Some(dims))?
-        } else {
-            let mf = read_samples(dir, "mean_f1samples", Some(dims), None)?;
-            mf.frame(0).iter().map(|&x| (x > 0.0) as u8).collect()
-        };
-        Ok((th1, rest, inside))
+        let rest: Vec<_> = SAMPLES[1..].par_iter().map(|n| read_samples(dir, n, Some(dims), Some(ns))).collect::<Result<_>>()?;
+        Ok((th1, rest))
     }
 
     /// Interleaves bedpost's six sample volumes (th1, ph1, f1, th2, ph2, f2; each nsamp x nvox)
@@ -109,18 +149,10 @@ impl Field {
         let nvox = geom.nvox();
         let mut samples = vec![0.0f32; ns * nvox * RECORD];
         // A run of records per task, not a sample volume: 50 samples over 16 cores left the
-        // last round's cores idle (round 26). Record first + i is voxel v of sample volume s;
-        // the volumes hold the same order, so a run's angles are rows, turned into directions
-        // together (`directions`: vectorised, the same values as one at a time).
+        // last round's cores idle (round 26).
         samples.par_chunks_mut(crate::volume::planes::RUN * RECORD).enumerate().for_each(|(t, out)| {
             let ks = t * crate::volume::planes::RUN..t * crate::volume::planes::RUN + out.len() / RECORD;
-            let mut dirs = vec![[0.0f64; 3]; ks.len()];
-            for (stick, v) in [&vols[..3], &vols[3..]].into_iter().enumerate() {
-                crate::bedpost::post::directions(&v[0][ks.clone()], &v[1][ks.clone()], &mut dirs);
-                for ((r, &d), &f) in out.chunks_mut(RECORD).zip(&dirs).zip(&v[2][ks.clone()]) {
-                    r[4 * stick..4 * stick + 4].copy_from_slice(&record_of(&geom, d, f));
-                }
-            }
+            fill_records(&geom, vols.map(|v| &v[ks.clone()]), out);
         });
         Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new() }
     }
@@ -261,4 +293,41 @@ mod tests {
             }
         }
     }
+    /// A bedpost folder of neuroport's (read side by side into the records) gives the same
+    /// records and mask, bit for bit, as the same volumes written by another tool as one gzip
+    /// member each (read whole, then turned), with members that cut voxels.
+    #[test]
+    fn side_by_side_records_equal_the_whole_volumes_records() {
+        use rand::Rng;
+        use std::io::Write;
+        let (seed, mut rng) = crate::synth::fresh_rng();
+        let dir = tempfile::tempdir().unwrap();
+        let (ours, other) = (dir.path().join("ours"), dir.path().join("other"));
+        let (geom, ns) = (Geometry::synthetic([13, 11, 6], [2.0, 2.0, 2.0]), 5);
+        let n = geom.nvox() * ns;
+        std::fs::create_dir_all(&ours).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let mask: Vec<f32> = (0..geom.nvox()).map(|_| rng.random_range(0..2) as f32).collect();
+        for name in SAMPLES.iter().chain(&["nodif_brain_mask"]) {
+            let v: Vec<f32> = if *name == "nodif_brain_mask" { mask.clone() } else { (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect() };
+            let nvol = v.len() / geom.nvox();
+            let p = ours.join(format!("{name}.nii.gz"));
+            crate::volume::write_nifti_members(&p, &geom, nvol, &v, 997).unwrap();
+            let plain = dir.path().join("plain.nii");
+            crate::volume::write_nifti(&plain, &geom, nvol, &v).unwrap();
+            let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(other.join(format!("{name}.nii.gz"))).unwrap(), flate2::Compression::fast());
+            gz.write_all(&std::fs::read(&plain).unwrap()).unwrap();
+            gz.finish().unwrap();
+        }
+        let paths: Vec<_> = SAMPLES.iter().map(|s| ours.join(format!("{s}.nii.gz"))).collect();
+        assert!(SideBySide::open(&paths).is_some());
+        let other_paths: Vec<_> = SAMPLES.iter().map(|s| other.join(format!("{s}.nii.gz"))).collect();
+        assert!(SideBySide::open(&other_paths).is_none());
+        let (a, b) = (Field::from_bedpost(&ours, None).unwrap(), Field::from_bedpost(&other, None).unwrap());
+        assert_eq!((a.nsamp, a.geom.dims), (b.nsamp, b.geom.dims));
+        assert_eq!(a.roi, b.roi, "seed {seed}");
+        let bits = |f: &Field| f.samples.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert!(bits(&a) == bits(&b), "seed {seed}: the records differ");
+    }
 }
+

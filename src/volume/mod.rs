@@ -10,6 +10,7 @@ pub mod masks;
 mod nifti_decode;
 mod nifti_io;
 mod nifti_write;
+mod side_by_side;
 mod outputs;
 pub mod planes;
 mod temps;
@@ -19,7 +20,10 @@ pub use masks::{mask_for, read_finite, read_mask, read_mask_like, skip_nonfinite
 pub use gz_split::split_reads;
 pub use nifti_io::{geometry_of, plain_io, read_nifti};
 pub use nifti_write::{member_size, write_gz, write_gz_blocks, write_nifti, write_nifti_to, OutputType};
+#[cfg(test)]
+pub(crate) use nifti_write::write_nifti_members;
 pub use outputs::{check_free, prefixed, resolve_prefix, set_overwrite, Outputs};
+pub use side_by_side::SideBySide;
 pub use temps::create_file;
 
 /// A 4-D DWI series and its FSL gradient table, checked against each other.

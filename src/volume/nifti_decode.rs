@@ -148,7 +148,7 @@ impl Decode {
         edges.sort_unstable_by_key(|e| e.0);
         let mut joint = Joint::default();
         for (off, bytes) in edges {
-            joint.add(self, off, &bytes, out, conv);
+            joint.add(self, off, &bytes, &mut |v, x| self.convert(x, &mut out[v..v + 1], conv));
         }
         Ok(())
     }
@@ -175,7 +175,7 @@ impl Decode {
         edge
     }
 
-    fn convert<O: Copy>(&self, b: &[u8], out: &mut [O], conv: &impl Fn(f64) -> O) {
+    pub(super) fn convert<O: Copy>(&self, b: &[u8], out: &mut [O], conv: &impl Fn(f64) -> O) {
         macro_rules! each {
             ($t:ty, $n:expr) => {{
                 for (o, c) in out.iter_mut().zip(b.chunks_exact($n)) {
@@ -209,7 +209,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// `out` for the member tasks of `Decode::read_members`, each of which writes its own range.
-struct Whole<O>(*mut O, usize);
+pub(super) struct Whole<O>(pub(super) *mut O, pub(super) usize);
 // SAFETY: only disjoint ranges are handed out (`range`), each to one task.
 unsafe impl<O: Send> Send for Whole<O> {}
 unsafe impl<O: Send> Sync for Whole<O> {}
@@ -218,7 +218,7 @@ impl<O> Whole<O> {
     /// # Safety
     /// No other live slice may overlap `a..b`.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn range(&self, a: usize, b: usize) -> &mut [O] {
+    pub(super) unsafe fn range(&self, a: usize, b: usize) -> &mut [O] {
         assert!(a <= b && b <= self.1, "a voxel range past the volume");
         unsafe { std::slice::from_raw_parts_mut(self.0.add(a), b - a) }
     }
@@ -226,21 +226,22 @@ impl<O> Whole<O> {
 
 /// The voxels wholly inside data bytes [s, e) of `b` bytes each: [fe, le), empty (fe = le)
 /// where none is.
-fn whole_voxels(s: usize, e: usize, b: usize) -> (usize, usize) {
+pub(super) fn whole_voxels(s: usize, e: usize, b: usize) -> (usize, usize) {
     let fe = s.div_ceil(b);
     (fe, (e / b).max(fe))
 }
 
 /// The bytes of one voxel that straddles pieces, gathered in stream order.
 #[derive(Default)]
-struct Joint {
+pub(super) struct Joint {
     voxel: usize,
     got: usize,
     bytes: [u8; 8],
 }
 
 impl Joint {
-    fn add<O: Copy>(&mut self, d: &Decode, off: usize, bytes: &[u8], out: &mut [O], conv: &impl Fn(f64) -> O) {
+    /// Adds the bytes at data offset `off`; `whole(voxel, bytes)` for each voxel completed.
+    pub(super) fn add(&mut self, d: &Decode, off: usize, bytes: &[u8], whole: &mut impl FnMut(usize, &[u8])) {
         for (j, &x) in bytes.iter().enumerate() {
             let p = off + j;
             if p / d.bytes != self.voxel || self.got == 0 {
@@ -250,7 +251,7 @@ impl Joint {
             self.bytes[p % d.bytes] = x;
             self.got += 1;
             if self.got == d.bytes {
-                d.convert(&self.bytes[..d.bytes], &mut out[self.voxel..self.voxel + 1], conv);
+                whole(self.voxel, &self.bytes[..d.bytes]);
                 self.got = 0;
             }
         }

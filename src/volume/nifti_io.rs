@@ -78,15 +78,7 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
     // The header first, on its own: its problems get precise messages before any data is read.
     let mut head = [0u8; 348];
     read_full(input.0.stream(), &mut head).map_err(|e| io_error(&shown.to_string(), e, gz, "header"))?;
-    let size = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
-    if size == 540 || size.swap_bytes() == 540 {
-        bail!("{shown}: NIfTI-2 files are not supported (convert to NIfTI-1, e.g. with fslchfiletype NIFTI_GZ)");
-    }
-    let header = quiet_catch(|| nifti::NiftiHeader::from_reader(&head[..]))
-        .ok_or_else(|| anyhow!("{shown}: not a readable NIfTI-1 header"))?
-        .map_err(|e| anyhow!("{shown}: {}", describe(e, gz, "header")))?;
-    let (dims, elem) = check_header(&header).map_err(|e| anyhow!("{shown}: {e}"))?;
-    let geom = geometry_of(&header, [dims[0], dims[1], dims[2]]).with_context(|| format!("{shown}: bad spatial header"))?;
+    let (header, dims, elem, geom) = parse_header(&head, &shown.to_string(), gz)?;
     // A single file (n+1) holds the data at vox_offset; a pair (ni1) in the .img beside the .hdr.
     let (mut data_in, data_path, skip) = if &header.magic == b"ni1\0" {
         let img = pair_image(path).ok_or_else(|| anyhow!("{shown}: a NIfTI pair header, but no .img file beside it"))?;
@@ -122,6 +114,21 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
         _ => anyhow!("{dshown}: {}", describe_io(e, data_in.1, "data")),
     })?;
     Ok((geom, dims, out))
+}
+
+/// A file's 348 header bytes read: the header, its grid (x, y, z, volumes), the voxel type's
+/// name and the geometry, or why neuroport cannot read the file (`shown` names it).
+pub(super) fn parse_header(head: &[u8; 348], shown: &str, gz: bool) -> Result<(nifti::NiftiHeader, [usize; 4], &'static str, Geometry)> {
+    let size = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    if size == 540 || size.swap_bytes() == 540 {
+        bail!("{shown}: NIfTI-2 files are not supported (convert to NIfTI-1, e.g. with fslchfiletype NIFTI_GZ)");
+    }
+    let header = quiet_catch(|| nifti::NiftiHeader::from_reader(&head[..]))
+        .ok_or_else(|| anyhow!("{shown}: not a readable NIfTI-1 header"))?
+        .map_err(|e| anyhow!("{shown}: {}", describe(e, gz, "header")))?;
+    let (dims, elem) = check_header(&header).map_err(|e| anyhow!("{shown}: {e}"))?;
+    let geom = geometry_of(&header, [dims[0], dims[1], dims[2]]).with_context(|| format!("{shown}: bad spatial header"))?;
+    Ok((header, dims, elem, geom))
 }
 
 /// The OS's message without Rust's "(os error N)" suffix.
@@ -219,7 +226,7 @@ fn pair_image(path: &Path) -> Option<std::path::PathBuf> {
     Some(std::path::PathBuf::from(img)).filter(|p| p.exists())
 }
 
-fn describe_io(e: std::io::Error, gz: bool, part: &str) -> String {
+pub(super) fn describe_io(e: std::io::Error, gz: bool, part: &str) -> String {
     use std::io::ErrorKind;
     match e.kind() {
         ErrorKind::UnexpectedEof => format!("truncated: the file ends inside the {part}"),

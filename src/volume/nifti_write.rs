@@ -149,6 +149,16 @@ fn member(b: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(m)
 }
 
+/// [`write_nifti`] as .nii.gz with members of `block` raw bytes (tests of readers that meet
+/// members cutting voxels).
+#[cfg(test)]
+pub(crate) fn write_nifti_members(path: &Path, geom: &Geometry, nvol: usize, data: &[f32], block: usize) -> Result<()> {
+    let head = header_bytes(geom, nvol, data.len())?;
+    let mut f = std::fs::File::create(path)?;
+    write_gz_blocks(&mut f, &[&head, &le_bytes(data)], block)?;
+    Ok(())
+}
+
 /// The 348-byte header plus the 4-byte "no extensions" flag, little-endian.
 fn header_bytes(geom: &Geometry, nvol: usize, nvals: usize) -> Result<Vec<u8>> {
     let [nx, ny, nz] = geom.dims;
