@@ -118,3 +118,36 @@ fn bad_inputs_give_one_clean_error_and_no_output() {
     assert!(err.starts_with("error:") && err.contains("merged_f2samples.nii.gz") && err.lines().count() == 1, "{err}");
     assert!(!out.exists());
 }
+
+/// bedpost's folder written uncompressed (FSLOUTPUTTYPE=NIFTI: merged_*samples.nii) is read as
+/// the .nii.gz one, with the same outputs byte for byte; a folder holding neither names the
+/// file it looked for.
+#[test]
+fn a_bedpost_folder_of_nii_files_tracks_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bp = folder(d);
+    let nii = d.join("bp-nii");
+    std::fs::create_dir_all(&nii).unwrap();
+    for e in std::fs::read_dir(&bp).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().replace(".nii.gz", ".nii");
+        let v = read_nifti(&p).unwrap();
+        write_nifti(&nii.join(name), &v.geom, v.nvol(), v.as_flat()).unwrap();
+    }
+    let (a, b) = (d.join("a"), d.join("b"));
+    let (code, _, err) = probtrack(d, &a, &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = probtrack(d, &b, &["--bedpost", s(&nii)]);
+    assert_eq!(code, 0, "{err}");
+    let names = entries(&a);
+    assert!(names.iter().any(|n| n.starts_with("fdt_paths")), "{names:?}");
+    assert_eq!(names, entries(&b));
+    for n in names {
+        assert!(std::fs::read(a.join(&n)).unwrap() == std::fs::read(b.join(&n)).unwrap(), "{n} differs");
+    }
+    std::fs::remove_file(nii.join("merged_ph2samples.nii")).unwrap();
+    let (code, _, err) = probtrack(d, &d.join("c"), &["--bedpost", s(&nii)]);
+    assert_ne!(code, 0);
+    assert!(err.starts_with("error:") && err.contains("merged_ph2samples.nii") && err.lines().count() == 1, "{err}");
+}

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// bedpost output folder (merged_{th,ph,f}{1,2}samples.nii.gz)
+    /// bedpost output folder (merged_{th,ph,f}{1,2}samples.nii.gz, or .nii)
     #[arg(long)]
     bedpost: PathBuf,
     /// Seed mask: every non-zero voxel is seeded

@@ -50,10 +50,7 @@ fn record_of(geom: &Geometry, d: [f64; 3], f: f32) -> [f32; 4] {
 }
 
 fn read_samples(dir: &Path, name: &str, dims: Option<[usize; 3]>, nvol: Option<usize>) -> Result<crate::volume::Volume> {
-    let p = dir.join(format!("{name}.nii.gz"));
-    if !p.exists() {
-        bail!("{}: missing (is {} a bedpost output folder?)", p.display(), dir.display());
-    }
+    let p = image(dir, name)?;
     let v = read_nifti(&p)?;
     if let Some(d) = dims {
         if v.geom.dims != d {
@@ -89,12 +86,24 @@ fn fill_records(geom: &Geometry, vols: [&[f32]; 6], out: &mut [f32]) {
     }
 }
 
+/// The folder's image `name`: name.nii.gz, else name.nii (bedpost's outputs under
+/// FSLOUTPUTTYPE=NIFTI), as FSL's tools find an image by its base name.
+fn image(dir: &Path, name: &str) -> Result<std::path::PathBuf> {
+    let gz = dir.join(format!("{name}.nii.gz"));
+    let nii = dir.join(format!("{name}.nii"));
+    match (gz.exists(), nii.exists()) {
+        (true, _) => Ok(gz),
+        (false, true) => Ok(nii),
+        _ => bail!("{}: missing, nor {name}.nii beside it (is {} a bedpost output folder?)", gz.display(), dir.display()),
+    }
+}
+
 /// The tracking mask: `mask`, else the folder's nodif_brain_mask, else mean_f1samples > 0.
 fn tracking_mask(dir: &Path, mask: Option<&Path>, dims: [usize; 3]) -> Result<Vec<u8>> {
     Ok(if let Some(m) = mask {
         read_mask(m, Some(dims))?
-    } else if dir.join("nodif_brain_mask.nii.gz").exists() {
-        read_mask(&dir.join("nodif_brain_mask.nii.gz"), Some(dims))?
+    } else if let Ok(m) = image(dir, "nodif_brain_mask") {
+        read_mask(&m, Some(dims))?
     } else {
         let mf = read_samples(dir, "mean_f1samples", Some(dims), None)?;
         mf.frame(0).iter().map(|&x| (x > 0.0) as u8).collect()
@@ -109,10 +118,7 @@ impl Field {
             bail!("{}: not a folder", dir.display());
         }
         use crate::runtime::stages::stage;
-        let paths: Vec<_> = SAMPLES.iter().map(|n| dir.join(format!("{n}.nii.gz"))).collect();
-        if let Some(p) = paths.iter().find(|p| !p.exists()) {
-            bail!("{}: missing (is {} a bedpost output folder?)", p.display(), dir.display());
-        }
+        let paths: Vec<_> = SAMPLES.iter().map(|n| image(dir, n)).collect::<Result<_>>()?;
         // neuroport's own sample files are read side by side into the records, each stretch of
         // voxels while its angles are in cache; other writers' files one by one, then turned.
         let mut f = match SideBySide::open(&paths) {
@@ -293,27 +299,28 @@ mod tests {
             }
         }
     }
-    /// A bedpost folder of neuroport's (read side by side into the records) gives the same
-    /// records and mask, bit for bit, as the same volumes written by another tool as one gzip
-    /// member each (read whole, then turned), with members that cut voxels.
+    /// A bedpost folder of neuroport's, .nii.gz or .nii (read side by side into the records),
+    /// gives the same records and mask, bit for bit, as the same volumes written by another tool
+    /// as one gzip member each (read whole, then turned), with members that cut voxels.
     #[test]
     fn side_by_side_records_equal_the_whole_volumes_records() {
         use rand::Rng;
         use std::io::Write;
         let (seed, mut rng) = crate::synth::fresh_rng();
         let dir = tempfile::tempdir().unwrap();
-        let (ours, other) = (dir.path().join("ours"), dir.path().join("other"));
+        let (ours, other, nii) = (dir.path().join("ours"), dir.path().join("other"), dir.path().join("nii"));
         let (geom, ns) = (Geometry::synthetic([13, 11, 6], [2.0, 2.0, 2.0]), 5);
         let n = geom.nvox() * ns;
         std::fs::create_dir_all(&ours).unwrap();
         std::fs::create_dir_all(&other).unwrap();
+        std::fs::create_dir_all(&nii).unwrap();
         let mask: Vec<f32> = (0..geom.nvox()).map(|_| rng.random_range(0..2) as f32).collect();
         for name in SAMPLES.iter().chain(&["nodif_brain_mask"]) {
             let v: Vec<f32> = if *name == "nodif_brain_mask" { mask.clone() } else { (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect() };
             let nvol = v.len() / geom.nvox();
             let p = ours.join(format!("{name}.nii.gz"));
             crate::volume::write_nifti_members(&p, &geom, nvol, &v, 997).unwrap();
-            let plain = dir.path().join("plain.nii");
+            let plain = nii.join(format!("{name}.nii"));
             crate::volume::write_nifti(&plain, &geom, nvol, &v).unwrap();
             let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(other.join(format!("{name}.nii.gz"))).unwrap(), flate2::Compression::fast());
             gz.write_all(&std::fs::read(&plain).unwrap()).unwrap();
@@ -323,11 +330,14 @@ mod tests {
         assert!(SideBySide::open(&paths).is_some());
         let other_paths: Vec<_> = SAMPLES.iter().map(|s| other.join(format!("{s}.nii.gz"))).collect();
         assert!(SideBySide::open(&other_paths).is_none());
-        let (a, b) = (Field::from_bedpost(&ours, None).unwrap(), Field::from_bedpost(&other, None).unwrap());
-        assert_eq!((a.nsamp, a.geom.dims), (b.nsamp, b.geom.dims));
-        assert_eq!(a.roi, b.roi, "seed {seed}");
         let bits = |f: &Field| f.samples.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert!(bits(&a) == bits(&b), "seed {seed}: the records differ");
+        let a = Field::from_bedpost(&other, None).unwrap();
+        for d in [&ours, &nii] {
+            let b = Field::from_bedpost(d, None).unwrap();
+            assert_eq!((a.nsamp, a.geom.dims), (b.nsamp, b.geom.dims));
+            assert_eq!(a.roi, b.roi, "seed {seed}: {}", d.display());
+            assert!(bits(&a) == bits(&b), "seed {seed}: {}: the records differ", d.display());
+        }
     }
 }
 

@@ -24,6 +24,8 @@ use std::sync::Mutex;
 /// Voxels inflated from each file per stretch: the stretch's bytes of every file (6 x 64 KiB for
 /// probtrack) and the caller's output for it stay in a core's cache.
 const STRETCH: usize = 16 << 10;
+/// Voxels a task of uncompressed files (as many as a member of neuroport's .nii.gz holds).
+const PLAIN: usize = 1 << 20;
 
 /// One member: where it starts in the file, its compressed length, its raw length.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -36,7 +38,8 @@ struct Member {
 struct Input {
     path: PathBuf,
     file: File,
-    members: Vec<Member>,
+    /// The gzip members; None for an uncompressed .nii.
+    members: Option<Vec<Member>>,
     decode: Decode,
 }
 
@@ -106,6 +109,32 @@ impl<'a> Inflating<'a> {
     }
 }
 
+/// Where a task's bytes of one file come from: a member inflated, or the file itself.
+enum Source<'a> {
+    Gz(Inflating<'a>),
+    Plain { file: &'a File, at: u64 },
+}
+
+impl Source<'_> {
+    fn exact(&mut self, out: &mut [u8]) -> std::io::Result<()> {
+        match self {
+            Source::Gz(z) => z.exact(out),
+            Source::Plain { file, at } => {
+                read_at(file, out, *at)?;
+                *at += out.len() as u64;
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(self, scratch: &mut [u8]) -> std::io::Result<()> {
+        match self {
+            Source::Gz(z) => z.finish(scratch),
+            Source::Plain { .. } => Ok(()),
+        }
+    }
+}
+
 fn bad(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string())
 }
@@ -147,25 +176,37 @@ fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
 /// The header and layout of one file, or None where it is not plainly ours (see the module).
 fn open_one(path: &Path) -> Option<(Input, Geometry, [usize; 4], usize)> {
     let file = File::open(path).ok()?;
-    let members = walk(&file)?;
-    // The header: our writer's first member, or as many as hold it.
+    let size = file.metadata().ok()?.len();
+    let mut magic = [0u8; 2];
+    read_at(&file, &mut magic, 0).ok()?;
+    let members = if magic == [0x1f, 0x8b] { Some(walk(&file)?) } else { None };
+    // The header: our writer's first member (or as many as hold it), or the file's start.
     let (mut buf, mut head) = (Vec::new(), Vec::new());
-    for &m in &members {
-        if head.len() >= 348 {
-            break;
+    match &members {
+        Some(ms) => {
+            for &m in ms {
+                if head.len() >= 348 {
+                    break;
+                }
+                read_member(&file, m, &mut buf).ok()?;
+                head.extend(gz_members::inflate(&buf, Vec::new()).ok()?);
+            }
         }
-        read_member(&file, m, &mut buf).ok()?;
-        head.extend(gz_members::inflate(&buf, Vec::new()).ok()?);
+        None => {
+            head.resize(348, 0);
+            read_at(&file, &mut head, 0).ok()?;
+        }
     }
     let head: &[u8; 348] = head.get(..348)?.try_into().ok()?;
-    let (h, dims, elem, geom) = super::nifti_io::parse_header(head, &path.display().to_string(), true).ok()?;
+    let (h, dims, elem, geom) = super::nifti_io::parse_header(head, &path.display().to_string(), members.is_some()).ok()?;
     if &h.magic != b"n+1\0" || !(h.vox_offset >= 352.0 && h.vox_offset.is_finite()) {
         return None;
     }
     let decode = Decode::of(&h, elem).ok()?;
     let vox = h.vox_offset as usize;
     let want = dims.iter().product::<usize>() * decode.bytes;
-    if members.iter().map(|m| m.raw).sum::<usize>() < vox + want {
+    let raw = members.as_ref().map_or(size as usize, |ms| ms.iter().map(|m| m.raw).sum());
+    if raw < vox + want {
         return None;
     }
     Some((Input { path: path.to_path_buf(), file, members, decode }, geom, dims, vox))
@@ -180,8 +221,9 @@ struct Scratch {
 }
 
 impl SideBySide {
-    /// The files, when every one is neuroport's and all share the first's grid (x, y, z,
-    /// volumes), voxel size in bytes, data offset and member layout; else None.
+    /// The files, when every one is neuroport's .nii.gz or an uncompressed .nii, and all share
+    /// the first's grid (x, y, z, volumes), voxel size in bytes, data offset and member layout
+    /// (or are all uncompressed); else None.
     pub fn open(paths: &[PathBuf]) -> Option<SideBySide> {
         let mut inputs = Vec::new();
         let mut first: Option<(Geometry, [usize; 4], usize)> = None;
@@ -189,7 +231,7 @@ impl SideBySide {
             let (input, geom, dims, vox) = open_one(p)?;
             if let Some((_, d0, v0)) = &first {
                 let i0: &Input = &inputs[0];
-                let layout = |i: &Input| i.members.iter().map(|m| m.raw).collect::<Vec<_>>();
+                let layout = |i: &Input| i.members.as_ref().map(|ms| ms.iter().map(|m| m.raw).collect::<Vec<_>>());
                 if *d0 != dims || *v0 != vox || i0.decode.bytes != input.decode.bytes || layout(i0) != layout(&input) {
                     return None;
                 }
@@ -221,23 +263,31 @@ impl SideBySide {
         let b = self.inputs[0].decode.bytes;
         let want = self.dims.iter().product::<usize>() * b;
         assert_eq!(out.len(), want / b * per, "{per} outputs a voxel");
+        let vox = self.vox;
+        let nf = self.inputs.len();
+        // The tasks: each member holding voxel bytes, as its index and its data bytes [s, e)
+        // (`starts[j]`: where member j starts in the raw stream); uncompressed files in pieces
+        // of whole voxels.
         let mut starts = Vec::new();
-        let mut at = 0;
-        for m in &self.inputs[0].members {
-            starts.push(at);
-            at += m.raw;
-        }
-        let (vox, nf) = (self.vox, self.inputs.len());
-        // Members holding voxel bytes, each as its index and its data bytes [s, e).
-        let tasks: Vec<(usize, usize, usize)> = starts
-            .iter()
-            .zip(&self.inputs[0].members)
-            .enumerate()
-            .filter_map(|(j, (&rs, m))| {
-                let (s, e) = (rs.max(vox), (rs + m.raw).min(vox + want));
-                (s < e).then_some((j, s - vox, e - vox))
-            })
-            .collect();
+        let tasks: Vec<(Option<usize>, usize, usize)> = match &self.inputs[0].members {
+            Some(ms) => {
+                let mut at = 0;
+                for m in ms {
+                    starts.push(at);
+                    at += m.raw;
+                }
+                starts
+                    .iter()
+                    .zip(ms)
+                    .enumerate()
+                    .filter_map(|(j, (&rs, m))| {
+                        let (s, e) = (rs.max(vox), (rs + m.raw).min(vox + want));
+                        (s < e).then_some((Some(j), s - vox, e - vox))
+                    })
+                    .collect()
+            }
+            None => (0..want).step_by(PLAIN * b).map(|s| (None, s, (s + PLAIN * b).min(want))).collect(),
+        };
         let whole = Whole(out.as_mut_ptr(), out.len());
         let pool = Mutex::new(Vec::<Scratch>::new());
         let edges = Mutex::new(vec![Vec::<(usize, Vec<u8>)>::new(); nf]);
@@ -249,20 +299,27 @@ impl SideBySide {
             let (fe, le) = whole_voxels(s, e, b);
             // The voxels' bytes start `skip` bytes into the member, after a part of the voxel
             // before (`head` bytes), and end with `tail` bytes of the next voxel.
-            let skip = (vox + s) - starts[j];
+            let skip = j.map_or(0, |j| (vox + s) - starts[j]);
             let head = (fe * b).min(e) - s;
             let tail = if fe < le { e - le * b } else { 0 };
+            let Scratch { comp, raw, vals } = &mut sc;
+            let named = |f: usize, e: std::io::Error| {
+                let i = &self.inputs[f];
+                anyhow!("{}: {}", i.path.display(), super::nifti_io::describe_io(e, i.members.is_some(), "data"))
+            };
             let mut inf = Vec::with_capacity(nf);
-            for (f, input) in self.inputs.iter().enumerate() {
-                read_member(&input.file, input.members[j], &mut sc.comp[f]).map_err(|e| anyhow!("{}: {}", input.path.display(), super::nifti_io::describe_io(e, true, "data")))?;
-            }
-            let named = |f: usize, e: std::io::Error| anyhow!("{}: {}", self.inputs[f].path.display(), super::nifti_io::describe_io(e, true, "data"));
-            for (f, c) in sc.comp.iter().enumerate() {
-                inf.push(Inflating::new(c).map_err(|e| named(f, e))?);
+            for ((f, input), c) in self.inputs.iter().enumerate().zip(comp.iter_mut()) {
+                inf.push(match (j, &input.members) {
+                    (Some(j), Some(ms)) => {
+                        read_member(&input.file, ms[j], c).map_err(|e| named(f, e))?;
+                        Source::Gz(Inflating::new(c).map_err(|e| named(f, e))?)
+                    }
+                    _ => Source::Plain { file: &input.file, at: (vox + s) as u64 },
+                });
             }
             let mut mine_edges = vec![Vec::new(); nf];
             for (f, z) in inf.iter_mut().enumerate() {
-                let r = &mut sc.raw[f];
+                let r = &mut raw[f];
                 r.resize((skip + head).max(tail).max(STRETCH * b), 0);
                 z.exact(&mut r[..skip + head]).map_err(|e| named(f, e))?;
                 if head > 0 {
@@ -273,12 +330,12 @@ impl SideBySide {
             while v < le {
                 let n = (le - v).min(STRETCH);
                 for (f, z) in inf.iter_mut().enumerate() {
-                    let r = &mut sc.raw[f][..n * b];
+                    let r = &mut raw[f][..n * b];
                     z.exact(r).map_err(|e| named(f, e))?;
-                    sc.vals[f].resize(n, 0.0);
-                    self.inputs[f].decode.convert(r, &mut sc.vals[f], &|x| x as f32);
+                    vals[f].resize(n, 0.0);
+                    self.inputs[f].decode.convert(r, &mut vals[f], &|x| x as f32);
                 }
-                let vals: Vec<&[f32]> = sc.vals.iter().map(|x| &x[..n]).collect();
+                let vals: Vec<&[f32]> = vals.iter().map(|x| &x[..n]).collect();
                 // SAFETY: members hold disjoint byte ranges, so their whole voxels are disjoint
                 // ranges of `out`, each written by this task alone (the straddling voxels are
                 // filled after every task has ended).
@@ -286,7 +343,7 @@ impl SideBySide {
                 v += n;
             }
             for (f, mut z) in inf.into_iter().enumerate() {
-                let r = &mut sc.raw[f];
+                let r = &mut raw[f];
                 if tail > 0 {
                     z.exact(&mut r[..tail]).map_err(|e| named(f, e))?;
                     mine_edges[f].push((le * b, r[..tail].to_vec()));
@@ -381,11 +438,18 @@ mod tests {
             for (p, v) in paths.iter().zip(&vols) {
                 crate::volume::nifti_write::write_nifti_members(p, &geom, nvol, v, block).unwrap();
             }
-            let got = side_by_side(&paths).expect("our files open side by side").unwrap();
-            for (f, p) in paths.iter().enumerate() {
-                let want = read_nifti(p).unwrap();
-                for (i, w) in want.as_flat().iter().enumerate() {
-                    assert_eq!(got[i * 3 + f].to_bits(), w.to_bits(), "seed {seed}: {dims:?} block {block}: file {f} voxel {i}");
+            // The same volumes uncompressed (.nii), side by side too.
+            let plain: Vec<PathBuf> = (0..3).map(|f| dir.path().join(format!("v{f}.nii"))).collect();
+            for (p, v) in plain.iter().zip(&vols) {
+                write_nifti(p, &geom, nvol, v).unwrap();
+            }
+            for files in [&paths, &plain] {
+                let got = side_by_side(files).expect("our files open side by side").unwrap();
+                for (f, p) in files.iter().enumerate() {
+                    let want = read_nifti(p).unwrap();
+                    for (i, w) in want.as_flat().iter().enumerate() {
+                        assert_eq!(got[i * 3 + f].to_bits(), w.to_bits(), "seed {seed}: {dims:?} block {block}: {} voxel {i}", p.display());
+                    }
                 }
             }
         }
@@ -411,7 +475,8 @@ mod tests {
         std::io::Write::write_all(&mut gz, &std::fs::read(p("plain.nii")).unwrap()).unwrap();
         gz.finish().unwrap();
         assert!(SideBySide::open(&[p("a.nii.gz"), p("one.nii.gz")]).is_none());
-        assert!(SideBySide::open(&[p("plain.nii")]).is_none());
+        assert!(SideBySide::open(&[p("plain.nii")]).is_some());
+        assert!(SideBySide::open(&[p("a.nii.gz"), p("plain.nii")]).is_none(), "a .nii.gz beside a .nii");
         let other = Geometry::synthetic([20, 30, 10], [1.0, 1.0, 1.0]);
         crate::volume::nifti_write::write_nifti_members(&p("d.nii.gz"), &other, 2, &v, 5000).unwrap();
         assert!(SideBySide::open(&[p("a.nii.gz"), p("d.nii.gz")]).is_none());
@@ -435,7 +500,8 @@ mod tests {
         let mut bytes = std::fs::read(&paths[1]).unwrap();
         // A byte inside a data member's deflate data or its trailer, not a member header.
         let files = SideBySide::open(&paths).unwrap();
-        let m = files.inputs[1].members[rng.random_range(1..files.inputs[1].members.len())];
+        let ms = files.inputs[1].members.as_ref().expect("gzip members");
+        let m = ms[rng.random_range(1..ms.len())];
         let at = m.at as usize + rng.random_range(HEADER..m.len);
         bytes[at] ^= 1 << rng.random_range(0..8);
         std::fs::write(&paths[1], &bytes).unwrap();
