@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Round 33 (one H100 host). Binaries: dist/neuroport (new), dist/neuroport-prev (round 32's).
+#   a. `probtrack` on the issue-7 volume's bedpost samples (CUDA, 100 streamlines a seed, as the
+#      user commands of rounds 31-32): prev and new alternating, three rounds, with stages,
+#      process wall and peak memory; new on the same samples written uncompressed
+#      (FSLOUTPUTTYPE=NIFTI), twice; prev and new once on NVIDIA OpenCL. Outputs compared
+#      inflated. Then one sample file's read on 1 and on every core (`bench nifti --read-only`).
+. "$(dirname "$0")/common.sh"
+round_start
+if [[ $PART == *a* ]]; then
+  gpu_setup
+  issue7_volume
+  stamp "bedpost, .nii.gz and .nii"
+  "$NEW" bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" > /dev/null 2>&1
+  FSLOUTPUTTYPE=NIFTI "$NEW" bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bpn" > /dev/null 2>&1
+  ls -l "$W/bp" "$W/bpn" | grep merged | tee "$OUT/samples.txt"
+  P=(probtrack --seeds "$D/wm.nii.gz" --nsamples 100)
+  for rep in 1 2 3; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u probtrack.txt "probtrack $v ($rep)" "$bin" -- "${P[@]}" --backend cuda --bedpost "$W/bp" --out "$W/pt-$v-$rep"
+  done; done
+  for rep in 1 2; do
+    u probtrack.txt "probtrack new .nii ($rep)" "$NEW" -- "${P[@]}" --backend cuda --bedpost "$W/bpn" --out "$W/pt-nii-$rep"
+  done
+  for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u probtrack.txt "probtrack $OCL $v" "$bin" -- "${P[@]}" --backend "$OCL" --bedpost "$W/bp" --out "$W/pt-ocl-$v"
+  done
+  {
+    for rep in 1 2 3; do echo "round $rep, prev against new: $(same_inflated "$W/pt-prev-$rep" "$W/pt-new-$rep")"; done
+    echo "new .nii against new .nii.gz: $(same_inflated "$W/pt-nii-1" "$W/pt-new-1")"
+    echo "NVIDIA OpenCL, prev against new: $(same_inflated "$W/pt-ocl-prev" "$W/pt-ocl-new")"
+  } | tee "$OUT/same.txt"
+  for rep in 1 2; do
+    for t in 1 16; do echo "threads $t: $(RAYON_NUM_THREADS=$t "$NEW" bench nifti --read-only --input "$W/bp/merged_th1samples.nii.gz")"; done
+    echo ".nii, threads 16: $("$NEW" bench nifti --read-only --input "$W/bpn/merged_th1samples.nii")"
+  done | tee "$OUT/read.txt"
+  echo "=== summary"
+  grep -E "^##|process wall|^stages" "$OUT/probtrack.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|read samples [0-9]+ ms|records [0-9]+ ms|samples to records [0-9]+ ms|read mask [0-9]+ ms|sample volumes upload [0-9]+ ms|track [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+fi
