@@ -106,6 +106,8 @@ fn unknown_table_and_bad_compare_input_are_clean_errors() {
     assert!(err.lines().count() == 1 && err.contains("bad.csv"), "{err}");
 }
 
+/// Run as an FSL user whose FSLOUTPUTTYPE is NIFTI (the README's job runs it with .nii.gz): the
+/// harness reads back the uncompressed input it made (it looked for dwi.nii.gz and failed).
 #[test]
 fn pipeline_quick_times_every_stage_and_leaves_no_scratch() {
     let dir = tempfile::tempdir().unwrap();
@@ -114,6 +116,7 @@ fn pipeline_quick_times_every_stage_and_leaves_no_scratch() {
         .args(["reproduce", "pipeline", "--scale", "quick", "--repeats", "1", "--backend", "cpu", "--out"])
         .arg(&out)
         .env("TMPDIR", dir.path())
+        .env("FSLOUTPUTTYPE", "NIFTI")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -10,7 +10,7 @@
 use crate::repro::{PlotSpec, Report, Row, RunCtx, Scale, Target};
 use crate::runtime::{timing::wall_ms, Device, Timings};
 use crate::synth::dataset::{self, Model, Spec};
-use crate::volume::{read_dwi, read_mask, Outputs};
+use crate::volume::{read_dwi, read_mask, OutputType, Outputs};
 use crate::{bedpost, dti, geodesic};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -48,6 +48,12 @@ impl Drop for Scratch {
     }
 }
 
+/// The input image `name` as `dataset::write` named it: .nii.gz, or .nii where FSLOUTPUTTYPE (or
+/// NEUROPORT_OUTPUT_TYPE) says NIFTI.
+fn image(input: &Path, name: &str) -> PathBuf {
+    OutputType::from_env().apply(&input.join(format!("{name}.nii.gz")))
+}
+
 /// One stage's wall time and, where a device worked, its device-event split.
 struct Stage {
     wall_ms: f64,
@@ -66,9 +72,9 @@ fn run_once(device: &Device, input: &Path, out: &Path, cfg: &bedpost::Config) ->
     let none = Timings::default();
     let mut st = Vec::new();
     let (dwi, grads, mask, wm) = stage(&mut st, || {
-        let (dwi, grads) = read_dwi(&input.join("dwi.nii.gz"), &input.join("bvals"), &input.join("bvecs"))?;
-        let mask = read_mask(&input.join("mask.nii.gz"), Some(dwi.geom.dims))?;
-        let wm = read_mask(&input.join("wm.nii.gz"), Some(dwi.geom.dims))?;
+        let (dwi, grads) = read_dwi(&image(input, "dwi"), &input.join("bvals"), &input.join("bvecs"))?;
+        let mask = read_mask(&image(input, "mask"), Some(dwi.geom.dims))?;
+        let wm = read_mask(&image(input, "wm"), Some(dwi.geom.dims))?;
         Ok(((dwi, grads, mask, wm), none))
     })?;
     let g = dwi.geom.clone();
@@ -141,7 +147,7 @@ impl Target for Pipeline {
         let nmask = ds.mask.iter().filter(|&&m| m != 0).count();
         let nwm = ds.wm.iter().filter(|&&m| m != 0).count();
         dataset::write(&ds, &data.0)?;
-        let dwi_bytes = std::fs::metadata(data.0.join("dwi.nii.gz")).map(|m| m.len()).unwrap_or(0);
+        let dwi_bytes = std::fs::metadata(image(&data.0, "dwi")).map(|m| m.len()).unwrap_or(0);
         drop(ds);
         let mut rows = Vec::new();
         let mut notes = vec![
