@@ -4,7 +4,7 @@
 
 use super::{trig, BedpostResult, D, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
 use crate::dti::{sym3, sym3_lanes};
-use crate::volume::{Geometry, Outputs};
+use crate::volume::{Geometry, Outputs, Voxels};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -237,19 +237,24 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
     let (written, maps) = std::thread::scope(|sc| {
         let mut maps = None;
         let written = (|| -> Result<()> {
-            for (stick, (th, ph, f)) in [(1, (TH1, PH1, F1)), (2, (TH2, PH2, F2))] {
-                let m = crate::runtime::stages::stage("merged samples", || super::merged::merged(&r.voxels, ns, &r.samples, nv, (th, ph, f)));
+            for (stick, params) in [(1, (TH1, PH1, F1)), (2, (TH2, PH2, F2))] {
+                use super::merged::{Part, Stick};
+                let st = Stick::new(&r.voxels, ns, &r.samples, nv, params);
+                let (mean_th, mean_ph) = crate::runtime::stages::stage("mean angles", || st.means());
                 if maps.is_none() {
                     maps = Some(sc.spawn(make_maps));
                 }
-                out.niftis(
+                let st = &st;
+                let made = |part: Part| move |first: usize, o: &mut [f32]| st.fill(part, first, o);
+                let (th, ph, f) = (made(Part::Theta), made(Part::Phi), made(Part::F));
+                out.niftis_of(
                     geom,
                     &[
-                        (p(&format!("mean_th{stick}samples")), 1, &m.mean_th[..]),
-                        (p(&format!("mean_ph{stick}samples")), 1, &m.mean_ph[..]),
-                        (p(&format!("merged_th{stick}samples")), ns, &m.th[..]),
-                        (p(&format!("merged_ph{stick}samples")), ns, &m.ph[..]),
-                        (p(&format!("merged_f{stick}samples")), ns, &m.f[..]),
+                        (p(&format!("mean_th{stick}samples")), 1, Voxels::Held(&mean_th)),
+                        (p(&format!("mean_ph{stick}samples")), 1, Voxels::Held(&mean_ph)),
+                        (p(&format!("merged_th{stick}samples")), ns, Voxels::Made(ns * nv, &th)),
+                        (p(&format!("merged_ph{stick}samples")), ns, Voxels::Made(ns * nv, &ph)),
+                        (p(&format!("merged_f{stick}samples")), ns, Voxels::Made(ns * nv, &f)),
                     ],
                 )?;
             }

@@ -5,7 +5,7 @@
 //! overwritten unless [`set_overwrite`] (the CLI's `--force`) allows it.
 
 use super::temps::{self, Temp};
-use super::{plain_io, write_nifti_to, Geometry, OutputType};
+use super::{plain_io, write_nifti_to, write_voxels_to, Geometry, OutputType, Voxels};
 use anyhow::{anyhow, bail, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -92,11 +92,16 @@ impl Outputs {
     /// and last partial wave of members no longer wait for the one before. Each file's wall time
     /// is a stage (`runtime::stages`) named `write NAME`.
     pub fn niftis(&mut self, geom: &Geometry, maps: &[(PathBuf, usize, &[f32])]) -> Result<()> {
+        self.niftis_of(geom, &maps.iter().map(|(p, n, d)| (p.clone(), *n, Voxels::Held(d))).collect::<Vec<_>>())
+    }
+
+    /// [`Outputs::niftis`] of [`Voxels`], held or made as the writer reaches them.
+    pub fn niftis_of(&mut self, geom: &Geometry, maps: &[(PathBuf, usize, Voxels<'_>)]) -> Result<()> {
         use rayon::prelude::*;
         let files = maps.iter().map(|(p, _, _)| self.nifti_temp(p)).collect::<Result<Vec<_>>>()?;
         files.into_par_iter().zip(maps.par_iter()).try_for_each(|((fin, gz, f), (_, nvol, data))| {
             let name = fin.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            crate::runtime::stages::stage(&format!("write {name}"), || f.and_then(|f| write_nifti_to(f, gz, geom, *nvol, data)))
+            crate::runtime::stages::stage(&format!("write {name}"), || f.and_then(|f| write_voxels_to(f, gz, geom, *nvol, *data)))
                 .map_err(|e| anyhow!("cannot write {}: {}", fin.display(), plain_io(&e)))
         })
     }
