@@ -42,6 +42,11 @@ impl<'a> Stick<'a> {
         &self.samples[(k * self.ns + s) * n..][..n]
     }
 
+    /// [`Stick::fill`] of `part`, for a writer (`volume::Voxels::Made`).
+    pub fn maker(&self, part: Part) -> impl Fn(usize, &mut [f32]) + Sync + '_ {
+        move |first, out| self.fill(part, first, out)
+    }
+
     /// Voxels [first, first + out.len()) of the merged volume `part` (flat: sample s, grid voxel
     /// v at s * nv + v); 0 outside the mask.
     pub fn fill(&self, part: Part, first: usize, out: &mut [f32]) {

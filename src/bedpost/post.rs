@@ -203,8 +203,8 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
     // Each batch's files are compressed side by side (Outputs::niftis), not one after another,
     // where each small map had a round of every core for a few megabytes (round 26, issue-7
     // volume on the H100 host: the write 1.16 -> 1.12 s; the rest is compressing the samples).
-    // A stick's merged samples are one batch, so at most one stick's three sample volumes are
-    // held at a time, as before.
+    // Both sticks' merged samples are one batch: they are made where they are compressed
+    // (`merged::Stick`), so none is held (before round 33, one stick's three at a time).
     let scatter = |vals: &dyn Fn(usize) -> f32| {
         let mut m = vec![0.0f32; nv];
         for (j, &v) in r.voxels.iter().enumerate() {
@@ -212,9 +212,9 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
         }
         m
     };
-    // The summaries and their maps are made on a thread of their own while the first stick's
-    // files are compressed (the compression alone leaves some cores idle); started before its
-    // merged samples, they had slowed them 3x on the shared cores (round 32).
+    // The summaries and their maps are made on a thread of their own while the samples' files
+    // are compressed (the compression alone leaves some cores idle); started before round 32's
+    // merged samples were made, they had slowed them 3x on the shared cores.
     let make_maps = || -> Vec<(&str, usize, Vec<f32>)> {
         let sum = crate::runtime::stages::stage("summaries", || summarise(&r.samples, ns, n));
         let map = |f: &dyn Fn(&VoxelSummary) -> f32| scatter(&|j| f(&sum[j]));
@@ -234,36 +234,24 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
             ("nodif_brain_mask", 1, scatter(&|_| 1.0)),
         ]
     };
+    use super::merged::{Part, Stick};
+    let sticks = [Stick::new(&r.voxels, ns, &r.samples, nv, (TH1, PH1, F1)), Stick::new(&r.voxels, ns, &r.samples, nv, (TH2, PH2, F2))];
+    let means = crate::runtime::stages::stage("mean angles", || sticks.each_ref().map(|st| st.means()));
+    let fills: Vec<_> = sticks.iter().flat_map(|st| [st.maker(Part::Theta), st.maker(Part::Phi), st.maker(Part::F)]).collect();
+    let mut files = Vec::new();
+    for (k, ((mean_th, mean_ph), fill)) in means.iter().zip(fills.chunks(3)).enumerate() {
+        let stick = k + 1;
+        files.push((p(&format!("mean_th{stick}samples")), 1, Voxels::Held(mean_th)));
+        files.push((p(&format!("mean_ph{stick}samples")), 1, Voxels::Held(mean_ph)));
+        for (name, f) in ["th", "ph", "f"].iter().zip(fill) {
+            files.push((p(&format!("merged_{name}{stick}samples")), ns, Voxels::Made(ns * nv, f as &(dyn Fn(usize, &mut [f32]) + Sync))));
+        }
+    }
     let (written, maps) = std::thread::scope(|sc| {
-        let mut maps = None;
-        let written = (|| -> Result<()> {
-            for (stick, params) in [(1, (TH1, PH1, F1)), (2, (TH2, PH2, F2))] {
-                use super::merged::{Part, Stick};
-                let st = Stick::new(&r.voxels, ns, &r.samples, nv, params);
-                let (mean_th, mean_ph) = crate::runtime::stages::stage("mean angles", || st.means());
-                if maps.is_none() {
-                    maps = Some(sc.spawn(make_maps));
-                }
-                let st = &st;
-                let made = |part: Part| move |first: usize, o: &mut [f32]| st.fill(part, first, o);
-                let (th, ph, f) = (made(Part::Theta), made(Part::Phi), made(Part::F));
-                out.niftis_of(
-                    geom,
-                    &[
-                        (p(&format!("mean_th{stick}samples")), 1, Voxels::Held(&mean_th)),
-                        (p(&format!("mean_ph{stick}samples")), 1, Voxels::Held(&mean_ph)),
-                        (p(&format!("merged_th{stick}samples")), ns, Voxels::Made(ns * nv, &th)),
-                        (p(&format!("merged_ph{stick}samples")), ns, Voxels::Made(ns * nv, &ph)),
-                        (p(&format!("merged_f{stick}samples")), ns, Voxels::Made(ns * nv, &f)),
-                    ],
-                )?;
-            }
-            Ok(())
-        })();
-        (written, maps.map(|h| h.join()))
+        let maps = sc.spawn(make_maps);
+        (out.niftis_of(geom, &files), maps.join())
     });
     written?;
-    let maps = maps.ok_or_else(|| anyhow::anyhow!("bedpost's summaries never started"))?;
     let maps = maps.map_err(|_| anyhow::anyhow!("bedpost's summaries panicked"))?;
     out.niftis(geom, &maps.iter().map(|(name, nvol, d)| (p(name), *nvol, &d[..])).collect::<Vec<_>>())?;
     out.commit()
