@@ -5,6 +5,10 @@
 #      process wall and peak memory; new on the same samples written uncompressed
 #      (FSLOUTPUTTYPE=NIFTI), twice; prev and new once on NVIDIA OpenCL. Outputs compared
 #      inflated. Then one sample file's read on 1 and on every core (`bench nifti --read-only`).
+#   b. `bedpost` on the issue-7 volume (CUDA): prev and new alternating, three rounds (stages,
+#      process wall, peak memory), every file compared byte for byte; once each with
+#      FSLOUTPUTTYPE=NIFTI; `probtrack` prev and new twice more on new's samples; then every
+#      user command, prev and new alternating, two rounds (common.sh's user_commands).
 . "$(dirname "$0")/common.sh"
 round_start
 if [[ $PART == *a* ]]; then
@@ -37,4 +41,34 @@ if [[ $PART == *a* ]]; then
   done | tee "$OUT/read.txt"
   echo "=== summary"
   grep -E "^##|process wall|^stages" "$OUT/probtrack.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|read samples [0-9]+ ms|records [0-9]+ ms|samples to records [0-9]+ ms|read mask [0-9]+ ms|sample volumes upload [0-9]+ ms|track [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+fi
+if [[ $PART == *b* ]]; then
+  gpu_setup
+  issue7_volume
+  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in 1 2 3; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
+  done; done
+  for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    FSLOUTPUTTYPE=NIFTI u bedpost.txt "bedpost FSLOUTPUTTYPE=NIFTI $v" "$bin" -- "${BP[@]}" --out "$W/bpn-$v"
+  done
+  # bytes: every file of two folders the same bytes (compressed as it lies)
+  bytes() { local same=0 f; for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" && same=$((same + 1)); done; echo "$same of $(ls "$1" | wc -l) the same bytes"; }
+  {
+    for rep in 1 2 3; do echo "bedpost round $rep, prev against new: $(bytes "$W/bp-prev-$rep" "$W/bp-new-$rep")"; done
+    echo "bedpost .nii, prev against new: $(bytes "$W/bpn-prev" "$W/bpn-new")"
+  } | tee "$OUT/same.txt"
+  for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u probtrack.txt "probtrack $v ($rep)" "$bin" -- probtrack --seeds "$D/wm.nii.gz" --nsamples 100 --backend cuda --bedpost "$W/bp-new-1" --out "$W/pt-$v-$rep"
+  done; echo "probtrack round $rep, prev against new: $(same_inflated "$W/pt-prev-$rep" "$W/pt-new-$rep")" | tee -a "$OUT/same.txt"; done
+  rm -rf "$W"/bp-* "$W"/bpn-* "$W"/pt-*
+  user_commands "$OLD" "$NEW" same-users.txt
+  echo "=== summary"
+  for f in bedpost.txt probtrack.txt users.txt; do
+    echo "## $f"
+    grep -E "^##|process wall|^stages" "$OUT/$f" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|fit and sample [0-9]+ ms|merged samples [0-9]+ ms|mean angles [0-9]+ ms|summaries [0-9]+ ms|samples to records [0-9]+ ms|read samples [0-9]+ ms|records [0-9]+ ms|write [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+  done
 fi
