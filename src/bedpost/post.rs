@@ -212,10 +212,13 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
         }
         m
     };
-    // The summaries and their maps are made on a thread of their own while the samples' files
-    // are compressed (the compression alone leaves some cores idle); started before round 32's
-    // merged samples were made, they had slowed them 3x on the shared cores.
+    // The angles' means, the summaries and their maps are made on a thread of their own while the
+    // samples' files are compressed (the compression alone leaves some cores idle); started
+    // before round 32's merged samples were made, they had slowed them 3x on the shared cores.
+    use super::merged::{Part, Stick};
+    let sticks = [Stick::new(&r.voxels, ns, &r.samples, nv, (TH1, PH1, F1)), Stick::new(&r.voxels, ns, &r.samples, nv, (TH2, PH2, F2))];
     let make_maps = || -> Vec<(&str, usize, Vec<f32>)> {
+        let [(th1, ph1), (th2, ph2)] = crate::runtime::stages::stage("mean angles", || sticks.each_ref().map(|st| st.means()));
         let sum = crate::runtime::stages::stage("summaries", || summarise(&r.samples, ns, n));
         let map = |f: &dyn Fn(&VoxelSummary) -> f32| scatter(&|j| f(&sum[j]));
         let dyads = |j: usize| (0..3).flat_map(|c| map(&|s| s.dyads[j][c])).collect::<Vec<f32>>();
@@ -232,19 +235,17 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
             ("acceptance", 1, scatter(&|j| r.acceptance[j])),
             // probtrackx reads the mask of the sampled voxels from here.
             ("nodif_brain_mask", 1, scatter(&|_| 1.0)),
+            ("mean_th1samples", 1, th1),
+            ("mean_ph1samples", 1, ph1),
+            ("mean_th2samples", 1, th2),
+            ("mean_ph2samples", 1, ph2),
         ]
     };
-    use super::merged::{Part, Stick};
-    let sticks = [Stick::new(&r.voxels, ns, &r.samples, nv, (TH1, PH1, F1)), Stick::new(&r.voxels, ns, &r.samples, nv, (TH2, PH2, F2))];
-    let means = crate::runtime::stages::stage("mean angles", || sticks.each_ref().map(|st| st.means()));
     let fills: Vec<_> = sticks.iter().flat_map(|st| [st.maker(Part::Theta), st.maker(Part::Phi), st.maker(Part::F)]).collect();
     let mut files = Vec::new();
-    for (k, ((mean_th, mean_ph), fill)) in means.iter().zip(fills.chunks(3)).enumerate() {
-        let stick = k + 1;
-        files.push((p(&format!("mean_th{stick}samples")), 1, Voxels::Held(mean_th)));
-        files.push((p(&format!("mean_ph{stick}samples")), 1, Voxels::Held(mean_ph)));
+    for (k, fill) in fills.chunks(3).enumerate() {
         for (name, f) in ["th", "ph", "f"].iter().zip(fill) {
-            files.push((p(&format!("merged_{name}{stick}samples")), ns, Voxels::Made(ns * nv, f as &(dyn Fn(usize, &mut [f32]) + Sync))));
+            files.push((p(&format!("merged_{name}{}samples", k + 1)), ns, Voxels::Made(ns * nv, f as &(dyn Fn(usize, &mut [f32]) + Sync))));
         }
     }
     let (written, maps) = std::thread::scope(|sc| {
