@@ -9,6 +9,8 @@
 #      process wall, peak memory), every file compared byte for byte; once each with
 #      FSLOUTPUTTYPE=NIFTI; `probtrack` prev and new twice more on new's samples; then every
 #      user command, prev and new alternating, two rounds (common.sh's user_commands).
+#   c. Part b's bedpost runs (without FSLOUTPUTTYPE) with the binary that makes the angles' means
+#      on the summaries' thread, off the compression's path.
 . "$(dirname "$0")/common.sh"
 round_start
 if [[ $PART == *a* ]]; then
@@ -41,6 +43,19 @@ if [[ $PART == *a* ]]; then
   done | tee "$OUT/read.txt"
   echo "=== summary"
   grep -E "^##|process wall|^stages" "$OUT/probtrack.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|read samples [0-9]+ ms|records [0-9]+ ms|samples to records [0-9]+ ms|read mask [0-9]+ ms|sample volumes upload [0-9]+ ms|track [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+fi
+if [[ $PART == *c* ]]; then
+  gpu_setup
+  issue7_volume
+  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in 1 2 3 4; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
+  done; done
+  bytes() { local same=0 f; for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" && same=$((same + 1)); done; echo "$same of $(ls "$1" | wc -l) the same bytes"; }
+  for rep in 1 2 3 4; do echo "bedpost round $rep, prev against new: $(bytes "$W/bp-prev-$rep" "$W/bp-new-$rep")"; done | tee "$OUT/same.txt"
+  echo "=== summary"
+  grep -E "^##|process wall|^stages" "$OUT/bedpost.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|fit and sample [0-9]+ ms|merged samples [0-9]+ ms|mean angles [0-9]+ ms|summaries [0-9]+ ms|write [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
 if [[ $PART == *b* ]]; then
   gpu_setup
