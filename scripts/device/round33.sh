@@ -11,6 +11,9 @@
 #      user command, prev and new alternating, two rounds (common.sh's user_commands).
 #   c. Part b's bedpost runs (without FSLOUTPUTTYPE) with the binary that makes the angles' means
 #      on the summaries' thread, off the compression's path.
+#   d. The devices left to the process's end (NEUROPORT_EXIT=quick: no driver teardown, `_exit`)
+#      against the default release, the same binary alternating, three rounds: `probtrack`,
+#      `fim --target`, `register`, `dti` (256x256x100) and `bedpost` on CUDA; outputs compared.
 . "$(dirname "$0")/common.sh"
 round_start
 if [[ $PART == *a* ]]; then
@@ -43,6 +46,25 @@ if [[ $PART == *a* ]]; then
   done | tee "$OUT/read.txt"
   echo "=== summary"
   grep -E "^##|process wall|^stages" "$OUT/probtrack.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|read samples [0-9]+ ms|records [0-9]+ ms|samples to records [0-9]+ ms|read mask [0-9]+ ms|sample volumes upload [0-9]+ ms|track [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+fi
+if [[ $PART == *d* ]]; then
+  gpu_setup
+  issue7_volume
+  fim_phantom
+  t1_pair "$W/b2"
+  "$NEW" bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" > /dev/null 2>&1
+  for rep in 1 2 3; do for v in release quick; do
+    X=; [ $v = quick ] && X=quick
+    NEUROPORT_EXIT=$X u exit.txt "probtrack $v ($rep)" "$NEW" -- probtrack --backend cuda --bedpost "$W/bp" --seeds "$D/wm.nii.gz" --nsamples 100 --out "$W/x-ptx-$v" --force
+    mkdir -p "$W/x-fim-$v" "$W/x-reg-$v"
+    NEUROPORT_EXIT=$X u exit.txt "fim --target $v ($rep)" "$NEW" -- fim --backend cuda --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/x-fim-$v/f" --force
+    NEUROPORT_EXIT=$X u exit.txt "register $v ($rep)" "$NEW" -- register --backend cuda --fixed "$W/a/t1.nii.gz" --moving "$W/b2/t1.nii.gz" --dof 12 --cost ncc --out "$W/x-reg-$v/r" --force
+    NEUROPORT_EXIT=$X u exit.txt "dti $v ($rep)" "$NEW" -- dti --backend cuda --dwi "$W/b/dwi.nii.gz" --bvals "$W/b/bvals" --bvecs "$W/b/bvecs" --mask "$W/b/mask.nii.gz" --out "$W/x-dti-$v/" --force
+    NEUROPORT_EXIT=$X u exit.txt "bedpost $v ($rep)" "$NEW" -- bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/x-bp-$v" --force
+  done; done
+  for d in ptx fim reg dti bp; do echo "$d: $(same_inflated "$W/x-$d-release" "$W/x-$d-quick")"; done | tee "$OUT/same.txt"
+  echo "=== summary"
+  grep -E "^##|process wall|^stages" "$OUT/exit.txt" | grep -oE "^## .*|process wall [0-9.]+ s|release [0-9]+ ms|write [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
 if [[ $PART == *c* ]]; then
   gpu_setup
