@@ -195,17 +195,7 @@ impl Released {
 /// Leaving it to the process's exit instead gained nothing (round 28: the driver's teardown
 /// then runs at the exit; dti, bedpost, fim and register on one and two H100s).
 pub fn release<T: Send + 'static>(held: T) -> neuroport::runtime::stages::Aside {
-    if quick_exit() {
-        // Left to the kernel when the process ends (`main`'s `_exit`): not the driver's teardown.
-        return neuroport::runtime::stages::Aside::spawn("release", move || std::mem::forget(held));
-    }
     neuroport::runtime::stages::Aside::spawn("release", move || drop(held))
-}
-
-/// Whether the devices are left to the process's end (`NEUROPORT_EXIT=quick`, measured in round
-/// 33) instead of released by their drivers.
-pub fn quick_exit() -> bool {
-    std::env::var("NEUROPORT_EXIT").is_ok_and(|v| v == "quick")
 }
 
 /// Every (sub)command takes negative numbers as values (`--step -0.1` reaches the command's own
