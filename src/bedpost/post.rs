@@ -2,6 +2,7 @@
 //! directions (dyads: principal eigenvector of the samples' scatter matrix sum v v^T) and their
 //! dispersion (1 - largest eigenvalue of the mean scatter matrix), and the acceptance map.
 
+use super::merged::{Part, Stick};
 use super::{trig, BedpostResult, D, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
 use crate::dti::{sym3, sym3_lanes};
 use crate::volume::{Geometry, Outputs, Voxels};
@@ -215,7 +216,6 @@ pub fn write(r: &BedpostResult, geom: &Geometry, dir: &Path) -> Result<Vec<PathB
     // The angles' means, the summaries and their maps are made on a thread of their own while the
     // samples' files are compressed (the compression alone leaves some cores idle); started
     // before round 32's merged samples were made, they had slowed them 3x on the shared cores.
-    use super::merged::{Part, Stick};
     let sticks = [Stick::new(&r.voxels, ns, &r.samples, nv, (TH1, PH1, F1)), Stick::new(&r.voxels, ns, &r.samples, nv, (TH2, PH2, F2))];
     let make_maps = || -> Vec<(&str, usize, Vec<f32>)> {
         let [(th1, ph1), (th2, ph2)] = crate::runtime::stages::stage("mean angles", || sticks.each_ref().map(|st| st.means()));

@@ -194,7 +194,8 @@ type Raw<'a> = dyn Fn(usize, &mut Vec<u8>) -> Option<&'a [u8]> + Sync + 'a;
 /// count at a time, one wave written while the next compresses.
 fn write_members(w: &mut (dyn Write + Send), count: usize, raw: &Raw<'_>) -> std::io::Result<()> {
     let wave = 2 * rayon::current_num_threads().max(1);
-    let compress = |r: std::ops::Range<usize>| -> std::io::Result<Vec<Vec<u8>>> { r.into_par_iter()
+    let compress = |r: std::ops::Range<usize>| -> std::io::Result<Vec<Vec<u8>>> {
+        r.into_par_iter()
             .map_init(Vec::new, |buf, i| match raw(i, buf) {
                 Some(b) => member(b),
                 None => member(buf),
@@ -312,6 +313,7 @@ mod tests {
             }
         }
     }
+
     /// Voxels made by a fill function are written as the same bytes as held ones, compressed
     /// (members that cut voxels: 9 MB of stream, so the member size is not a multiple of 4) and
     /// not, on fresh random values.

@@ -3,7 +3,9 @@
 //! together a few thousand voxels at a time, and hands each stretch of all the files' values to
 //! the caller, which turns them into its own output there. No file is held whole: probtrack's
 //! six bedpost sample volumes (0.93 GB on the issue-7 volume) went into fresh memory and were
-//! read again to make the records, ~0.5 s of a 0.7 s command on the H100 host (round 32).
+//! read again to make the records, ~0.5 s of a 0.7 s command on the H100 host (round 32). Side
+//! by side the pass is bound by the inflating alone: the command's peak memory fell by 0.8 GB,
+//! its time stayed within the spread (round 33, docs/performance.md).
 //!
 //! Files written by the same neuroport command for one grid and sample count have the same
 //! member layout (`nifti_write::member_size` depends on the length alone); anything else (other
