@@ -17,6 +17,19 @@
 #      (The switch was taken out after this part: the process ended no sooner.)
 . "$(dirname "$0")/common.sh"
 round_start
+# bedpost_rounds N: bedpost on the issue-7 volume (CUDA), prev and new alternating, N rounds, into
+# $OUT/bedpost.txt and $W/bp-{prev,new}-ROUND; then each round's folders compared byte for byte.
+bedpost_rounds() {
+  local rep v bin
+  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in $(seq "$1"); do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
+  done; done
+  for rep in $(seq "$1"); do echo "bedpost round $rep, prev against new: $(bytes "$W/bp-prev-$rep" "$W/bp-new-$rep")"; done | tee -a "$OUT/same.txt"
+}
+# bytes A B: how many files of folder A are the same bytes (compressed as they lie) as B's.
+bytes() { local same=0 f; for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" && same=$((same + 1)); done; echo "$same of $(ls "$1" | wc -l) the same bytes"; }
 if [[ $PART == *a* ]]; then
   gpu_setup
   issue7_volume
@@ -70,34 +83,19 @@ fi
 if [[ $PART == *c* ]]; then
   gpu_setup
   issue7_volume
-  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
-  for rep in 1 2 3 4; do for v in prev new; do
-    bin=$NEW; [ $v = prev ] && bin=$OLD
-    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
-  done; done
-  bytes() { local same=0 f; for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" && same=$((same + 1)); done; echo "$same of $(ls "$1" | wc -l) the same bytes"; }
-  for rep in 1 2 3 4; do echo "bedpost round $rep, prev against new: $(bytes "$W/bp-prev-$rep" "$W/bp-new-$rep")"; done | tee "$OUT/same.txt"
+  bedpost_rounds 4
   echo "=== summary"
   grep -E "^##|process wall|^stages" "$OUT/bedpost.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|fit and sample [0-9]+ ms|merged samples [0-9]+ ms|mean angles [0-9]+ ms|summaries [0-9]+ ms|write [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
 fi
 if [[ $PART == *b* ]]; then
   gpu_setup
   issue7_volume
-  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
-  for rep in 1 2 3; do for v in prev new; do
-    bin=$NEW; [ $v = prev ] && bin=$OLD
-    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
-  done; done
+  bedpost_rounds 3
   for v in prev new; do
     bin=$NEW; [ $v = prev ] && bin=$OLD
     FSLOUTPUTTYPE=NIFTI u bedpost.txt "bedpost FSLOUTPUTTYPE=NIFTI $v" "$bin" -- "${BP[@]}" --out "$W/bpn-$v"
   done
-  # bytes: every file of two folders the same bytes (compressed as it lies)
-  bytes() { local same=0 f; for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" && same=$((same + 1)); done; echo "$same of $(ls "$1" | wc -l) the same bytes"; }
-  {
-    for rep in 1 2 3; do echo "bedpost round $rep, prev against new: $(bytes "$W/bp-prev-$rep" "$W/bp-new-$rep")"; done
-    echo "bedpost .nii, prev against new: $(bytes "$W/bpn-prev" "$W/bpn-new")"
-  } | tee "$OUT/same.txt"
+  echo "bedpost .nii, prev against new: $(bytes "$W/bpn-prev" "$W/bpn-new")" | tee -a "$OUT/same.txt"
   for rep in 1 2; do for v in prev new; do
     bin=$NEW; [ $v = prev ] && bin=$OLD
     u probtrack.txt "probtrack $v ($rep)" "$bin" -- probtrack --seeds "$D/wm.nii.gz" --nsamples 100 --backend cuda --bedpost "$W/bp-new-1" --out "$W/pt-$v-$rep"
