@@ -97,55 +97,49 @@ impl Voxels<'_> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
 
-    /// Data bytes [s, e) (little-endian float32) into `out`.
-    fn bytes_into(&self, s: usize, e: usize, out: &mut Vec<u8>) {
-        out.clear();
-        match self {
-            Voxels::Held(d) => out.extend_from_slice(&le_bytes(d)[s..e]),
-            Voxels::Made(_, fill) => {
-                let (a, b) = (s / 4, e.div_ceil(4));
-                let mut v = vec![0.0f32; b - a];
-                fill(a, &mut v);
-                out.extend_from_slice(&le_bytes(&v)[s - 4 * a..e - 4 * a]);
-            }
-        }
-    }
+/// Data bytes [s, e) (little-endian float32) of voxels `fill` makes, into `out`.
+fn made_bytes(fill: &(dyn Fn(usize, &mut [f32]) + Sync), s: usize, e: usize, out: &mut Vec<u8>) {
+    let (a, b) = (s / 4, e.div_ceil(4));
+    let mut v = vec![0.0f32; b - a];
+    fill(a, &mut v);
+    out.clear();
+    out.extend_from_slice(&le_bytes(&v)[s - 4 * a..e - 4 * a]);
 }
 
 /// [`write_nifti_to`] of [`Voxels`]: the same bytes whether they are held or made.
 pub fn write_voxels_to(mut f: std::fs::File, gz: bool, geom: &Geometry, nvol: usize, data: Voxels<'_>) -> std::io::Result<()> {
     let head = header_bytes(geom, nvol, data.len()).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
-    match (gz, data) {
-        (true, Voxels::Held(d)) => write_gz(&mut f, &[&head, &le_bytes(d)])?,
-        (true, made) => {
+    match data {
+        Voxels::Held(d) if gz => write_gz(&mut f, &[&head, &le_bytes(d)])?,
+        Voxels::Held(d) => {
+            let mut w = std::io::BufWriter::with_capacity(BLOCK, &mut f);
+            w.write_all(&head)?;
+            w.write_all(&le_bytes(d))?;
+            w.flush()?;
+        }
+        Voxels::Made(n, fill) if gz => {
             // As `write_gz` cuts [head, body]: the header a member of its own, then the body in
             // members of `block` bytes from its start.
-            let body = 4 * made.len();
+            let body = 4 * n;
             let block = member_size(head.len() + body).max(1);
-            let n = body.div_ceil(block);
-            write_members(&mut f, 1 + n, &|i, buf| {
+            write_members(&mut f, 1 + body.div_ceil(block), &|i, buf| {
                 if i == 0 {
                     Some(&head)
                 } else {
-                    made.bytes_into((i - 1) * block, (i * block).min(body), buf);
+                    made_bytes(fill, (i - 1) * block, (i * block).min(body), buf);
                     None
                 }
             })?;
         }
-        (false, d) => {
+        Voxels::Made(n, fill) => {
             let mut w = std::io::BufWriter::with_capacity(BLOCK, &mut f);
             w.write_all(&head)?;
-            let mut buf = Vec::new();
-            let body = 4 * d.len();
+            let (mut buf, body) = (Vec::new(), 4 * n);
             for s in (0..body).step_by(BLOCK) {
-                match d {
-                    Voxels::Held(v) => w.write_all(&le_bytes(v)[s..(s + BLOCK).min(body)])?,
-                    made => {
-                        made.bytes_into(s, (s + BLOCK).min(body), &mut buf);
-                        w.write_all(&buf)?;
-                    }
-                }
+                made_bytes(fill, s, (s + BLOCK).min(body), &mut buf);
+                w.write_all(&buf)?;
             }
             w.flush()?;
         }
