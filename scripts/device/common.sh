@@ -372,7 +372,13 @@ user_commands() {
   done; done
   for d in dti bp ptx trk fim reg; do echo "$d: $(same_inflated "$W/ub-$d-prev" "$W/ub-$d-new")"; done | tee "$OUT/$3"
 }
-# round_start: (rounds 31 on) the script's output also into $OUT/log.txt, NEW and OLD the new and
+# summary FILE STAGES: each run that `u` recorded in $OUT/FILE on a line of its own: its label,
+# process wall (and peak memory), and the figures of the stages named by STAGES (an ERE
+# alternation, e.g. "write|release").
+summary() {
+  grep -E "^##|process wall|^stages" "$OUT/$1" | grep -oE "^## .*|process wall [0-9.]+ s(, max RSS [0-9]+ KB)?|($2) [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+}
+# round_start: (rounds 30 on) the script's output also into $OUT/log.txt, NEW and OLD the new and
 # the previous round's binaries in dist/, PART (default a), and the GPU and CPU named in the log.
 round_start() {
   exec > >(tee -a "$OUT/log.txt") 2>&1

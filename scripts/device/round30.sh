@@ -17,12 +17,9 @@
 #      pieces forced (NEUROPORT_GZ_SPLIT=1) against one core, alternating, three rounds: where
 #      the split starts to pay (it was taken by itself from 8 threads; from 4 after this part).
 . "$(dirname "$0")/common.sh"
-exec > >(tee -a "$OUT/log.txt") 2>&1
-NEW=$PWD/dist/neuroport
-OLD=$PWD/dist/neuroport-r29
 PART=${PART:-ab}
-nvidia-smi -L
-lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)"
+round_start
+OLD=$PWD/dist/neuroport-r29
 issue7_volume
 gzip -dc "$D/dwi.nii.gz" > "$W/dwi.nii"
 for l in 6 1; do gzip -"$l" -c "$W/dwi.nii" > "$W/dwi$l.nii.gz"; done

@@ -59,7 +59,7 @@ if [[ $PART == *a* ]]; then
     echo ".nii, threads 16: $("$NEW" bench nifti --read-only --input "$W/bpn/merged_th1samples.nii")"
   done | tee "$OUT/read.txt"
   echo "=== summary"
-  grep -E "^##|process wall|^stages" "$OUT/probtrack.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|read samples [0-9]+ ms|records [0-9]+ ms|samples to records [0-9]+ ms|read mask [0-9]+ ms|sample volumes upload [0-9]+ ms|track [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+  summary "probtrack.txt" "read samples|records|samples to records|read mask|sample volumes upload|track|release|main"
 fi
 if [[ $PART == *d* ]]; then
   gpu_setup
@@ -78,14 +78,14 @@ if [[ $PART == *d* ]]; then
   done; done
   for d in ptx fim reg dti bp; do echo "$d: $(same_inflated "$W/x-$d-release" "$W/x-$d-quick")"; done | tee "$OUT/same.txt"
   echo "=== summary"
-  grep -E "^##|process wall|^stages" "$OUT/exit.txt" | grep -oE "^## .*|process wall [0-9.]+ s|release [0-9]+ ms|write [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+  summary "exit.txt" "release|write|main"
 fi
 if [[ $PART == *c* ]]; then
   gpu_setup
   issue7_volume
   bedpost_rounds 4
   echo "=== summary"
-  grep -E "^##|process wall|^stages" "$OUT/bedpost.txt" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|fit and sample [0-9]+ ms|merged samples [0-9]+ ms|mean angles [0-9]+ ms|summaries [0-9]+ ms|write [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+  summary "bedpost.txt" "fit and sample|merged samples|mean angles|summaries|write|release|main"
 fi
 if [[ $PART == *b* ]]; then
   gpu_setup
@@ -105,6 +105,6 @@ if [[ $PART == *b* ]]; then
   echo "=== summary"
   for f in bedpost.txt probtrack.txt users.txt; do
     echo "## $f"
-    grep -E "^##|process wall|^stages" "$OUT/$f" | grep -oE "^## .*|process wall [0-9.]+ s, max RSS [0-9]+ KB|fit and sample [0-9]+ ms|merged samples [0-9]+ ms|mean angles [0-9]+ ms|summaries [0-9]+ ms|samples to records [0-9]+ ms|read samples [0-9]+ ms|records [0-9]+ ms|write [0-9]+ ms|release [0-9]+ ms|main [0-9]+ ms" | paste -sd' ' | sed 's/ ## /\n## /g'
+    summary "$f" "fit and sample|merged samples|mean angles|summaries|samples to records|read samples|records|write|release|main"
   done
 fi
