@@ -5,6 +5,7 @@
 
 use super::rng::{self, VOXEL_WORDS, WORDS};
 use crate::dti::fastmath::exp_f32 as fast_exp;
+use crate::runtime::cpu::avx2_twin;
 use super::{BedpostKernels, ChainPart, ChainPartMut, Schedule, Table, D, DMAX, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::cpu::Cpu;
@@ -295,20 +296,7 @@ fn load_chain(s: &VoxelState, ard: f32) -> Chain {
 /// AVX2 the same code is compiled a second time for it (no FMA, so the results are the same
 /// bits either way).
 fn run_voxel(s: &mut VoxelState, y: &[f32], pt: &Padded, sch: &Schedule, l0: usize, l1: usize, t: &mut Terms) -> Vec<(usize, [f32; NPARAM])> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if crate::runtime::cpu::avx2() {
-            // SAFETY: the feature was just detected on this CPU.
-            return unsafe { run_voxel_avx2(s, y, pt, sch, l0, l1, t) };
-        }
-    }
-    run_voxel_body(s, y, pt, sch, l0, l1, t)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn run_voxel_avx2(s: &mut VoxelState, y: &[f32], pt: &Padded, sch: &Schedule, l0: usize, l1: usize, t: &mut Terms) -> Vec<(usize, [f32; NPARAM])> {
-    run_voxel_body(s, y, pt, sch, l0, l1, t)
+    avx2_twin!(run_voxel_body, (s: &mut VoxelState, y: &[f32], pt: &Padded, sch: &Schedule, l0: usize, l1: usize, t: &mut Terms) -> Vec<(usize, [f32; NPARAM])>)
 }
 
 #[inline(always)]

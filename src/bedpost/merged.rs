@@ -8,6 +8,7 @@
 
 use super::post::canonical;
 use crate::volume::planes::RUN;
+use crate::runtime::cpu::avx2_twin;
 use rayon::prelude::*;
 
 /// One stick's merged sample volumes made a stretch at a time, where the writer compresses them
@@ -50,20 +51,8 @@ impl<'a> Stick<'a> {
     /// Voxels [first, first + out.len()) of the merged volume `part` (flat: sample s, grid voxel
     /// v at s * nv + v); 0 outside the mask.
     pub fn fill(&self, part: Part, first: usize, out: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if crate::runtime::cpu::avx2() {
-                // SAFETY: the feature was just detected on this CPU.
-                return unsafe { self.fill_avx2(part, first, out) };
-            }
-        }
-        self.fill_body(part, first, out)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn fill_avx2(&self, part: Part, first: usize, out: &mut [f32]) {
-        self.fill_body(part, first, out)
+        let s = self;
+        avx2_twin!(Stick::fill_body, (s: &Stick, part: Part, first: usize, out: &mut [f32]))
     }
 
     #[inline(always)]
@@ -101,20 +90,8 @@ impl<'a> Stick<'a> {
     /// second time, where `canonical`'s floor is an instruction, not a call (no FMA: the same
     /// bits).
     fn mean_run(&self, g0: usize, mth: &mut [f32], mph: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if crate::runtime::cpu::avx2() {
-                // SAFETY: the feature was just detected on this CPU.
-                return unsafe { self.mean_run_avx2(g0, mth, mph) };
-            }
-        }
-        self.mean_run_body(g0, mth, mph)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn mean_run_avx2(&self, g0: usize, mth: &mut [f32], mph: &mut [f32]) {
-        self.mean_run_body(g0, mth, mph)
+        let s = self;
+        avx2_twin!(Stick::mean_run_body, (s: &Stick, g0: usize, mth: &mut [f32], mph: &mut [f32]))
     }
 
     #[inline(always)]

@@ -5,6 +5,7 @@
 use super::merged::{Part, Stick};
 use super::{trig, BedpostResult, D, F1, F2, NPARAM, PH1, PH2, S0, TH1, TH2};
 use crate::dti::{sym3, sym3_lanes};
+use crate::runtime::cpu::avx2_twin;
 use crate::volume::{Geometry, Outputs, Voxels};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -32,20 +33,7 @@ pub fn directions(ths: &[f32], phs: &[f32], out: &mut [[f64; 3]]) {
         }
         return;
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        if crate::runtime::cpu::avx2() {
-            // SAFETY: the feature was just detected on this CPU.
-            return unsafe { directions_avx2(ths, phs, out) };
-        }
-    }
-    directions_reduced(ths, phs, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn directions_avx2(ths: &[f32], phs: &[f32], out: &mut [[f64; 3]]) {
-    directions_reduced(ths, phs, out)
+    avx2_twin!(directions_reduced, (ths: &[f32], phs: &[f32], out: &mut [[f64; 3]]))
 }
 
 #[inline(always)]

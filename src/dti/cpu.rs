@@ -3,7 +3,7 @@
 
 use super::{fastmath, sym3, Design, DtiKernels, FitShare, Frame, BACKGROUND, D_ISO, FITTED, LAMBDA_FLOOR, NFIELDS, NSCALARS, REPAIRED};
 use crate::runtime::columns::{Columns, ColumnsMut};
-use crate::runtime::cpu::Cpu;
+use crate::runtime::cpu::{avx2_twin, Cpu};
 use crate::runtime::{timing::wall_ms, Timings};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -56,20 +56,7 @@ fn dot(x: &[f64], y: &[f64]) -> f64 {
 /// One voxel's weighted least-squares fit; `s` holds its `n` measurements. On x86-64 CPUs with
 /// AVX2 the same code is compiled a second time for 4-wide vectors and chosen at run time.
 pub fn fit_voxel(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if crate::runtime::cpu::avx2() {
-            // SAFETY: the feature was just detected on this CPU.
-            return unsafe { fit_voxel_avx2(s, d, lam_floor, sc) };
-        }
-    }
-    fit_voxel_body(s, d, lam_floor, sc)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn fit_voxel_avx2(s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32) {
-    fit_voxel_body(s, d, lam_floor, sc)
+    avx2_twin!(fit_voxel_body, (s: &[f32], d: &Design, lam_floor: f64, sc: &mut Scratch) -> ([f64; 6], f64, i32))
 }
 
 #[inline(always)]

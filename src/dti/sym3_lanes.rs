@@ -7,6 +7,7 @@
 //! a 256x256x100 volume) and bedpost's dyads (two a voxel) spent most of their time there.
 
 use super::sym3::{self, SWEEPS};
+use crate::runtime::cpu::avx2_twin;
 
 /// Tensors decomposed side by side.
 pub const LANES: usize = 4;
@@ -76,20 +77,7 @@ pub fn eigen_many(ts: &[[f64; 6]]) -> Vec<([f64; 3], [f64; 9])> {
 }
 
 fn eigen_into(ts: &[[f64; 6]], out: &mut [([f64; 3], [f64; 9])]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if crate::runtime::cpu::avx2() {
-            // SAFETY: the feature was just detected on this CPU.
-            return unsafe { eigen_many_avx2(ts, out) };
-        }
-    }
-    eigen_many_body(ts, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn eigen_many_avx2(ts: &[[f64; 6]], out: &mut [([f64; 3], [f64; 9])]) {
-    eigen_many_body(ts, out)
+    avx2_twin!(eigen_many_body, (ts: &[[f64; 6]], out: &mut [([f64; 3], [f64; 9])]))
 }
 
 #[cfg(test)]

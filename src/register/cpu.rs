@@ -15,7 +15,7 @@
 
 use super::cost::{bin, CostKind, CostSpec, Stats};
 use super::CostKernels;
-use crate::runtime::cpu::Cpu;
+use crate::runtime::cpu::{avx2_twin, Cpu};
 use crate::runtime::{timing::wall_ms, Timings};
 use crate::volume::Volume;
 use anyhow::{bail, Result};
@@ -114,16 +114,7 @@ fn sample_row_body(s: &Sampler, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32
 /// scalar loads, so explicit AVX2 gathers were tried and dropped). No FMA is enabled and Rust
 /// never contracts, so every operation still rounds once, as in the scalar code.
 fn sample_row(s: &Sampler, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32], ok: &mut [bool]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        #[target_feature(enable = "avx2")]
-        fn avx2(s: &Sampler, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32], ok: &mut [bool]) {
-            sample_row_body(s, mx, c, vals, ok)
-        }
-        // SAFETY: the processor has AVX2 (checked above).
-        return unsafe { avx2(s, mx, c, vals, ok) };
-    }
-    sample_row_body(s, mx, c, vals, ok)
+    avx2_twin!(sample_row_body, (s: &Sampler, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32], ok: &mut [bool]))
 }
 
 /// The terms [`sample_row`] adds to m[4r] x for row y of slice z, in map_point's order:

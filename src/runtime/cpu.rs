@@ -13,6 +13,29 @@ pub fn avx2() -> bool {
     *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NEUROPORT_NO_AVX2").is_none())
 }
 
+/// A function's whole body: `$body(args)` through a copy of `$body` compiled for AVX2 where
+/// [`avx2`] allows it, else `$body` itself. One source compiled twice, the same bits: no FMA is
+/// enabled and Rust never contracts, so every operation still rounds once. `$body` is
+/// `#[inline(always)]`, so that its code is compiled into the copy. For a method, bind `self` to
+/// a name first: `let s = self; avx2_twin!(Stick::fill_body, (s: &Stick, out: &mut [f32]))`.
+macro_rules! avx2_twin {
+    ($body:path, ($($a:ident: $t:ty),* $(,)?) $(-> $r:ty)?) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2")]
+            fn twin($($a: $t),*) $(-> $r)? {
+                $body($($a),*)
+            }
+            if $crate::runtime::cpu::avx2() {
+                // SAFETY: avx2() found the feature on this CPU.
+                return unsafe { twin($($a),*) };
+            }
+        }
+        $body($($a),*)
+    }};
+}
+pub(crate) use avx2_twin;
+
 pub struct Cpu {
     pool: rayon::ThreadPool,
     threads: usize,
