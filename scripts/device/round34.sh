@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Round 34 (one lent host). Binaries: dist/neuroport (new), dist/neuroport-prev (round 33's).
+#   a. bedpost's sampling kernels, never profiled before, and the ball's exp once a run of equal b
+#      (new): `bench bedpost` (moments and naive
+#      layouts, CUDA and NVIDIA OpenCL), prev and new alternating, two rounds; ncu's sections on
+#      one bedpost_moments launch of each binary; then `bedpost` on the issue-7 volume (CUDA),
+#      prev and new alternating, two rounds, every file compared byte for byte.
+. "$(dirname "$0")/common.sh"
+round_start
+# bench_bp LABEL BINARY BACKEND: `bench bedpost` (moments, naive; median of 3) into bench.txt.
+bench_bp() {
+  stamp "bench bedpost $1 $3"
+  { echo "## $1 $3"; timeout 120 "$2" bench bedpost --backend "$3" --variant moments --variant naive --repeats 3 2>&1 | grep -iE "moments|naive" | sed 's/ (NVIDIA H100 80GB HBM3)//'; } | tee -a "$OUT/bench.txt"
+}
+# ncu_bp LABEL BINARY KERNEL: ncu's sections on one launch of KERNEL in `bench bedpost`.
+ncu_bp() {
+  local ncu; ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  stamp "ncu $3 $1"
+  timeout 240 "$ncu" --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+    --section ComputeWorkloadAnalysis --section InstructionStats --section MemoryWorkloadAnalysis --section SpeedOfLight \
+    --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,sm__inst_executed.sum,regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum" \
+    -k "regex:$3" --launch-skip 1 --launch-count 1 "$2" bench bedpost --backend cuda --variant "${3#bedpost_}" --repeats 1 \
+    > "$OUT/ncu-$3-$1.txt" 2>&1 || echo "(ncu ended with status $?)"
+  grep -E "bedpost_|Duration|Warp Cycles|Issued Warp|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy|Theoretical Occupancy|Registers|Block Limit|Executed Ipc|stalled_[a-z_]*_per|pipe_[a-z_]*pct|local_op|inst_executed.sum|Memory Throughput|Compute \(SM\)|Waves" "$OUT/ncu-$3-$1.txt" | grep -vE " 0(\.0+)?$| 0\.0[0-9]$" | head -80
+}
+bytes() { local same=0 f; for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" && same=$((same + 1)); done; echo "$same of $(ls "$1" | wc -l) the same bytes"; }
+if [[ $PART == *a* ]]; then
+  gpu_setup
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    bench_bp "prev ($rep)" "$OLD" "$be"; bench_bp "new ($rep)" "$NEW" "$be"
+  done; done
+  ncu_bp prev "$OLD" bedpost_moments
+  ncu_bp new "$NEW" bedpost_moments
+  issue7_volume
+  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
+  done; done
+  for rep in 1 2; do echo "bedpost round $rep, prev against new: $(bytes "$W/bp-prev-$rep" "$W/bp-new-$rep")"; done | tee -a "$OUT/same.txt"
+  echo "=== summary"
+  cat "$OUT/bench.txt"
+  summary "bedpost.txt" "fit and sample|kernels|write|main"
+fi
+#   b. Part a found bedpost_moments at 128 registers a thread, 25 % occupancy (4 groups of 128 an
+#      SM), issue-bound (0.68 issued a scheduler, 3.65 warps), and the ball's exp taken once a run
+#      of equal b (tried in part a's new binary, the same bytes) slower: CUDA moments 157.5 -> 156.5
+#      ms, naive 207.6 -> 215.1, NVIDIA OpenCL moments 141.3 -> 153.0 (reverted). So the registers
+#      capped for the whole program (NVRTC --maxrregcount, NVIDIA OpenCL's -cl-nv-maxrregcount),
+#      prev's binary: `bench bedpost` moments and naive at each cap, two rounds.
+if [[ $PART == *b* ]]; then
+  gpu_setup
+  for rep in 1 2; do for cap in 0 96 80 72 64 56; do
+    if [ $cap = 0 ]; then bench_bp "cap none ($rep)" "$OLD" cuda; bench_bp "cap none ($rep)" "$OLD" "$OCL"; continue; fi
+    NEUROPORT_NVRTC_OPTIONS=--maxrregcount=$cap bench_bp "cap $cap ($rep)" "$OLD" cuda
+    NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=$cap bench_bp "cap $cap ($rep)" "$OLD" "$OCL"
+  done; done
+  echo "=== summary"
+  grep -E "^##|moments|naive" "$OUT/bench.txt" | grep -v "bench bedpost on" | awk '/^##/ {l=$0; next} {print l " | " $2 " " $3 " " $6 " ms"}'
+fi
