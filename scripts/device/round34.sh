@@ -58,3 +58,32 @@ if [[ $PART == *b* ]]; then
   echo "=== summary"
   grep -E "^##|moments|naive" "$OUT/bench.txt" | grep -v "bench bedpost on" | awk '/^##/ {l=$0; next} {print l " | " $2 " " $3 " " $6 " ms"}'
 fi
+#   c. Part b: no cap helped (CUDA unchanged at every cap: NVRTC's --maxrregcount does not reach
+#      PTX; NVIDIA OpenCL moments 141 -> 147-155 ms, naive 215 -> 192 at 56). The pass's
+#      exponentials (np_bp_exp, NP_BP_EXP: 0 the library's, 1 the hardware's e^x, 2 ex2 with the
+#      product's rounding put back) set for the whole program (-D through NEUROPORT_NVRTC_OPTIONS
+#      and NEUROPORT_OPENCL_OPTIONS), new's binary: `bench bedpost` two rounds; ncu on moments at
+#      1 and 2; `bedpost` on the issue-7 volume at each (CUDA), its posterior means against 0's
+#      beside those of 0 with another seed (the Monte-Carlo difference), scripts/device/nii_rms.py.
+if [[ $PART == *c* ]]; then
+  gpu_setup
+  for rep in 1 2; do for x in 0 1 2; do
+    NEUROPORT_NVRTC_OPTIONS=-DNP_BP_EXP=$x bench_bp "exp $x ($rep)" "$NEW" cuda
+    NEUROPORT_OPENCL_OPTIONS=-DNP_BP_EXP=$x bench_bp "exp $x ($rep)" "$NEW" "$OCL"
+  done; done
+  NEUROPORT_NVRTC_OPTIONS=-DNP_BP_EXP=1 ncu_bp exp1 "$NEW" bedpost_moments
+  NEUROPORT_NVRTC_OPTIONS=-DNP_BP_EXP=2 ncu_bp exp2 "$NEW" bedpost_moments
+  issue7_volume
+  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in 1 2; do for x in 0 1 2; do
+    NEUROPORT_NVRTC_OPTIONS=-DNP_BP_EXP=$x u bedpost.txt "bedpost exp $x ($rep)" "$NEW" -- "${BP[@]}" --out "$W/bp-$x-$rep"
+  done; done
+  NEUROPORT_NVRTC_OPTIONS=-DNP_BP_EXP=0 u bedpost.txt "bedpost exp 0 seed 1" "$NEW" -- "${BP[@]}" --seed 1 --out "$W/bp-seed1"
+  for m in mean_f1samples mean_dsamples mean_S0samples; do for x in 1 2 seed1; do
+    o="$W/bp-$x-1"; [ $x = seed1 ] && o="$W/bp-seed1"
+    echo "$m, exp $x against exp 0 (seed 0): $(python3 scripts/device/nii_rms.py "$o/$m.nii.gz" "$W/bp-0-1/$m.nii.gz")"
+  done; done | tee -a "$OUT/same.txt"
+  echo "=== summary"
+  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+  summary "bedpost.txt" "fit and sample|kernels|write|main"
+fi
