@@ -1,7 +1,9 @@
 /* Ball-and-sticks MCMC entry points for both dialects; the bodies live in common/bedpost.h.
  * Thread layout: one work-item per voxel (paper 003). Warp layout: NP_BP_LANES work-items per
  * voxel (bedpostx_gpu), NP_BP_WARP_VOXELS voxels per work-group; CUDA reduces with shuffles,
- * OpenCL through local memory (one slice of `sh` per voxel). */
+ * OpenCL through local memory (one slice of `sh` per voxel).
+ * NP_OPENCL_NV_OPTIONS: -DNP_BP_EXP=1
+ * (NVIDIA's OpenCL: the model's exponentials by the hardware's e^x, as on CUDA; common/bedpost.h) */
 #include "common/portable.h"
 #include "common/rng.h"
 #include "common/bedpost.h"

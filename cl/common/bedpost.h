@@ -65,14 +65,23 @@ typedef struct {
     int nacc;                  /* accepted after burn-in, all parameters */
 } np_bp_chain;
 
-/* The model's exponentials (three a direction a pass: with the library's expf, ~11 instructions
- * each, half the sampler's instructions). NP_BP_EXP chooses, for measuring: 0 the library's exp
- * (2 ulp on CUDA); 1 the hardware's e^x (ex2 of x log2 e: the product's rounding grows the error
- * with |x|, to ~8 ulp at the model's largest arguments, b d ~ 15); 2 ex2 of x log2 e's rounded
- * part, times 1 + ln 2 times the part lost in rounding it (fma's exact residual; ~3 ulp
- * throughout). */
+/* The model's exponentials, three a direction a pass: with the library's expf (~11 instructions,
+ * 2 ulp on CUDA) about half the sampler's instructions. NP_BP_EXP chooses: 0 the library's exp;
+ * 1 the hardware's e^x (MUFU.EX2 of x log2 e: the product's rounding grows the error with |x|,
+ * to ~8 ulp at the model's largest arguments, b d ~ 15, below the rounding of the 68-134 terms
+ * summed into SS); 2 ex2 of x log2 e's rounded part, times 1 + ln 2 times the part lost in
+ * rounding it (fma's exact residual; ~3 ulp throughout). Measured on an H200 (round 34, `bench
+ * bedpost`, moments): CUDA 157.6 ms with 0, 130.5 with 1, 149.0 with 2; NVIDIA OpenCL 141.3, 126.6,
+ * 148.9; on the issue-7 volume the posterior means moved by 1/100 of what another seed moves them.
+ * So 1 on CUDA and on NVIDIA's OpenCL (set from the host: bedpost.cl's NP_OPENCL_NV_OPTIONS),
+ * whose native_exp is that instruction; 0 on other OpenCL devices, where native_exp's accuracy
+ * is the implementation's. */
 #ifndef NP_BP_EXP
-#define NP_BP_EXP 0
+  #if defined(NP_CUDA)
+    #define NP_BP_EXP 1
+  #else
+    #define NP_BP_EXP 0
+  #endif
 #endif
 NP_FN float np_bp_exp(float x)
 {

@@ -87,3 +87,30 @@ if [[ $PART == *c* ]]; then
   awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
   summary "bedpost.txt" "fit and sample|kernels|write|main"
 fi
+#   d. Part c: the hardware's e^x (1) 17 % faster on CUDA, 10 % on NVIDIA OpenCL, posterior means
+#      moved 1/100 of another seed's move; made the default on CUDA and NVIDIA OpenCL. New's
+#      binary against prev: `check` (bedpost's rows: the chains' divergence from the CPU's) at
+#      three seeds on CUDA and NVIDIA OpenCL; `bench bedpost` alternating, two rounds; `bedpost`
+#      on the issue-7 volume alternating, three rounds, posterior means against prev's and
+#      prev's with another seed.
+if [[ $PART == *d* ]]; then
+  gpu_setup
+  for seed in 400 401 402; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=bedpost checks "$seed" cuda "$OCL"); done
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    bench_bp "prev ($rep)" "$OLD" "$be"; bench_bp "new ($rep)" "$NEW" "$be"
+  done; done
+  issue7_volume
+  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in 1 2 3; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
+  done; done
+  u bedpost.txt "bedpost prev seed 1" "$OLD" -- "${BP[@]}" --seed 1 --out "$W/bp-seed1"
+  for m in mean_f1samples mean_f2samples mean_dsamples mean_S0samples; do for x in new-1 seed1; do
+    o="$W/bp-$x"; [ $x = seed1 ] && o="$W/bp-seed1"
+    echo "$m, $x against prev (seed 0): $(python3 scripts/device/nii_rms.py "$o/$m.nii.gz" "$W/bp-prev-1/$m.nii.gz")"
+  done; done | tee -a "$OUT/same.txt"
+  echo "=== summary"
+  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+  summary "bedpost.txt" "fit and sample|kernels|write|main"
+fi

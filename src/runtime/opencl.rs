@@ -156,6 +156,10 @@ mod tests {
             assert_eq!(build_options(&capped, false), "-cl-std=CL1.2 -cl-denorms-are-zero");
             assert_eq!(build_options(&capped, true), "-cl-std=CL1.2 -cl-denorms-are-zero -cl-nv-maxrregcount=80");
             assert_eq!(build_options("__kernel void k() {}", true), "-cl-std=CL1.2");
+            // bedpost's exponentials by the hardware's e^x on NVIDIA's OpenCL only (bedpost.h).
+            let bedpost = assemble(Dialect::OpenCl, include_str!("../../cl/bedpost.cl")).unwrap();
+            assert_eq!(build_options(&bedpost, true), "-cl-std=CL1.2 -DNP_BP_EXP=1");
+            assert_eq!(build_options(&bedpost, false), "-cl-std=CL1.2");
         }
     }
 }
