@@ -195,7 +195,19 @@ NP_FN int np_bp_sample_index(int l, int burnin, int thin, int nsamp)
 
 /* One pass over the directions at candidate parameters. With `cache`, terms in `which` are
  * recomputed into their spare slot and the others read from the current one. */
-NP_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR float *gtab, int nvox, int ndir, int v,
+/* Measuring switches (round 34): NP_BP_UNROLL unrolls the pass's loop over directions by 2 or
+ * 4; NP_BP_PASS_CALLED 1 compiles the pass once, called, instead of inlined at each of its
+ * eight call sites. */
+#ifndef NP_BP_UNROLL
+#define NP_BP_UNROLL 1
+#endif
+#if defined(NP_BP_PASS_CALLED) && NP_BP_PASS_CALLED
+#define NP_BP_PASS_FN NP_FN_CALLED
+#else
+#define NP_BP_PASS_FN NP_FN
+#endif
+
+NP_BP_PASS_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR float *gtab, int nvox, int ndir, int v,
                            float s0, float d, float f1, float f2, const float *v1, const float *v2,
                            int which, int cache, NP_GLOBAL float *ec, const int *slot)
 {
@@ -203,6 +215,11 @@ NP_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR float *gtab, int 
     m.ss = m.r0 = m.r1 = m.r2 = 0.0f;
     m.g00 = m.g01 = m.g02 = m.g11 = m.g12 = m.g22 = 0.0f;
     float w0 = 1.0f - f1 - f2;
+#if NP_BP_UNROLL == 2
+#pragma unroll 2
+#elif NP_BP_UNROLL == 4
+#pragma unroll 4
+#endif
     for (int i = 0; i < ndir; ++i) {
         float bd = gtab[i] * d;
         float gx = gtab[ndir + i], gy = gtab[2 * ndir + i], gz = gtab[3 * ndir + i];

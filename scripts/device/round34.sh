@@ -114,3 +114,18 @@ if [[ $PART == *d* ]]; then
   awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
   summary "bedpost.txt" "fit and sample|kernels|write|main"
 fi
+#   e. Part d: check passes (seeds 400-402; 0-3 of 256 chains diverged, as before), CUDA moments
+#      157.4 -> 130.6 ms, NVIDIA OpenCL 141.2-141.5 -> 126.8-126.9; `bedpost` fit and sample
+#      736-742 -> 564-625 ms, process 1.44-1.47 -> 1.26-1.38 s. Now the code's shape, new's binary
+#      with -D switches (bedpost.h): the pass's loop unrolled by 2 and 4, the pass called instead
+#      of inlined eight times (part c's ncu: "no instruction" stalls rose with the smaller exp,
+#      the unrolled sampler being ~10 K lines of PTX); `bench bedpost` two rounds.
+if [[ $PART == *e* ]]; then
+  gpu_setup
+  for rep in 1 2; do for x in "" NP_BP_UNROLL=2 NP_BP_UNROLL=4 NP_BP_PASS_CALLED=1; do
+    NEUROPORT_NVRTC_OPTIONS=${x:+-D$x} bench_bp "${x:-default} ($rep)" "$NEW" cuda
+    NEUROPORT_OPENCL_OPTIONS=${x:+-D$x} bench_bp "${x:-default} ($rep)" "$NEW" "$OCL"
+  done; done
+  echo "=== summary"
+  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+fi
