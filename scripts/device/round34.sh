@@ -129,3 +129,24 @@ if [[ $PART == *e* ]]; then
   echo "=== summary"
   awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
 fi
+#   f. Part e: the pass called (moments CUDA 130.5 -> 124.6 ms, NVIDIA OpenCL 126.4 -> 119.5; naive
+#      slower, 176 -> 187), unrolled by 2 (CUDA moments 127.0-127.4, OpenCL unchanged), by 4
+#      slower. Now called and unrolled by 2 together, two rounds; and `bedpost` on the issue-7
+#      volume with the pass called against inlined (CUDA, NVIDIA OpenCL), outputs compared.
+if [[ $PART == *f* ]]; then
+  gpu_setup
+  for rep in 1 2; do for x in "-DNP_BP_PASS_CALLED=1" "-DNP_BP_PASS_CALLED=1 -DNP_BP_UNROLL=2"; do
+    NEUROPORT_NVRTC_OPTIONS="$x" bench_bp "$x ($rep)" "$NEW" cuda
+    NEUROPORT_OPENCL_OPTIONS="$x" bench_bp "$x ($rep)" "$NEW" "$OCL"
+  done; done
+  issue7_volume
+  BP=(bedpost --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for be in cuda "$OCL"; do
+    u bedpost.txt "bedpost inlined $be" "$NEW" -- "${BP[@]}" --backend "$be" --out "$W/bp-inl-${be%%:*}"
+    NEUROPORT_NVRTC_OPTIONS=-DNP_BP_PASS_CALLED=1 NEUROPORT_OPENCL_OPTIONS=-DNP_BP_PASS_CALLED=1 u bedpost.txt "bedpost called $be" "$NEW" -- "${BP[@]}" --backend "$be" --out "$W/bp-call-${be%%:*}"
+    echo "$be, called against inlined: $(bytes "$W/bp-call-${be%%:*}" "$W/bp-inl-${be%%:*}")"
+  done | tee -a "$OUT/same.txt"
+  echo "=== summary"
+  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+  summary "bedpost.txt" "fit and sample|kernels|write|main"
+fi
