@@ -144,8 +144,8 @@ if [[ $PART == *f* ]]; then
   for be in cuda "$OCL"; do
     u bedpost.txt "bedpost inlined $be" "$NEW" -- "${BP[@]}" --backend "$be" --out "$W/bp-inl-${be%%:*}"
     NEUROPORT_NVRTC_OPTIONS=-DNP_BP_PASS_CALLED=1 NEUROPORT_OPENCL_OPTIONS=-DNP_BP_PASS_CALLED=1 u bedpost.txt "bedpost called $be" "$NEW" -- "${BP[@]}" --backend "$be" --out "$W/bp-call-${be%%:*}"
-    echo "$be, called against inlined: $(bytes "$W/bp-call-${be%%:*}" "$W/bp-inl-${be%%:*}")"
-  done | tee -a "$OUT/same.txt"
+    echo "$be, called against inlined: $(bytes "$W/bp-call-${be%%:*}" "$W/bp-inl-${be%%:*}")" | tee -a "$OUT/same.txt"
+  done
   echo "=== summary"
   awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
   summary "bedpost.txt" "fit and sample|kernels|write|main"
