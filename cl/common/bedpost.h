@@ -195,13 +195,22 @@ NP_FN int np_bp_sample_index(int l, int burnin, int thin, int nsamp)
 
 /* One pass over the directions at candidate parameters. With `cache`, terms in `which` are
  * recomputed into their spare slot and the others read from the current one. */
-/* Measuring switches (round 34): NP_BP_UNROLL unrolls the pass's loop over directions by 2 or
- * 4; NP_BP_PASS_CALLED 1 compiles the pass once, called, instead of inlined at each of its
- * eight call sites. */
+/* The pass is compiled once and called where the sampler is the moments layout (NP_BP_ONLY 2,
+ * its own program): its eight inlined copies made ~10 K lines of PTX, and the called one ran
+ * 4-5 % faster (round 34, H200: CUDA 130.5 -> 123.3-124.8 ms, NVIDIA OpenCL 126.4 -> 119.5-119.8;
+ * the naive layout slower called, 176 -> 187, so it stays inlined there). NP_BP_PASS_CALLED and
+ * NP_BP_UNROLL (the direction loop unrolled by 2 or 4: no gain) remain for measuring. */
 #ifndef NP_BP_UNROLL
 #define NP_BP_UNROLL 1
 #endif
-#if defined(NP_BP_PASS_CALLED) && NP_BP_PASS_CALLED
+#ifndef NP_BP_PASS_CALLED
+  #if defined(NP_BP_ONLY) && NP_BP_ONLY == 2
+    #define NP_BP_PASS_CALLED 1
+  #else
+    #define NP_BP_PASS_CALLED 0
+  #endif
+#endif
+#if NP_BP_PASS_CALLED
 #define NP_BP_PASS_FN NP_FN_CALLED
 #else
 #define NP_BP_PASS_FN NP_FN

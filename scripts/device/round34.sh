@@ -150,3 +150,35 @@ if [[ $PART == *f* ]]; then
   awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
   summary "bedpost.txt" "fit and sample|kernels|write|main"
 fi
+#   g. Part f: called and unrolled together no faster than called; the called pass gives other
+#      bits on CUDA (FMA contraction across the call), the same on NVIDIA OpenCL. The final
+#      binary (the pass called in the moments program): `check` at seed 403 on CUDA, NVIDIA
+#      OpenCL and PoCL; `bench bedpost` against prev, two rounds; `bedpost` on the issue-7 volume
+#      against prev, two rounds, posterior means as part d; `reproduce bedpost-t3 --scale paper`
+#      on CUDA and NVIDIA OpenCL.
+if [[ $PART == *g* ]]; then
+  gpu_setup
+  CHECK_ROWS=bedpost checks 403 cuda "$OCL" "$POCL"
+  for rep in 1 2; do for be in cuda "$OCL"; do
+    bench_bp "prev ($rep)" "$OLD" "$be"; bench_bp "new ($rep)" "$NEW" "$be"
+  done; done
+  issue7_volume
+  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
+  done; done
+  u bedpost.txt "bedpost prev seed 1" "$OLD" -- "${BP[@]}" --seed 1 --out "$W/bp-seed1"
+  for m in mean_f1samples mean_f2samples mean_dsamples mean_S0samples; do for x in new-1 seed1; do
+    o="$W/bp-$x"; [ $x = seed1 ] && o="$W/bp-seed1"
+    echo "$m, $x against prev (seed 0): $(python3 scripts/device/nii_rms.py "$o/$m.nii.gz" "$W/bp-prev-1/$m.nii.gz")"
+  done; done | tee -a "$OUT/same.txt"
+  stamp "reproduce bedpost-t3 --scale paper"
+  for be in cuda "$OCL"; do
+    step 150 "$NEW" reproduce bedpost-t3 --scale paper --backend "$be" --out "$OUT/bedpost-t3-${be%%:*}" > "$OUT/bedpost-t3-${be%%:*}.log" 2>&1
+    grep "^| dataset" "$OUT/bedpost-t3-${be%%:*}/bedpost-t3.md"
+  done
+  echo "=== summary"
+  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+  summary "bedpost.txt" "fit and sample|kernels|write|main"
+fi
