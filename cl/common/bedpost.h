@@ -72,7 +72,8 @@ typedef struct {
  * summed into SS); 2 ex2 of x log2 e's rounded part, times 1 + ln 2 times the part lost in
  * rounding it (fma's exact residual; ~3 ulp throughout). Measured on an H200 (round 34, `bench
  * bedpost`, moments): CUDA 157.6 ms with 0, 130.5 with 1, 149.0 with 2; NVIDIA OpenCL 141.3, 126.6,
- * 148.9; on the issue-7 volume the posterior means moved by 1/100 of what another seed moves them.
+ * 148.9; on the issue-7 volume the posterior means moved on average by 1/200 of what another
+ * seed moves them.
  * So 1 on CUDA and on NVIDIA's OpenCL (set from the host: bedpost.cl's NP_OPENCL_NV_OPTIONS),
  * whose native_exp is that instruction; 0 on other OpenCL devices, where native_exp's accuracy
  * is the implementation's. */
