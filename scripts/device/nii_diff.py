@@ -18,11 +18,12 @@ def load(path):
     return a
 
 
-a, b = load(sys.argv[1]), load(sys.argv[2])
-if len(a) != len(b):
-    sys.exit(f"{len(a)} against {len(b)} values")
-diff = [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y and not (x != x and y != y)]
-big = max((abs(x - y) for _, x, y in diff), default=0.0)
-print(f"{sys.argv[2]}: {len(diff)} of {len(a)} values differ, largest difference {big:.3g}")
-for i, x, y in diff[:5]:
-    print(f"  value {i}: {x!r} against {y!r}")
+if __name__ == "__main__":
+    a, b = load(sys.argv[1]), load(sys.argv[2])
+    if len(a) != len(b):
+        sys.exit(f"{len(a)} against {len(b)} values")
+    diff = [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y and not (x != x and y != y)]
+    big = max((abs(x - y) for _, x, y in diff), default=0.0)
+    print(f"{sys.argv[2]}: {len(diff)} of {len(a)} values differ, largest difference {big:.3g}")
+    for i, x, y in diff[:5]:
+        print(f"  value {i}: {x!r} against {y!r}")

@@ -2,22 +2,10 @@
 """nii_rms.py A B: for two float32 NIfTI files (.nii or .nii.gz) on one grid, the mean absolute
 and root-mean-square difference over the values that are not 0 in both (a mask's outside) and
 finite in both, and how many. Standard library only (the device hosts have no numpy)."""
-import array
-import gzip
 import math
-import struct
 import sys
 
-
-def load(path):
-    raw = (gzip.open if path.endswith(".gz") else open)(path, "rb").read()
-    if struct.unpack("<h", raw[70:72])[0] != 16:
-        sys.exit(f"{path}: not float32")
-    off = int(struct.unpack("<f", raw[108:112])[0])
-    a = array.array("f")
-    a.frombytes(raw[off:])
-    return a
-
+from nii_diff import load
 
 a, b = load(sys.argv[1]), load(sys.argv[2])
 if len(a) != len(b):

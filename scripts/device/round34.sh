@@ -24,11 +24,36 @@ ncu_bp() {
   grep -E "bedpost_|Duration|Warp Cycles|Issued Warp|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy|Theoretical Occupancy|Registers|Block Limit|Executed Ipc|stalled_[a-z_]*_per|pipe_[a-z_]*pct|local_op|inst_executed.sum|Memory Throughput|Compute \(SM\)|Waves" "$OUT/ncu-$3-$1.txt" | grep -vE " 0(\.0+)?$| 0\.0[0-9]$" | head -80
 }
 bytes() { local same=0 f; for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" && same=$((same + 1)); done; echo "$same of $(ls "$1" | wc -l) the same bytes"; }
-if [[ $PART == *a* ]]; then
-  gpu_setup
+# bench_lines: bench.txt's moments and naive times, one line each under its label.
+bench_lines() {
+  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+}
+# bench_against_prev: bench_bp with prev and new alternating, two rounds, CUDA and NVIDIA OpenCL.
+bench_against_prev() {
+  local rep be
   for rep in 1 2; do for be in cuda "$OCL"; do
     bench_bp "prev ($rep)" "$OLD" "$be"; bench_bp "new ($rep)" "$NEW" "$be"
   done; done
+}
+# bedpost_against_prev N: `bedpost` on the issue-7 volume (CUDA), prev and new alternating, N
+# rounds, and prev with another seed; new's posterior means against prev's beside that seed's.
+bedpost_against_prev() {
+  local rep v bin m x o
+  issue7_volume
+  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in $(seq "$1"); do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
+  done; done
+  u bedpost.txt "bedpost prev seed 1" "$OLD" -- "${BP[@]}" --seed 1 --out "$W/bp-seed1"
+  for m in mean_f1samples mean_f2samples mean_dsamples mean_S0samples; do for x in new-1 seed1; do
+    o="$W/bp-$x"; [ $x = seed1 ] && o="$W/bp-seed1"
+    echo "$m, $x against prev (seed 0): $(python3 scripts/device/nii_rms.py "$o/$m.nii.gz" "$W/bp-prev-1/$m.nii.gz")"
+  done; done | tee -a "$OUT/same.txt"
+}
+if [[ $PART == *a* ]]; then
+  gpu_setup
+  bench_against_prev
   ncu_bp prev "$OLD" bedpost_moments
   ncu_bp new "$NEW" bedpost_moments
   issue7_volume
@@ -56,7 +81,7 @@ if [[ $PART == *b* ]]; then
     NEUROPORT_OPENCL_OPTIONS=-cl-nv-maxrregcount=$cap bench_bp "cap $cap ($rep)" "$OLD" "$OCL"
   done; done
   echo "=== summary"
-  grep -E "^##|moments|naive" "$OUT/bench.txt" | grep -v "bench bedpost on" | awk '/^##/ {l=$0; next} {print l " | " $2 " " $3 " " $6 " ms"}'
+  bench_lines
 fi
 #   c. Part b: no cap helped (CUDA unchanged at every cap: NVRTC's --maxrregcount does not reach
 #      PTX; NVIDIA OpenCL moments 141 -> 147-155 ms, naive 215 -> 192 at 56). The pass's
@@ -84,7 +109,7 @@ if [[ $PART == *c* ]]; then
     echo "$m, exp $x against exp 0 (seed 0): $(python3 scripts/device/nii_rms.py "$o/$m.nii.gz" "$W/bp-0-1/$m.nii.gz")"
   done; done | tee -a "$OUT/same.txt"
   echo "=== summary"
-  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+  bench_lines
   summary "bedpost.txt" "fit and sample|kernels|write|main"
 fi
 #   d. Part c: the hardware's e^x (1) 17 % faster on CUDA, 10 % on NVIDIA OpenCL, posterior means
@@ -96,22 +121,10 @@ fi
 if [[ $PART == *d* ]]; then
   gpu_setup
   for seed in 400 401 402; do (OUT="$OUT/check-$seed"; mkdir -p "$OUT"; CHECK_ROWS=bedpost checks "$seed" cuda "$OCL"); done
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    bench_bp "prev ($rep)" "$OLD" "$be"; bench_bp "new ($rep)" "$NEW" "$be"
-  done; done
-  issue7_volume
-  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
-  for rep in 1 2 3; do for v in prev new; do
-    bin=$NEW; [ $v = prev ] && bin=$OLD
-    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
-  done; done
-  u bedpost.txt "bedpost prev seed 1" "$OLD" -- "${BP[@]}" --seed 1 --out "$W/bp-seed1"
-  for m in mean_f1samples mean_f2samples mean_dsamples mean_S0samples; do for x in new-1 seed1; do
-    o="$W/bp-$x"; [ $x = seed1 ] && o="$W/bp-seed1"
-    echo "$m, $x against prev (seed 0): $(python3 scripts/device/nii_rms.py "$o/$m.nii.gz" "$W/bp-prev-1/$m.nii.gz")"
-  done; done | tee -a "$OUT/same.txt"
+  bench_against_prev
+  bedpost_against_prev 3
   echo "=== summary"
-  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+  bench_lines
   summary "bedpost.txt" "fit and sample|kernels|write|main"
 fi
 #   e. Part d: check passes (seeds 400-402; 0-3 of 256 chains diverged, as before), CUDA moments
@@ -127,7 +140,7 @@ if [[ $PART == *e* ]]; then
     NEUROPORT_OPENCL_OPTIONS=${x:+-D$x} bench_bp "${x:-default} ($rep)" "$NEW" "$OCL"
   done; done
   echo "=== summary"
-  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+  bench_lines
 fi
 #   f. Part e: the pass called (moments CUDA 130.5 -> 124.6 ms, NVIDIA OpenCL 126.4 -> 119.5; naive
 #      slower, 176 -> 187), unrolled by 2 (CUDA moments 127.0-127.4, OpenCL unchanged), by 4
@@ -147,7 +160,7 @@ if [[ $PART == *f* ]]; then
     echo "$be, called against inlined: $(bytes "$W/bp-call-${be%%:*}" "$W/bp-inl-${be%%:*}")" | tee -a "$OUT/same.txt"
   done
   echo "=== summary"
-  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+  bench_lines
   summary "bedpost.txt" "fit and sample|kernels|write|main"
 fi
 #   g. Part f: called and unrolled together no faster than called; the called pass gives other
@@ -159,26 +172,14 @@ fi
 if [[ $PART == *g* ]]; then
   gpu_setup
   CHECK_ROWS=bedpost checks 403 cuda "$OCL" "$POCL"
-  for rep in 1 2; do for be in cuda "$OCL"; do
-    bench_bp "prev ($rep)" "$OLD" "$be"; bench_bp "new ($rep)" "$NEW" "$be"
-  done; done
-  issue7_volume
-  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
-  for rep in 1 2; do for v in prev new; do
-    bin=$NEW; [ $v = prev ] && bin=$OLD
-    u bedpost.txt "bedpost $v ($rep)" "$bin" -- "${BP[@]}" --out "$W/bp-$v-$rep"
-  done; done
-  u bedpost.txt "bedpost prev seed 1" "$OLD" -- "${BP[@]}" --seed 1 --out "$W/bp-seed1"
-  for m in mean_f1samples mean_f2samples mean_dsamples mean_S0samples; do for x in new-1 seed1; do
-    o="$W/bp-$x"; [ $x = seed1 ] && o="$W/bp-seed1"
-    echo "$m, $x against prev (seed 0): $(python3 scripts/device/nii_rms.py "$o/$m.nii.gz" "$W/bp-prev-1/$m.nii.gz")"
-  done; done | tee -a "$OUT/same.txt"
+  bench_against_prev
+  bedpost_against_prev 2
   stamp "reproduce bedpost-t3 --scale paper"
   for be in cuda "$OCL"; do
     step 150 "$NEW" reproduce bedpost-t3 --scale paper --backend "$be" --out "$OUT/bedpost-t3-${be%%:*}" > "$OUT/bedpost-t3-${be%%:*}.log" 2>&1
     grep "^| dataset" "$OUT/bedpost-t3-${be%%:*}/bedpost-t3.md"
   done
   echo "=== summary"
-  awk '/^##/ {l=$0; next} /(moments|naive) +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments"||$i=="naive") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+  bench_lines
   summary "bedpost.txt" "fit and sample|kernels|write|main"
 fi
