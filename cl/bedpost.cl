@@ -10,7 +10,7 @@
 
 #define NP_BP_WARP_VOXELS 4
 
-#define NP_BP_ARGS NP_GLOBAL const float *NP_RESTRICT y, NP_GLOBAL const float *NP_RESTRICT gtab, int nvox, int ndir, \
+#define NP_BP_ARGS NP_GLOBAL const float *NP_RESTRICT y, NP_GLOBAL const np_float4 *NP_RESTRICT gtab, int nvox, int ndir, \
     int l0, int l1, int burnin, int thin, int nsamp, int every, float ard, \
     NP_GLOBAL float *par, NP_GLOBAL float *prop, NP_GLOBAL int *acc, NP_GLOBAL np_uint *rng, \
     NP_GLOBAL int *nacc, NP_GLOBAL float *samples, NP_GLOBAL float *ec
@@ -51,7 +51,7 @@ NP_KERNEL void bedpost_warp(NP_BP_ARGS)
 }
 #endif
 
-NP_KERNEL void bedpost_energy(NP_GLOBAL const float *NP_RESTRICT y, NP_GLOBAL const float *NP_RESTRICT gtab, int nvox, int ndir,
+NP_KERNEL void bedpost_energy(NP_GLOBAL const float *NP_RESTRICT y, NP_GLOBAL const np_float4 *NP_RESTRICT gtab, int nvox, int ndir,
                               float ard, NP_GLOBAL const float *NP_RESTRICT par, NP_GLOBAL float *out)
 {
     np_bp_energy_voxel(NP_GID(), y, gtab, nvox, ndir, ard, par, out);

@@ -217,7 +217,7 @@ NP_FN int np_bp_sample_index(int l, int burnin, int thin, int nsamp)
 #define NP_BP_PASS_FN NP_FN
 #endif
 
-NP_BP_PASS_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR float *gtab, int nvox, int ndir, int v,
+NP_BP_PASS_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gtab, int nvox, int ndir, int v,
                            float s0, float d, float f1, float f2, const float *v1, const float *v2,
                            int which, int cache, NP_GLOBAL float *ec, const int *slot)
 {
@@ -231,8 +231,9 @@ NP_BP_PASS_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR float *gt
 #pragma unroll 4
 #endif
     for (int i = 0; i < ndir; ++i) {
-        float bd = gtab[i] * d;
-        float gx = gtab[ndir + i], gy = gtab[2 * ndir + i], gz = gtab[3 * ndir + i];
+        np_float4 g = gtab[i];
+        float bd = g.x * d;
+        float gx = g.y, gy = g.z, gz = g.w;
         float e0, e1, e2;
         if (!cache || (which & 1)) {
             e0 = np_bp_exp(-bd);
@@ -327,7 +328,7 @@ NP_FN void np_bp_commit(np_bp_chain *c, int k, const float *q, const float *v1, 
 /* One Metropolis-Hastings step on parameter k (a constant once inlined) with normal z and
  * uniform u. */
 NP_FN void np_bp_propose(np_bp_chain *c, int k, float z, float u, int sampling, float ard,
-                         NP_CONST_PTR float *y, NP_CONST_PTR float *gtab, int nvox, int ndir, int v,
+                         NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gtab, int nvox, int ndir, int v,
                          int cache, int moments, NP_GLOBAL float *ec)
 {
     float q[NP_BP_NPARAM], v1[3], v2[3], pth1, pth2, pf2;
@@ -356,10 +357,12 @@ NP_FN void np_bp_propose(np_bp_chain *c, int k, float z, float u, int sampling, 
 }
 
 /* Loops [l0, l1) of voxel v's chain. Kernel arguments, shared by every layout:
- * y (ndir x nvox), gtab (b, gx, gy, gz; each ndir long), state: par/prop/acc (8 x nvox), rng
+ * y (ndir x nvox), gtab (direction i's b, gx, gy, gz in one 16-byte element: one load where
+ * four columns took four loads and their address arithmetic, ~9 of a pass's ~48 instructions a
+ * direction), state: par/prop/acc (8 x nvox), rng
  * (32 x nvox: stream k is words 4k..4k+3), nacc (nvox); samples (8 x nsamp x nvox); ec
  * (3 terms x 2 slots x ndir x nvox, only with `cache`). */
-NP_FN void np_bp_thread(int v, NP_CONST_PTR float *y, NP_CONST_PTR float *gtab, int nvox, int ndir,
+NP_FN void np_bp_thread(int v, NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gtab, int nvox, int ndir,
                         int l0, int l1, int burnin, int thin, int nsamp, int every, float ard,
                         NP_GLOBAL float *par, NP_GLOBAL float *prop, NP_GLOBAL int *acc,
                         NP_GLOBAL np_uint *rng, NP_GLOBAL int *nacc, NP_GLOBAL float *samples,
@@ -440,7 +443,7 @@ NP_FN void np_bp_share(float z, float u, int lane, NP_LOCAL_PTR float *sh, float
 /* This lane's part of SS at candidate q; terms in `which` are recomputed into t*, the others
  * copied from the current e*. */
 NP_FN float np_bp_wpass(const float *q, const float *v1, const float *v2, int which, int lane, int ndir,
-                        NP_CONST_PTR float *gtab, const float *yv, const float *e0, const float *e1,
+                        NP_CONST_PTR np_float4 *gtab, const float *yv, const float *e0, const float *e1,
                         const float *e2, float *t0, float *t1, float *t2)
 {
     float part = 0.0f;
@@ -449,8 +452,9 @@ NP_FN float np_bp_wpass(const float *q, const float *v1, const float *v2, int wh
     for (int s = 0; s < NP_BP_PER; ++s) {
         int i = lane + NP_BP_LANES * s;
         if (i < ndir) {
-            float bd = gtab[i] * q[NP_BP_D];
-            float gx = gtab[ndir + i], gy = gtab[2 * ndir + i], gz = gtab[3 * ndir + i];
+            np_float4 g = gtab[i];
+            float bd = g.x * q[NP_BP_D];
+            float gx = g.y, gy = g.z, gz = g.w;
             t0[s] = (which & 1) ? np_bp_exp(-bd) : e0[s];
             if (which & 2) {
                 float x = gx * v1[0] + gy * v1[1] + gz * v1[2];
@@ -472,7 +476,7 @@ NP_FN float np_bp_wpass(const float *q, const float *v1, const float *v2, int wh
 }
 
 NP_FN void np_bp_wpropose(np_bp_chain *c, int k, float z, float u, int sampling, float ard, int lane, int ndir,
-                          NP_LOCAL_PTR float *sh, NP_CONST_PTR float *gtab, const float *yv,
+                          NP_LOCAL_PTR float *sh, NP_CONST_PTR np_float4 *gtab, const float *yv,
                           float *e0, float *e1, float *e2)
 {
     float q[NP_BP_NPARAM], v1[3], v2[3], pth1, pth2, pf2;
@@ -499,7 +503,7 @@ NP_FN void np_bp_wpropose(np_bp_chain *c, int k, float z, float u, int sampling,
  * state arrays as np_bp_thread (no term cache: the terms live in registers). A group past the
  * last voxel (CUDA blocks hold several) repeats the last voxel's work and stores nothing, so
  * no work-item leaves before a barrier. */
-NP_FN void np_bp_warp(int v, int lane, NP_LOCAL_PTR float *sh, NP_CONST_PTR float *y, NP_CONST_PTR float *gtab,
+NP_FN void np_bp_warp(int v, int lane, NP_LOCAL_PTR float *sh, NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gtab,
                       int nvox, int ndir, int l0, int l1, int burnin, int thin, int nsamp, int every, float ard,
                       NP_GLOBAL float *par, NP_GLOBAL float *prop, NP_GLOBAL int *acc,
                       NP_GLOBAL np_uint *rng, NP_GLOBAL int *nacc, NP_GLOBAL float *samples)
@@ -548,7 +552,7 @@ NP_FN void np_bp_warp(int v, int lane, NP_LOCAL_PTR float *sh, NP_CONST_PTR floa
 /* ---- conformance entry points (neuroport check) ---------------------------------------- */
 
 /* SS and energy of voxel v at the parameters in par (no sampling). */
-NP_FN void np_bp_energy_voxel(int v, NP_CONST_PTR float *y, NP_CONST_PTR float *gtab, int nvox, int ndir,
+NP_FN void np_bp_energy_voxel(int v, NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gtab, int nvox, int ndir,
                               float ard, NP_CONST_PTR float *par, NP_GLOBAL float *out)
 {
     if (v >= nvox) return;

@@ -97,7 +97,7 @@ impl BedpostKernels for GpuBedpost {
         let chunk = match self.spare.take() {
             Some(mut c) if c.cap >= n && c.ndir == table.ndir && c.sched.nsamp == sched.nsamp => {
                 g.write_columns(&c.y, 0, &y)?;
-                g.write(&c.gtab, 0, &table.gtab)?;
+                g.write(&c.gtab, 0, &table.interleaved())?;
                 g.write_columns(&c.par, 0, &st.par)?;
                 g.write_columns(&c.prop, 0, &st.prop)?;
                 g.write_columns(&c.acc, 0, &st.acc)?;
@@ -117,7 +117,7 @@ impl BedpostKernels for GpuBedpost {
                 ndir: table.ndir,
                 sched: *sched,
                 y: g.upload_columns(&y)?,
-                gtab: g.upload(&table.gtab)?,
+                gtab: g.upload(&table.interleaved())?,
                 par: g.upload_columns(&st.par)?,
                 prop: g.upload_columns(&st.prop)?,
                 acc: g.upload_columns(&st.acc)?,
@@ -202,7 +202,7 @@ impl BedpostKernels for GpuBedpost {
         let n = par.len() / NPARAM;
         let g = &self.gpu;
         let out = g.alloc::<f32>(2 * n)?;
-        g.launch(&self.energy, self.thread_shape(n), args![&g.upload(y)?, &g.upload(&table.gtab)?, n as i32, table.ndir as i32, ard, &g.upload(par)?, &out])?;
+        g.launch(&self.energy, self.thread_shape(n), args![&g.upload(y)?, &g.upload(&table.interleaved())?, n as i32, table.ndir as i32, ard, &g.upload(par)?, &out])?;
         g.download(&out)
     }
 

@@ -189,6 +189,13 @@ impl Table {
         }
         Ok(Table { ndir: n, gtab })
     }
+
+    /// The table as the GPU kernels read it: direction i's (b, gx, gy, gz) together, one
+    /// 16-byte load a direction (`cl/common/bedpost.h`).
+    pub fn interleaved(&self) -> Vec<f32> {
+        let n = self.ndir;
+        (0..n).flat_map(|i| (0..4).map(move |c| self.gtab[c * n + i])).collect()
+    }
 }
 
 /// The device operations of the sampler. A chunk of chains lives on the device between
