@@ -183,3 +183,24 @@ if [[ $PART == *g* ]]; then
   bench_lines
   summary "bedpost.txt" "fit and sample|kernels|write|main"
 fi
+#   h. After part g: the gradient table interleaved (a direction's b, gx, gy, gz one 16-byte
+#      load; the same arithmetic). New's binary against part g's (dist/neuroport-g): `bench
+#      bedpost` alternating, two rounds; `bedpost` on the issue-7 volume, both on CUDA and NVIDIA
+#      OpenCL, outputs compared byte for byte; `check` at seed 404 on CUDA and NVIDIA OpenCL.
+if [[ $PART == *h* ]]; then
+  gpu_setup
+  OLD=$PWD/dist/neuroport-g
+  bench_against_prev
+  issue7_volume
+  for be in cuda "$OCL"; do
+    for v in prev new; do
+      bin=$NEW; [ $v = prev ] && bin=$OLD
+      u bedpost.txt "bedpost $v $be" "$bin" -- bedpost --backend "$be" --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp-$v-${be%%:*}"
+    done
+    echo "$be, new against part g's: $(bytes "$W/bp-new-${be%%:*}" "$W/bp-prev-${be%%:*}")" | tee -a "$OUT/same.txt"
+  done
+  CHECK_ROWS=bedpost checks 404 cuda "$OCL"
+  echo "=== summary"
+  bench_lines
+  summary "bedpost.txt" "fit and sample|kernels|write|main"
+fi
