@@ -204,3 +204,18 @@ if [[ $PART == *h* ]]; then
   bench_lines
   summary "bedpost.txt" "fit and sample|kernels|write|main"
 fi
+#   i. Part h: the interleaved table, CUDA moments 124.5 -> 100.3 ms, naive 176 -> 130; NVIDIA
+#      OpenCL 119.4-119.9 -> 109.4-109.7, naive 168 -> 132; the same bytes, check passing. The final
+#      binary against round 33's (prev): `bedpost` on the issue-7 volume, two rounds (as part g);
+#      `reproduce bedpost-t3 --scale paper` on CUDA and NVIDIA OpenCL; `check` at seed 405 on PoCL.
+if [[ $PART == *i* ]]; then
+  gpu_setup
+  bedpost_against_prev 2
+  for be in cuda "$OCL"; do
+    step 150 "$NEW" reproduce bedpost-t3 --scale paper --backend "$be" --out "$OUT/bedpost-t3-${be%%:*}" > "$OUT/bedpost-t3-${be%%:*}.log" 2>&1
+    grep "^| dataset" "$OUT/bedpost-t3-${be%%:*}/bedpost-t3.md"
+  done
+  CHECK_ROWS=bedpost checks 405 "$POCL"
+  echo "=== summary"
+  summary "bedpost.txt" "fit and sample|kernels|write|main"
+fi
