@@ -64,6 +64,10 @@ fn io_error(shown: &str, e: std::io::Error, gz: bool, part: &str) -> anyhow::Err
 }
 
 fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + Sync), split: bool) -> Result<(Geometry, [usize; 4], Vec<O>)> {
+    // A pair named by its .img (FSL and nibabel take either file): read it through its .hdr,
+    // else the voxels would be parsed as a header.
+    let pair_header = pair_header(path);
+    let path = pair_header.as_deref().unwrap_or(path);
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -217,6 +221,13 @@ const SPLIT_MIN: u64 = 4 * super::gz_split::PIECE as u64;
 
 fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<()> {
     r.read_exact(buf)
+}
+
+/// The .hdr (or .hdr.gz) beside an .img (or .img.gz) when there is one.
+fn pair_header(path: &Path) -> Option<std::path::PathBuf> {
+    let s = path.to_string_lossy();
+    let hdr = if let Some(b) = s.strip_suffix(".img.gz") { format!("{b}.hdr.gz") } else { format!("{}.hdr", s.strip_suffix(".img")?) };
+    Some(std::path::PathBuf::from(hdr)).filter(|p| p.is_file())
 }
 
 /// The .img (or .img.gz) beside a .hdr (or .hdr.gz).
