@@ -87,6 +87,11 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
     let trunc_nii = write(&d, "trunc.nii", &nii_bytes[..nii_bytes.len() - 100]);
     let trunc_nii_hdr = write(&d, "trunc_hdr.nii", &nii_bytes[..200]);
     let empty = write(&d, "empty.nii.gz", b"");
+    // A corrupt header promising 30000^3 x nvol float32 voxels (~1e14 bytes) in a small file:
+    // allocating that aborted the process ("memory allocation failed", a backtrace).
+    let huge_dims = [30000u16, 30000, 30000, nvol as u16];
+    let huge_nii = write(&d, "huge.nii", &raw_nifti(&huge_dims, 16, 32, &nii_bytes[352..]));
+    let huge_gz = write(&d, "huge.nii.gz", &gz(&raw_nifti(&huge_dims, 16, 32, &nii_bytes[352..])));
 
     // Gradient files: counts and contents.
     let bvals_text = std::fs::read_to_string(&bvals).unwrap();
@@ -138,6 +143,8 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
         case("truncated .nii", &trunc_nii, &trunc_nii, &["truncated"]),
         case("truncated .nii header", &trunc_nii_hdr, &trunc_nii_hdr, &["truncated"]),
         case("empty file", &empty, &empty, &["truncated"]),
+        case("header promising terabytes (.nii)", &huge_nii, &huge_nii, &["truncated"]),
+        case("header promising terabytes (.nii.gz)", &huge_gz, &huge_gz, &["truncated"]),
         // NaN/Inf voxels are skipped with a warning, not refused: tests/input_policy.rs.
         case("3-D where 4-D is needed", &mask, &mask, &["4-d", "3-d"]),
     ];

@@ -101,8 +101,9 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
         bail!("{dshown}: truncated: the file ends before the data (vox_offset {})", header.vox_offset);
     }
     let n: usize = dims.iter().product();
-    let mut out = vec![O::default(); n];
     let decode = super::nifti_decode::Decode::of(&header, elem)?;
+    fits_in_file(&data_path, data_in.1, header.vox_offset.max(0.0) as u64, (n * decode.bytes) as u64)?;
+    let mut out = vec![O::default(); n];
     let decoded = match &mut data_in.0 {
         Input::Members(m) => decode.read_members(m, &mut out, conv),
         // Read to the member's end even past the voxels the header asks for: the pieces are
@@ -118,6 +119,27 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
         _ => anyhow!("{dshown}: {}", describe_io(e, data_in.1, "data")),
     })?;
     Ok((geom, dims, out))
+}
+
+/// Refuses a header that promises more data than its file can hold, before the voxels are
+/// allocated: a corrupt or cut header can promise terabytes (32767^4 voxels), and failing to
+/// allocate them aborts the process with a backtrace instead of an error. An uncompressed file
+/// must hold `offset` + `data` bytes; a gzip one cannot inflate to more than deflate's largest
+/// ratio (1032:1) of its own size.
+fn fits_in_file(data_path: &Path, gz: bool, offset: u64, data: u64) -> Result<()> {
+    // Only a regular file says its length (a pipe, as from `<(zcat ...)`, says 0).
+    let len = match std::fs::metadata(data_path) {
+        Ok(m) if m.is_file() => m.len(),
+        _ => return Ok(()),
+    };
+    let shown = data_path.display();
+    if !gz && len < offset.saturating_add(data) {
+        bail!("{shown}: truncated: the data section holds {} of the {data} bytes the header promises", len.saturating_sub(offset));
+    }
+    if gz && offset.saturating_add(data) > len.saturating_mul(1040).saturating_add(1 << 20) {
+        bail!("{shown}: truncated or corrupt: the header promises {data} bytes of data, more than a {len}-byte gzip file can hold");
+    }
+    Ok(())
 }
 
 /// A file's 348 header bytes read: the header, its grid (x, y, z, volumes), the voxel type's
