@@ -280,3 +280,34 @@ fn images_without_a_mask_have_nan_voxels_zeroed_not_refused() {
     let v = neuroport::volume::read_finite(&p).unwrap();
     assert_eq!((v.as_flat()[5], v.as_flat()[9], v.as_flat()[0]), (0.0, 0.0, 1.0));
 }
+
+/// bvals and bvecs saved by Windows tools (Notepad, Excel's "CSV UTF-8"): a UTF-8 byte-order
+/// mark before the first number and CRLF line ends read as the plain files do, and so does an
+/// MRtrix table with a BOM. The BOM used to make the first number unreadable, with a message
+/// quoting an invisible character ("'0' is not a finite number").
+#[test]
+fn gradient_files_with_a_utf8_bom_and_crlf_read_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, _) = dataset(tmp.path());
+    let v = read_nifti(&dwi).unwrap();
+    let nvol = v.nvol();
+    let fsl = read_bvals_bvecs(&bvals, &bvecs, nvol).unwrap();
+    let windows = |p: &Path, name: &str| {
+        let text = std::fs::read_to_string(p).unwrap().replace('\n', "\r\n");
+        let q = tmp.path().join(name);
+        std::fs::write(&q, format!("\u{feff}{text}")).unwrap();
+        q
+    };
+    let (bvals_w, bvecs_w) = (windows(&bvals, "bvals_win"), windows(&bvecs, "bvecs_win"));
+    assert_eq!(read_bvals_bvecs(&bvals_w, &bvecs_w, nvol).unwrap(), fsl);
+    let grad = tmp.path().join("dwi.b");
+    let rows: Vec<String> = (0..nvol).map(|i| {
+        let w = v.geom.bvecs_to_world(fsl.bvecs[i]);
+        format!("{} {} {} {}", w[0], w[1], w[2], fsl.bvals[i])
+    }).collect();
+    std::fs::write(&grad, rows.join("\n") + "\n").unwrap();
+    let grad_w = windows(&grad, "dwi_win.b");
+    assert_eq!(read_mrtrix_grad(&grad_w, nvol, &v.geom).unwrap(), read_mrtrix_grad(&grad, nvol, &v.geom).unwrap());
+    let (code, _, err) = dti(&dwi, &bvals_w, &bvecs_w, None, &tmp.path().join("o").join("dti"));
+    assert_eq!(code, 0, "{err}");
+}
