@@ -311,3 +311,23 @@ fn gradient_files_with_a_utf8_bom_and_crlf_read_alike() {
     let (code, _, err) = dti(&dwi, &bvals_w, &bvecs_w, None, &tmp.path().join("o").join("dti"));
     assert_eq!(code, 0, "{err}");
 }
+
+/// A seed file saved by a Windows tool (UTF-8 byte-order mark, CRLF) without a header row gives
+/// every seed of the plain file. The BOM made the first row unparsable, and an unparsable first
+/// row is taken for a header: the first seed was dropped without a word.
+#[test]
+fn a_seed_file_with_a_utf8_bom_keeps_its_first_seed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let geom = Geometry::synthetic([12, 12, 8], [2.0; 3]);
+    let rows = "10,10,8,1,0,0\n12,10,8,0,1,0\n";
+    let (plain, bom) = (tmp.path().join("seeds.csv"), tmp.path().join("seeds_bom.csv"));
+    std::fs::write(&plain, rows).unwrap();
+    std::fs::write(&bom, format!("\u{feff}{}", rows.replace('\n', "\r\n"))).unwrap();
+    let want = neuroport::geodesic::seeding::read_seed_file(&plain, &geom).unwrap();
+    assert_eq!(want.len(), 2);
+    let got = neuroport::geodesic::seeding::read_seed_file(&bom, &geom).unwrap();
+    assert_eq!(got.len(), want.len(), "the first seed was dropped");
+    for (a, b) in got.iter().zip(&want) {
+        assert_eq!((a.pos, a.dir), (b.pos, b.dir));
+    }
+}
