@@ -80,6 +80,10 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
     let five_d = write(&d, "five_d.nii", &raw_nifti(&[8, 8, 5, nvol as u16, 2], 16, 32, &vec![0u8; 8 * nvals]));
     let text = write(&d, "text.nii.gz", b"this is not a NIfTI file\n");
     let zeros = write(&d, "zeros.nii", &[0u8; 400]);
+    // Short files that are not NIfTI at all (a bvals file given as the DWI, an MRtrix .mif
+    // header whose voxels lie in a .dat beside it): they used to be called "truncated".
+    let bvals_as_dwi = write(&d, "bvals_as_dwi.nii", b"0 1000 1000 1000 1000\n");
+    let mif = write(&d, "dwi.mif", b"mrtrix image\ndim: 8,8,5,23\nvox: 2,2,2,nan\nlayout: +0,+1,+2,+3\ndatatype: Float32LE\nfile: dwi.dat\nEND\n");
 
     // Truncations: inside the data, inside the header, and of the compressed stream.
     let trunc_gz = write(&d, "trunc.nii.gz", &raw[..raw.len() / 2]);
@@ -138,6 +142,8 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
         case("5-D", &five_d, &five_d, &["5-d", "not supported"]),
         case("not a NIfTI (gz of text)", &text, &text, &["gzip"]),
         case("not a NIfTI (zeros)", &zeros, &zeros, &["not a nifti-1 file"]),
+        case("not a NIfTI (short text)", &bvals_as_dwi, &bvals_as_dwi, &["not a nifti-1 file"]),
+        case("not a NIfTI (.mif header)", &mif, &mif, &["not a nifti-1 file"]),
         case("truncated .nii.gz", &trunc_gz, &trunc_gz, &["truncated"]),
         case("truncated .nii.gz header", &trunc_gz_hdr, &trunc_gz_hdr, &["truncated"]),
         case("truncated .nii", &trunc_nii, &trunc_nii, &["truncated"]),

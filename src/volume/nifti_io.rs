@@ -81,7 +81,16 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
     let gz = input.1;
     // The header first, on its own: its problems get precise messages before any data is read.
     let mut head = [0u8; 348];
-    read_full(input.0.stream(), &mut head).map_err(|e| io_error(&shown.to_string(), e, gz, "header"))?;
+    read_full(input.0.stream(), &mut head).map_err(|e| match e {
+        // A file that ends before 348 bytes and does not start like a NIfTI-1 header (its
+        // sizeof_hdr, 348, in either byte order) is some other file, not a truncated one: a
+        // bvals file given as the image, an MRtrix .mif header.
+        Short(got) if got >= 4 && ![348, 540].contains(&i32::from_le_bytes([head[0], head[1], head[2], head[3]])) && ![348, 540].contains(&i32::from_be_bytes([head[0], head[1], head[2], head[3]])) => {
+            anyhow!("{shown}: not a NIfTI-1 file (only {got} bytes, and they do not start with a NIfTI header)")
+        }
+        Short(_) => anyhow!("{shown}: {}", describe_io(std::io::ErrorKind::UnexpectedEof.into(), gz, "header")),
+        Failed(e) => io_error(&shown.to_string(), e, gz, "header"),
+    })?;
     let (header, dims, elem, geom) = parse_header(&head, &shown.to_string(), gz)?;
     // A single file (n+1) holds the data at vox_offset; a pair (ni1) in the .img beside the .hdr.
     let (mut data_in, data_path, skip) = if &header.magic == b"ni1\0" {
@@ -241,8 +250,27 @@ fn read_whole(mut r: std::io::BufReader<std::fs::File>, len: u64) -> std::io::Re
 /// Smallest one-member .nii.gz inflated in pieces (a few pieces, each a task).
 const SPLIT_MIN: u64 = 4 * super::gz_split::PIECE as u64;
 
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<()> {
-    r.read_exact(buf)
+/// Why `read_full` did not fill its buffer.
+enum ReadFull {
+    /// The stream ended after this many bytes.
+    Short(usize),
+    Failed(std::io::Error),
+}
+use ReadFull::{Failed, Short};
+
+/// Fills `buf`, or says how many bytes the stream held (so a short file can be told apart from
+/// a truncated header) or why it could not be read.
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> Result<(), ReadFull> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => return Err(Short(got)),
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Failed(e)),
+        }
+    }
+    Ok(())
 }
 
 /// The .hdr (or .hdr.gz) beside an .img (or .img.gz) when there is one.
