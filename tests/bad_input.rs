@@ -80,6 +80,10 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
     let five_d = write(&d, "five_d.nii", &raw_nifti(&[8, 8, 5, nvol as u16, 2], 16, 32, &vec![0u8; 8 * nvals]));
     let text = write(&d, "text.nii.gz", b"this is not a NIfTI file\n");
     let zeros = write(&d, "zeros.nii", &[0u8; 400]);
+    // Short files that are not NIfTI at all (a bvals file given as the DWI, an MRtrix .mif
+    // header whose voxels lie in a .dat beside it): they used to be called "truncated".
+    let bvals_as_dwi = write(&d, "bvals_as_dwi.nii", b"0 1000 1000 1000 1000\n");
+    let mif = write(&d, "dwi.mif", b"mrtrix image\ndim: 8,8,5,23\nvox: 2,2,2,nan\nlayout: +0,+1,+2,+3\ndatatype: Float32LE\nfile: dwi.dat\nEND\n");
 
     // Truncations: inside the data, inside the header, and of the compressed stream.
     let trunc_gz = write(&d, "trunc.nii.gz", &raw[..raw.len() / 2]);
@@ -87,6 +91,11 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
     let trunc_nii = write(&d, "trunc.nii", &nii_bytes[..nii_bytes.len() - 100]);
     let trunc_nii_hdr = write(&d, "trunc_hdr.nii", &nii_bytes[..200]);
     let empty = write(&d, "empty.nii.gz", b"");
+    // A corrupt header promising 30000^3 x nvol float32 voxels (~1e14 bytes) in a small file:
+    // allocating that aborted the process ("memory allocation failed", a backtrace).
+    let huge_dims = [30000u16, 30000, 30000, nvol as u16];
+    let huge_nii = write(&d, "huge.nii", &raw_nifti(&huge_dims, 16, 32, &nii_bytes[352..]));
+    let huge_gz = write(&d, "huge.nii.gz", &gz(&raw_nifti(&huge_dims, 16, 32, &nii_bytes[352..])));
 
     // Gradient files: counts and contents.
     let bvals_text = std::fs::read_to_string(&bvals).unwrap();
@@ -133,11 +142,15 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
         case("5-D", &five_d, &five_d, &["5-d", "not supported"]),
         case("not a NIfTI (gz of text)", &text, &text, &["gzip"]),
         case("not a NIfTI (zeros)", &zeros, &zeros, &["not a nifti-1 file"]),
+        case("not a NIfTI (short text)", &bvals_as_dwi, &bvals_as_dwi, &["not a nifti-1 file"]),
+        case("not a NIfTI (.mif header)", &mif, &mif, &["not a nifti-1 file"]),
         case("truncated .nii.gz", &trunc_gz, &trunc_gz, &["truncated"]),
         case("truncated .nii.gz header", &trunc_gz_hdr, &trunc_gz_hdr, &["truncated"]),
         case("truncated .nii", &trunc_nii, &trunc_nii, &["truncated"]),
         case("truncated .nii header", &trunc_nii_hdr, &trunc_nii_hdr, &["truncated"]),
         case("empty file", &empty, &empty, &["truncated"]),
+        case("header promising terabytes (.nii)", &huge_nii, &huge_nii, &["truncated"]),
+        case("header promising terabytes (.nii.gz)", &huge_gz, &huge_gz, &["truncated"]),
         // NaN/Inf voxels are skipped with a warning, not refused: tests/input_policy.rs.
         case("3-D where 4-D is needed", &mask, &mask, &["4-d", "3-d"]),
     ];

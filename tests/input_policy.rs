@@ -280,3 +280,54 @@ fn images_without_a_mask_have_nan_voxels_zeroed_not_refused() {
     let v = neuroport::volume::read_finite(&p).unwrap();
     assert_eq!((v.as_flat()[5], v.as_flat()[9], v.as_flat()[0]), (0.0, 0.0, 1.0));
 }
+
+/// bvals and bvecs saved by Windows tools (Notepad, Excel's "CSV UTF-8"): a UTF-8 byte-order
+/// mark before the first number and CRLF line ends read as the plain files do, and so does an
+/// MRtrix table with a BOM. The BOM used to make the first number unreadable, with a message
+/// quoting an invisible character ("'0' is not a finite number").
+#[test]
+fn gradient_files_with_a_utf8_bom_and_crlf_read_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, _) = dataset(tmp.path());
+    let v = read_nifti(&dwi).unwrap();
+    let nvol = v.nvol();
+    let fsl = read_bvals_bvecs(&bvals, &bvecs, nvol).unwrap();
+    let windows = |p: &Path, name: &str| {
+        let text = std::fs::read_to_string(p).unwrap().replace('\n', "\r\n");
+        let q = tmp.path().join(name);
+        std::fs::write(&q, format!("\u{feff}{text}")).unwrap();
+        q
+    };
+    let (bvals_w, bvecs_w) = (windows(&bvals, "bvals_win"), windows(&bvecs, "bvecs_win"));
+    assert_eq!(read_bvals_bvecs(&bvals_w, &bvecs_w, nvol).unwrap(), fsl);
+    let grad = tmp.path().join("dwi.b");
+    let rows: Vec<String> = (0..nvol).map(|i| {
+        let w = v.geom.bvecs_to_world(fsl.bvecs[i]);
+        format!("{} {} {} {}", w[0], w[1], w[2], fsl.bvals[i])
+    }).collect();
+    std::fs::write(&grad, rows.join("\n") + "\n").unwrap();
+    let grad_w = windows(&grad, "dwi_win.b");
+    assert_eq!(read_mrtrix_grad(&grad_w, nvol, &v.geom).unwrap(), read_mrtrix_grad(&grad, nvol, &v.geom).unwrap());
+    let (code, _, err) = dti(&dwi, &bvals_w, &bvecs_w, None, &tmp.path().join("o").join("dti"));
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A seed file saved by a Windows tool (UTF-8 byte-order mark, CRLF) without a header row gives
+/// every seed of the plain file. The BOM made the first row unparsable, and an unparsable first
+/// row is taken for a header: the first seed was dropped without a word.
+#[test]
+fn a_seed_file_with_a_utf8_bom_keeps_its_first_seed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let geom = Geometry::synthetic([12, 12, 8], [2.0; 3]);
+    let rows = "10,10,8,1,0,0\n12,10,8,0,1,0\n";
+    let (plain, bom) = (tmp.path().join("seeds.csv"), tmp.path().join("seeds_bom.csv"));
+    std::fs::write(&plain, rows).unwrap();
+    std::fs::write(&bom, format!("\u{feff}{}", rows.replace('\n', "\r\n"))).unwrap();
+    let want = neuroport::geodesic::seeding::read_seed_file(&plain, &geom).unwrap();
+    assert_eq!(want.len(), 2);
+    let got = neuroport::geodesic::seeding::read_seed_file(&bom, &geom).unwrap();
+    assert_eq!(got.len(), want.len(), "the first seed was dropped");
+    for (a, b) in got.iter().zip(&want) {
+        assert_eq!((a.pos, a.dir), (b.pos, b.dir));
+    }
+}

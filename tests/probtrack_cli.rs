@@ -119,6 +119,35 @@ fn bad_inputs_give_one_clean_error_and_no_output() {
     assert!(!out.exists());
 }
 
+/// Seed, tracking, exclusion, waypoint and target masks of the samples' size but another
+/// voxel-to-world affine (shifted 10 mm) are refused naming the mask and the samples, as every
+/// other command refuses a mask off its data's grid (README, "Masks and ROIs"): probtrack used
+/// to compare only the grid size and tracked from the wrong voxels without a word.
+#[test]
+fn masks_of_the_right_size_on_another_affine_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let seeds = read_nifti(&d.join("seeds.nii.gz")).unwrap();
+    let mut g = seeds.geom.clone();
+    g.header.srow_x[3] += 10.0;
+    g.header.quatern_x += 10.0;
+    let shifted = d.join("shifted.nii.gz");
+    write_nifti(&shifted, &g, 1, seeds.as_flat()).unwrap();
+    let out = d.join("o");
+    for flag in ["--seeds", "--mask", "--exclusion", "--waypoints", "--targets"] {
+        let (code, _, err) = probtrack(d, &out, &[flag, s(&shifted)]);
+        assert_ne!(code, 0, "{flag}: {err}");
+        assert!(err.starts_with("error:") && err.lines().count() == 1 && err.contains("shifted.nii.gz") && err.contains("merged_th1samples") && err.contains("affine"), "{flag}: {err}");
+        assert!(!out.exists(), "{flag} left output behind");
+    }
+    // The same mask written again on the samples' own grid is taken.
+    let same = d.join("same.nii.gz");
+    write_nifti(&same, &seeds.geom, 1, seeds.as_flat()).unwrap();
+    let (code, _, err) = probtrack(d, &out, &["--seeds", s(&same), "--mask", s(&same)]);
+    assert_eq!(code, 0, "{err}");
+}
+
 /// bedpost's folder written uncompressed (FSLOUTPUTTYPE=NIFTI: merged_*samples.nii) is read as
 /// the .nii.gz one, with the same outputs byte for byte; a folder holding neither names the
 /// file it looked for.

@@ -199,3 +199,33 @@ fn outputs_appear_together_on_commit() {
     assert_eq!(entries(&tmp.path().join("sub")), vec!["b.txt".to_string()]);
     assert_eq!(read_nifti(&tmp.path().join("a.nii.gz")).unwrap().as_flat(), &[0.5; 27]);
 }
+
+/// A NIfTI pair (.hdr + .img, magic "ni1", as SPM, FSL's NIFTI_PAIR and nibabel's Nifti1Pair
+/// write) reads the same whichever of its two files is named, as FSL and nibabel take either;
+/// gzipped pairs (.hdr.gz + .img.gz) too. Naming the .img used to fail with "the header has no
+/// NIfTI-1 magic": the voxels were parsed as a header.
+#[test]
+fn a_nifti_pair_reads_through_either_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vals: Vec<f32> = (0..4 * 3 * 2).map(|i| i as f32 * 1.5 - 7.0).collect();
+    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut head = raw_nifti(&[4, 3, 2], 16, 32, &[]);
+    head.truncate(348);
+    head[108..112].copy_from_slice(&0.0f32.to_le_bytes()); // vox_offset: the .img's start
+    head[344..348].copy_from_slice(b"ni1\0");
+    for (h, i, zip) in [("p.hdr", "p.img", false), ("q.hdr.gz", "q.img.gz", true)] {
+        let (hp, ip) = (tmp.path().join(h), tmp.path().join(i));
+        std::fs::write(&hp, if zip { gz(&head) } else { head.clone() }).unwrap();
+        std::fs::write(&ip, if zip { gz(&bytes) } else { bytes.clone() }).unwrap();
+        for p in [&hp, &ip] {
+            let v = read_nifti(p).unwrap_or_else(|e| panic!("{}: {e:#}", p.display()));
+            assert_eq!(v.as_flat(), &vals[..], "{}", p.display());
+            assert_eq!(v.geom.affine[0], [2.0, 0.0, 0.0, 0.0], "{}", p.display());
+        }
+    }
+    // An .img alone (no header beside it) is still an error naming it.
+    let lone = tmp.path().join("lone.img");
+    std::fs::write(&lone, &bytes).unwrap();
+    let e = format!("{:#}", read_nifti(&lone).unwrap_err());
+    assert!(e.contains("lone.img"), "{e}");
+}

@@ -119,6 +119,9 @@ pub fn voxel_to_world_dir(geom: &Geometry, d: [f32; 3]) -> [f64; 3] {
 pub fn read_seed_file(path: &Path, geom: &Geometry) -> Result<Vec<Seed>> {
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{shown}: cannot read ({e})"))?;
+    // A UTF-8 byte-order mark (Windows editors, Excel's "CSV UTF-8") would spoil the first row's
+    // first number, and an unparsable first row is skipped as a header: the seed would be lost.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut out = Vec::new();
     for (ln, line) in text.lines().enumerate() {
         let line = line.trim();

@@ -8,8 +8,8 @@
 //! Components below 1e-12 are stored as 0 so no product in the step is subnormal (GPUs that
 //! flush subnormals then agree with the CPU to the bit).
 
-use crate::volume::{read_mask, read_nifti, Geometry, SideBySide};
-use anyhow::{bail, Context, Result};
+use crate::volume::{read_mask, read_mask_like, read_nifti, Geometry, SideBySide};
+use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
@@ -35,6 +35,10 @@ pub struct Field {
     pub roi: Vec<u32>,
     pub nwaypoints: usize,
     pub targets: Vec<String>,
+    /// The file the grid was read from (the folder's merged_th1samples): masks must lie on its
+    /// grid, size and affine, as every command's masks must (`read_mask_like`). None for a field
+    /// built from arrays (`from_angles`), whose masks are checked for size only.
+    pub grid_file: Option<std::path::PathBuf>,
 }
 
 /// The record of one stick: unit vector (voxel axes) and fraction.
@@ -98,12 +102,14 @@ fn image(dir: &Path, name: &str) -> Result<std::path::PathBuf> {
     }
 }
 
-/// The tracking mask: `mask`, else the folder's nodif_brain_mask, else mean_f1samples > 0.
-fn tracking_mask(dir: &Path, mask: Option<&Path>, dims: [usize; 3]) -> Result<Vec<u8>> {
+/// The tracking mask: `mask`, else the folder's nodif_brain_mask, else mean_f1samples > 0; a
+/// mask file must lie on the grid (size and affine) of `grid_file`, the samples' file.
+fn tracking_mask(dir: &Path, mask: Option<&Path>, geom: &Geometry, grid_file: &Path) -> Result<Vec<u8>> {
+    let dims = geom.dims;
     Ok(if let Some(m) = mask {
-        read_mask(m, Some(dims))?
+        read_mask_like(m, geom, grid_file, "tracking mask")?
     } else if let Ok(m) = image(dir, "nodif_brain_mask") {
-        read_mask(&m, Some(dims))?
+        read_mask_like(&m, geom, grid_file, "tracking mask")?
     } else {
         let mf = read_samples(dir, "mean_f1samples", Some(dims), None)?;
         mf.frame(0).iter().map(|&x| (x > 0.0) as u8).collect()
@@ -129,8 +135,9 @@ impl Field {
                 stage("records", || Field::from_angles(th1.geom.clone(), th1.nvol(), vols))
             }
         };
-        let inside = stage("read mask", || tracking_mask(dir, mask, f.geom.dims))?;
+        let inside = stage("read mask", || tracking_mask(dir, mask, &f.geom, &paths[0]))?;
         f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
+        f.grid_file = Some(paths[0].clone());
         Ok(f)
     }
 
@@ -138,7 +145,7 @@ impl Field {
         let (geom, ns) = (files.geom().clone(), files.dims()[3]);
         let mut samples = vec![0.0f32; ns * geom.nvox() * RECORD];
         files.read_into(&mut samples, RECORD, |v, out| fill_records(&geom, std::array::from_fn(|i| v[i]), out))?;
-        Ok(Field { nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom })
+        Ok(Field { nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None })
     }
 
     /// merged_th1samples and the five other sample volumes, each read whole.
@@ -160,7 +167,7 @@ impl Field {
             let ks = t * crate::volume::planes::RUN..t * crate::volume::planes::RUN + out.len() / RECORD;
             fill_records(&geom, vols.map(|v| &v[ks.clone()]), out);
         });
-        Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new() }
+        Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None }
     }
 
     pub fn nvox(&self) -> usize {
@@ -187,13 +194,19 @@ impl Field {
         Ok(FIRST_ROI + used as u32)
     }
 
-    fn read(&self, path: &Path) -> Result<Vec<u8>> {
-        read_mask(path, Some(self.geom.dims))
+    /// A mask file (`what`: "seed mask", ...) on this field's grid: its size and, when the field
+    /// was read from files, its affine too (a mask of the right size shifted or flipped in the
+    /// world would otherwise seed or stop streamlines in the wrong voxels without a word).
+    fn read(&self, path: &Path, what: &str) -> Result<Vec<u8>> {
+        match &self.grid_file {
+            Some(g) => read_mask_like(path, &self.geom, g, what),
+            None => read_mask(path, Some(self.geom.dims)),
+        }
     }
 
     /// Marks the exclusion mask's voxels.
     pub fn set_exclusion(&mut self, path: &Path) -> Result<()> {
-        let m = self.read(path)?;
+        let m = self.read(path, "exclusion mask")?;
         self.exclude_voxels(&m)
     }
 
@@ -203,7 +216,7 @@ impl Field {
 
     /// Adds a waypoint mask (before any target).
     pub fn add_waypoint(&mut self, path: &Path) -> Result<()> {
-        let m = self.read(path)?;
+        let m = self.read(path, "waypoint mask")?;
         self.add_waypoint_voxels(&m)
     }
 
@@ -219,7 +232,7 @@ impl Field {
 
     /// Adds a target mask named `name` (seeds_to_<name>).
     pub fn add_target(&mut self, path: &Path, name: &str) -> Result<()> {
-        let m = self.read(path)?;
+        let m = self.read(path, "target mask")?;
         self.add_target_voxels(&m, name)
     }
 
@@ -242,7 +255,7 @@ impl Field {
 
     /// Checks that a seed mask lies on this grid and lists its voxels (flat, ascending).
     pub fn seeds(&self, path: &Path) -> Result<Vec<u32>> {
-        let m = read_mask(path, Some(self.geom.dims)).with_context(|| format!("seed mask {}", path.display()))?;
+        let m = self.read(path, "seed mask")?;
         let s: Vec<u32> = crate::volume::masks::inside_as(&m, |v| v as u32);
         if s.is_empty() {
             bail!("{}: the seed mask holds no voxel", path.display());

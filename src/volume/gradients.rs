@@ -105,6 +105,8 @@ fn read_numbers(path: &Path, nonfinite_ok: bool) -> Result<Vec<Vec<f64>>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{}: no such file", path.display()),
         Err(e) => bail!("{}: cannot read ({e})", path.display()),
     };
+    // A UTF-8 byte-order mark, as Windows editors save text, is not part of the first number.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut rows = Vec::new();
     for (ln, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("");

@@ -64,6 +64,10 @@ fn io_error(shown: &str, e: std::io::Error, gz: bool, part: &str) -> anyhow::Err
 }
 
 fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + Sync), split: bool) -> Result<(Geometry, [usize; 4], Vec<O>)> {
+    // A pair named by its .img (FSL and nibabel take either file): read it through its .hdr,
+    // else the voxels would be parsed as a header.
+    let pair_header = pair_header(path);
+    let path = pair_header.as_deref().unwrap_or(path);
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -77,7 +81,16 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
     let gz = input.1;
     // The header first, on its own: its problems get precise messages before any data is read.
     let mut head = [0u8; 348];
-    read_full(input.0.stream(), &mut head).map_err(|e| io_error(&shown.to_string(), e, gz, "header"))?;
+    read_full(input.0.stream(), &mut head).map_err(|e| match e {
+        // A file that ends before 348 bytes and does not start like a NIfTI-1 header (its
+        // sizeof_hdr, 348, in either byte order) is some other file, not a truncated one: a
+        // bvals file given as the image, an MRtrix .mif header.
+        Short(got) if got >= 4 && ![348, 540].contains(&i32::from_le_bytes([head[0], head[1], head[2], head[3]])) && ![348, 540].contains(&i32::from_be_bytes([head[0], head[1], head[2], head[3]])) => {
+            anyhow!("{shown}: not a NIfTI-1 file (only {got} bytes, and they do not start with a NIfTI header)")
+        }
+        Short(_) => anyhow!("{shown}: {}", describe_io(std::io::ErrorKind::UnexpectedEof.into(), gz, "header")),
+        Failed(e) => io_error(&shown.to_string(), e, gz, "header"),
+    })?;
     let (header, dims, elem, geom) = parse_header(&head, &shown.to_string(), gz)?;
     // A single file (n+1) holds the data at vox_offset; a pair (ni1) in the .img beside the .hdr.
     let (mut data_in, data_path, skip) = if &header.magic == b"ni1\0" {
@@ -97,8 +110,9 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
         bail!("{dshown}: truncated: the file ends before the data (vox_offset {})", header.vox_offset);
     }
     let n: usize = dims.iter().product();
-    let mut out = vec![O::default(); n];
     let decode = super::nifti_decode::Decode::of(&header, elem)?;
+    fits_in_file(&data_path, data_in.1, header.vox_offset.max(0.0) as u64, (n * decode.bytes) as u64)?;
+    let mut out = vec![O::default(); n];
     let decoded = match &mut data_in.0 {
         Input::Members(m) => decode.read_members(m, &mut out, conv),
         // Read to the member's end even past the voxels the header asks for: the pieces are
@@ -114,6 +128,27 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
         _ => anyhow!("{dshown}: {}", describe_io(e, data_in.1, "data")),
     })?;
     Ok((geom, dims, out))
+}
+
+/// Refuses a header that promises more data than its file can hold, before the voxels are
+/// allocated: a corrupt or cut header can promise terabytes (32767^4 voxels), and failing to
+/// allocate them aborts the process with a backtrace instead of an error. An uncompressed file
+/// must hold `offset` + `data` bytes; a gzip one cannot inflate to more than deflate's largest
+/// ratio (1032:1) of its own size.
+fn fits_in_file(data_path: &Path, gz: bool, offset: u64, data: u64) -> Result<()> {
+    // Only a regular file says its length (a pipe, as from `<(zcat ...)`, says 0).
+    let len = match std::fs::metadata(data_path) {
+        Ok(m) if m.is_file() => m.len(),
+        _ => return Ok(()),
+    };
+    let shown = data_path.display();
+    if !gz && len < offset.saturating_add(data) {
+        bail!("{shown}: truncated: the data section holds {} of the {data} bytes the header promises", len.saturating_sub(offset));
+    }
+    if gz && offset.saturating_add(data) > len.saturating_mul(1040).saturating_add(1 << 20) {
+        bail!("{shown}: truncated or corrupt: the header promises {data} bytes of data, more than a {len}-byte gzip file can hold");
+    }
+    Ok(())
 }
 
 /// A file's 348 header bytes read: the header, its grid (x, y, z, volumes), the voxel type's
@@ -215,8 +250,34 @@ fn read_whole(mut r: std::io::BufReader<std::fs::File>, len: u64) -> std::io::Re
 /// Smallest one-member .nii.gz inflated in pieces (a few pieces, each a task).
 const SPLIT_MIN: u64 = 4 * super::gz_split::PIECE as u64;
 
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<()> {
-    r.read_exact(buf)
+/// Why `read_full` did not fill its buffer.
+enum ReadFull {
+    /// The stream ended after this many bytes.
+    Short(usize),
+    Failed(std::io::Error),
+}
+use ReadFull::{Failed, Short};
+
+/// Fills `buf`, or says how many bytes the stream held (so a short file can be told apart from
+/// a truncated header) or why it could not be read.
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> Result<(), ReadFull> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => return Err(Short(got)),
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Failed(e)),
+        }
+    }
+    Ok(())
+}
+
+/// The .hdr (or .hdr.gz) beside an .img (or .img.gz) when there is one.
+fn pair_header(path: &Path) -> Option<std::path::PathBuf> {
+    let s = path.to_string_lossy();
+    let hdr = if let Some(b) = s.strip_suffix(".img.gz") { format!("{b}.hdr.gz") } else { format!("{}.hdr", s.strip_suffix(".img")?) };
+    Some(std::path::PathBuf::from(hdr)).filter(|p| p.is_file())
 }
 
 /// The .img (or .img.gz) beside a .hdr (or .hdr.gz).
