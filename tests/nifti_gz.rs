@@ -270,6 +270,31 @@ fn cli_writes_uncompressed_with_fsloutputtype_nifti() {
     assert!(out.contains("dwi.nii\n") && !out.contains(".nii.gz"), "{out}");
 }
 
+/// Another tool's .nii.gz (one gzip stream) read on one core is read to the stream's end, where
+/// gzip keeps its CRC-32: a file whose CRC does not match its data (a flipped bit can inflate to
+/// the right length with wrong voxels) is an error naming the file, not a volume; the same file
+/// with its CRC intact reads.
+#[test]
+fn one_stream_with_a_wrong_crc_is_refused_on_one_core() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let dims = [20u16, 18, 12, 2];
+    let n: usize = dims.iter().map(|&d| d as usize).product();
+    let data: Vec<u8> = (0..n).flat_map(|i| ((i as f32) * 0.37).sin().to_le_bytes()).collect();
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    e.write_all(&raw_nifti(&dims, 16, 32, &data)).unwrap();
+    let mut file = e.finish().unwrap();
+    let p = tmp.path().join("other.nii.gz");
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    std::fs::write(&p, &file).unwrap();
+    assert!(one.install(|| read_nifti(&p)).is_ok());
+    let k = file.len() - 8;
+    file[k] ^= 1;
+    std::fs::write(&p, &file).unwrap();
+    let e = one.install(|| read_nifti(&p)).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("other.nii.gz") && e.contains("gzip"), "{e}");
+}
+
 /// A one-member .nii.gz (as dcm2niix, FSL and nibabel write) read in pieces on 8 threads gives
 /// the same volume as on one core; one whose blocks give no starts to find (zlib-rs's level 1:
 /// fixed-Huffman blocks) and one damaged in its middle fall back to one core: the same volume,
@@ -312,8 +337,8 @@ fn one_member_gzip_reads_the_same_in_pieces() {
         if l == 6 {
             // Bytes past the voxels, more than a wave of pieces: the pieces are checked at the
             // member's end even when the voxels end waves before it (the read counts as in
-            // pieces only once checked), and with a wrong CRC there it is read on one core
-            // (which gives the voxels: it does not read to the end).
+            // pieces only once checked); with a wrong CRC there the file is read again on one
+            // core, which reads to the end too and refuses it, naming the file.
             let mut longer = nii.clone();
             longer.extend((0..3 << 20).flat_map(|_| rand::Rng::random_range(&mut r, 0.0..50.0f32).to_le_bytes()));
             let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
@@ -324,9 +349,12 @@ fn one_member_gzip_reads_the_same_in_pieces() {
                 file[n - 8] ^= wrong as u8;
                 std::fs::write(&p, &file).unwrap();
                 let before = split_reads();
-                let got = pool.install(|| read_nifti(&p)).unwrap();
+                let got = pool.install(|| read_nifti(&p));
                 assert_eq!(split_reads() - before, !wrong as usize, "past the voxels, wrong CRC {wrong}: read in pieces");
-                assert!(got.as_flat() == want.as_flat());
+                match got {
+                    Ok(got) => assert!(!wrong && got.as_flat() == want.as_flat()),
+                    Err(e) => assert!(wrong && e.to_string().contains("v6.nii.gz") && e.to_string().contains("gzip"), "{e}"),
+                }
             }
             let mut bad = bytes.clone();
             bad[bytes.len() / 2] ^= 0x10;

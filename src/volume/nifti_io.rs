@@ -118,6 +118,10 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
         // Read to the member's end even past the voxels the header asks for: the pieces are
         // trusted only once their CRC-32 and length have been checked there.
         Input::Split(r) => decode.read(r.as_mut(), &mut out, conv).and_then(|()| std::io::copy(r.as_mut(), &mut std::io::sink()).map(|_| ())),
+        // A gzip stream is read to its end too, where its CRC-32 and length are checked: a
+        // damaged file (another tool's, one stream) can inflate to the right length with wrong
+        // voxels, which only the CRC tells (as gzip -t and nibabel do).
+        Input::Stream(r) if data_in.1 => decode.read(r.as_mut(), &mut out, conv).and_then(|()| std::io::copy(r.as_mut(), &mut std::io::sink()).map(|_| ())),
         Input::Stream(r) => decode.read(r.as_mut(), &mut out, conv),
     };
     decoded.map_err(|e| match e.kind() {
