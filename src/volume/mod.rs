@@ -24,7 +24,7 @@ pub use nifti_write::{member_size, write_gz, write_gz_blocks, write_nifti, write
 pub(crate) use nifti_write::write_nifti_members;
 pub use outputs::{check_free, prefixed, resolve_prefix, set_overwrite, Outputs};
 pub use side_by_side::SideBySide;
-pub use temps::create_file;
+pub use temps::{create_file, forget_scratch, register_scratch};
 
 /// A 4-D DWI series and its FSL gradient table, checked against each other.
 pub fn read_dwi(dwi: &std::path::Path, bvals: &std::path::Path, bvecs: &std::path::Path) -> anyhow::Result<(Volume, GradientTable)> {

@@ -19,6 +19,26 @@ pub(super) fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Scratch folders (whole trees) that a signal removes too: a `Drop` that removes them on an
+/// error or a normal end is never reached when SIGINT/SIGTERM ends the process.
+static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn scratch() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    SCRATCH.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Registers a scratch folder for removal (with everything inside) on SIGINT/SIGTERM/SIGHUP;
+/// its owner removes it otherwise and calls [`forget_scratch`].
+pub fn register_scratch(dir: &Path) {
+    install_handler();
+    scratch().push(dir.to_path_buf());
+}
+
+/// Stops watching a scratch folder (its owner has removed it).
+pub fn forget_scratch(dir: &Path) {
+    scratch().retain(|q| q != dir);
+}
+
 /// A file being written.
 pub(super) enum Temp {
     /// Unnamed (O_TMPFILE); written through `/proc/self/fd/N`.
@@ -222,6 +242,9 @@ mod signals {
             let live = super::lock();
             for p in live.iter() {
                 let _ = std::fs::remove_file(p);
+            }
+            for d in super::scratch().iter() {
+                let _ = std::fs::remove_dir_all(d);
             }
             // SAFETY: restores the disposition saved above and re-raises the same signal.
             unsafe {
