@@ -39,6 +39,35 @@ pub fn forget_scratch(dir: &Path) {
     scratch().retain(|q| q != dir);
 }
 
+/// Output folders an uncommitted output set created (they did not exist before the command), so
+/// that a signal removes them too once the temporaries inside are gone.
+static MADE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn made() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    MADE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Watches a folder about to be created for an output (see [`MADE`]).
+pub(super) fn made_folder(dir: &Path) {
+    install_handler();
+    made().push(dir.to_path_buf());
+}
+
+/// Stops watching `dirs` (their set committed, or removed them).
+pub(super) fn forget_folders(dirs: &[PathBuf]) {
+    made().retain(|q| !dirs.contains(q));
+}
+
+/// Removes the folders of `dirs` that are empty, deepest first (so a chain `a/b/c` goes whole);
+/// a folder that holds anything (another command's file) stays.
+pub(super) fn remove_empty(dirs: &[PathBuf]) {
+    let mut dirs = dirs.to_vec();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for d in &dirs {
+        let _ = std::fs::remove_dir(d);
+    }
+}
+
 /// A file being written.
 pub(super) enum Temp {
     /// Unnamed (O_TMPFILE); written through `/proc/self/fd/N`.
@@ -246,6 +275,7 @@ mod signals {
             for d in super::scratch().iter() {
                 let _ = std::fs::remove_dir_all(d);
             }
+            super::remove_empty(&super::made());
             // SAFETY: restores the disposition saved above and re-raises the same signal.
             unsafe {
                 match previous.iter().find(|(s, _)| *s == sig) {
