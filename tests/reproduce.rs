@@ -167,3 +167,35 @@ fn an_interrupted_pipeline_leaves_no_scratch() {
         assert!(left.is_empty(), "signal {sig}: left behind {left:?}");
     }
 }
+
+/// A result row as `reproduce` writes it (one CPU row of geodesic-prep).
+const GOOD_CSV: &str = "table,config,x,device,device_name,vendor,compute_units,clock_mhz,memory_gib,variant,metric,unit,published,published_device,ours,ratio,kernel_ms,transfer_ms,host_ms,speedup_vs_1thread,speedup_vs_all_cores,substituted,machine,scale,source
+geodesic-prep,tensor fit (WLS),,cpu,AMD EPYC,AuthenticAMD,1,2596,23.5,1 thread,time per million voxels,ms,,,911.4,,50.4,0.0,0.0,1.0,0.51,phantom,vm,quick,
+";
+
+/// `compare` given a file that holds no result rows (empty, a header only, not text, a folder)
+/// names it and stops, rather than merging the other files as if it had been a result file.
+#[test]
+fn compare_names_a_file_without_result_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.csv");
+    std::fs::write(&good, GOOD_CSV).unwrap();
+    let header = GOOD_CSV.lines().next().unwrap().to_string() + "\n";
+    let folder = dir.path().join("folder.csv");
+    std::fs::create_dir(&folder).unwrap();
+    for (name, bytes) in [("empty.csv", Some(&b""[..])), ("header.csv", Some(header.as_bytes())), ("binary.csv", Some(&b"\xff\xfe\x00\x01bin"[..])), ("folder.csv", None)] {
+        let bad = dir.path().join(name);
+        if let Some(b) = bytes {
+            std::fs::write(&bad, b).unwrap();
+        }
+        for files in [vec![&good, &bad], vec![&bad]] {
+            let out = dir.path().join("c");
+            let o = neuroport().arg("compare").args(&files).arg("--out").arg(&out).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{name} {files:?}: accepted");
+            assert!(err.lines().count() == 1 && err.starts_with("error: ") && err.contains(name), "{name}: {err}");
+            assert!(!out.exists(), "{name}: output written");
+        }
+    }
+    assert!(neuroport().arg("compare").arg(&good).arg("--out").arg(dir.path().join("ok")).output().unwrap().status.success());
+}
