@@ -199,3 +199,29 @@ fn compare_names_a_file_without_result_rows() {
     }
     assert!(neuroport().arg("compare").arg(&good).arg("--out").arg(dir.path().join("ok")).output().unwrap().status.success());
 }
+
+/// `--name` names the files inside `--out`: a name with a folder in it (`../x`, `/abs`) wrote
+/// outside `--out`, and an empty one wrote hidden `.csv`, `.md` and `.png`; both are refused.
+#[test]
+fn compare_name_is_a_plain_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.csv");
+    std::fs::write(&good, GOOD_CSV).unwrap();
+    let out = dir.path().join("sub").join("c");
+    for name in ["", "../escape", "a/b", &format!("{}/abs", dir.path().display())] {
+        let o = neuroport().arg("compare").arg(&good).args(["--name", name, "--out"]).arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "--name {name:?} accepted");
+        assert!(err.lines().count() == 1 && err.contains("--name"), "{name:?}: {err}");
+        assert_eq!(common_entries(dir.path()), vec!["good.csv".to_string()], "--name {name:?}");
+    }
+    let o = neuroport().arg("compare").arg(&good).args(["--name", "amd-vs-nvidia", "--out"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("amd-vs-nvidia.csv").is_file());
+}
+
+fn common_entries(d: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
