@@ -147,7 +147,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
                 let roi_mask = like(roi, "seed ROI")?;
                 let pts = seeding::roi_points(&roi_mask, dims, a.seed_count, &mut r).with_context(|| roi.display().to_string())?;
                 let dirs = a.cone.map_or(seeding::Directions::Sphere, seeding::Directions::Cone);
-                seeding::seeds_at(&pts, a.dirs, dirs, &geom, &tensor, &mut r)
+                seeding::seeds_at(&pts, a.dirs, dirs, &geom, &tensor, &mut r)?
             }
             (None, Some(f)) => seeding::read_seed_file(f, &geom)?,
             (None, None) => bail!("give --seeds ROI or --seed-file CSV"),

@@ -115,7 +115,7 @@ fn run_once(device: &Device, input: &Path, out: &Path, cfg: &bedpost::Config) ->
         let (fields, mut t) = geodesic::prepare(device, &fit.fit.tensor, &g, &mask, None)?;
         let mut r = crate::synth::rng(1);
         let pts = geodesic::seeding::roi_points(&wm, g.dims, None, &mut r)?;
-        let seeds = geodesic::seeding::seeds_at(&pts, 8, geodesic::seeding::Directions::Sphere, &g, &fit.fit.tensor, &mut r);
+        let seeds = geodesic::seeding::seeds_at(&pts, 8, geodesic::seeding::Directions::Sphere, &g, &fit.fit.tensor, &mut r)?;
         let i = device.info();
         let interp = if i.is_gpu && i.image_support { geodesic::Interp::Texture } else { geodesic::Interp::Kernel };
         let p = geodesic::TraceParams { step: 0.1, max_steps: 2000, interp, ..Default::default() };
