@@ -58,3 +58,17 @@ fn synth_t1_refuses_bad_arguments_with_one_line() {
         assert!(!out.exists(), "{bad:?} left {} behind", out.display());
     }
 }
+
+/// Grid sizes are checked as `synth`'s DWI phantom checks them: a huge one aborted with an
+/// allocation failure and a backtrace, a zero one failed only at the write, after the work.
+#[test]
+fn synth_t1_refuses_grid_sizes_out_of_range() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x");
+    for dims in ["100000,100000,100000", "0,0,0", "2,64,64"] {
+        let (code, _, err) = run(&["synth", "t1", "--out", s(&out), "--dims", dims], &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{dims}: {err}");
+        assert!(err.trim().lines().count() == 1 && err.starts_with("error:") && err.contains("dimensions"), "{dims}: {err}");
+        assert!(!out.exists());
+    }
+}

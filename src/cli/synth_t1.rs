@@ -46,6 +46,8 @@ pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
     if !(a.noise >= 0.0 && a.noise.is_finite()) {
         bail!("--noise must be a finite number >= 0, got {}", a.noise);
     }
+    // The DWI phantom's bounds: a huge grid aborted allocating, a zero one failed at the write.
+    neuroport::synth::dataset::check_dims(a.dims)?;
     let g = centred_geometry(a.dims, a.voxel);
     let placement = params::matrix(&p, [0.0; 3]);
     if affine::det3(&placement) <= 0.0 {

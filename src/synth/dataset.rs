@@ -97,10 +97,17 @@ fn flip(v: [f64; 3]) -> [f64; 3] {
     [0.0 - v[0], v[1], v[2]]
 }
 
-pub fn build(spec: &Spec) -> Result<Dataset> {
-    if spec.dims.iter().any(|&d| d < 4) || spec.dims.iter().product::<usize>() > 1 << 27 {
-        bail!("phantom dimensions must be at least 4 each and at most 2^27 voxels, got {:?}", spec.dims);
+/// The grid sizes a phantom (this one or `synth t1`'s) may have: at least 4 each, at most 2^27
+/// voxels (beyond, its arrays outgrow memory: an allocation abort, not an error).
+pub fn check_dims(dims: [usize; 3]) -> Result<()> {
+    if dims.iter().any(|&d| d < 4) || dims.iter().try_fold(1usize, |p, &d| p.checked_mul(d)).is_none_or(|n| n > 1 << 27) {
+        bail!("phantom dimensions must be at least 4 each and at most 2^27 voxels, got {:?}", dims);
     }
+    Ok(())
+}
+
+pub fn build(spec: &Spec) -> Result<Dataset> {
+    check_dims(spec.dims)?;
     if !(spec.snr > 0.0) {
         bail!("the SNR must be positive (inf for no noise), got {}", spec.snr);
     }
