@@ -72,3 +72,20 @@ fn synth_t1_refuses_grid_sizes_out_of_range() {
         assert!(!out.exists());
     }
 }
+
+/// Existing outputs are refused before any work, as every other command does (the phantom took
+/// seconds to build at 002's size before the write refused its first file).
+#[test]
+fn synth_t1_refuses_existing_outputs_before_building() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("truth_affine.txt"), b"mine").unwrap();
+    // A grid the phantom would take minutes to build: the refusal must come at once.
+    let t = std::time::Instant::now();
+    let (code, _, err) = run(&["synth", "t1", "--out", s(&out), "--dims", "512,512,512"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim(), format!("error: {} already exists (use --force to overwrite)", out.join("truth_affine.txt").display()));
+    assert!(t.elapsed() < std::time::Duration::from_secs(2), "refused after {:?}", t.elapsed());
+    assert_eq!(std::fs::read(out.join("truth_affine.txt")).unwrap(), b"mine");
+}
