@@ -200,6 +200,20 @@ pub fn end_regions(wm: &[u8], dims: [usize; 3]) -> (Vec<u8>, Vec<u8>) {
     (ball(n / 50), ball(n.saturating_sub(1 + n / 50)))
 }
 
+/// The files [`write`] makes in `dir` for a phantom of `model`, in its order: for refusing
+/// existing ones before the phantom is built.
+pub fn file_names(model: Model, dir: &Path) -> Vec<PathBuf> {
+    let names = Outputs::new();
+    let truth: &[&str] = match model {
+        Model::Tensor => &["truth_tensor", "truth_V1"],
+        Model::Sticks => &["truth_dyads1", "truth_dyads2", "truth_f1", "truth_f2", "truth_d", "truth_S0"],
+    };
+    let image = |n: &str| names.nifti_name(&dir.join(format!("{n}.nii.gz")));
+    let mut v = vec![image("dwi"), dir.join("bvals"), dir.join("bvecs")];
+    v.extend(["mask", "wm", "roi1", "roi2"].iter().chain(truth).map(|n| image(n)));
+    v
+}
+
 /// Writes `ds` into `dir` (created if missing): dwi.nii.gz, bvals, bvecs, mask.nii.gz,
 /// wm.nii.gz, roi1.nii.gz and roi2.nii.gz ([`end_regions`]) and the truth volumes. All files
 /// appear together or none do.
