@@ -176,3 +176,21 @@ fn existing_outputs_are_refused_before_any_work() {
         assert_eq!(std::fs::read(&p).unwrap(), b"mine");
     }
 }
+
+/// --fibthresh is a volume fraction: NaN (no stick is ever above it) was taken silently and
+/// every streamline stopped at its seed, as did any threshold of 1 or more.
+#[test]
+fn fibthresh_must_be_a_fraction() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let out = d.join("o");
+    for v in ["nan", "-0.1", "1", "inf"] {
+        let (code, _, err) = probtrack(d, &out, &["--fibthresh", v]);
+        assert_eq!(code, 1, "--fibthresh {v}: {err}");
+        assert!(err.starts_with("error:") && err.trim().lines().count() == 1 && err.contains("--fibthresh"), "--fibthresh {v}: {err}");
+        assert!(!out.exists());
+    }
+    let (code, _, err) = probtrack(d, &out, &["--fibthresh", "0"]);
+    assert_eq!(code, 0, "{err}");
+}
