@@ -254,3 +254,22 @@ fn synth_refuses_existing_outputs_before_building() {
         assert_eq!(entries(&out), want, "{model}");
     }
 }
+
+/// `bench geodesic` refuses sizes that measure nothing, as the other benches do: --fibres 0 or
+/// --cpu-fibres 0 printed a table row of NaN steps/s, --steps 0 a rate of 0, --step 0 a rate of
+/// fibres that never move, --repeats 0 a "median of 0", all with exit 0.
+#[test]
+fn bench_geodesic_refuses_sizes_that_measure_nothing() {
+    for bad in [&["--fibres", "0"][..], &["--cpu-fibres", "0"], &["--steps", "0"], &["--repeats", "0"], &["--step", "0"], &["--step", "nan"]] {
+        let mut a = vec!["bench", "geodesic", "--backend", "cpu", "--dims", "64,16,16"];
+        for (flag, v) in [("--fibres", "64"), ("--steps", "20"), ("--repeats", "1")] {
+            if flag != bad[0] {
+                a.extend([flag, v]);
+            }
+        }
+        a.extend_from_slice(bad);
+        let (code, out, err) = run(&a, &[]);
+        assert_eq!(code, 1, "{bad:?}: {out}{err}");
+        assert!(err.starts_with("error:") && err.trim().lines().count() == 1 && err.contains(bad[0]), "{bad:?}: {err}");
+    }
+}
