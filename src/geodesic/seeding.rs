@@ -125,7 +125,7 @@ pub fn voxel_to_world_dir(geom: &Geometry, d: [f32; 3]) -> [f64; 3] {
 /// Reads `x,y,z,dx,dy,dz` rows (world mm; a header row is allowed) as seeds in voxel coordinates.
 pub fn read_seed_file(path: &Path, geom: &Geometry) -> Result<Vec<Seed>> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{shown}: cannot read ({e})"))?;
+    let text = crate::volume::read_text(path)?;
     let mut out = Vec::new();
     for (ln, line) in text.lines().enumerate() {
         let line = line.trim();

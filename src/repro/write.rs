@@ -83,7 +83,7 @@ pub fn write(r: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Rows of a CSV written by [`write`], tagged with the file's name as their source.
 pub fn read_csv(path: &Path) -> Result<Vec<Row>> {
-    let mut r = csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut r = csv::Reader::from_reader(std::io::Cursor::new(crate::volume::read_text(path)?));
     let source = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     let mut rows = Vec::new();
     for (i, rec) in r.deserialize::<Row>().enumerate() {

@@ -132,6 +132,19 @@ pub(super) fn parse_header(head: &[u8; 348], shown: &str, gz: bool) -> Result<(n
 }
 
 /// The OS's message without Rust's "(os error N)" suffix.
+/// A text input's content, or an error naming it in plain words: "no such file", "is a
+/// folder" (which opens on Linux and fails only at the read), else the OS's message without its
+/// "(os error N)".
+pub fn read_text(path: &std::path::Path) -> anyhow::Result<String> {
+    if path.is_dir() {
+        anyhow::bail!("{}: is a folder", path.display());
+    }
+    std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow::anyhow!("{}: no such file", path.display()),
+        _ => anyhow::anyhow!("{}: cannot read ({})", path.display(), plain_io(&e)),
+    })
+}
+
 pub fn plain_io(e: &std::io::Error) -> String {
     let s = e.to_string();
     match s.rfind(" (os error ") {
