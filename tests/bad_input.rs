@@ -239,3 +239,36 @@ fn a_failure_while_writing_leaves_no_partial_output() {
     assert!(r.is_err());
     assert_eq!(entries(&outdir), Vec::<String>::new());
 }
+
+/// A text input that is missing or a folder (an --init matrix, a --seed-file, a result CSV for
+/// `compare`, bvals) is named with the problem in plain words, as a missing image is: these said
+/// "cannot read (No such file or directory (os error 2))".
+#[test]
+fn missing_text_inputs_are_said_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("d");
+    small_dataset(&d, [8, 8, 5], 30.0, 3);
+    let j = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let (mask, tensor, dwi, bvecs) = (j("mask.nii.gz"), j("truth_tensor.nii.gz"), j("dwi.nii.gz"), j("bvecs"));
+    let missing = tmp.path().join("missing.txt");
+    let folder = tmp.path().join("folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    for (bad, says) in [(&missing, "no such file"), (&folder, "is a folder")] {
+        let b = s(bad);
+        let cases: Vec<Vec<&str>> = vec![
+            vec!["register", "--backend", "cpu", "--fixed", &mask, "--moving", &mask, "--init", b],
+            vec!["track", "geodesic", "--backend", "cpu", "--tensor", &tensor, "--seed-file", b],
+            vec!["compare", b],
+            vec!["dti", "--backend", "cpu", "--dwi", &dwi, "--bvals", b, "--bvecs", &bvecs],
+        ];
+        for mut args in cases {
+            let out = tmp.path().join("o").join("x");
+            let out_s = if args[0] == "track" { format!("{}.tck", s(&out)) } else { s(&out).to_string() };
+            args.extend(["--out", &out_s]);
+            let (code, _, err) = run(&args, &[("RUST_BACKTRACE", "1")]);
+            assert_eq!(code, 1, "{args:?}: {err}");
+            assert!(err.trim().lines().count() == 1 && err.starts_with(&format!("error: {b}: {says}")) && !err.contains("os error"), "{args:?}: {err}");
+            assert!(!tmp.path().join("o").exists());
+        }
+    }
+}

@@ -104,3 +104,25 @@ fn bad_input_is_one_clean_error_line_and_writes_nothing() {
     }
     assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "partial output left behind");
 }
+
+/// Samples that cannot fit in memory (`--samples` far too large for the mask) are an error line,
+/// not an allocation failure that aborts with a backtrace.
+#[test]
+fn samples_beyond_memory_are_an_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (code, _, err) = run(&["synth", "--model", "sticks", "--dims", "8,8,4", "--out", s(&data)], &[]);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path().join("bp");
+    // 8 parameters x 1e9 samples x the mask's voxels: terabytes
+    let (code, _, err) = run(
+        &[
+            "bedpost", "--backend", "cpu", "--dwi", s(&data.join("dwi.nii.gz")), "--bvals", s(&data.join("bvals")), "--bvecs", s(&data.join("bvecs")),
+            "--mask", s(&data.join("mask.nii.gz")), "--samples", "1000000000", "--burnin", "0", "--thin", "1", "--out", s(&out),
+        ],
+        &[("RUST_BACKTRACE", "1")],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1 && err.contains("memory"), "{err}");
+    assert!(!out.exists());
+}

@@ -225,3 +225,39 @@ fn bad_input_fails_cleanly() {
     let leftovers: Vec<_> = std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".part-")).collect();
     assert!(leftovers.is_empty());
 }
+
+/// More fibres than memory holds (`--dirs` or `--seed-count` far too large) is an error line,
+/// not an allocation failure that aborts with a backtrace (or, past usize, a capacity panic).
+#[test]
+fn too_many_fibres_is_an_error_not_an_abort() {
+    let d = tempfile::tempdir().unwrap();
+    let (t, roi, _) = phantom(d.path());
+    let out = d.path().join("x.tck");
+    for extra in [&["--dirs", "99999999999"][..], &["--seed-count", "99999999999"], &["--seed-count", "1000000000000000000"], &["--dirs", "18446744073709551615"]] {
+        let r = Command::new(env!("CARGO_BIN_EXE_neuroport"))
+            .args([&["--backend", "cpu", "track", "geodesic", "--tensor", s(&t), "--seeds", s(&roi)][..], extra, &["--out", s(&out)]].concat())
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{extra:?}: {err}");
+        assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1 && err.contains("fibres"), "{extra:?}: {err}");
+        assert!(!out.exists());
+    }
+}
+
+/// The optional stops take numbers that mean something: NaN (or a negative turn) was taken
+/// silently, --min-fa NaN ending every fibre at its seed, --max-angle NaN stopping nothing.
+#[test]
+fn optional_stops_refuse_meaningless_values() {
+    let d = tempfile::tempdir().unwrap();
+    let (t, roi, _) = phantom(d.path());
+    let out = d.path().join("x.tck");
+    for extra in [&["--min-fa", "nan"][..], &["--min-fa", "-0.5"], &["--min-fa", "1.5"], &["--max-angle", "nan"], &["--max-angle", "-10"], &["--max-angle", "0"]] {
+        let r = neuroport(&[&["--backend", "cpu", "track", "geodesic", "--tensor", s(&t), "--seeds", s(&roi)][..], extra, &["--out", s(&out)]].concat());
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{extra:?}: {err}");
+        assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1 && err.contains(extra[0]), "{extra:?}: {err}");
+        assert!(!out.exists());
+    }
+}

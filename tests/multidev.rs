@@ -88,7 +88,7 @@ fn cpu_and_opencl_split_takes_each_voxel_and_fibre_from_one_of_them() {
     let (fields, _) = geodesic::prepare(&cpu, &tensor, &ds.geom, &ds.mask, None).unwrap();
     let mut r = neuroport::synth::rng(2);
     let pts = seeding::roi_points(&ds.mask, ds.geom.dims, Some(90), &mut r).unwrap();
-    let seeds: Vec<Seed> = seeding::seeds_at(&pts, 1, seeding::Directions::Sphere, &ds.geom, &tensor, &mut r);
+    let seeds: Vec<Seed> = seeding::seeds_at(&pts, 1, seeding::Directions::Sphere, &ds.geom, &tensor, &mut r).unwrap();
     let p = TraceParams { step: 0.2, max_steps: 200, ..TraceParams::default() };
     let tr = |s: &Split| geodesic::trace_split(s, &fields, &seeds, &p, None, false).unwrap().0;
     let (a, b, m) = (tr(&Split::one(cpu.clone())), tr(&Split::one(cl.clone())), tr(&mixed));

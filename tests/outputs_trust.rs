@@ -207,3 +207,43 @@ fn a_killed_run_leaves_no_file_and_stale_temporaries_are_removed() {
     let hidden: Vec<String> = entries(&out).into_iter().filter(|e| e.starts_with('.')).collect();
     assert_eq!(hidden, vec![".keep-me".to_string()]);
 }
+
+/// The folders a command creates for its outputs go too when it fails or is interrupted: a
+/// failed run leaves nothing new behind, not even an empty `--out` folder chain.
+#[test]
+fn a_failed_run_removes_the_folders_it_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("d");
+    small_dataset(&d, [16, 16, 8], 30.0, 3);
+    let j = |n: &str| d.join(n).to_str().unwrap().to_string();
+    // The path goes to a new folder chain; the cost maps to a folder where one of them cannot
+    // be written (a folder stands at its name), so the commit fails and rolls back.
+    let o = tmp.path().join("o");
+    std::fs::create_dir_all(o.join("c_total.nii.gz").join("inside")).unwrap();
+    let tck = tmp.path().join("new").join("deep").join("p.tck");
+    let (code, _, err) = run(
+        &["fim", "--backend", "cpu", "--tensor", &j("truth_tensor.nii.gz"), "--mask", &j("wm.nii.gz"), "--source", &j("roi1.nii.gz"), "--target", &j("roi2.nii.gz"), "--out-tck", s(&tck), "--out", s(&o.join("c")), "--force"],
+        &[("RUST_BACKTRACE", "1")],
+    );
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("a folder stands there"), "{err}");
+    assert!(!tmp.path().join("new").exists(), "left behind: {:?}", entries(&tmp.path().join("new")));
+    assert_eq!(entries(&o), vec!["c_total.nii.gz".to_string()]);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_removes_the_folders_it_made() {
+    // Unnamed temporaries (the default on Linux) and hidden names, SIGINT and SIGTERM.
+    for (env, sig) in [(&[][..], libc::SIGINT), (&[("NEUROPORT_NO_TMPFILE", "1")][..], libc::SIGTERM)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("a").join("b").join("s");
+        let mut child = slow_synth(&out, env);
+        let seen = wait_for(|| out.is_dir(), 60);
+        std::thread::sleep(Duration::from_millis(50));
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = child.wait().unwrap();
+        assert!(seen && !status.success(), "the run ended before the signal");
+        assert_eq!(entries(tmp.path()), Vec::<String>::new(), "left behind after signal {sig} ({env:?})");
+    }
+}

@@ -180,3 +180,46 @@ fn a_bedpost_folder_of_nii_files_tracks_the_same() {
     assert_ne!(code, 0);
     assert!(err.starts_with("error:") && err.contains("merged_ph2samples.nii") && err.lines().count() == 1, "{err}");
 }
+
+/// Every existing output is refused before any work, as the other commands do: probtrack read
+/// the samples and traced every streamline (26 s on a 200-voxel seed mask at --nsamples 20000)
+/// and only then refused its first file. Shown here by a missing --bedpost folder, which would
+/// otherwise be the error.
+#[test]
+fn existing_outputs_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let targets = format!("{},{}", s(&d.join("far.nii.gz")), s(&d.join("mid.nii.gz")));
+    let out = d.join("o");
+    let tck = d.join("t").join("lines.tck");
+    for name in ["fdt_paths.nii.gz", "waytotal", "lengths.csv", "seeds_to_mid.nii.gz", "matrix_seeds_to_all_targets.csv", "lines.tck"] {
+        let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_dir_all(tck.parent().unwrap());
+        let p = if name == "lines.tck" { tck.clone() } else { out.join(name) };
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, b"mine").unwrap();
+        let (code, _, err) = probtrack(d, &out, &["--bedpost", s(&d.join("missing")), "--targets", &targets, "--out-tck", s(&tck)]);
+        assert_eq!(code, 1, "{name}: {err}");
+        assert_eq!(err.trim(), format!("error: {} already exists (use --force to overwrite)", p.display()), "{name}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"mine");
+    }
+}
+
+/// --fibthresh is a volume fraction: NaN (no stick is ever above it) was taken silently and
+/// every streamline stopped at its seed, as did any threshold of 1 or more.
+#[test]
+fn fibthresh_must_be_a_fraction() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let out = d.join("o");
+    for v in ["nan", "-0.1", "1", "inf"] {
+        let (code, _, err) = probtrack(d, &out, &["--fibthresh", v]);
+        assert_eq!(code, 1, "--fibthresh {v}: {err}");
+        assert!(err.starts_with("error:") && err.trim().lines().count() == 1 && err.contains("--fibthresh"), "--fibthresh {v}: {err}");
+        assert!(!out.exists());
+    }
+    let (code, _, err) = probtrack(d, &out, &["--fibthresh", "0"]);
+    assert_eq!(code, 0, "{err}");
+}

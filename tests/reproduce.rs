@@ -136,3 +136,92 @@ fn pipeline_quick_times_every_stage_and_leaves_no_scratch() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("neuroport-pipeline")).collect();
     assert!(left.is_empty(), "scratch folders left behind");
 }
+
+/// Ctrl-C or SIGTERM during `reproduce pipeline` removes its scratch folders (a simulated
+/// dataset and every stage's outputs: gigabytes at paper scale) from TMPDIR, as a failure does;
+/// they used to be removed only by a destructor, which a signal never reaches.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_pipeline_leaves_no_scratch() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = || std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).any(|e| e.file_name().to_string_lossy().starts_with("neuroport-pipeline"));
+        let mut child = neuroport()
+            .args(["reproduce", "pipeline", "--scale", "quick", "--repeats", "3", "--backend", "cpu", "--out"])
+            .arg(dir.path().join("p"))
+            .env("TMPDIR", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        while !scratch() && t.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        // well inside the run: the dataset is written and a stage is running
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "the run ended before the signal: lengthen it");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        assert!(left.is_empty(), "signal {sig}: left behind {left:?}");
+    }
+}
+
+/// A result row as `reproduce` writes it (one CPU row of geodesic-prep).
+const GOOD_CSV: &str = "table,config,x,device,device_name,vendor,compute_units,clock_mhz,memory_gib,variant,metric,unit,published,published_device,ours,ratio,kernel_ms,transfer_ms,host_ms,speedup_vs_1thread,speedup_vs_all_cores,substituted,machine,scale,source
+geodesic-prep,tensor fit (WLS),,cpu,AMD EPYC,AuthenticAMD,1,2596,23.5,1 thread,time per million voxels,ms,,,911.4,,50.4,0.0,0.0,1.0,0.51,phantom,vm,quick,
+";
+
+/// `compare` given a file that holds no result rows (empty, a header only, not text, a folder)
+/// names it and stops, rather than merging the other files as if it had been a result file.
+#[test]
+fn compare_names_a_file_without_result_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.csv");
+    std::fs::write(&good, GOOD_CSV).unwrap();
+    let header = GOOD_CSV.lines().next().unwrap().to_string() + "\n";
+    let folder = dir.path().join("folder.csv");
+    std::fs::create_dir(&folder).unwrap();
+    for (name, bytes) in [("empty.csv", Some(&b""[..])), ("header.csv", Some(header.as_bytes())), ("binary.csv", Some(&b"\xff\xfe\x00\x01bin"[..])), ("folder.csv", None)] {
+        let bad = dir.path().join(name);
+        if let Some(b) = bytes {
+            std::fs::write(&bad, b).unwrap();
+        }
+        for files in [vec![&good, &bad], vec![&bad]] {
+            let out = dir.path().join("c");
+            let o = neuroport().arg("compare").args(&files).arg("--out").arg(&out).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{name} {files:?}: accepted");
+            assert!(err.lines().count() == 1 && err.starts_with("error: ") && err.contains(name), "{name}: {err}");
+            assert!(!out.exists(), "{name}: output written");
+        }
+    }
+    assert!(neuroport().arg("compare").arg(&good).arg("--out").arg(dir.path().join("ok")).output().unwrap().status.success());
+}
+
+/// `--name` names the files inside `--out`: a name with a folder in it (`../x`, `/abs`) wrote
+/// outside `--out`, and an empty one wrote hidden `.csv`, `.md` and `.png`; both are refused.
+#[test]
+fn compare_name_is_a_plain_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.csv");
+    std::fs::write(&good, GOOD_CSV).unwrap();
+    let out = dir.path().join("sub").join("c");
+    for name in ["", "../escape", "a/b", &format!("{}/abs", dir.path().display())] {
+        let o = neuroport().arg("compare").arg(&good).args(["--name", name, "--out"]).arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "--name {name:?} accepted");
+        assert!(err.lines().count() == 1 && err.contains("--name"), "{name:?}: {err}");
+        assert_eq!(common_entries(dir.path()), vec!["good.csv".to_string()], "--name {name:?}");
+    }
+    let o = neuroport().arg("compare").arg(&good).args(["--name", "amd-vs-nvidia", "--out"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("amd-vs-nvidia.csv").is_file());
+}
+
+fn common_entries(d: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}

@@ -58,3 +58,34 @@ fn synth_t1_refuses_bad_arguments_with_one_line() {
         assert!(!out.exists(), "{bad:?} left {} behind", out.display());
     }
 }
+
+/// Grid sizes are checked as `synth`'s DWI phantom checks them: a huge one aborted with an
+/// allocation failure and a backtrace, a zero one failed only at the write, after the work.
+#[test]
+fn synth_t1_refuses_grid_sizes_out_of_range() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x");
+    for dims in ["100000,100000,100000", "0,0,0", "2,64,64"] {
+        let (code, _, err) = run(&["synth", "t1", "--out", s(&out), "--dims", dims], &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{dims}: {err}");
+        assert!(err.trim().lines().count() == 1 && err.starts_with("error:") && err.contains("dimensions"), "{dims}: {err}");
+        assert!(!out.exists());
+    }
+}
+
+/// Existing outputs are refused before any work, as every other command does (the phantom took
+/// seconds to build at 002's size before the write refused its first file).
+#[test]
+fn synth_t1_refuses_existing_outputs_before_building() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("truth_affine.txt"), b"mine").unwrap();
+    // A grid the phantom would take minutes to build: the refusal must come at once.
+    let t = std::time::Instant::now();
+    let (code, _, err) = run(&["synth", "t1", "--out", s(&out), "--dims", "512,512,512"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim(), format!("error: {} already exists (use --force to overwrite)", out.join("truth_affine.txt").display()));
+    assert!(t.elapsed() < std::time::Duration::from_secs(2), "refused after {:?}", t.elapsed());
+    assert_eq!(std::fs::read(out.join("truth_affine.txt")).unwrap(), b"mine");
+}

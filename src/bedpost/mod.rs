@@ -280,7 +280,7 @@ pub fn sample(
         bail!("{} measurements for {} voxels x {} directions", y.len(), nvox, table.ndir);
     }
     // Every element is read into; zeroed allocations cost no pass over the memory.
-    let mut samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
+    let mut samples = zeroed_samples(sched.nsamp, nvox)?;
     let mut state = ChainState::zeroed(nvox);
     let mut out = ColumnsMut::whole(&mut samples, NPARAM * sched.nsamp);
     sample_into(k, table, Columns::whole(y, table.ndir), init.whole(), sched, loops, max_chunk, bar, &mut out, &mut state.whole_mut())?;
@@ -330,6 +330,27 @@ pub fn sample_into(
         }
     }
     Ok(())
+}
+
+/// The zeroed sample array (8 x nsamp x nvox floats), as `vec![0.0; n]` allocates it (zeroed
+/// pages, no pass over the memory), but an error where it does not fit: `--samples` far too
+/// large for the mask aborted the process with an allocation failure and a backtrace.
+fn zeroed_samples(nsamp: usize, nvox: usize) -> Result<Vec<f32>> {
+    let too_big = || anyhow::anyhow!("{nsamp} samples x {nvox} voxels ({} parameters each) do not fit in memory", NPARAM);
+    let n = NPARAM.checked_mul(nsamp).and_then(|m| m.checked_mul(nvox)).ok_or_else(too_big)?;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<f32>(n).map_err(|_| too_big())?;
+    // SAFETY: the layout is non-zero in size; a non-null block from the global allocator with
+    // this layout holds n zeroed f32s (0x00000000 is 0.0), which Vec then owns and frees with it.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout) as *mut f32;
+        if p.is_null() {
+            return Err(too_big());
+        }
+        Ok(Vec::from_raw_parts(p, n, n))
+    }
 }
 
 fn progress_bar(len: u64, show: bool) -> ProgressBar {
@@ -462,7 +483,7 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     // Each chunk loads from the whole arrays and reads its results into them, where its voxels
     // lie: no share is cut out or pasted back. A chunk's place is locked while a device works on
     // it (one at a time; a failed device's chunk goes to another, which writes it again).
-    let mut samples = vec![0.0f32; NPARAM * sched.nsamp * nvox];
+    let mut samples = zeroed_samples(sched.nsamp, nvox)?;
     let mut state = ChainState::zeroed(nvox);
     let places: Vec<std::sync::Mutex<(ColumnsMut<f32>, ChainPartMut)>> = ColumnsMut::split(&mut samples, NPARAM * sched.nsamp, &plan)
         .zip(state.split_mut(&plan))

@@ -11,12 +11,17 @@ pub struct Args {
     /// Output folder (NAME.csv, NAME.md and NAME.png are written inside it)
     #[arg(long, default_value = "compare-out")]
     out: PathBuf,
-    /// Name of the merged table
+    /// Name of the merged table and of its files inside --out (a plain file name)
     #[arg(long, default_value = "compare")]
     name: String,
 }
 
 pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
+    // NAME.csv, .md and .png go inside --out: a name holding a folder would put them elsewhere
+    // (`../x` beside --out, `/x` at the root), and an empty one makes hidden `.csv` files.
+    if a.name.is_empty() || a.name.contains('/') || a.name.contains(std::path::MAIN_SEPARATOR) {
+        bail!("--name must be a plain file name (the files go inside --out), not '{}'", a.name);
+    }
     neuroport::volume::check_free(repro::report_paths(&a.name, &a.out))?;
     let (rows, notes) = repro::merge(&a.files)?;
     if rows.is_empty() {

@@ -2,6 +2,7 @@ use super::Ctx;
 use neuroport::runtime::stages::stage;
 use anyhow::{bail, Context, Result};
 use neuroport::probtrack::{self, output, Compaction, Config, Field, Schedule};
+use neuroport::volume::check_free;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -67,6 +68,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
     neuroport::runtime::check_split_spec(&ctx.backend)?;
+    // Existing outputs are refused before the samples are read and the streamlines traced.
+    let stems: Vec<String> = a.targets.iter().map(|t| output::stem(t)).collect();
+    check_free(output::file_names(&a.out, &stems, a.out_tck.as_deref()))?;
     // Its reading and the records are staged inside (read samples, records).
     let mut field = Field::from_bedpost(&a.bedpost, a.mask.as_deref())?;
     let split = ctx.split()?;

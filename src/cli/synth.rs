@@ -90,6 +90,8 @@ fn run_dwi(a: DwiArgs) -> Result<i32> {
     if let Some(s) = a.shells {
         spec.shells = s;
     }
+    // Existing outputs are refused now, before the phantom is built (seconds on large grids).
+    neuroport::volume::check_free(dataset::file_names(spec.model, &a.out))?;
     let ds = dataset::build(&spec)?;
     let written = dataset::write(&ds, &a.out)?;
     let inside = ds.mask.iter().filter(|&&m| m != 0).count();

@@ -7,7 +7,7 @@ use super::Ctx;
 use anyhow::{bail, Result};
 use neuroport::register::{affine, params};
 use neuroport::synth::t1::{centred_geometry, placed_subject};
-use neuroport::volume::Outputs;
+use neuroport::volume::{check_free, Outputs};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -46,6 +46,11 @@ pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
     if !(a.noise >= 0.0 && a.noise.is_finite()) {
         bail!("--noise must be a finite number >= 0, got {}", a.noise);
     }
+    // The DWI phantom's bounds: a huge grid aborted allocating, a zero one failed at the write.
+    neuroport::synth::dataset::check_dims(a.dims)?;
+    // Existing outputs are refused now, before the phantom is built (seconds at 002's size).
+    let names = Outputs::new();
+    check_free([names.nifti_name(&a.out.join("t1.nii.gz")), names.nifti_name(&a.out.join("brain.nii.gz")), a.out.join("truth_affine.txt")])?;
     let g = centred_geometry(a.dims, a.voxel);
     let placement = params::matrix(&p, [0.0; 3]);
     if affine::det3(&placement) <= 0.0 {

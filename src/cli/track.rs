@@ -106,6 +106,14 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     if let Some(c) = a.cone.filter(|c| !(*c > 0.0 && *c <= 180.0)) {
         bail!("--cone must be a half-angle in (0, 180] degrees, not {c}");
     }
+    // The optional stops: NaN passed every comparison's other side (--min-fa NaN left no voxel
+    // in the mask, --max-angle NaN stopped nothing), and a negative turn acted as its opposite.
+    if let Some(f) = a.min_fa.filter(|f| !(0.0..=1.0).contains(f)) {
+        bail!("--min-fa must be an FA between 0 and 1, not {f}");
+    }
+    if let Some(d) = a.max_angle.filter(|d| !(*d > 0.0 && *d <= 180.0)) {
+        bail!("--max-angle must be a turn in (0, 180] degrees, not {d}");
+    }
     check_free([a.out.as_path(), output::csv_path(&a.out).as_path()])?;
     // A tensor file is read while the devices are found (discovery, and the GPU's opening, run
     // on their own thread); a DWI is fitted, and the metric fields are prepared, on the first
@@ -147,7 +155,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
                 let roi_mask = like(roi, "seed ROI")?;
                 let pts = seeding::roi_points(&roi_mask, dims, a.seed_count, &mut r).with_context(|| roi.display().to_string())?;
                 let dirs = a.cone.map_or(seeding::Directions::Sphere, seeding::Directions::Cone);
-                seeding::seeds_at(&pts, a.dirs, dirs, &geom, &tensor, &mut r)
+                seeding::seeds_at(&pts, a.dirs, dirs, &geom, &tensor, &mut r)?
             }
             (None, Some(f)) => seeding::read_seed_file(f, &geom)?,
             (None, None) => bail!("give --seeds ROI or --seed-file CSV"),

@@ -66,20 +66,27 @@ pub fn roi_points(roi: &[u8], dims: [usize; 3], count: Option<usize>, r: &mut Se
     let centre = |v: usize| [(v % dims[0]) as f64, ((v / dims[0]) % dims[1]) as f64, (v / (dims[0] * dims[1])) as f64];
     Ok(match count {
         None => voxels.iter().map(|&v| centre(v)).collect(),
-        Some(n) => (0..n)
-            .map(|_| {
+        Some(n) => {
+            // A count too large for memory is the user's error, not an allocation abort.
+            let mut pts = Vec::new();
+            pts.try_reserve_exact(n).map_err(|_| anyhow!("{n} seed points: more fibres than fit in memory"))?;
+            pts.extend((0..n).map(|_| {
                 let c = centre(voxels[r.random_range(0..voxels.len())]);
                 std::array::from_fn(|a| c[a] + r.random_range(-0.5..0.5))
-            })
-            .collect(),
+            }));
+            pts
+        }
     })
 }
 
-/// `ndirs` seeds at each point. `tensor` (FSL frame, mm^2/s) supplies V1 for cones.
-pub fn seeds_at(points: &[[f64; 3]], ndirs: usize, dirs: Directions, geom: &Geometry, tensor: &[f32], r: &mut SeededRng) -> Vec<Seed> {
+/// `ndirs` seeds at each point. `tensor` (FSL frame, mm^2/s) supplies V1 for cones. More fibres
+/// than memory holds (or than usize counts) is an error, not an allocation abort.
+pub fn seeds_at(points: &[[f64; 3]], ndirs: usize, dirs: Directions, geom: &Geometry, tensor: &[f32], r: &mut SeededRng) -> Result<Vec<Seed>> {
     let nvox = geom.nvox();
     let flip = geom.det() > 0.0;
-    let mut out = Vec::with_capacity(points.len() * ndirs);
+    let too_many = || anyhow!("{} seed points x {ndirs} directions: more fibres than fit in memory", points.len());
+    let mut out = Vec::new();
+    out.try_reserve_exact(points.len().checked_mul(ndirs).ok_or_else(too_many)?).map_err(|_| too_many())?;
     for p in points {
         let axis = match dirs {
             Directions::Cone(_) => {
@@ -99,7 +106,7 @@ pub fn seeds_at(points: &[[f64; 3]], ndirs: usize, dirs: Directions, geom: &Geom
             out.push(Seed { pos: p.map(|x| x as f32), dir: mm_to_voxel_dir(d, geom.voxel_size) });
         }
     }
-    out
+    Ok(out)
 }
 
 /// A world direction (mm) in voxel units, through the affine's linear part.
@@ -118,10 +125,7 @@ pub fn voxel_to_world_dir(geom: &Geometry, d: [f32; 3]) -> [f64; 3] {
 /// Reads `x,y,z,dx,dy,dz` rows (world mm; a header row is allowed) as seeds in voxel coordinates.
 pub fn read_seed_file(path: &Path, geom: &Geometry) -> Result<Vec<Seed>> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{shown}: cannot read ({e})"))?;
-    // A UTF-8 byte-order mark (Windows editors, Excel's "CSV UTF-8") would spoil the first row's
-    // first number, and an unparsable first row is skipped as a header: the seed would be lost.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = crate::volume::read_text(path)?;
     let mut out = Vec::new();
     for (ln, line) in text.lines().enumerate() {
         let line = line.trim();

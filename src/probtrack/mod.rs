@@ -100,6 +100,11 @@ impl Config {
         if !(-1.0..=1.0).contains(&self.min_cos) {
             bail!("--curvature is a cosine: between -1 and 1");
         }
+        // A stick counts when its fraction is above the threshold: NaN (never above) or 1 and
+        // more would end every streamline at its seed.
+        if !(0.0..1.0).contains(&self.fibthresh) {
+            bail!("--fibthresh is a volume fraction: at least 0 and below 1, not {}", self.fibthresh);
+        }
         if self.max_steps == 0 || self.max_steps > i32::MAX as usize / 2 {
             bail!("--max-steps must be between 1 and {}", i32::MAX / 2);
         }

@@ -42,6 +42,20 @@ pub fn stem(path: &Path) -> String {
     name.strip_suffix(".nii.gz").or_else(|| name.strip_suffix(".nii")).unwrap_or(&name).to_string()
 }
 
+/// The files [`write`] makes, in its order, for targets named `targets` (their [`stem`]s): for
+/// refusing existing ones before any work.
+pub fn file_names(dir: &Path, targets: &[String], tck: Option<&Path>) -> Vec<PathBuf> {
+    let names = Outputs::new();
+    let mut v = vec![names.nifti_name(&dir.join("fdt_paths.nii.gz")), dir.join("waytotal")];
+    v.extend(targets.iter().map(|t| names.nifti_name(&dir.join(format!("seeds_to_{t}.nii.gz")))));
+    if !targets.is_empty() {
+        v.push(dir.join("matrix_seeds_to_all_targets.csv"));
+    }
+    v.push(dir.join("lengths.csv"));
+    v.extend(tck.map(Path::to_path_buf));
+    v
+}
+
 /// Writes the run's files into `dir` (and `tck`, world mm) and returns their paths.
 pub fn write(t: &Tracks, field: &Field, seeds: &[u32], p: &Params, dir: &Path, tck: Option<&Path>) -> Result<Vec<PathBuf>> {
     let geom = &field.geom;

@@ -101,7 +101,7 @@ pub fn write(path: &Path, m: &Mat4) -> Result<()> {
 /// 0 0 0 1 and the 3x3 part invertible), naming the file in every error.
 pub fn read(path: &Path) -> Result<Mat4> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{shown}: cannot read ({e})"))?;
+    let text = crate::volume::read_text(path)?;
     let nums: Vec<f64> = text
         .split_whitespace()
         .map(|w| w.parse::<f64>().map_err(|_| anyhow!("{shown}: '{w}' is not a number (a 4x4 matrix is expected)")))

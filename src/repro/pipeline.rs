@@ -33,18 +33,25 @@ pub(crate) fn spec(scale: Scale) -> Spec {
     s
 }
 
-/// A scratch folder removed on drop, so a failed run leaves nothing behind.
+/// A scratch folder removed on drop, so a failed run leaves nothing behind, and on
+/// SIGINT/SIGTERM/SIGHUP too (a signal never reaches the drop).
 struct Scratch(PathBuf);
 impl Scratch {
     fn new(tag: &str) -> Result<Scratch> {
         let p = std::env::temp_dir().join(format!("neuroport-pipeline-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&p).with_context(|| format!("cannot create {}", p.display()))?;
+        // Registered before it exists, so no moment has it on disk and unwatched.
+        crate::volume::register_scratch(&p);
+        if let Err(e) = std::fs::create_dir_all(&p) {
+            crate::volume::forget_scratch(&p);
+            return Err(e).with_context(|| format!("cannot create {}", p.display()));
+        }
         Ok(Scratch(p))
     }
 }
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+        crate::volume::forget_scratch(&self.0);
     }
 }
 
@@ -108,7 +115,7 @@ fn run_once(device: &Device, input: &Path, out: &Path, cfg: &bedpost::Config) ->
         let (fields, mut t) = geodesic::prepare(device, &fit.fit.tensor, &g, &mask, None)?;
         let mut r = crate::synth::rng(1);
         let pts = geodesic::seeding::roi_points(&wm, g.dims, None, &mut r)?;
-        let seeds = geodesic::seeding::seeds_at(&pts, 8, geodesic::seeding::Directions::Sphere, &g, &fit.fit.tensor, &mut r);
+        let seeds = geodesic::seeding::seeds_at(&pts, 8, geodesic::seeding::Directions::Sphere, &g, &fit.fit.tensor, &mut r)?;
         let i = device.info();
         let interp = if i.is_gpu && i.image_support { geodesic::Interp::Texture } else { geodesic::Interp::Kernel };
         let p = geodesic::TraceParams { step: 0.1, max_steps: 2000, interp, ..Default::default() };

@@ -3,7 +3,7 @@
 use super::{plot, Report, Row};
 use crate::io::table::markdown;
 use crate::volume::Outputs;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
 fn fmt(v: Option<f64>) -> String {
@@ -83,7 +83,7 @@ pub fn write(r: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Rows of a CSV written by [`write`], tagged with the file's name as their source.
 pub fn read_csv(path: &Path) -> Result<Vec<Row>> {
-    let mut r = csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut r = csv::Reader::from_reader(std::io::Cursor::new(crate::volume::read_text(path)?));
     let source = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     let mut rows = Vec::new();
     for (i, rec) in r.deserialize::<Row>().enumerate() {
@@ -102,7 +102,15 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>> {
 pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
     let mut per_file = Vec::new();
     for f in files {
+        // A folder opens and reads as no rows, as does an empty or non-CSV file: each is named,
+        // rather than merging the other files as if it had been a result file.
+        if f.is_dir() {
+            bail!("{}: is a folder, not a result CSV written by `neuroport reproduce`", f.display());
+        }
         let rows = read_csv(f)?;
+        if rows.is_empty() {
+            bail!("{}: holds no result rows (not a CSV written by `neuroport reproduce`)", f.display());
+        }
         let stem = f.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
         let machine = rows.iter().map(|r| r.machine.clone()).find(|m| !m.is_empty());
         per_file.push((f, stem, machine, rows));

@@ -97,10 +97,17 @@ fn flip(v: [f64; 3]) -> [f64; 3] {
     [0.0 - v[0], v[1], v[2]]
 }
 
-pub fn build(spec: &Spec) -> Result<Dataset> {
-    if spec.dims.iter().any(|&d| d < 4) || spec.dims.iter().product::<usize>() > 1 << 27 {
-        bail!("phantom dimensions must be at least 4 each and at most 2^27 voxels, got {:?}", spec.dims);
+/// The grid sizes a phantom (this one or `synth t1`'s) may have: at least 4 each, at most 2^27
+/// voxels (beyond, its arrays outgrow memory: an allocation abort, not an error).
+pub fn check_dims(dims: [usize; 3]) -> Result<()> {
+    if dims.iter().any(|&d| d < 4) || dims.iter().try_fold(1usize, |p, &d| p.checked_mul(d)).is_none_or(|n| n > 1 << 27) {
+        bail!("phantom dimensions must be at least 4 each and at most 2^27 voxels, got {:?}", dims);
     }
+    Ok(())
+}
+
+pub fn build(spec: &Spec) -> Result<Dataset> {
+    check_dims(spec.dims)?;
     if !(spec.snr > 0.0) {
         bail!("the SNR must be positive (inf for no noise), got {}", spec.snr);
     }
@@ -191,6 +198,20 @@ pub fn end_regions(wm: &[u8], dims: [usize; 3]) -> (Vec<u8>, Vec<u8>) {
     };
     let n = by_x.len();
     (ball(n / 50), ball(n.saturating_sub(1 + n / 50)))
+}
+
+/// The files [`write`] makes in `dir` for a phantom of `model`, in its order: for refusing
+/// existing ones before the phantom is built.
+pub fn file_names(model: Model, dir: &Path) -> Vec<PathBuf> {
+    let names = Outputs::new();
+    let truth: &[&str] = match model {
+        Model::Tensor => &["truth_tensor", "truth_V1"],
+        Model::Sticks => &["truth_dyads1", "truth_dyads2", "truth_f1", "truth_f2", "truth_d", "truth_S0"],
+    };
+    let image = |n: &str| names.nifti_name(&dir.join(format!("{n}.nii.gz")));
+    let mut v = vec![image("dwi"), dir.join("bvals"), dir.join("bvecs")];
+    v.extend(["mask", "wm", "roi1", "roi2"].iter().chain(truth).map(|n| image(n)));
+    v
 }
 
 /// Writes `ds` into `dir` (created if missing): dwi.nii.gz, bvals, bvecs, mask.nii.gz,

@@ -100,13 +100,7 @@ impl GradFiles<'_> {
 }
 
 fn read_numbers(path: &Path, nonfinite_ok: bool) -> Result<Vec<Vec<f64>>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{}: no such file", path.display()),
-        Err(e) => bail!("{}: cannot read ({e})", path.display()),
-    };
-    // A UTF-8 byte-order mark, as Windows editors save text, is not part of the first number.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = super::read_text(path)?;
     let mut rows = Vec::new();
     for (ln, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("");

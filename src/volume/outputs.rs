@@ -1,7 +1,8 @@
 //! All-or-nothing output: every file of a command is written to a temporary in its final folder
 //! (see [`super::temps`]), and all are moved into place only when the command succeeds. A
 //! failure while moving puts back what was already moved (and any file it replaced); dropping an
-//! uncommitted set removes the temporaries; a signal removes them too. Existing files are not
+//! uncommitted set removes the temporaries and the folders it created for them; a signal removes
+//! them too. Existing files are not
 //! overwritten unless [`set_overwrite`] (the CLI's `--force`) allows it.
 
 use super::temps::{self, Temp};
@@ -40,6 +41,8 @@ struct Pending {
 pub struct Outputs {
     pending: Vec<Pending>,
     kind: OutputType,
+    /// Folders this set created for its files: removed again (when empty) if it never commits.
+    made: Vec<PathBuf>,
 }
 
 impl Default for Outputs {
@@ -51,7 +54,7 @@ impl Default for Outputs {
 impl Outputs {
     /// A set writing NIfTI files of the type `FSLOUTPUTTYPE` asks for.
     pub fn new() -> Outputs {
-        Outputs { pending: Vec::new(), kind: OutputType::from_env() }
+        Outputs { pending: Vec::new(), kind: OutputType::from_env(), made: Vec::new() }
     }
 
     /// The name a NIfTI output given as `NAME.nii.gz` gets under the output type in force.
@@ -66,6 +69,13 @@ impl Outputs {
             bail!("{} is written twice by this command", fin.display());
         }
         if let Some(dir) = fin.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // The folders missing on the way, noted (and watched for signals) before they are
+            // made, so a failed or interrupted run removes them with its temporaries.
+            let missing: Vec<PathBuf> = dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && a.symlink_metadata().is_err()).map(Path::to_path_buf).collect();
+            for m in &missing {
+                temps::made_folder(m);
+            }
+            self.made.extend(missing);
             std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create the folder {}: {}", dir.display(), plain_io(&e)))?;
         }
         let t = temps::create(fin, self.pending.len()).map_err(|e| anyhow!("cannot write {}: {}", fin.display(), plain_io(&e)))?;
@@ -188,6 +198,7 @@ impl Outputs {
             }
             let mine: Vec<PathBuf> = named.iter().map(|(t, _)| t.clone()).collect();
             live.retain(|p| !mine.contains(p) && !moved.iter().any(|(_, b)| b.as_ref() == Some(p)) && !is_ours_old(p));
+            self.remove_made();
             return Err(e);
         }
         for (_, b) in &moved {
@@ -197,7 +208,16 @@ impl Outputs {
         }
         let mine: Vec<PathBuf> = named.iter().map(|(t, _)| t.clone()).collect();
         live.retain(|p| !mine.contains(p) && !is_ours_old(p));
+        // The folders made now hold the outputs: they stay.
+        temps::forget_folders(&std::mem::take(&mut self.made));
         Ok(moved.into_iter().map(|(f, _)| f).collect())
+    }
+
+    /// Removes the folders this set made, if empty (its files are gone), and stops watching them.
+    fn remove_made(&mut self) {
+        let made = std::mem::take(&mut self.made);
+        temps::remove_empty(&made);
+        temps::forget_folders(&made);
     }
 }
 
@@ -222,6 +242,7 @@ impl Drop for Outputs {
                 t.discard();
             }
         }
+        self.remove_made();
     }
 }
 

@@ -19,6 +19,55 @@ pub(super) fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Scratch folders (whole trees) that a signal removes too: a `Drop` that removes them on an
+/// error or a normal end is never reached when SIGINT/SIGTERM ends the process.
+static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn scratch() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    SCRATCH.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Registers a scratch folder for removal (with everything inside) on SIGINT/SIGTERM/SIGHUP;
+/// its owner removes it otherwise and calls [`forget_scratch`].
+pub fn register_scratch(dir: &Path) {
+    install_handler();
+    scratch().push(dir.to_path_buf());
+}
+
+/// Stops watching a scratch folder (its owner has removed it).
+pub fn forget_scratch(dir: &Path) {
+    scratch().retain(|q| q != dir);
+}
+
+/// Output folders an uncommitted output set created (they did not exist before the command), so
+/// that a signal removes them too once the temporaries inside are gone.
+static MADE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn made() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    MADE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Watches a folder about to be created for an output (see [`MADE`]).
+pub(super) fn made_folder(dir: &Path) {
+    install_handler();
+    made().push(dir.to_path_buf());
+}
+
+/// Stops watching `dirs` (their set committed, or removed them).
+pub(super) fn forget_folders(dirs: &[PathBuf]) {
+    made().retain(|q| !dirs.contains(q));
+}
+
+/// Removes the folders of `dirs` that are empty, deepest first (so a chain `a/b/c` goes whole);
+/// a folder that holds anything (another command's file) stays.
+pub(super) fn remove_empty(dirs: &[PathBuf]) {
+    let mut dirs = dirs.to_vec();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for d in &dirs {
+        let _ = std::fs::remove_dir(d);
+    }
+}
+
 /// A file being written.
 pub(super) enum Temp {
     /// Unnamed (O_TMPFILE); written through `/proc/self/fd/N`.
@@ -223,6 +272,10 @@ mod signals {
             for p in live.iter() {
                 let _ = std::fs::remove_file(p);
             }
+            for d in super::scratch().iter() {
+                let _ = std::fs::remove_dir_all(d);
+            }
+            super::remove_empty(&super::made());
             // SAFETY: restores the disposition saved above and re-raises the same signal.
             unsafe {
                 match previous.iter().find(|(s, _)| *s == sig) {

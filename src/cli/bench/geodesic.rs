@@ -37,6 +37,14 @@ pub struct GeodesicArgs {
 }
 
 pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
+    // Sizes that measure nothing (a NaN or zero rate in the table) are refused, as the other
+    // benches refuse theirs.
+    if a.fibres == 0 || a.cpu_fibres == 0 || a.steps == 0 || a.runs.repeats == 0 {
+        anyhow::bail!("--fibres, --cpu-fibres, --steps and --repeats must be positive");
+    }
+    if !(a.step > 0.0 && a.step.is_finite()) {
+        anyhow::bail!("--step must be a positive number of voxels, not {}", a.step);
+    }
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     let [x, y, z] = a.dims[..] else { anyhow::bail!("--dims takes three sizes x,y,z, not {:?}", a.dims) };
     let dims = [x, y, z];

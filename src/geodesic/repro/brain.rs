@@ -48,7 +48,7 @@ fn case(ctx: &RunCtx, counts: Vec<usize>) -> Result<Case> {
     let mut r = rng(ctx.seed);
     let n = *counts.iter().max().unwrap_or(&1);
     let pts = roi_points(&roi, dims, Some(n), &mut r)?;
-    let seeds = seeds_at(&pts, 1, Directions::Sphere, &ph.geom, &ph.tensor, &mut r);
+    let seeds = seeds_at(&pts, 1, Directions::Sphere, &ph.geom, &ph.tensor, &mut r)?;
     let cpu = Device::Cpu(Arc::new(Cpu::new(None)?));
     let (fields, _) = prepare(&cpu, &ph.tensor, &ph.geom, &ph.mask, None)?;
     let what = format!(
