@@ -194,8 +194,6 @@ NP_FN int np_bp_sample_index(int l, int burnin, int thin, int nsamp)
 
 #define NP_BP_CI(t, s, i) ((((t) * 2 + (s)) * ndir + (i)) * nvox + v)
 
-/* One pass over the directions at candidate parameters. With `cache`, terms in `which` are
- * recomputed into their spare slot and the others read from the current one. */
 /* The pass is compiled once and called where the sampler is the moments layout (NP_BP_ONLY 2,
  * its own program): its eight inlined copies made ~10 K lines of PTX, and the called one ran
  * 4-5 % faster (round 34, H200: CUDA 130.5 -> 123.3-124.8 ms, NVIDIA OpenCL 126.4 -> 119.5-119.8;
@@ -217,6 +215,8 @@ NP_FN int np_bp_sample_index(int l, int burnin, int thin, int nsamp)
 #define NP_BP_PASS_FN NP_FN
 #endif
 
+/* One pass over the directions at candidate parameters. With `cache`, terms in `which` are
+ * recomputed into their spare slot and the others read from the current one. */
 NP_BP_PASS_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gtab, int nvox, int ndir, int v,
                            float s0, float d, float f1, float f2, const float *v1, const float *v2,
                            int which, int cache, NP_GLOBAL float *ec, const int *slot)

@@ -167,7 +167,8 @@ pub struct Schedule {
     pub ard: f32,
 }
 
-/// The gradient table as the kernels read it: b (s/mm^2), then gx, gy, gz, each `ndir` long.
+/// The gradient table: b (s/mm^2), then gx, gy, gz, each `ndir` long, as the CPU reads it (the
+/// GPU kernels read it [`Table::interleaved`]).
 #[derive(Clone, Debug)]
 pub struct Table {
     pub ndir: usize,
