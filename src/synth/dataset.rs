@@ -239,6 +239,19 @@ pub fn write(ds: &Dataset, dir: &Path) -> Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
+    /// `file_names` (what `synth` checks before building) lists exactly the files `write` makes,
+    /// in its order, for both models: the two lists are kept apart, so a file added to one only
+    /// would go unchecked or be refused for nothing.
+    #[test]
+    fn file_names_are_the_files_write_makes() {
+        let tmp = tempfile::tempdir().unwrap();
+        for model in [Model::Tensor, Model::Sticks] {
+            let dir = tmp.path().join(format!("{model:?}"));
+            let written = write(&build(&Spec::new([8, 8, 4], model)).unwrap(), &dir).unwrap();
+            assert_eq!(written, file_names(model, &dir), "{model:?}");
+        }
+    }
+
     /// The two end regions: non-empty, inside the white matter, apart, at its two ends in x.
     #[test]
     fn end_regions_sit_in_the_white_matter_at_both_ends() {
