@@ -115,14 +115,14 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
     let mut out = vec![O::default(); n];
     let decoded = match &mut data_in.0 {
         Input::Members(m) => decode.read_members(m, &mut out, conv),
-        // Read to the member's end even past the voxels the header asks for: the pieces are
-        // trusted only once their CRC-32 and length have been checked there.
-        Input::Split(r) => decode.read(r.as_mut(), &mut out, conv).and_then(|()| std::io::copy(r.as_mut(), &mut std::io::sink()).map(|_| ())),
-        // A gzip stream is read to its end too, where its CRC-32 and length are checked: a
-        // damaged file (another tool's, one stream) can inflate to the right length with wrong
-        // voxels, which only the CRC tells (as gzip -t and nibabel do).
-        Input::Stream(r) if data_in.1 => decode.read(r.as_mut(), &mut out, conv).and_then(|()| std::io::copy(r.as_mut(), &mut std::io::sink()).map(|_| ())),
-        Input::Stream(r) => decode.read(r.as_mut(), &mut out, conv),
+        // gzip data is read to its end, past the voxels the header asks for, where its CRC-32
+        // and length are checked: pieces are trusted only then, and a damaged one-stream file
+        // (another tool's) can inflate to the right length with wrong voxels, which only the
+        // CRC tells (as gzip -t and nibabel do).
+        other => {
+            let (r, gz) = (other.stream(), data_in.1);
+            decode.read(r, &mut out, conv).and_then(|()| if gz { std::io::copy(r, &mut std::io::sink()).map(|_| ()) } else { Ok(()) })
+        }
     };
     decoded.map_err(|e| match e.kind() {
         _ if super::gz_split::is_split_failure(&e) => anyhow::Error::new(OneCore),
