@@ -69,11 +69,10 @@ typedef struct {
  * 2 ulp on CUDA) about half the sampler's instructions. NP_BP_EXP chooses: 0 the library's exp;
  * 1 the hardware's e^x (MUFU.EX2 of x log2 e: the product's rounding grows the error with |x|,
  * to ~8 ulp at the model's largest arguments, b d ~ 15, below the rounding of the 68-134 terms
- * summed into SS); 2 ex2 of x log2 e's rounded part, times 1 + ln 2 times the part lost in
- * rounding it (fma's exact residual; ~3 ulp throughout). Measured on an H200 (round 34, `bench
- * bedpost`, moments): CUDA 157.6 ms with 0, 130.5 with 1, 149.0 with 2; NVIDIA OpenCL 141.3, 126.6,
- * 148.9; on the issue-7 volume the posterior means moved on average by 1/200 of what another
- * seed moves them.
+ * summed into SS). Measured on an H200 (round 34, `bench bedpost`, moments): CUDA 157.6 ms with
+ * 0, 130.5 with 1; NVIDIA OpenCL 141.3, 126.6 (an ex2 with the product's rounding put back, ~3
+ * ulp, took 149.0 and 148.9: not kept); on the issue-7 volume the posterior means moved on
+ * average by 1/200 of what another seed moves them.
  * So 1 on CUDA and on NVIDIA's OpenCL (set from the host: bedpost.cl's NP_OPENCL_NV_OPTIONS),
  * whose native_exp is that instruction; 0 on other OpenCL devices, where native_exp's accuracy
  * is the implementation's. */
@@ -88,11 +87,6 @@ NP_FN float np_bp_exp(float x)
 {
 #if NP_BP_EXP == 1
     return np_exp_native(x);
-#elif NP_BP_EXP == 2
-    float t = x * 1.44269502f;
-    float lo = np_fma(x, 1.44269502f, -t) + x * 1.9259630e-8f;
-    float e = np_exp2_native(t);
-    return np_fma(e, lo * 0.693147181f, e);
 #else
     return np_exp(x);
 #endif
@@ -197,11 +191,8 @@ NP_FN int np_bp_sample_index(int l, int burnin, int thin, int nsamp)
 /* The pass is compiled once and called where the sampler is the moments layout (NP_BP_ONLY 2,
  * its own program): its eight inlined copies made ~10 K lines of PTX, and the called one ran
  * 4-5 % faster (round 34, H200: CUDA 130.5 -> 123.3-124.8 ms, NVIDIA OpenCL 126.4 -> 119.5-119.8;
- * the naive layout slower called, 176 -> 187, so it stays inlined there). NP_BP_PASS_CALLED and
- * NP_BP_UNROLL (the direction loop unrolled by 2 or 4: no gain) remain for measuring. */
-#ifndef NP_BP_UNROLL
-#define NP_BP_UNROLL 1
-#endif
+ * the naive layout slower called, 176 -> 187, so it stays inlined there; the direction loop
+ * unrolled by 2 or 4 gained nothing). NP_BP_PASS_CALLED remains for measuring. */
 #ifndef NP_BP_PASS_CALLED
   #if defined(NP_BP_ONLY) && NP_BP_ONLY == 2
     #define NP_BP_PASS_CALLED 1
@@ -225,11 +216,6 @@ NP_BP_PASS_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR np_float4
     m.ss = m.r0 = m.r1 = m.r2 = 0.0f;
     m.g00 = m.g01 = m.g02 = m.g11 = m.g12 = m.g22 = 0.0f;
     float w0 = 1.0f - f1 - f2;
-#if NP_BP_UNROLL == 2
-#pragma unroll 2
-#elif NP_BP_UNROLL == 4
-#pragma unroll 4
-#endif
     for (int i = 0; i < ndir; ++i) {
         np_float4 g = gtab[i];
         float bd = g.x * d;

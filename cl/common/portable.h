@@ -22,10 +22,8 @@
   #define np_sqrt sqrtf
   #define np_rsqrt rsqrtf
   #define np_exp expf
-  #define np_fma fmaf
-  /* The hardware's 2^x and e^x (MUFU.EX2; e^x scales x by log2 e first): a few instructions
-   * where the library's take a dozen, at a documented loss of accuracy (see the callers). */
-  #define np_exp2_native exp2f
+  /* The hardware's e^x (MUFU.EX2 of x log2 e): two instructions where the library's take a
+   * dozen, at a documented loss of accuracy (see the callers). */
   #define np_exp_native __expf
   #define np_log logf
   #define np_pow powf
@@ -87,8 +85,6 @@
   #define np_sqrt sqrt
   #define np_rsqrt rsqrt
   #define np_exp exp
-  #define np_fma fma
-  #define np_exp2_native native_exp2
   #define np_exp_native native_exp
   #define np_log log
   #define np_pow pow

@@ -5,6 +5,8 @@
 #      layouts, CUDA and NVIDIA OpenCL), prev and new alternating, two rounds; ncu's sections on
 #      one bedpost_moments launch of each binary; then `bedpost` on the issue-7 volume (CUDA),
 #      prev and new alternating, two rounds, every file compared byte for byte.
+# (After the round, bedpost.h's NP_BP_EXP=2 and NP_BP_UNROLL switches, measured in parts c, e
+# and f and not kept, were taken out; those parts need the binary of their commits.)
 . "$(dirname "$0")/common.sh"
 round_start
 # bench_bp LABEL BINARY BACKEND: `bench bedpost` (moments, naive; median of 3) into bench.txt.
