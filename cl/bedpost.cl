@@ -30,8 +30,15 @@ NP_KERNEL void bedpost_naive(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec
 #if NP_BP_WANT(1)
 NP_KERNEL void bedpost_cached(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 0); }
 #endif
+/* Measuring switches: NP_BP_MAXREG caps the moments kernel's registers on CUDA (NVRTC's
+ * --maxrregcount does not reach PTX; __maxnreg__ does). */
+#if defined(NP_CUDA) && defined(NP_BP_MAXREG)
+  #define NP_BP_BOUNDS __maxnreg__(NP_BP_MAXREG)
+#else
+  #define NP_BP_BOUNDS
+#endif
 #if NP_BP_WANT(2)
-NP_KERNEL void bedpost_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 1); }
+NP_KERNEL void NP_BP_BOUNDS bedpost_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 1); }
 #endif
 #if NP_BP_WANT(3)
 NP_KERNEL void bedpost_cached_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 1); }

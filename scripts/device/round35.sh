@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Round 35 (one lent host). Binaries: dist/neuroport (new), dist/neuroport-prev (round 34's).
+#   a. bedpost_moments at 128 registers a thread (round 34: 25 % occupancy, issue-bound at 3.65
+#      warps a scheduler). Two measuring switches in new's binary, through -D options: the
+#      registers capped on CUDA by __maxnreg__ (NP_BP_MAXREG; round 34's NVRTC --maxrregcount
+#      never reached PTX), and the chain's 32 RNG words read and written back around each draw
+#      instead of held across the run (NP_BP_RNG_GLOBAL=1, the same arithmetic). `bench bedpost
+#      --variant moments` two rounds; ncu's launch and occupancy sections for three of them; then
+#      `bedpost` on the issue-7 volume at the fastest settings, files against the default's.
+. "$(dirname "$0")/common.sh"
+round_start
+# bench_bp LABEL BINARY BACKEND: `bench bedpost` (moments; median of 3) into bench.txt.
+bench_bp() {
+  stamp "bench bedpost $1 $3"
+  { echo "## $1 $3"; timeout 120 "$2" bench bedpost --backend "$3" --variant moments --repeats 3 2>&1 | grep -iE "moments" | sed 's/ (NVIDIA H[0-9]* [^)]*)//'; } | tee -a "$OUT/bench.txt"
+}
+bench_lines() {
+  awk '/^##/ {l=$0; next} /moments +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
+}
+# regs LABEL OPTIONS: registers and occupancy of one bedpost_moments launch under ncu (CUDA).
+regs() {
+  local ncu; ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  stamp "ncu $1"
+  NEUROPORT_NVRTC_OPTIONS="$2" timeout 200 "$ncu" --section LaunchStats --section Occupancy --section SpeedOfLight \
+    --metrics sm__inst_executed.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum -k regex:bedpost_moments --launch-skip 1 --launch-count 1 \
+    "$NEW" bench bedpost --backend cuda --variant moments --repeats 1 > "$OUT/ncu-$1.txt" 2>&1 || echo "(ncu ended with status $?)"
+  echo "## $1: $(grep -E "Registers Per|Achieved Occupancy|Theoretical Occupancy|Duration|inst_executed.sum|local_op" "$OUT/ncu-$1.txt" | awk '{print $1, $2, $3, $NF}' | paste -sd';')" | tee -a "$OUT/regs.txt"
+}
+if [[ $PART == *a* ]]; then
+  gpu_setup
+  for rep in 1 2; do
+    bench_bp "prev ($rep)" "$OLD" cuda
+    for x in "" "-DNP_BP_RNG_GLOBAL=1" "-DNP_BP_MAXREG=96" "-DNP_BP_MAXREG=80" "-DNP_BP_MAXREG=64" \
+             "-DNP_BP_RNG_GLOBAL=1 -DNP_BP_MAXREG=96" "-DNP_BP_RNG_GLOBAL=1 -DNP_BP_MAXREG=80" "-DNP_BP_RNG_GLOBAL=1 -DNP_BP_MAXREG=64"; do
+      NEUROPORT_NVRTC_OPTIONS="$x" bench_bp "new ${x:-default} ($rep)" "$NEW" cuda
+    done
+    bench_bp "prev ($rep)" "$OLD" "$OCL"
+    for x in "" "-DNP_BP_RNG_GLOBAL=1" "-DNP_BP_RNG_GLOBAL=1 -cl-nv-maxrregcount=96" "-DNP_BP_RNG_GLOBAL=1 -cl-nv-maxrregcount=80"; do
+      NEUROPORT_OPENCL_OPTIONS="$x" bench_bp "new ${x:-default} ($rep)" "$NEW" "$OCL"
+    done
+  done
+  regs default ""
+  regs rng "-DNP_BP_RNG_GLOBAL=1"
+  regs rng-80 "-DNP_BP_RNG_GLOBAL=1 -DNP_BP_MAXREG=80"
+  issue7_volume
+  BP=(bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for x in "" "-DNP_BP_RNG_GLOBAL=1" "-DNP_BP_MAXREG=80" "-DNP_BP_RNG_GLOBAL=1 -DNP_BP_MAXREG=80"; do
+    l=$(echo "${x:-default}" | tr -d ' =-' ); NEUROPORT_NVRTC_OPTIONS="$x" u bedpost.txt "bedpost ${x:-default}" "$NEW" -- "${BP[@]}" --out "$W/bp-$l"
+  done
+  for l in DNP_BP_RNG_GLOBAL1 DNP_BP_MAXREG80 DNP_BP_RNG_GLOBAL1DNP_BP_MAXREG80; do echo "bedpost $l against default: $(same_inflated "$W/bp-$l" "$W/bp-default" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
+  echo "=== summary"
+  bench_lines
+  cat "$OUT/regs.txt"
+  summary "bedpost.txt" "fit and sample|main"
+fi
+#   b. Part a (H200): CUDA moments 100.2-100.5 ms by default; every __maxnreg__ cap slower (96:
+#      106.2, 80: 113.7, 64: 130.1-130.4), the RNG words not held slower (123.2-123.4; 118
+#      registers against 142, ncu), both together slower; NVIDIA OpenCL 109.6-109.9 by default,
+#      the RNG words not held 113.8-113.9, and with -cl-nv-maxrregcount=96 **101.2-101.4**
+#      (80: 109.4-109.7); every variant wrote the default's 21 files on CUDA. ncu (default): 142
+#      registers, 18.75 % occupancy, 1.24 GB of local loads a 50-loop launch (the called pass's
+#      v1, v2 and slot passed by pointer through the stack). New's binary now passes them by
+#      value. `bench bedpost` prev against new (CUDA, NVIDIA OpenCL) and NVIDIA OpenCL's caps with
+#      and without the RNG words held, two rounds; ncu on new; `bedpost` on the issue-7 volume,
+#      prev against new on CUDA and NVIDIA OpenCL, and NVIDIA OpenCL's best settings against its
+#      default, files compared.
+if [[ $PART == *b* ]]; then
+  gpu_setup
+  for rep in 1 2; do
+    bench_bp "prev ($rep)" "$OLD" cuda; bench_bp "new ($rep)" "$NEW" cuda
+    bench_bp "prev ($rep)" "$OLD" "$OCL"; bench_bp "new ($rep)" "$NEW" "$OCL"
+    for cap in 112 104 96 88; do
+      NEUROPORT_OPENCL_OPTIONS="-cl-nv-maxrregcount=$cap" bench_bp "new cap $cap ($rep)" "$NEW" "$OCL"
+      NEUROPORT_OPENCL_OPTIONS="-DNP_BP_RNG_GLOBAL=1 -cl-nv-maxrregcount=$cap" bench_bp "new rng cap $cap ($rep)" "$NEW" "$OCL"
+    done
+  done
+  regs new ""
+  issue7_volume
+  BP=(bedpost --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for be in cuda "$OCL"; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v $be" "$bin" -- "${BP[@]}" --backend "$be" --out "$W/bp-$v-${be//:/}"
+  done; done
+  for x in "-cl-nv-maxrregcount=96" "-DNP_BP_RNG_GLOBAL=1 -cl-nv-maxrregcount=96" "-cl-nv-maxrregcount=104"; do
+    l=$(echo "$x" | tr -d ' =-'); NEUROPORT_OPENCL_OPTIONS="$x" u bedpost.txt "bedpost new $OCL $x" "$NEW" -- "${BP[@]}" --backend "$OCL" --out "$W/bp-$l"
+    echo "bedpost new $OCL $x against its default: $(same_inflated "$W/bp-$l" "$W/bp-new-${OCL//:/}" 2>/dev/null) files the same" | tee -a "$OUT/same.txt"
+  done
+  for be in cuda "$OCL"; do echo "bedpost $be prev against new: $(same_inflated "$W/bp-prev-${be//:/}" "$W/bp-new-${be//:/}" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
+  echo "=== summary"
+  bench_lines
+  cat "$OUT/regs.txt"
+  summary "bedpost.txt" "fit and sample|main"
+fi
