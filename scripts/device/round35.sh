@@ -91,3 +91,19 @@ if [[ $PART == *b* ]]; then
   cat "$OUT/regs.txt"
   summary "bedpost.txt" "fit and sample|main"
 fi
+#   c. Part b: the pass's arguments by value made CUDA slower (100.2 -> 111.3-111.4 ms; 128
+#      registers, no local loads, other bits: 1 of 21 files the same) and NVIDIA OpenCL uncapped
+#      slower (109.7 -> 115.9-116.0; the same bytes), but capped much faster: 112 registers
+#      97.1-97.3 ms, 104: 101.8-102.1, 96: 97.8-98.2, 88: 98.8-99.0 (the same bytes at 96 and
+#      104); the RNG words not held slower at every cap. So NVIDIA OpenCL's cap alone, prev's
+#      program (arguments by pointer) at 128, 112, 104, 96 against new's at 112 and 96, two rounds.
+if [[ $PART == *c* ]]; then
+  gpu_setup
+  for rep in 1 2; do
+    bench_bp "prev ($rep)" "$OLD" "$OCL"
+    for cap in 128 112 104 96; do NEUROPORT_OPENCL_OPTIONS="-cl-nv-maxrregcount=$cap" bench_bp "prev cap $cap ($rep)" "$OLD" "$OCL"; done
+    for cap in 112 96; do NEUROPORT_OPENCL_OPTIONS="-cl-nv-maxrregcount=$cap" bench_bp "new cap $cap ($rep)" "$NEW" "$OCL"; done
+  done
+  echo "=== summary"
+  bench_lines
+fi
