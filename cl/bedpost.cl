@@ -3,7 +3,8 @@
  * voxel (bedpostx_gpu), NP_BP_WARP_VOXELS voxels per work-group; CUDA reduces with shuffles,
  * OpenCL through local memory (one slice of `sh` per voxel).
  * NP_OPENCL_NV_OPTIONS: -DNP_BP_EXP=1
- * (NVIDIA's OpenCL: the model's exponentials by the hardware's e^x, as on CUDA; common/bedpost.h) */
+ * (NVIDIA's OpenCL: the model's exponentials by the hardware's e^x, as on CUDA; common/bedpost.h.
+ * The moments program adds a register cap there: src/bedpost/gpu.rs.) */
 #include "common/portable.h"
 #include "common/rng.h"
 #include "common/bedpost.h"
@@ -30,15 +31,8 @@ NP_KERNEL void bedpost_naive(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec
 #if NP_BP_WANT(1)
 NP_KERNEL void bedpost_cached(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 0); }
 #endif
-/* Measuring switches: NP_BP_MAXREG caps the moments kernel's registers on CUDA (NVRTC's
- * --maxrregcount does not reach PTX; __maxnreg__ does). */
-#if defined(NP_CUDA) && defined(NP_BP_MAXREG)
-  #define NP_BP_BOUNDS __maxnreg__(NP_BP_MAXREG)
-#else
-  #define NP_BP_BOUNDS
-#endif
 #if NP_BP_WANT(2)
-NP_KERNEL void NP_BP_BOUNDS bedpost_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 1); }
+NP_KERNEL void bedpost_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 0, 1); }
 #endif
 #if NP_BP_WANT(3)
 NP_KERNEL void bedpost_cached_moments(NP_BP_ARGS) { np_bp_thread(NP_GID(), NP_BP_PASS, ec, 1, 1); }

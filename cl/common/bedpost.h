@@ -188,12 +188,6 @@ NP_FN int np_bp_sample_index(int l, int burnin, int thin, int nsamp)
 
 #define NP_BP_CI(t, s, i) ((((t) * 2 + (s)) * ndir + (i)) * nvox + v)
 
-/* Measuring switch (round 35): the chain's eight RNG streams (32 words) read and written back
- * around each draw instead of held in registers for the whole run. */
-#ifndef NP_BP_RNG_GLOBAL
-  #define NP_BP_RNG_GLOBAL 0
-#endif
-
 /* The pass is compiled once and called where the sampler is the moments layout (NP_BP_ONLY 2,
  * its own program): its eight inlined copies made ~10 K lines of PTX, and the called one ran
  * 4-5 % faster (round 34, H200: CUDA 130.5 -> 123.3-124.8 ms, NVIDIA OpenCL 126.4 -> 119.5-119.8;
@@ -214,13 +208,10 @@ NP_FN int np_bp_sample_index(int l, int burnin, int thin, int nsamp)
 
 /* One pass over the directions at candidate parameters. With `cache`, terms in `which` are
  * recomputed into their spare slot and the others read from the current one. */
-NP_BP_PASS_FN np_bp_mom np_bp_pass_v(NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gtab, int nvox, int ndir, int v,
-                           float s0, float d, float f1, float f2, float v10, float v11, float v12,
-                           float v20, float v21, float v22, int which, int cache, NP_GLOBAL float *ec,
-                           int slot0, int slot1, int slot2)
+NP_BP_PASS_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gtab, int nvox, int ndir, int v,
+                           float s0, float d, float f1, float f2, const float *v1, const float *v2,
+                           int which, int cache, NP_GLOBAL float *ec, const int *slot)
 {
-    const float v1[3] = { v10, v11, v12 }, v2[3] = { v20, v21, v22 };
-    const int slot[3] = { slot0, slot1, slot2 };
     np_bp_mom m;
     m.ss = m.r0 = m.r1 = m.r2 = 0.0f;
     m.g00 = m.g01 = m.g02 = m.g11 = m.g12 = m.g22 = 0.0f;
@@ -263,17 +254,6 @@ NP_BP_PASS_FN np_bp_mom np_bp_pass_v(NP_CONST_PTR float *y, NP_CONST_PTR np_floa
         m.g22 += e2 * e2;
     }
     return m;
-}
-
-/* The directions and slots go by value: called (not inlined), a pass given pointers read them
- * from the stack at every direction (the stores to ec might alias them), 1.2 GB of local loads
- * a 50-loop launch of the moments layout (round 35, ncu). */
-NP_FN np_bp_mom np_bp_pass(NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gtab, int nvox, int ndir, int v,
-                           float s0, float d, float f1, float f2, const float *v1, const float *v2,
-                           int which, int cache, NP_GLOBAL float *ec, const int *slot)
-{
-    return np_bp_pass_v(y, gtab, nvox, ndir, v, s0, d, f1, f2, v1[0], v1[1], v1[2], v2[0], v2[1], v2[2],
-                        which, cache, ec, slot[0], slot[1], slot[2]);
 }
 
 /* The sums after the prediction moves by sum_k c_k e_k (an S0 or f change): r -> r - sum c_k e_k. */
@@ -377,10 +357,8 @@ NP_FN void np_bp_thread(int v, NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gt
     if (v >= nvox) return;
     np_bp_chain c;
     np_bp_load(&c, v, nvox, ard, par, prop, acc, nacc);
-#if !NP_BP_RNG_GLOBAL
     np_uint rs[4 * NP_BP_NPARAM];
     for (int j = 0; j < 4 * NP_BP_NPARAM; ++j) rs[j] = rng[j * nvox + v];
-#endif
     c.m = np_bp_pass(y, gtab, nvox, ndir, v, c.p[NP_BP_S0], c.p[NP_BP_D], c.p[NP_BP_F1], c.p[NP_BP_F2],
                      c.v1, c.v2, 7, cache, ec, c.slot);
     c.slot[0] = c.slot[1] = c.slot[2] = 1;
@@ -389,19 +367,8 @@ NP_FN void np_bp_thread(int v, NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gt
         int sampling = l >= burnin;
 #pragma unroll
         for (int k = 0; k < NP_BP_NPARAM; ++k) {
-#if NP_BP_RNG_GLOBAL
-            /* measuring: stream k read and written back around its draws, not held (volatile,
-             * or the compiler holds all 32 words across the loop again) */
-            NP_GLOBAL volatile np_uint *rk = rng + 4 * k * nvox + v;
-            np_uint r4[4];
-            for (int w = 0; w < 4; ++w) r4[w] = rk[w * nvox];
-            float z = np_rng_gauss(r4);
-            float u = np_rng_uniform(r4);
-            for (int w = 0; w < 4; ++w) rk[w * nvox] = r4[w];
-#else
             float z = np_rng_gauss(rs + 4 * k);
             float u = np_rng_uniform(rs + 4 * k);
-#endif
             np_bp_propose(&c, k, z, u, sampling, ard, y, gtab, nvox, ndir, v, cache, moments, ec);
         }
         if ((l + 1) % every == 0) np_bp_adapt(&c, every);
@@ -410,9 +377,7 @@ NP_FN void np_bp_thread(int v, NP_CONST_PTR float *y, NP_CONST_PTR np_float4 *gt
             for (int k = 0; k < NP_BP_NPARAM; ++k) samples[(k * nsamp + s) * nvox + v] = c.p[k];
     }
     np_bp_store(&c, v, nvox, par, prop, acc, nacc);
-#if !NP_BP_RNG_GLOBAL
     for (int j = 0; j < 4 * NP_BP_NPARAM; ++j) rng[j * nvox + v] = rs[j];
-#endif
 }
 
 /* ---- warp layout ---------------------------------------------------------------------- */

@@ -107,3 +107,64 @@ if [[ $PART == *c* ]]; then
   echo "=== summary"
   bench_lines
 fi
+#   d. Part c: prev's program (the pass's arguments by pointer, as before) capped at 96 on NVIDIA
+#      OpenCL 99.4-99.6 ms against 109.6-109.7 uncapped (128: 107.5-107.8, 112: 104.1-104.3, 104:
+#      104.4-104.5); by value at 112 96.9-97.0. Kept: the cap alone (bedpost.cl's
+#      NP_OPENCL_NV_OPTIONS), the switches and the by-value pass taken out. New's binary against
+#      prev: `bench bedpost` every layout on NVIDIA OpenCL (the cap is the program's) and moments
+#      on CUDA (unchanged), two rounds; `check`'s bedpost rows on NVIDIA OpenCL and CUDA; `bedpost`
+#      on the issue-7 volume, prev against new on both, files compared; `reproduce bedpost-t3
+#      --scale paper` on NVIDIA OpenCL.
+if [[ $PART == *d* ]]; then
+  gpu_setup
+  for rep in 1 2; do
+    bench_bp "prev ($rep)" "$OLD" cuda; bench_bp "new ($rep)" "$NEW" cuda
+    for v in prev new; do
+      bin=$NEW; [ $v = prev ] && bin=$OLD
+      stamp "bench bedpost all layouts $v $OCL"
+      { echo "## all $v ($rep) $OCL"; timeout 150 "$bin" bench bedpost --backend "$OCL" --repeats 3 2>&1 | grep -E " 600 " | sed 's/ (NVIDIA H[0-9]* [^)]*)//'; } | tee -a "$OUT/bench-all.txt"
+    done
+  done
+  CHECK_ROWS=bedpost checks 410 cuda "$OCL"
+  issue7_volume
+  BP=(bedpost --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in 1 2; do for be in "$OCL" cuda; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v $be ($rep)" "$bin" -- "${BP[@]}" --backend "$be" --out "$W/bp-$v-${be//:/}-$rep"
+  done; done; done
+  for be in "$OCL" cuda; do echo "bedpost $be prev against new: $(same_inflated "$W/bp-prev-${be//:/}-1" "$W/bp-new-${be//:/}-1" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
+  stamp "reproduce bedpost-t3 --scale paper"
+  step 150 "$NEW" reproduce bedpost-t3 --scale paper --backend "$OCL" --out "$OUT/bedpost-t3-opencl" > "$OUT/bedpost-t3-opencl.log" 2>&1
+  grep "^| dataset" "$OUT/bedpost-t3-opencl/bedpost-t3.md"
+  echo "=== summary"
+  bench_lines
+  cat "$OUT/bench-all.txt"
+  grep -hE "bedpost|rows|FAIL|pass" "$OUT"/check*.txt 2>/dev/null | head -20
+  summary "bedpost.txt" "fit and sample|main"
+fi
+#   e. Part d (the cap on bedpost.cl, every layout's program): NVIDIA OpenCL moments 109.5-109.9
+#      -> 99.7-99.9 ms, cached 920 -> 898, cached_moments 722 -> 709, but naive 132.6 -> 138.7-139.1
+#      and warp 567 -> 646; CUDA unchanged (100.4-100.8); `check` passes (CUDA 51 rows, NVIDIA
+#      OpenCL 50); `bedpost` the same 21 files as prev on both. Now the cap in the moments
+#      program only (the host's prefix; a source's markers now all count). New against prev:
+#      `bench bedpost` every layout on NVIDIA OpenCL, two rounds; `check`'s bedpost rows there;
+#      `bedpost` on the issue-7 volume on NVIDIA OpenCL and CUDA, two rounds, files compared.
+if [[ $PART == *e* ]]; then
+  gpu_setup
+  for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    stamp "bench bedpost all layouts $v $OCL"
+    { echo "## all $v ($rep) $OCL"; timeout 150 "$bin" bench bedpost --backend "$OCL" --repeats 3 2>&1 | grep -E " 600 " | sed 's/ (NVIDIA H[0-9]* [^)]*)//'; } | tee -a "$OUT/bench-all.txt"
+  done; done
+  CHECK_ROWS=bedpost checks 411 "$OCL"
+  issue7_volume
+  BP=(bedpost --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in 1 2; do for be in "$OCL" cuda; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v $be ($rep)" "$bin" -- "${BP[@]}" --backend "$be" --out "$W/bp-$v-${be//:/}-$rep"
+  done; done; done
+  for be in "$OCL" cuda; do echo "bedpost $be prev against new: $(same_inflated "$W/bp-prev-${be//:/}-1" "$W/bp-new-${be//:/}-1" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
+  echo "=== summary"
+  cat "$OUT/bench-all.txt"
+  summary "bedpost.txt" "fit and sample|main"
+fi

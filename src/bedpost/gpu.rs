@@ -19,7 +19,12 @@ fn program(v: Variant) -> (&'static str, &'static str) {
     match v {
         Variant::Naive => ("bedpost_naive", only!(0)),
         Variant::Cached => ("bedpost_cached", only!(1)),
-        Variant::Moments => ("bedpost_moments", only!(2)),
+        // NVIDIA's OpenCL caps the moments program at 96 registers: 109.6-109.7 ms uncapped on
+        // the H200 in `bench bedpost`, 107.5-107.8 at 128, 104.1-104.5 at 112 or 104, 99.4-99.9
+        // at 96, the same bytes; the naive and warp layouts were slower capped (132.6 -> 139,
+        // 567 -> 646), and CUDA's __maxnreg__ at 96-64 slower too (106-130 against 100.2), so
+        // those stay uncapped (round 35, scripts/device/round35.sh PART=a-d).
+        Variant::Moments => ("bedpost_moments", concat!("/* NP_OPENCL_NV_OPTIONS: -cl-nv-maxrregcount=96 */\n", only!(2))),
         Variant::CachedMoments => ("bedpost_cached_moments", only!(3)),
         Variant::Warp => ("bedpost_warp", only!(4)),
     }
@@ -228,5 +233,22 @@ impl BedpostKernels for GpuBedpost {
 
     fn overlaps(&self) -> bool {
         self.lanes.overlap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::source::marked_options;
+
+    /// NVIDIA's OpenCL gets the hardware's e^x in every layout and the register cap in the
+    /// moments program only (the host's prefix adds to the entry file's options).
+    #[test]
+    fn nvidia_opencl_options_per_layout() {
+        let nv = |v: Variant| marked_options(program(v).1, "NP_OPENCL_NV_OPTIONS:", "-");
+        assert_eq!(nv(Variant::Moments), ["-cl-nv-maxrregcount=96", "-DNP_BP_EXP=1"]);
+        for v in [Variant::Naive, Variant::Cached, Variant::CachedMoments, Variant::Warp] {
+            assert_eq!(nv(v), ["-DNP_BP_EXP=1"], "{v:?}");
+        }
     }
 }

@@ -42,13 +42,13 @@ pub fn assemble(dialect: Dialect, entry: &str) -> Result<String> {
     Ok(out)
 }
 
-/// The build options a source names after `marker` (e.g. `NP_NVRTC_OPTIONS:`): the words that
-/// follow it while they start with `prefix` (`--` for NVRTC, `-` for OpenCL); none without it.
+/// The build options a source names after `marker` (e.g. `NP_NVRTC_OPTIONS:`): at each place
+/// it appears, the words that follow it while they start with `prefix` (`--` for NVRTC, `-` for
+/// OpenCL); none without it. Every place counts, so a host's prefix can add to an entry file's.
 pub fn marked_options(src: &str, marker: &str, prefix: &str) -> Vec<String> {
-    match src.find(marker) {
-        Some(at) => src[at + marker.len()..].split_whitespace().take_while(|w| w.starts_with(prefix)).map(str::to_string).collect(),
-        None => Vec::new(),
-    }
+    src.match_indices(marker)
+        .flat_map(|(at, _)| src[at + marker.len()..].split_whitespace().take_while(|w| w.starts_with(prefix)).map(str::to_string))
+        .collect()
 }
 
 fn expand(src: &str, out: &mut String, seen: &mut Vec<String>) -> Result<()> {
