@@ -168,3 +168,68 @@ if [[ $PART == *e* ]]; then
   cat "$OUT/bench-all.txt"
   summary "bedpost.txt" "fit and sample|main"
 fi
+#   f. Part e kept NVIDIA OpenCL's moments cap (109.3-109.7 -> 99.6 ms, the same bytes). Where else
+#      does NVIDIA's OpenCL compiler take more registers than it should? Every other kernel bench
+#      on CUDA and on NVIDIA OpenCL uncapped and capped (the whole program, NEUROPORT_OPENCL_OPTIONS)
+#      at 128, 96 and 64, one round: geodesic (RK2, kernel and texture), probtrack (003 Table II),
+#      register (every cost and sampling), dti.
+if [[ $PART == *f* ]]; then
+  gpu_setup
+  bench_one() { # LABEL BACKEND OPTS -- ARGS
+    local label=$1 be=$2 opts=$3; shift 4
+    stamp "bench $* $label $be"
+    { echo "## $1 $label $be"; NEUROPORT_OPENCL_OPTIONS="$opts" timeout 150 "$NEW" bench "$@" --backend "$be" 2>&1 | grep -vE "^\s*$" | tail -n 14 | sed 's/ (NVIDIA H[0-9]* [^)]*)//'; } >> "$OUT/bench-$1.txt"
+  }
+  for rep in ${REPS:-1}; do
+    for b in geodesic probtrack register dti; do
+      bench_one "cuda ($rep)" cuda "" -- $b
+      for cap in 0 128 96 64; do
+        o=""; [ $cap != 0 ] && o="-cl-nv-maxrregcount=$cap"
+        bench_one "cap $cap ($rep)" "$OCL" "$o" -- $b
+      done
+    done
+  done
+  echo "=== summary"
+  for b in geodesic probtrack register dti; do echo "##### $b"; cat "$OUT/bench-$b.txt"; done
+fi
+#   g. Part f: NVIDIA OpenCL's probtrack trace kernels 18.15 -> 16.73-16.75 ms at any cap of 128,
+#      96 or 64 (CUDA 18.41); geodesic, register and dti no better capped (geodesic's in-kernel
+#      slower: 98.8 -> 103.6 at 128, 128.5 at 64). So probtrack on both dialects: CUDA with
+#      __maxnreg__ on its tracing kernels (NP_PT_MAXREG, a measuring switch) at 128, 96, 80, 64,
+#      NVIDIA OpenCL at 128, 96, 80, two rounds; ncu's registers of probtrack_segment on each
+#      dialect... (CUDA only: ncu); `probtrack` on the issue-7 volume's samples at the fastest
+#      settings, files against the default's.
+if [[ $PART == *g* ]]; then
+  gpu_setup
+  bench_pt() { # LABEL BACKEND NVRTC_OPTS OPENCL_OPTS
+    stamp "bench probtrack $1 $2"
+    { echo "## $1 $2"; NEUROPORT_NVRTC_OPTIONS="$3" NEUROPORT_OPENCL_OPTIONS="$4" timeout 100 "$NEW" bench probtrack --backend "$2" 2>&1 | grep -E "^(cuda|opencl):" | sed 's/ (NVIDIA [^)]*)//'; } | tee -a "$OUT/bench-pt.txt"
+  }
+  for rep in 1 2; do
+    bench_pt "default ($rep)" cuda "" ""
+    for cap in 128 96 80 64; do bench_pt "maxreg $cap ($rep)" cuda "-DNP_PT_MAXREG=$cap" ""; done
+    bench_pt "default ($rep)" "$OCL" "" ""
+    for cap in 128 96 80; do bench_pt "cap $cap ($rep)" "$OCL" "" "-cl-nv-maxrregcount=$cap"; done
+  done
+  ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for x in "" "-DNP_PT_MAXREG=96"; do
+    NEUROPORT_NVRTC_OPTIONS="$x" timeout 150 "$ncu" --section LaunchStats --section Occupancy -k regex:probtrack_segment --launch-skip 1 --launch-count 1 \
+      "$NEW" bench probtrack --backend cuda --repeats 1 > "$OUT/ncu-pt${x//[ =-]/}.txt" 2>&1
+    echo "ncu ${x:-default}: $(grep -E "Registers Per|Theoretical Occ|Achieved Occ|Duration" "$OUT/ncu-pt${x//[ =-]/}.txt" | awk '{print $1, $2, $NF}' | paste -sd';')" | tee -a "$OUT/regs.txt"
+  done
+  issue7_volume
+  "$NEW" bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" > /dev/null 2>&1
+  PT=(probtrack --bedpost "$W/bp" --seeds "$D/wm.nii.gz" --nsamples 100)
+  for be in cuda "$OCL"; do
+    u pt.txt "probtrack default $be" "$NEW" -- "${PT[@]}" --backend "$be" --out "$W/pt-def-${be//:/}"
+  done
+  for cap in 128 96; do
+    NEUROPORT_NVRTC_OPTIONS="-DNP_PT_MAXREG=$cap" u pt.txt "probtrack maxreg $cap cuda" "$NEW" -- "${PT[@]}" --backend cuda --out "$W/pt-$cap-cuda"
+    NEUROPORT_OPENCL_OPTIONS="-cl-nv-maxrregcount=$cap" u pt.txt "probtrack cap $cap $OCL" "$NEW" -- "${PT[@]}" --backend "$OCL" --out "$W/pt-$cap-${OCL//:/}"
+    for be in cuda "$OCL"; do echo "probtrack $be cap $cap against default: $(same_inflated "$W/pt-$cap-${be//:/}" "$W/pt-def-${be//:/}" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
+  done
+  echo "=== summary"
+  awk '/^##/ {l=$0; next} {print l " | trace " $6 " ms, wall " $11 " ms"}' "$OUT/bench-pt.txt"
+  cat "$OUT/regs.txt"
+  summary pt.txt "trace|main"
+fi
