@@ -3,7 +3,12 @@
  * list[i % n]), seed t % nseeds, sample volume (t / nseeds) mod nsamp. Device compaction is a
  * stream compaction by prefix sum over the live flags: per-group counts, one group scanning the
  * group counts, then each group scattering its live paths in order (so the order of the live
- * paths is kept, as the host path keeps it). */
+ * paths is kept, as the host path keeps it).
+ * NP_OPENCL_NV_OPTIONS: -cl-nv-maxrregcount=128
+ * (NVIDIA's OpenCL: with any cap from 80 to 128 its build of the tracing kernels ran 8 % faster on
+ * the H200, 18.15 -> 16.7 ms of `bench probtrack`'s trace kernels, the same bytes; why was not
+ * found: CUDA's build of probtrack_segment takes 37 registers and no cap moved it. Round 35,
+ * scripts/device/round35.sh PART=f, g.) */
 #include "common/portable.h"
 #include "common/probtrack.h"
 

@@ -233,3 +233,28 @@ if [[ $PART == *g* ]]; then
   cat "$OUT/regs.txt"
   summary pt.txt "trace|main"
 fi
+#   h. Part g: CUDA's probtrack_segment 37 registers, __maxnreg__ 128-64 no change (18.27-18.38
+#      ms); NVIDIA OpenCL 18.15-18.16 -> 16.69-16.73 ms at caps 128, 96, 80, `probtrack` the same
+#      3 files at 128 and 96 on both. Kept: probtrack.cl asks NVIDIA's OpenCL for 128. New's
+#      binary against prev: `bench probtrack` on NVIDIA OpenCL and CUDA, two rounds; `check`'s
+#      probtrack rows on NVIDIA OpenCL; `probtrack` on the issue-7 volume's samples, files compared.
+if [[ $PART == *h* ]]; then
+  gpu_setup
+  bench_pt2() { # LABEL BINARY BACKEND
+    stamp "bench probtrack $1 $3"
+    { echo "## $1 $3"; timeout 100 "$2" bench probtrack --backend "$3" 2>&1 | grep -E "^(cuda|opencl):" | sed 's/ (NVIDIA [^)]*)//'; } | tee -a "$OUT/bench-pt.txt"
+  }
+  for rep in 1 2; do for be in "$OCL" cuda; do bench_pt2 "prev ($rep)" "$OLD" "$be"; bench_pt2 "new ($rep)" "$NEW" "$be"; done; done
+  CHECK_ROWS=probtrack checks 412 "$OCL"
+  issue7_volume
+  "$NEW" bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" > /dev/null 2>&1
+  PT=(probtrack --bedpost "$W/bp" --seeds "$D/wm.nii.gz" --nsamples 100)
+  for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u pt.txt "probtrack $v $OCL ($rep)" "$bin" -- "${PT[@]}" --backend "$OCL" --out "$W/pt-$v-$rep"
+  done; done
+  echo "probtrack $OCL prev against new: $(same_inflated "$W/pt-prev-1" "$W/pt-new-1" 2>/dev/null) files the same" | tee -a "$OUT/same.txt"
+  echo "=== summary"
+  awk '/^##/ {l=$0; next} {print l " | trace " $6 " ms, wall " $11 " ms"}' "$OUT/bench-pt.txt"
+  summary pt.txt "trace|main"
+fi

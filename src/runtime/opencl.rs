@@ -160,6 +160,10 @@ mod tests {
             let bedpost = assemble(Dialect::OpenCl, include_str!("../../cl/bedpost.cl")).unwrap();
             assert_eq!(build_options(&bedpost, true), "-cl-std=CL1.2 -DNP_BP_EXP=1");
             assert_eq!(build_options(&bedpost, false), "-cl-std=CL1.2");
+            // probtrack's tracing kernels faster capped on NVIDIA's OpenCL (probtrack.cl).
+            let probtrack = assemble(Dialect::OpenCl, include_str!("../../cl/probtrack.cl")).unwrap();
+            assert_eq!(build_options(&probtrack, true), "-cl-std=CL1.2 -cl-nv-maxrregcount=128");
+            assert_eq!(build_options(&probtrack, false), "-cl-std=CL1.2");
         }
     }
 }
