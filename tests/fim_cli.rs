@@ -124,8 +124,8 @@ fn bad_input_is_one_error_line_and_no_output() {
         (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("small.nii.gz"), "--source".into(), j("r1.nii.gz")], "does not match"),
         (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--alpha=-1".into()], "--alpha"),
         // S = M^-1 of eq. 3 leaves f32's range: every cost came out 0 with exit 0.
-        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--alpha=1e30".into()], "largest --alpha these tensors allow is 24."),
-        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--alpha=30".into()], "--alpha 30"),
+        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--alpha=1e30".into()], "--alpha 1e30: the speed matrix S"),
+        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--alpha=30".into()], "--alpha 30: the speed matrix S = M^-1 of eq. 3 leaves f32's range at voxel (0,0,0); the largest --alpha these tensors allow is 24."),
         (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--target".into(), j("r2.nii.gz"), "--out-tck".into(), j("p.trk")], ".tck"),
     ];
     for (args, want) in cases {

@@ -67,7 +67,9 @@ pub fn speed_from_tensor(tensor: &[f32], geom: &Geometry, mask: &[u8], metric: M
         // Only on failure: a second pass for the bound over every mask voxel.
         let most = (0..n).into_par_iter().filter(|&v| mask[v] != 0).map(|v| alpha_limit(&sym3::eigen(&tensor_at(v)).0, f64::INFINITY).unwrap_or(f64::INFINITY)).reduce(|| f64::INFINITY, f64::min);
         let [x, y, z] = [v % geom.dims[0], (v / geom.dims[0]) % geom.dims[1], v / (geom.dims[0] * geom.dims[1])];
-        let what = format!("--alpha {alpha}: the speed matrix S = M^-1 of eq. 3 leaves f32's range at voxel ({x},{y},{z})");
+        // 1e30 as given, not its 31 digits.
+        let shown = if alpha >= 1e6 { format!("{alpha:e}") } else { alpha.to_string() };
+        let what = format!("--alpha {shown}: the speed matrix S = M^-1 of eq. 3 leaves f32's range at voxel ({x},{y},{z})");
         if most > 0.0 {
             // Rounded down, so the value shown is itself allowed.
             bail!("{what}; the largest --alpha these tensors allow is {}", (most * 100.0).floor() / 100.0);
