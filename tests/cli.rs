@@ -255,6 +255,19 @@ fn synth_refuses_existing_outputs_before_building() {
     }
 }
 
+/// A phantom larger than the memory available is refused before anything is built or written:
+/// 64^3 voxels x 2000003 volumes (2 TB of DWI) ended in an allocation abort.
+#[test]
+fn synth_refuses_a_phantom_larger_than_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("big");
+    let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "64,64,64", "--dirs", "2000000"], &[]);
+    assert_eq!(code, 1, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines.len() == 1 && lines[0].starts_with("error: a 64x64x64 phantom with 2000003 volumes needs about 1953") && lines[0].contains("GiB of memory") && lines[0].contains("available"), "{err}");
+    assert!(!out.exists());
+}
+
 /// `bench geodesic` refuses sizes that measure nothing, as the other benches do: --fibres 0 or
 /// --cpu-fibres 0 printed a table row of NaN steps/s, --steps 0 a rate of 0, --step 0 a rate of
 /// fibres that never move, --repeats 0 a "median of 0", all with exit 0.

@@ -61,6 +61,31 @@ fn two_regions_write_costs_pathway_and_path() {
     assert!((p[0][0] - 2.0).abs() < 0.51 && (p.last().unwrap()[0] - 17.0).abs() < 0.51, "path {:?} .. {:?}", p[0], p.last());
 }
 
+/// The largest alpha the data allow runs, and a tiny alpha gives the isotropic metric's costs
+/// (S = |D|^(1/3) I: 15 voxels cost 15 / sqrt(|D|^(1/3))).
+#[test]
+fn alpha_near_its_limits_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let j = |f: &str| d.join(f);
+    let l = 1.7e-3f64;
+    let cr = l / 10f64.powf(2.0 / 3.0);
+    let at = |x: usize| x + D[0] * (6 + D[1] * 5);
+    for (alpha, name) in [("24", "big"), ("1e-30", "tiny")] {
+        let out = d.join(name);
+        let (code, _, stderr) = run(&["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--alpha", alpha, "--out", s(&out), "--backend", "cpu"], &[]);
+        assert_eq!(code, 0, "--alpha {alpha}: {stderr}");
+        let u1 = read_nifti(&d.join(format!("{name}_cost1.nii.gz"))).unwrap().into_flat();
+        let u = u1[at(17)] as f64;
+        assert!(u.is_finite() && u > 0.0, "--alpha {alpha}: cost {u}");
+        if name == "tiny" {
+            let want = 15.0 / cr.sqrt();
+            assert!((u - want).abs() < want * 1e-5, "{u} vs {want}");
+        }
+    }
+}
+
 #[test]
 fn solvers_agree_through_the_cli() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,6 +123,9 @@ fn bad_input_is_one_error_line_and_no_output() {
         (vec!["--tensor".into(), j("missing.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz")], "missing.nii.gz"),
         (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("small.nii.gz"), "--source".into(), j("r1.nii.gz")], "does not match"),
         (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--alpha=-1".into()], "--alpha"),
+        // S = M^-1 of eq. 3 leaves f32's range: every cost came out 0 with exit 0.
+        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--alpha=1e30".into()], "--alpha 1e30: the speed matrix S"),
+        (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--alpha=30".into()], "--alpha 30: the speed matrix S = M^-1 of eq. 3 leaves f32's range at voxel (0,0,0); the largest --alpha these tensors allow is 24."),
         (vec!["--tensor".into(), j("t.nii.gz"), "--mask".into(), j("wm.nii.gz"), "--source".into(), j("r1.nii.gz"), "--target".into(), j("r2.nii.gz"), "--out-tck".into(), j("p.trk")], ".tck"),
     ];
     for (args, want) in cases {

@@ -247,3 +247,31 @@ fn an_interrupted_run_removes_the_folders_it_made() {
         assert_eq!(entries(tmp.path()), Vec::<String>::new(), "left behind after signal {sig} ({env:?})");
     }
 }
+
+/// An output under a path that is a file, not a folder: one plain line naming that file, for a
+/// command taking a prefix (dti) and one taking a folder (synth), with --force too. Each said
+/// "File exists" (the OS's word for mkdir over a file) without saying which file.
+#[test]
+fn an_output_under_a_file_names_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let [dwi, bvals, bvecs, _] = data(&d.join("in"));
+    let file = d.join("notes.txt");
+    std::fs::write(&file, b"mine").unwrap();
+    let under = |p: &str| file.join(p).to_string_lossy().into_owned();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["dti".into(), "--dwi".into(), dwi.clone(), "--bvals".into(), bvals.clone(), "--bvecs".into(), bvecs.clone(), "--out".into(), under("dti")],
+        vec!["dti".into(), "--dwi".into(), dwi, "--bvals".into(), bvals, "--bvecs".into(), bvecs, "--out".into(), under("sub/dti"), "--force".into()],
+        vec!["synth".into(), "--dims".into(), "8,8,4".into(), "--out".into(), file.to_string_lossy().into_owned()],
+        vec!["synth".into(), "--dims".into(), "8,8,4".into(), "--out".into(), under("x")],
+    ];
+    for a in cases {
+        let args: Vec<&str> = a.iter().map(String::as_str).chain(["--backend", "cpu"].into_iter().filter(|_| a[0] == "dti")).collect();
+        let (code, _, err) = run(&args, &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert!(lines.len() == 1 && lines[0].contains(&format!("{} is a file, not a folder", file.display())), "{args:?}: {err}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+        assert_eq!(entries(d), vec!["in".to_string(), "notes.txt".to_string()]);
+    }
+}

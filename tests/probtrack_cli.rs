@@ -103,6 +103,10 @@ fn bad_inputs_give_one_clean_error_and_no_output() {
         (vec!["--targets".into(), s(&d.join("wrong.nii.gz")).into()], "wrong.nii.gz"),
         (vec!["--schedule".into(), "A0".into()], "schedule"),
         (vec!["--step".into(), "0".into()], "--step"),
+        // A step longer than the grid ended every streamline at once: 0 steps, exit 0.
+        (vec!["--step".into(), "1e30".into()], "--step 1e30 mm is longer than the image (48 mm along its longest edge)"),
+        (vec!["--step".into(), "49".into()], "--step 49 mm is longer than the image"),
+        (vec!["--step".into(), "nan".into()], "--step"),
         (vec!["--bedpost".into(), s(&d.join("nothing")).into()], "nothing"),
     ];
     for (extra, needle) in cases {

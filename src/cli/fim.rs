@@ -103,7 +103,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     };
     let source = stage("read regions", || region(&a.source))?;
     let target = a.target.as_deref().map(region).transpose()?;
-    let (speed, repaired) = stage("metric", || fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, a.alpha));
+    let (speed, repaired) = stage("metric", || fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, a.alpha))?;
     drop(tensor);
     let device = match fitted_on {
         Some(d) => d,

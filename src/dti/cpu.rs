@@ -209,7 +209,11 @@ pub fn voxel_frame(t: &[f64; 6], frame: Frame) -> [f64; 6] {
 }
 
 pub fn sharpen_one(t: &[f64; 6], alpha: f64, lam_floor: f64) -> [f64; 6] {
-    let (lam, vec) = sym3::eigen(t);
+    sharpen_eigen(sym3::eigen(t), alpha, lam_floor)
+}
+
+/// [`sharpen_one`] from the tensor's eigen-decomposition (for callers that need it too).
+pub fn sharpen_eigen((lam, vec): ([f64; 3], [f64; 9]), alpha: f64, lam_floor: f64) -> [f64; 6] {
     let lam = lam.map(|l| l.max(lam_floor));
     let cr = (lam[0] * lam[1] * lam[2]).cbrt();
     sym3::compose(lam.map(|l| (l / cr).powf(-alpha) / cr), &vec)

@@ -115,7 +115,7 @@ pub fn brain(dims: [usize; 3], seed: u64) -> Example {
     let ph = brain_like_with(dims, [1.0; 3], seed, BRAIN_BUNDLES);
     let mut tensor = ph.tensor.clone();
     voxel_axes_to_fsl(&mut tensor, &ph.geom);
-    let (speed, _) = metric::speed_from_tensor(&tensor, &ph.geom, &ph.wm, metric::Metric::Sharpened, 3.0);
+    let (speed, _) = metric::speed_from_tensor(&tensor, &ph.geom, &ph.wm, metric::Metric::Sharpened, 3.0).expect("the phantom's tensors allow alpha 3");
     let nv = ph.geom.nvox();
     let c = dims.map(|d| (d as f64 - 1.0) / 2.0);
     let d2 = |v: usize| {

@@ -90,12 +90,19 @@ impl Default for Config {
 }
 
 impl Config {
-    pub fn validate(&self, nseeds: usize) -> Result<()> {
+    pub fn validate(&self, field: &Field, nseeds: usize) -> Result<()> {
         if self.nsamples == 0 {
             bail!("--nsamples must be positive");
         }
         if !(self.step_mm > 0.0 && self.step_mm.is_finite()) {
             bail!("--step must be a positive length in mm");
+        }
+        // Longer than the grid, every streamline left it in its first step: 0 steps, exit 0.
+        let g = &field.geom;
+        let longest = (0..3).map(|i| g.dims[i] as f32 * g.voxel_size[i]).fold(0.0, f32::max);
+        if self.step_mm > longest {
+            let step = if self.step_mm >= 1e6 { format!("{:e}", self.step_mm) } else { self.step_mm.to_string() };
+            bail!("--step {step} mm is longer than the image ({longest} mm along its longest edge): every streamline would end after one step");
         }
         if !(-1.0..=1.0).contains(&self.min_cos) {
             bail!("--curvature is a cosine: between -1 and 1");
@@ -425,7 +432,7 @@ fn finish(kept: Kept, counts: Counts, rules: &Rules, cfg: &Config, mut stats: St
 
 /// Tracks `cfg.nsamples` streamlines from every seed voxel (flat indices) on `k`.
 pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Config) -> Result<Tracks> {
-    cfg.validate(seeds.len())?;
+    cfg.validate(field, seeds.len())?;
     let t0 = std::time::Instant::now();
     let total = seeds.len() * cfg.nsamples;
     let mut stats = Stats::default();
@@ -483,7 +490,7 @@ pub const SPLIT_MIN_STREAMLINES: usize = 1 << 18;
 /// choices are keyed by its number and the ranges' tallies are added in range order, so several
 /// devices of one kind give the bytes one gives.
 pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> Result<(Tracks, Shares)> {
-    cfg.validate(seeds.len())?;
+    cfg.validate(field, seeds.len())?;
     let t0 = std::time::Instant::now();
     let total = seeds.len() * cfg.nsamples;
     let plan = split.plan(total, SPLIT_MIN_STREAMLINES);

@@ -117,6 +117,40 @@ mod tests {
         assert!(exp_fit(&[0, 5]).lambda.is_nan());
     }
 
+    /// `file_names` (what probtrack refuses before tracking) lists exactly the files `write`
+    /// makes, in its order, with no target, one or two, with and without the .tck: the two lists
+    /// are kept apart, so a file added to one only would go unchecked or be refused for nothing.
+    #[test]
+    fn file_names_are_the_files_write_makes() {
+        use crate::probtrack::{kernels, phantom, run, Config};
+        let t = phantom::straight();
+        let a = t.angles(2, 5.0, 1);
+        let dev = crate::Device::Cpu(std::sync::Arc::new(crate::runtime::cpu::Cpu::new(Some(1)).unwrap()));
+        let tmp = tempfile::tempdir().unwrap();
+        for ntargets in 0..3 {
+            for with_tck in [false, true] {
+                let mut f = t.field(&a);
+                let names: Vec<String> = (0..ntargets).map(|j| format!("t{j}")).collect();
+                for (j, name) in names.iter().enumerate() {
+                    f.add_target_voxels(&(0..t.geom.nvox()).map(|v| (v % 24 == 20 + j) as u8).collect::<Vec<_>>(), name).unwrap();
+                }
+                let seeds = vec![t.geom.index(10, 5, 5) as u32];
+                let cfg = Config { nsamples: 2, max_steps: 50, ..Config::default() };
+                let tracks = run(kernels(&dev).unwrap().as_mut(), &f, &seeds, &cfg).unwrap();
+                let dir = tmp.path().join(format!("{ntargets}-{with_tck}"));
+                let tck = with_tck.then(|| dir.join("paths.tck"));
+                let p = cfg.params(&f, seeds.len(), true);
+                let written = write(&tracks, &f, &seeds, &p, &dir, tck.as_deref()).unwrap();
+                assert_eq!(written, file_names(&dir, &names, tck.as_deref()), "{ntargets} targets, tck {with_tck}");
+                let mut on_disk: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+                let mut want = written.clone();
+                on_disk.sort();
+                want.sort();
+                assert_eq!(on_disk, want, "{ntargets} targets, tck {with_tck}");
+            }
+        }
+    }
+
     #[test]
     fn stems() {
         assert_eq!(stem(Path::new("/a/B.nii.gz")), "B");

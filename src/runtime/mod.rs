@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod identity;
 mod list;
 pub use list::check_split_spec;
+pub mod memory;
 pub mod opencl;
 pub mod source;
 pub mod split;

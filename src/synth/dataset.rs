@@ -63,6 +63,18 @@ impl Spec {
         Spec { dims, voxel_size: [2.0; 3], snr: 30.0, seed: 1, model, nb0: 3, ndirs: 32, shells }
     }
 
+    /// About how many bytes [`build`] and [`write`] hold at once: the DWI (f32 per volume) and,
+    /// per voxel, the phantom (62 B) with the model's truth (36 B for the tensor, 80 B of
+    /// voxel configurations and ~100 B of truth for sticks) and the masks written as f32.
+    pub fn memory_needed(&self) -> f64 {
+        let nvol = self.nb0 as f64 + (self.ndirs * self.shells.len()) as f64;
+        let per_voxel = match self.model {
+            Model::Tensor => 112.0,
+            Model::Sticks => 256.0,
+        };
+        self.dims.iter().map(|&d| d as f64).product::<f64>() * (4.0 * nvol + per_voxel)
+    }
+
     /// The gradient table in voxel axes (the frame the phantom is defined in).
     pub fn table(&self) -> Result<GradientTable> {
         let mut bvals = vec![0.0; self.nb0];
@@ -111,6 +123,9 @@ pub fn build(spec: &Spec) -> Result<Dataset> {
     if !(spec.snr > 0.0) {
         bail!("the SNR must be positive (inf for no noise), got {}", spec.snr);
     }
+    let [x, y, z] = spec.dims;
+    let nvol = spec.nb0.saturating_add(spec.ndirs.saturating_mul(spec.shells.len()));
+    crate::runtime::memory::check_fits(&format!("a {x}x{y}x{z} phantom with {nvol} volumes"), spec.memory_needed(), crate::runtime::memory::available())?;
     let p = phantom::brain_like(spec.dims, spec.voxel_size, spec.seed);
     let nvox = p.geom.nvox();
     let voxel_table = spec.table()?;

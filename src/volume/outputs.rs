@@ -20,14 +20,31 @@ pub fn set_overwrite(on: bool) {
 
 /// Refuses paths that exist (unless overwriting is allowed), naming the first; commands call it
 /// with their output names before any work so a user learns it at once.
+/// Also refuses a path whose folder cannot be made because a file sits on the way, with or
+/// without --force.
 pub fn check_free<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<()> {
-    if OVERWRITE.load(Ordering::Relaxed) {
-        return Ok(());
-    }
+    let overwrite = OVERWRITE.load(Ordering::Relaxed);
     for p in paths {
         let p = p.as_ref();
-        if p.symlink_metadata().is_ok() {
+        if let Some(dir) = p.parent() {
+            folder_possible(dir)?;
+        }
+        if !overwrite && p.symlink_metadata().is_ok() {
             bail!("{} already exists (use --force to overwrite)", p.display());
+        }
+    }
+    Ok(())
+}
+
+/// An error naming the file when `dir` or a folder above it is a file: mkdir there said only
+/// "File exists" (or "Not a directory"), not which file was in the way.
+fn folder_possible(dir: &Path) -> Result<()> {
+    for a in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        match std::fs::metadata(a) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) if a == dir => bail!("cannot write into {}: {} is a file, not a folder", dir.display(), a.display()),
+            Ok(_) => bail!("cannot create the folder {}: {} is a file, not a folder", dir.display(), a.display()),
+            Err(_) => {}
         }
     }
     Ok(())

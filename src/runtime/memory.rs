@@ -1,0 +1,33 @@
+//! How much memory this machine has free, so a request that cannot fit is an error up front
+//! instead of an allocation abort (or the OOM killer) halfway through.
+
+use anyhow::{bail, Result};
+
+/// MemAvailable of /proc/meminfo in bytes; `None` where there is no such file (not Linux).
+pub fn available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// An error naming `what` when it needs more than `available` bytes (unknown: no check).
+pub fn check_fits(what: &str, needed: f64, available: Option<u64>) -> Result<()> {
+    const GIB: f64 = (1u64 << 30) as f64;
+    match available {
+        Some(a) if needed > a as f64 => bail!("{what} needs about {:.1} GiB of memory, and {:.1} GiB is available", needed / GIB, a as f64 / GIB),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fits_or_names_both_sizes() {
+        assert!(check_fits("x", 1e9, Some(2 << 30)).is_ok());
+        assert!(check_fits("x", 1e30, None).is_ok());
+        let e = check_fits("a thing", 3.0 * (1u64 << 30) as f64, Some(1 << 30)).unwrap_err().to_string();
+        assert_eq!(e, "a thing needs about 3.0 GiB of memory, and 1.0 GiB is available");
+    }
+}
