@@ -462,7 +462,10 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     let (fit, made) = std::thread::scope(|s| {
         let fitted = stage("measurements", || measurements(dwi, &voxels)).and_then(|(y, gather_ms)| {
             let design = crate::dti::Design::new(grads)?;
-            let (fit, _) = stage("tensor fit", || crate::dti::fit_split(split, Columns::whole(&y, table.ndir), &ones(nvox), &design, false)).context("tensor fit for the chains' starting points")?;
+            // A DWI that no voxel can be fitted in would start every chain from nothing and
+            // sample noise into finite-looking maps.
+            let fit_all = || crate::dti::fit_split(split, Columns::whole(&y, table.ndir), &ones(nvox), &design, false).and_then(|(f, s)| crate::dti::require_fitted(&f, nvox).map(|()| (f, s)));
+            let (fit, _) = stage("tensor fit", fit_all).context("tensor fit for the chains' starting points")?;
             Ok((y, fit, gather_ms))
         });
         // The samplers are made beside the chains' start (host work), not beside the fit: made

@@ -2,7 +2,7 @@
 //! (FSL) or `--grad` (MRtrix).
 
 use anyhow::{bail, Context, Result};
-use neuroport::volume::{mask_for, read_dwi_with, read_nifti, skip_nonfinite, Geometry, GradFiles, GradientTable, Volume};
+use neuroport::volume::{read_dwi_with, read_mask_like, read_tensor, skip_nonfinite, Geometry, GradFiles, GradientTable, Volume};
 use neuroport::{dti, Device};
 use std::path::{Path, PathBuf};
 
@@ -36,6 +36,9 @@ impl DwiArgs {
     }
 }
 
+/// A tensor volume (flat), its grid, the file it came from and the mask it may be used in.
+pub type Loaded = (Vec<f32>, Geometry, PathBuf, Vec<u8>);
+
 /// The tensor input of the commands that take `--tensor` or `--dwi/--bvals/--bvecs` (track, fim).
 #[derive(clap::Args)]
 pub struct TensorInput {
@@ -54,32 +57,30 @@ pub struct TensorInput {
 impl TensorInput {
     /// With `--tensor`, the volume read as [`TensorInput::load`] does (no device needed, so a
     /// command can read it while the devices are found); None for a DWI to fit.
-    pub fn read_tensor(&self) -> Option<Result<(Vec<f32>, Geometry, PathBuf)>> {
+    pub fn read_tensor(&self, mask: Option<(&Path, &str)>) -> Option<Result<Loaded>> {
         let t = self.tensor.as_ref()?;
-        Some((|| {
-            let mut v = read_nifti(t)?;
-            if v.nvol() != 6 {
-                bail!("{}: a tensor volume has 6 volumes (FSL order xx,xy,xz,yy,yz,zz), this has {}", t.display(), v.nvol());
-            }
-            let mut all = vec![1u8; v.nvox()];
-            skip_nonfinite(&mut v, t, &mut all)?;
+        Some(read_tensor(t, mask).map(|(v, m)| {
             let g = v.geom.clone();
-            Ok((v.into_flat(), g, t.clone()))
-        })())
+            (v.into_flat(), g, t.clone(), m)
+        }))
     }
 
     /// The tensor volume (6 volumes, FSL order, mm^2/s), read or fitted on `device` inside `mask`
-    /// (every voxel without one), and the file it came from. Voxels holding NaN/Inf are zeroed
-    /// (outside every mask) with a warning.
-    pub fn load(&self, device: &Device, mask: Option<&Path>) -> Result<(Vec<f32>, Geometry, PathBuf)> {
-        if let Some(r) = self.read_tensor() {
+    /// (its file and what to call it; every voxel without one), the file it came from, and the
+    /// mask less the voxels whose tensor or DWI holds NaN/Inf (zeroed, with a warning).
+    pub fn load(&self, device: &Device, mask: Option<(&Path, &str)>) -> Result<Loaded> {
+        if let Some(r) = self.read_tensor(mask) {
             return r;
         }
         let (Some(dwi), Some(bvals), Some(bvecs)) = (&self.dwi, &self.bvals, &self.bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
         let (mut v, grads) = read_dwi_with(dwi, GradFiles::Fsl { bvals, bvecs })?;
-        let mask = mask_for(&mut v, dwi, mask)?;
+        let mut m = match mask {
+            Some((p, what)) => read_mask_like(p, &v.geom, dwi, what)?,
+            None => vec![1u8; v.nvox()],
+        };
+        skip_nonfinite(&mut v, dwi, &mut m)?;
         let mut k = dti::kernels(device)?;
-        let r = dti::run(k.as_mut(), &v, &grads, &mask).with_context(|| format!("tensor fit of {}", dwi.display()))?;
-        Ok((r.fit.tensor, v.geom, dwi.clone()))
+        let r = dti::run(k.as_mut(), &v, &grads, &m).with_context(|| format!("tensor fit of {}", dwi.display()))?;
+        Ok((r.fit.tensor, v.geom, dwi.clone(), m))
     }
 }

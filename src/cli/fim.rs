@@ -78,22 +78,18 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // A tensor file, the masks and the metric are made while the devices are found (discovery
     // runs on its own thread: 0.1-0.3 s on the H100 box); a DWI is fitted on the device first.
     let mut fitted_on = None;
-    let (tensor, geom, from) = match stage("read", || a.input.read_tensor()) {
+    let mask_in = Some((a.mask.as_path(), "mask"));
+    let (tensor, geom, from, mask) = match stage("read", || a.input.read_tensor(mask_in)) {
         Some(r) => r?,
         None => {
             let d = pick()?;
-            let r = stage("fit", || a.input.load(&d, Some(&a.mask)))?;
+            let r = stage("fit", || a.input.load(&d, mask_in))?;
             fitted_on = Some(d);
             r
         }
     };
-    let shown = from.display().to_string();
     let dims = geom.dims;
-    let mask = stage("read mask", || read_mask_like(&a.mask, &geom, &from, "mask"))?;
     let n = geom.nvox();
-    if let Some(v) = (0..n).find(|&v| mask[v] != 0 && !(0..6).all(|c| tensor[c * n + v].is_finite())) {
-        bail!("{shown}: voxel {v} inside the mask holds a non-finite tensor");
-    }
     let region = |p: &Path| -> Result<Vec<u8>> {
         let r = read_mask_like(p, &geom, &from, "region")?;
         if !(0..n).any(|v| r[v] != 0 && mask[v] != 0) {

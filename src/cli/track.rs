@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use neuroport::geodesic::{self, output, seeding, Interp, Method, TraceParams};
 use neuroport::runtime::split::Split;
 use neuroport::runtime::stages::stage;
-use neuroport::volume::{check_free, read_mask_like, Geometry, Outputs};
+use neuroport::volume::{check_free, read_mask_like, Outputs};
 use neuroport::{dti, Device};
 use std::path::Path;
 use std::path::PathBuf;
@@ -90,9 +90,9 @@ fn interp_label(split: &Split, interp: Option<Interp>) -> String {
     names.join(" + ")
 }
 
-/// The tensor volume, its geometry and the file it came from, read or fitted.
-fn tensor_of(device: &Device, a: &GeodesicArgs) -> Result<(Vec<f32>, Geometry, PathBuf)> {
-    a.input.load(device, a.mask.as_deref())
+/// The tracking mask's file, if given, as the tensor's reading names it.
+fn mask_in(a: &GeodesicArgs) -> Option<(&Path, &str)> {
+    a.mask.as_deref().map(|m| (m, "tracking mask"))
 }
 
 fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
@@ -118,12 +118,12 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     // A tensor file is read while the devices are found (discovery, and the GPU's opening, run
     // on their own thread); a DWI is fitted, and the metric fields are prepared, on the first
     // device.
-    let read = if a.input.tensor.is_some() { stage("read tensor", || a.input.read_tensor()) } else { None }.transpose()?;
+    let read = if a.input.tensor.is_some() { stage("read tensor", || a.input.read_tensor(mask_in(&a))) } else { None }.transpose()?;
     let split = ctx.split()?;
     let device = split.first().clone();
-    let (mut tensor, geom, source) = match read {
+    let (mut tensor, geom, source, usable) = match read {
         Some(t) => t,
-        None => stage("fit tensor", || tensor_of(&device, &a))?,
+        None => stage("fit tensor", || a.input.load(&device, mask_in(&a)))?,
     };
     // A fitted tensor is already repaired; a read one may not be positive definite.
     let repaired = if a.input.tensor.is_some() { dti::repair_tensors(&mut tensor) } else { 0 };
@@ -134,9 +134,10 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         bail!("--step {} voxels is longer than the volume ({}x{}x{} voxels): every fibre would end after one step", a.step, dims[0], dims[1], dims[2]);
     }
     let like = |p: &Path, what: &str| read_mask_like(p, &geom, &source, what);
+    // The voxels whose tensor was NaN/Inf are not in `usable`: taken out of either mask.
     let mut mask = match &a.mask {
-        Some(m) => like(m, "tracking mask")?,
-        None => (0..nvox).map(|v| (tensor[v] + tensor[3 * nvox + v] + tensor[5 * nvox + v] > 0.0) as u8).collect(),
+        Some(_) => usable,
+        None => (0..nvox).map(|v| usable[v] & (tensor[v] + tensor[3 * nvox + v] + tensor[5 * nvox + v] > 0.0) as u8).collect(),
     };
     if !mask.contains(&1) {
         bail!("{}: no voxel has a fitted tensor, so there is nothing to track in", source.display());

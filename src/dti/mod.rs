@@ -222,7 +222,18 @@ pub fn run(k: &mut dyn DtiKernels, dwi: &Volume, grads: &GradientTable, mask: &[
     let mut r = DtiResult::zeroed(nvox, true);
     k.fit_into(Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, &mut FitShare::whole(&mut r.fit, Some(&mut r.scalars)))?;
     r.timings = k.take_timings();
+    require_fitted(&r, mask.iter().filter(|&&m| m != 0).count())?;
     Ok(r)
+}
+
+/// A fit that fitted no voxel of a non-empty mask (a DWI all zero or negative there) is the
+/// data's problem, not a result: its maps of zeros would pass for one. A few such voxels among
+/// fitted ones are counted as unfittable instead, as before.
+pub(crate) fn require_fitted(r: &DtiResult, inside: usize) -> Result<()> {
+    if inside > 0 && r.fit.count(FITTED) + r.fit.count(REPAIRED) == 0 {
+        bail!("no voxel of the {inside} in the mask could be fitted (the signal is zero or negative in every one)");
+    }
+    Ok(())
 }
 
 /// Smallest chunk of voxels a split hands a device.
@@ -235,7 +246,9 @@ pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]
         bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
     }
     let design = Design::new(grads)?;
-    fit_split(split, Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, true)
+    let (r, shares) = fit_split(split, Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, true)?;
+    require_fitted(&r, mask.iter().filter(|&&m| m != 0).count())?;
+    Ok((r, shares))
 }
 
 /// The fit of `dwi`'s voxels (`design.ngrad` components, one item per voxel of `mask`) split across

@@ -50,7 +50,8 @@ pub fn stick_record(geom: &Geometry, th: f32, ph: f32, f: f32) -> [f32; 4] {
 fn record_of(geom: &Geometry, d: [f64; 3], f: f32) -> [f32; 4] {
     let v = geom.bvecs_to_voxel(d);
     let c = |x: f64| if x.abs() < 1e-12 { 0.0 } else { x as f32 };
-    [c(v[0]), c(v[1]), c(v[2]), if f.is_finite() { f } else { 0.0 }]
+    // A non-finite fraction stays so: a bedpost folder's reading takes its voxel out of the mask.
+    [c(v[0]), c(v[1]), c(v[2]), f]
 }
 
 fn read_samples(dir: &Path, name: &str, dims: Option<[usize; 3]>, nvol: Option<usize>) -> Result<crate::volume::Volume> {
@@ -135,7 +136,9 @@ impl Field {
                 stage("records", || Field::from_angles(th1.geom.clone(), th1.nvol(), vols))
             }
         };
-        let inside = stage("read mask", || tracking_mask(dir, mask, &f.geom, &paths[0]))?;
+        let mut inside = stage("read mask", || tracking_mask(dir, mask, &f.geom, &paths[0]))?;
+        let samples = Arc::get_mut(&mut f.samples).expect("records just made, not shared yet");
+        stage("check samples", || super::nonfinite::skip_nonfinite(samples, f.geom.dims, &mut inside, dir))?;
         f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
         f.grid_file = Some(paths[0].clone());
         Ok(f)

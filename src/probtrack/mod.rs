@@ -11,6 +11,7 @@ pub mod check;
 pub mod cpu;
 pub mod field;
 pub mod gpu;
+mod nonfinite;
 pub mod output;
 pub mod phantom;
 pub mod repro;

@@ -144,10 +144,10 @@ pub fn read_finite(path: &Path) -> Result<Volume> {
         }
         let (x, y, z, _) = unflat(first, dims);
         eprintln!(
-            "warning: {}: {} voxel{} hold NaN or infinite values (first at x={x} y={y} z={z}); set to 0",
+            "warning: {}: {} voxel{} NaN or infinite values (first at x={x} y={y} z={z}); set to 0",
             path.display(),
             bad.len(),
-            if bad.len() == 1 { "" } else { "s" }
+            if bad.len() == 1 { " holds" } else { "s hold" }
         );
     }
     Ok(v)

@@ -1,0 +1,48 @@
+//! A DWI that no voxel of the mask can be fitted in (all zero, as an export that lost its data;
+//! negative everywhere) is refused: `dti` used to write twelve maps of zeros with exit 0,
+//! `track --dwi` and `fim --dwi` ran on them, and `bedpost` sampled noise into finite-looking
+//! maps (random dyads, f1 ~ 0.1) from chains that started from nothing.
+
+mod common;
+use common::{entries, run, s, small_dataset};
+use neuroport::volume::{read_nifti, write_nifti};
+
+#[test]
+fn a_dwi_with_no_fittable_voxel_is_an_error_not_maps_of_zeros() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    small_dataset(d, [8, 8, 5], 30.0, 3);
+    let v = read_nifti(&d.join("dwi.nii.gz")).unwrap();
+    for (name, value) in [("zero.nii.gz", 0.0f32), ("negative.nii.gz", -5.0)] {
+        let p = d.join(name);
+        write_nifti(&p, &v.geom, v.nvol(), &vec![value; v.as_flat().len()]).unwrap();
+        let out = d.join(format!("out_{name}"));
+        let (code, _, err) = run(
+            &["dti", "--backend", "cpu", "--dwi", s(&p), "--bvals", s(&d.join("bvals")), "--bvecs", s(&d.join("bvecs")), "--mask", s(&d.join("mask.nii.gz")), "--out", s(&out.join("dti"))],
+            &[("RUST_BACKTRACE", "1")],
+        );
+        assert_eq!(code, 1, "{err}");
+        assert!(err.starts_with("error: ") && err.contains(s(&p)) && err.contains("no voxel") && err.lines().count() == 1, "{err}");
+        assert!(entries(&out).is_empty(), "{:?}", entries(&out));
+        let bp = d.join(format!("bp_{name}"));
+        let (code, _, err) = run(
+            &["bedpost", "--backend", "cpu", "--dwi", s(&p), "--bvals", s(&d.join("bvals")), "--bvecs", s(&d.join("bvecs")), "--mask", s(&d.join("mask.nii.gz")), "--samples", "4", "--burnin", "20", "--out", s(&bp)],
+            &[("RUST_BACKTRACE", "1")],
+        );
+        assert_eq!(code, 1, "{err}");
+        assert!(err.starts_with("error: ") && err.contains(s(&p)) && err.contains("no voxel") && err.lines().count() == 1, "{err}");
+        assert!(entries(&bp).is_empty(), "{:?}", entries(&bp));
+    }
+    // One such voxel among good ones is still a fit, with the voxel counted as unfittable.
+    let mut one = v.as_flat().to_vec();
+    let m = read_nifti(&d.join("mask.nii.gz")).unwrap();
+    let inside = (0..v.nvox()).find(|&i| m.as_flat()[i] != 0.0).unwrap();
+    for t in 0..v.nvol() {
+        one[t * v.nvox() + inside] = 0.0;
+    }
+    let p = d.join("one.nii.gz");
+    write_nifti(&p, &v.geom, v.nvol(), &one).unwrap();
+    let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&p), "--bvals", s(&d.join("bvals")), "--bvecs", s(&d.join("bvecs")), "--mask", s(&d.join("mask.nii.gz")), "--out", s(&d.join("ok").join("dti"))], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1 unfittable"), "{err}");
+}
