@@ -258,3 +258,15 @@ if [[ $PART == *h* ]]; then
   awk '/^##/ {l=$0; next} {print l " | trace " $6 " ms, wall " $11 " ms"}' "$OUT/bench-pt.txt"
   summary pt.txt "trace|main"
 fi
+#   i. The round's binary after the helpers' merges (fim/track/probtrack/dti/bedpost inputs with
+#      NaN or nothing fittable; option and output checks): `check` (every row) at seed 415 on
+#      CUDA, NVIDIA OpenCL and PoCL; every user command on user-sized inputs, round 34's binary
+#      and this one alternating, outputs compared (CUDA).
+if [[ $PART == *i* ]]; then
+  gpu_setup
+  (OUT="$OUT/check"; mkdir -p "$OUT"; checks 415 cuda "$OCL" "$POCL")
+  user_commands "$OLD" "$NEW" same.txt
+  echo "=== summary"
+  cat "$OUT/same.txt"
+  summary users.txt "main"
+fi
