@@ -17,6 +17,24 @@ bench_bp() {
 bench_lines() {
   awk '/^##/ {l=$0; next} /moments +[0-9]+ +600/ {for(i=1;i<=NF;i++) if($i=="moments") print l " | " $i " " $(i+3) " ms"}' "$OUT/bench.txt"
 }
+# bp_summary: the bench lines, ncu's registers and the bedpost runs (parts a, b).
+bp_summary() {
+  echo "=== summary"
+  bench_lines
+  cat "$OUT/regs.txt"
+  summary "bedpost.txt" "fit and sample|main"
+}
+# bedpost_both: `bedpost` on the issue-7 volume, prev and new alternating on NVIDIA OpenCL and
+# CUDA, two rounds, each backend's files compared (parts d, e).
+bedpost_both() {
+  issue7_volume
+  BP=(bedpost --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
+  for rep in 1 2; do for be in "$OCL" cuda; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    u bedpost.txt "bedpost $v $be ($rep)" "$bin" -- "${BP[@]}" --backend "$be" --out "$W/bp-$v-${be//:/}-$rep"
+  done; done; done
+  for be in "$OCL" cuda; do echo "bedpost $be prev against new: $(same_inflated "$W/bp-prev-${be//:/}-1" "$W/bp-new-${be//:/}-1" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
+}
 # regs LABEL OPTIONS: registers and occupancy of one bedpost_moments launch under ncu (CUDA).
 regs() {
   local ncu; ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
@@ -48,10 +66,7 @@ if [[ $PART == *a* ]]; then
     l=$(echo "${x:-default}" | tr -d ' =-' ); NEUROPORT_NVRTC_OPTIONS="$x" u bedpost.txt "bedpost ${x:-default}" "$NEW" -- "${BP[@]}" --out "$W/bp-$l"
   done
   for l in DNP_BP_RNG_GLOBAL1 DNP_BP_MAXREG80 DNP_BP_RNG_GLOBAL1DNP_BP_MAXREG80; do echo "bedpost $l against default: $(same_inflated "$W/bp-$l" "$W/bp-default" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
-  echo "=== summary"
-  bench_lines
-  cat "$OUT/regs.txt"
-  summary "bedpost.txt" "fit and sample|main"
+  bp_summary
 fi
 #   b. Part a (H200): CUDA moments 100.2-100.5 ms by default; every __maxnreg__ cap slower (96:
 #      106.2, 80: 113.7, 64: 130.1-130.4), the RNG words not held slower (123.2-123.4; 118
@@ -86,10 +101,7 @@ if [[ $PART == *b* ]]; then
     echo "bedpost new $OCL $x against its default: $(same_inflated "$W/bp-$l" "$W/bp-new-${OCL//:/}" 2>/dev/null) files the same" | tee -a "$OUT/same.txt"
   done
   for be in cuda "$OCL"; do echo "bedpost $be prev against new: $(same_inflated "$W/bp-prev-${be//:/}" "$W/bp-new-${be//:/}" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
-  echo "=== summary"
-  bench_lines
-  cat "$OUT/regs.txt"
-  summary "bedpost.txt" "fit and sample|main"
+  bp_summary
 fi
 #   c. Part b: the pass's arguments by value made CUDA slower (100.2 -> 111.3-111.4 ms; 128
 #      registers, no local loads, other bits: 1 of 21 files the same) and NVIDIA OpenCL uncapped
@@ -126,13 +138,7 @@ if [[ $PART == *d* ]]; then
     done
   done
   CHECK_ROWS=bedpost checks 410 cuda "$OCL"
-  issue7_volume
-  BP=(bedpost --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
-  for rep in 1 2; do for be in "$OCL" cuda; do for v in prev new; do
-    bin=$NEW; [ $v = prev ] && bin=$OLD
-    u bedpost.txt "bedpost $v $be ($rep)" "$bin" -- "${BP[@]}" --backend "$be" --out "$W/bp-$v-${be//:/}-$rep"
-  done; done; done
-  for be in "$OCL" cuda; do echo "bedpost $be prev against new: $(same_inflated "$W/bp-prev-${be//:/}-1" "$W/bp-new-${be//:/}-1" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
+  bedpost_both
   stamp "reproduce bedpost-t3 --scale paper"
   step 150 "$NEW" reproduce bedpost-t3 --scale paper --backend "$OCL" --out "$OUT/bedpost-t3-opencl" > "$OUT/bedpost-t3-opencl.log" 2>&1
   grep "^| dataset" "$OUT/bedpost-t3-opencl/bedpost-t3.md"
@@ -157,13 +163,7 @@ if [[ $PART == *e* ]]; then
     { echo "## all $v ($rep) $OCL"; timeout 150 "$bin" bench bedpost --backend "$OCL" --repeats 3 2>&1 | grep -E " 600 " | sed 's/ (NVIDIA H[0-9]* [^)]*)//'; } | tee -a "$OUT/bench-all.txt"
   done; done
   CHECK_ROWS=bedpost checks 411 "$OCL"
-  issue7_volume
-  BP=(bedpost --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz")
-  for rep in 1 2; do for be in "$OCL" cuda; do for v in prev new; do
-    bin=$NEW; [ $v = prev ] && bin=$OLD
-    u bedpost.txt "bedpost $v $be ($rep)" "$bin" -- "${BP[@]}" --backend "$be" --out "$W/bp-$v-${be//:/}-$rep"
-  done; done; done
-  for be in "$OCL" cuda; do echo "bedpost $be prev against new: $(same_inflated "$W/bp-prev-${be//:/}-1" "$W/bp-new-${be//:/}-1" 2>/dev/null) files the same"; done | tee -a "$OUT/same.txt"
+  bedpost_both
   echo "=== summary"
   cat "$OUT/bench-all.txt"
   summary "bedpost.txt" "fit and sample|main"
