@@ -270,3 +270,38 @@ if [[ $PART == *i* ]]; then
   cat "$OUT/same.txt"
   summary users.txt "main"
 fi
+#   j. Issue 10's gap (NVIDIA OpenCL's lone texture evaluation 1.2-1.3x CUDA's wall, ~13 us of it
+#      in the launch call; round 17 had skipped unchanged value arguments only, no gain): every
+#      argument, buffers and images too, set only when its bytes changed since the kernel's last
+#      launch (a record that any buffer or image release empties). New against prev and against
+#      new with NEUROPORT_CL_SET_ALL=1 (every argument set, as before): `bench register` and
+#      `bench fim --example 3` on NVIDIA OpenCL, two rounds; `check` there; `register` and `fim
+#      --target` on NVIDIA OpenCL, files against prev's.
+if [[ $PART == *j* ]]; then
+  gpu_setup
+  for rep in 1 2; do
+    for v in prev new all; do
+      bin=$NEW; [ $v = prev ] && bin=$OLD
+      stamp "bench register $v $OCL"
+      { echo "## $v ($rep)"; if [ $v = all ]; then export NEUROPORT_CL_SET_ALL=1; fi; timeout 120 "$bin" bench register --backend "$OCL" 2>&1 | grep -E "ms/eval" | sed 's/ (NVIDIA [^)]*)//'; unset NEUROPORT_CL_SET_ALL; } >> "$OUT/bench-reg.txt"
+      stamp "bench fim $v $OCL"
+      { echo "## $v ($rep)"; if [ $v = all ]; then export NEUROPORT_CL_SET_ALL=1; fi; timeout 120 "$bin" bench fim --example 3 --local paper --backend "$OCL" 2>&1 | grep -iE "wall|kernel" | tail -2; unset NEUROPORT_CL_SET_ALL; } >> "$OUT/bench-fim.txt"
+    done
+    stamp "bench register cuda"
+    { echo "## cuda ($rep)"; timeout 120 "$NEW" bench register --backend cuda 2>&1 | grep -E "ms/eval" | sed 's/ (NVIDIA [^)]*)//'; } >> "$OUT/bench-reg.txt"
+  done
+  checks 416 "$OCL"
+  fim_phantom
+  t1_pair "$W/b2"
+  for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    mkdir -p "$W/fim-$v" "$W/reg-$v"
+    u users.txt "fim --target $v" "$bin" -- fim --backend "$OCL" --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/fim-$v/f"
+    u users.txt "register $v" "$bin" -- register --backend "$OCL" --fixed "$W/a/t1.nii.gz" --moving "$W/b2/t1.nii.gz" --dof 12 --cost ncc --out "$W/reg-$v/r"
+  done
+  for d in fim reg; do echo "$d $OCL prev against new: $(same_inflated "$W/$d-prev" "$W/$d-new" 2>/dev/null)"; done | tee -a "$OUT/same.txt"
+  echo "=== summary"
+  grep -E "^##|texture +(sad|ncc)|in-kernel +ncc" "$OUT/bench-reg.txt" | cut -c1-120
+  cat "$OUT/bench-fim.txt"
+  summary users.txt "main"
+fi

@@ -3,7 +3,7 @@
 
 /// A texture of either API; destroyed on drop.
 pub enum RawTexture {
-    Cl(opencl3::memory::Image),
+    Cl(super::cl::ClImage),
     Cu(super::cu::CuTexture),
 }
 
