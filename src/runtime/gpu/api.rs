@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 /// A compiled kernel of either API.
 pub enum RawKernel {
-    Cl(std::sync::Mutex<super::cl::ClKernel>),
+    Cl(std::sync::Mutex<opencl3::kernel::Kernel>),
     Cu(cudarc::driver::CudaFunction),
 }
 

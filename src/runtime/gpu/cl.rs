@@ -20,7 +20,6 @@ use opencl3::memory::ClMem as _;
 use opencl3::types::{cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// An OpenCL buffer; released on drop.
@@ -30,35 +29,6 @@ impl ClMem {
     fn mem(&self) -> cl_mem {
         self.0.get()
     }
-}
-
-/// An OpenCL image; released on drop.
-pub struct ClImage(pub(crate) Image);
-
-/// Buffers and images released so far in this process: a kernel's record of the arguments last
-/// set on it is good only while none has been, since a new object may take a released one's
-/// handle, and a driver may have resolved the old one's address when the argument was set.
-static RELEASES: AtomicU64 = AtomicU64::new(0);
-
-impl Drop for ClMem {
-    fn drop(&mut self) {
-        RELEASES.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-impl Drop for ClImage {
-    fn drop(&mut self) {
-        RELEASES.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-/// A kernel and the bytes of the arguments last set on it: OpenCL keeps arguments in the kernel
-/// object, so a launch sets only those that changed (NVIDIA's OpenCL spends ~13 us in a launch
-/// of the registration's 17 arguments).
-pub struct ClKernel {
-    k: Kernel,
-    last: Vec<Vec<u8>>,
-    releases: u64,
 }
 
 /// What a queue's pinned buffers need to stay mapped: the queue they were mapped on.
@@ -228,24 +198,19 @@ impl Queue for ClQueue {
     fn kernel(&self, program: &'static str, source: &'static str, name: &str) -> Result<RawKernel> {
         let p = self.dev.program(program, source)?;
         let k = Kernel::create(&p, name).with_context(|| format!("OpenCL kernel {name} not found in {program}.cl"))?;
-        Ok(RawKernel::Cl(Mutex::new(ClKernel { k, last: Vec::new(), releases: 0 })))
+        Ok(RawKernel::Cl(Mutex::new(k)))
     }
 
     fn launch(&self, k: &RawKernel, name: &str, dims: LaunchDims, args: &[Arg]) -> Result<()> {
         let RawKernel::Cl(k) = k else { bail!("a CUDA kernel launched on an OpenCL device") };
         // Arguments live in the kernel object, so setting them and enqueueing is one critical section.
-        let mut k = k.lock().unwrap_or_else(|e| e.into_inner());
-        let releases = RELEASES.load(Ordering::SeqCst);
-        if k.releases != releases || std::env::var_os("NEUROPORT_CL_SET_ALL").is_some() {
-            k.last.clear();
-            k.releases = releases;
-        }
+        let k = k.lock().unwrap_or_else(|e| e.into_inner());
         let mems: Vec<cl_mem> = args
             .iter()
             .map(|a| match a {
                 Arg::Buf(b) => raw(b.raw()).map(|m| m.mem()),
                 Arg::Tex(t) => match &t.raw {
-                    RawTexture::Cl(img) => Ok(img.0.get()),
+                    RawTexture::Cl(img) => Ok(img.get()),
                     RawTexture::Cu(_) => bail!("a CUDA texture passed to an OpenCL device"),
                 },
                 _ => Ok(ptr::null_mut()),
@@ -260,16 +225,7 @@ impl Queue for ClQueue {
                 Arg::U64(v) => (8, v as *const u64 as *const c_void),
                 Arg::Struct(b) => (b.len(), b.as_ptr() as *const c_void),
             };
-            // SAFETY: p points at `size` readable bytes (the match above).
-            let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, size) };
-            if k.last.get(i).is_some_and(|l| l.as_slice() == bytes) {
-                continue;
-            }
-            unsafe { set_kernel_arg(k.k.get(), i as u32, size, p) }.map_err(|e| cl_err(&format!("kernel {name}: argument {i} rejected"), e))?;
-            if k.last.len() <= i {
-                k.last.resize(i + 1, Vec::new());
-            }
-            k.last[i] = bytes.to_vec();
+            unsafe { set_kernel_arg(k.get(), i as u32, size, p) }.map_err(|e| cl_err(&format!("kernel {name}: argument {i} rejected"), e))?;
         }
         let global = [dims.global];
         let local = dims.local.map(|l| [l]);
@@ -277,10 +233,10 @@ impl Queue for ClQueue {
         // Held until the kernel is enqueued, so no other queue takes over in between.
         let _baton = if self.one_queue_at_a_time { Some(self.take_baton()?) } else { None };
         if self.quiet() {
-            let st = runtime()?.clEnqueueNDRangeKernel(self.q(), k.k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null(), ptr::null_mut());
+            let st = runtime()?.clEnqueueNDRangeKernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null(), ptr::null_mut());
             return status(st, &format!("OpenCL kernel {name} launch failed"));
         }
-        let ev = unsafe { cq::enqueue_nd_range_kernel(self.q(), k.k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null()) }
+        let ev = unsafe { cq::enqueue_nd_range_kernel(self.q(), k.get(), 1, ptr::null(), global.as_ptr(), lp, 0, ptr::null()) }
             .map_err(|e| cl_err(&format!("OpenCL kernel {name} launch failed"), e))?;
         self.track(true, Event::new(ev))
     }
@@ -312,7 +268,7 @@ impl Queue for ClQueue {
         let ev = unsafe { cq::enqueue_copy_buffer_to_image(self.q(), raw(src)?.mem(), img.get(), byte_offset, origin.as_ptr(), dims.as_ptr(), 0, ptr::null()) }
             .map_err(|e| cl_err("cannot fill a 3-D image", e))?;
         self.track(false, Event::new(ev))?;
-        Ok(RawTexture::Cl(ClImage(img)))
+        Ok(RawTexture::Cl(img))
     }
 
     fn record(&self) -> Result<RawEvent> {

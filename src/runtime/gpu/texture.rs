@@ -3,7 +3,7 @@
 
 /// A texture of either API; destroyed on drop.
 pub enum RawTexture {
-    Cl(super::cl::ClImage),
+    Cl(opencl3::memory::Image),
     Cu(super::cu::CuTexture),
 }
 
