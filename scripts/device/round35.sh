@@ -305,3 +305,5 @@ if [[ $PART == *j* ]]; then
   cat "$OUT/bench-fim.txt"
   summary users.txt "main"
 fi
+# (Part j: no change, SAD 0.0658-0.0661 ms wall against 0.0619-0.0646 and 0.0636-0.0672 with
+# every argument set; the argument record was reverted, cb61b7d has it.)
