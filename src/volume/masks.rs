@@ -81,46 +81,64 @@ pub fn mask_for(data: &mut Volume, data_path: &Path, mask_path: Option<&Path>) -
 /// zeroes every non-finite value; an error when no voxel of the mask is left.
 pub fn skip_nonfinite(data: &mut Volume, data_path: &Path, mask: &mut [u8]) -> Result<usize> {
     let n = data.nvox();
-    let nvol = data.nvol();
-    let dims = [data.geom.dims[0], data.geom.dims[1], data.geom.dims[2], nvol];
-    let flat = data.as_flat_mut();
-    // The usual case, every value finite, in one pass over memory on every core: the voxel-wise
-    // walk below strides a volume apart between reads (~0.5 s on a 100 M-value DWI).
+    let dims = data.geom.dims;
+    let names = Nonfinite { path: data_path, mask: "mask", values: "values" };
+    skip_nonfinite_values(data.as_flat_mut(), dims, |i| i % n, |i| format!(" volume {}", i / n), mask, &names)
+}
+
+/// How [`skip_nonfinite_values`]'s messages name the file, its mask and its values.
+pub struct Nonfinite<'a> {
+    pub path: &'a Path,
+    pub mask: &'a str,
+    pub values: &'a str,
+}
+
+/// The rule for NaN/Inf in data read for a method confined to a mask (a DWI, a tensor volume,
+/// bedpost's samples), whatever the data's layout: value `i` of `flat` belongs to voxel
+/// `voxel_of(i)` of a `dims` grid (`which(i)` names its volume or sample in the message). Voxels
+/// holding one leave `mask`, counted in a warning that names the first; every non-finite value
+/// is set to 0 so no kernel sees it; an error when no voxel of the mask is left.
+pub fn skip_nonfinite_values(
+    flat: &mut [f32],
+    dims: [usize; 3],
+    voxel_of: impl Fn(usize) -> usize,
+    which: impl Fn(usize) -> String,
+    mask: &mut [u8],
+    names: &Nonfinite,
+) -> Result<usize> {
+    // The usual case, every value finite, in one pass over memory on every core.
     {
         use rayon::prelude::*;
         if flat.par_chunks(1 << 16).all(|c| c.iter().all(|x| x.is_finite())) {
             return Ok(0);
         }
     }
-    let mut skipped = 0usize;
-    let mut first = None;
-    for v in 0..n {
-        let bad = (0..nvol).find(|&t| !flat[t * n + v].is_finite());
-        if let Some(t) = bad {
-            if mask[v] != 0 {
-                mask[v] = 0;
-                skipped += 1;
-                first.get_or_insert((v, t));
-            }
-            for t in 0..nvol {
-                if !flat[t * n + v].is_finite() {
-                    flat[t * n + v] = 0.0;
-                }
-            }
+    let mut bad = vec![false; mask.len()];
+    for (i, x) in flat.iter().enumerate() {
+        if !x.is_finite() {
+            bad[voxel_of(i)] = true;
         }
     }
-    if let Some((v, t)) = first {
-        let (x, y, z, _) = unflat(v, dims);
-        let inside = mask.iter().filter(|&&m| m != 0).count();
-        if inside == 0 {
-            bail!("{}: every voxel of the mask holds NaN or infinite values (first at x={x} y={y} z={z} volume {t})", data_path.display());
+    let mut skipped = 0usize;
+    let mut first = None;
+    for v in 0..mask.len() {
+        if bad[v] && mask[v] != 0 {
+            mask[v] = 0;
+            skipped += 1;
+            first.get_or_insert(v);
         }
-        eprintln!(
-            "warning: {}: {skipped} voxel{} in the mask hold{} NaN or infinite values (first at x={x} y={y} z={z} volume {t}); skipped",
-            data_path.display(),
-            if skipped == 1 { "" } else { "s" },
-            if skipped == 1 { "s" } else { "" }
-        );
+    }
+    // The first voxel's first non-finite value, found before the values are zeroed.
+    let first = first.map(|v| (v, (0..flat.len()).find(|&i| voxel_of(i) == v && !flat[i].is_finite()).unwrap_or(0)));
+    flat.iter_mut().filter(|x| !x.is_finite()).for_each(|x| *x = 0.0);
+    if let Some((v, i)) = first {
+        let (x, y, z, _) = unflat(v, [dims[0], dims[1], dims[2], 1]);
+        let (path, what, values, at) = (names.path.display(), names.mask, names.values, which(i));
+        if !mask.contains(&1) {
+            bail!("{path}: every voxel of the {what} holds NaN or infinite {values} (first at x={x} y={y} z={z}{at})");
+        }
+        let (s, verb) = if skipped == 1 { ("", "holds") } else { ("s", "hold") };
+        eprintln!("warning: {path}: {skipped} voxel{s} in the {what} {verb} NaN or infinite {values} (first at x={x} y={y} z={z}{at}); skipped");
     }
     Ok(skipped)
 }
