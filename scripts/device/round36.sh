@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Round 36 (one lent host). Binaries: dist/neuroport (new), dist/neuroport-prev (round 35's).
+#   a. NVIDIA OpenCL's lone evaluation (issue 10: 1.2-1.3x CUDA's wall, kernels at 0.99-1.04x;
+#      rounds 17-19 and 35 found the ~13 us launch call and the read's enqueue on its path).
+#      examples/cl_gate_probe (dist/cl_gate_probe): a ~50 us kernel and a 32-byte record, launched
+#      as register does (a), enqueued one evaluation ahead and held by a user event (b: the
+#      parameter written from pinned memory; c: parameter and record through mapped buffers the
+#      kernel touches), three runs of 500; then `bench register` on CUDA and NVIDIA OpenCL.
+. "$(dirname "$0")/common.sh"
+round_start
+if [[ $PART == *a* ]]; then
+  gpu_setup
+  for rep in 1 2 3; do
+    stamp "cl_gate_probe NVIDIA ($rep)"
+    step 120 dist/cl_gate_probe NVIDIA 500 | tee -a "$OUT/probe.txt"
+  done
+  stamp "cl_gate_probe PoCL"
+  step 120 dist/cl_gate_probe Portable 20 | tee -a "$OUT/probe.txt"
+  for rep in 1 2; do breg "new ($rep)" cuda; breg "new ($rep)" "$OCL"; done
+fi
