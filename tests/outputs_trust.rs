@@ -259,18 +259,20 @@ fn an_output_under_a_file_names_the_file() {
     let file = d.join("notes.txt");
     std::fs::write(&file, b"mine").unwrap();
     let under = |p: &str| file.join(p).to_string_lossy().into_owned();
-    let cases: Vec<Vec<String>> = vec![
-        vec!["dti".into(), "--dwi".into(), dwi.clone(), "--bvals".into(), bvals.clone(), "--bvecs".into(), bvecs.clone(), "--out".into(), under("dti")],
-        vec!["dti".into(), "--dwi".into(), dwi, "--bvals".into(), bvals, "--bvecs".into(), bvecs, "--out".into(), under("sub/dti"), "--force".into()],
-        vec!["synth".into(), "--dims".into(), "8,8,4".into(), "--out".into(), file.to_string_lossy().into_owned()],
-        vec!["synth".into(), "--dims".into(), "8,8,4".into(), "--out".into(), under("x")],
+    // The output's own folder is the file (named once), or a folder to make lies under it.
+    let into = format!("error: cannot write into {}: it is a file, not a folder", file.display());
+    let making = |sub: &str| format!("error: cannot create the folder {}: {} is a file, not a folder", file.join(sub).display(), file.display());
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (vec!["dti".into(), "--dwi".into(), dwi.clone(), "--bvals".into(), bvals.clone(), "--bvecs".into(), bvecs.clone(), "--out".into(), under("dti")], into.clone()),
+        (vec!["dti".into(), "--dwi".into(), dwi, "--bvals".into(), bvals, "--bvecs".into(), bvecs, "--out".into(), under("sub/dti"), "--force".into()], making("sub")),
+        (vec!["synth".into(), "--dims".into(), "8,8,4".into(), "--out".into(), file.to_string_lossy().into_owned()], into),
+        (vec!["synth".into(), "--dims".into(), "8,8,4".into(), "--out".into(), under("x")], making("x")),
     ];
-    for a in cases {
+    for (a, want) in cases {
         let args: Vec<&str> = a.iter().map(String::as_str).chain(["--backend", "cpu"].into_iter().filter(|_| a[0] == "dti")).collect();
         let (code, _, err) = run(&args, &[("RUST_BACKTRACE", "1")]);
         assert_eq!(code, 1, "{args:?}: {err}");
-        let lines: Vec<&str> = err.lines().collect();
-        assert!(lines.len() == 1 && lines[0].contains(&format!("{} is a file, not a folder", file.display())), "{args:?}: {err}");
+        assert_eq!(err.trim_end(), want, "{args:?}");
         assert_eq!(std::fs::read(&file).unwrap(), b"mine");
         assert_eq!(entries(d), vec!["in".to_string(), "notes.txt".to_string()]);
     }

@@ -48,6 +48,11 @@ pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
     }
     // The DWI phantom's bounds: a huge grid aborted allocating, a zero one failed at the write.
     neuroport::synth::dataset::check_dims(a.dims)?;
+    // Within those bounds the grid can still outgrow a small machine's memory (1.3 GiB at 2^27
+    // voxels): refused here rather than aborted allocating, as `synth` refuses a DWI phantom.
+    let [x, y, z] = a.dims;
+    let memory = neuroport::synth::t1::memory_needed(a.dims);
+    neuroport::runtime::memory::check_fits(&format!("a {x}x{y}x{z} T1 phantom"), memory, neuroport::runtime::memory::available())?;
     // Existing outputs are refused now, before the phantom is built (seconds at 002's size).
     let names = Outputs::new();
     check_free([names.nifti_name(&a.out.join("t1.nii.gz")), names.nifti_name(&a.out.join("brain.nii.gz")), a.out.join("truth_affine.txt")])?;

@@ -103,6 +103,27 @@ fn image(dir: &Path, name: &str) -> Result<std::path::PathBuf> {
     }
 }
 
+/// An error naming the file (`files`: merged_f1samples, merged_f2samples), the first voxel of
+/// `inside`, its first sample and the value, when a fraction there lies outside [0, 1]. No
+/// rounding is allowed for: bedpost rejects every proposal outside (0, 1) (`bedpost::cpu`'s
+/// `inside`, the kernels' np_bp_inside), starts the chains within [0.05, 0.9], and writes the
+/// float32 samples unchanged, as bedpostx does; a value outside is a damaged or foreign file.
+/// Voxels off the mask are not read by the tracker, so they are not checked (as for NaN).
+fn check_fractions(samples: &[f32], dims: [usize; 3], inside: &[u8], files: [&Path; 2]) -> Result<()> {
+    let nvox = dims[0] * dims[1] * dims[2];
+    let bad = |k: usize, r: &[f32]| inside[k % nvox] != 0 && [r[3], r[7]].iter().any(|f| !(0.0..=1.0).contains(f));
+    if !samples.par_chunks(RECORD).enumerate().any(|(k, r)| bad(k, r)) {
+        return Ok(());
+    }
+    let nsamp = samples.len() / (RECORD * nvox);
+    let record = |s: usize, v: usize| &samples[(s * nvox + v) * RECORD..][..RECORD];
+    let v = (0..nvox).find(|&v| (0..nsamp).any(|s| bad(v, record(s, v)))).expect("a bad record was found");
+    let s = (0..nsamp).find(|&s| bad(v, record(s, v))).expect("the voxel has a bad record");
+    let (stick, f) = [record(s, v)[3], record(s, v)[7]].into_iter().enumerate().find(|(_, f)| !(0.0..=1.0).contains(f)).expect("a bad fraction");
+    let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
+    bail!("{}: fraction {f} at x={x} y={y} z={z} sample {s} is outside [0, 1]", files[stick].display())
+}
+
 /// The tracking mask: `mask`, else the folder's nodif_brain_mask, else mean_f1samples > 0; a
 /// mask file must lie on the grid (size and affine) of `grid_file`, the samples' file.
 fn tracking_mask(dir: &Path, mask: Option<&Path>, geom: &Geometry, grid_file: &Path) -> Result<Vec<u8>> {
@@ -139,6 +160,7 @@ impl Field {
         let mut inside = stage("read mask", || tracking_mask(dir, mask, &f.geom, &paths[0]))?;
         let samples = Arc::get_mut(&mut f.samples).expect("records just made, not shared yet");
         stage("check samples", || super::nonfinite::skip_nonfinite(samples, f.geom.dims, &mut inside, dir))?;
+        stage("check fractions", || check_fractions(samples, f.geom.dims, &inside, [&paths[2], &paths[5]]))?;
         f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
         f.grid_file = Some(paths[0].clone());
         Ok(f)
@@ -332,7 +354,12 @@ mod tests {
         std::fs::create_dir_all(&nii).unwrap();
         let mask: Vec<f32> = (0..geom.nvox()).map(|_| rng.random_range(0..2) as f32).collect();
         for name in SAMPLES.iter().chain(&["nodif_brain_mask"]) {
-            let v: Vec<f32> = if *name == "nodif_brain_mask" { mask.clone() } else { (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect() };
+            // Fractions within [0, 1], as bedpost writes them (from_bedpost refuses others).
+            let v: Vec<f32> = match *name {
+                "nodif_brain_mask" => mask.clone(),
+                "merged_f1samples" | "merged_f2samples" => (0..n).map(|_| rng.random_range(0.0f32..=1.0)).collect(),
+                _ => (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect(),
+            };
             let nvol = v.len() / geom.nvox();
             let p = ours.join(format!("{name}.nii.gz"));
             crate::volume::write_nifti_members(&p, &geom, nvol, &v, 997).unwrap();

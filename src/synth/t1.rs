@@ -155,6 +155,16 @@ pub fn placed_subject(id: u64, geom: &Geometry, placement: &Mat4, sigma: f64, se
     (image, crate::register::affine::mul(placement, &axes))
 }
 
+/// About how many bytes `synth t1` holds at once on a `dims` grid: 10 a voxel, while [`render`]
+/// joins its slices (the slices and the whole image, f32 values and u8 brain, 5 bytes a voxel
+/// each); after, the image and the brain mask as f32 for the writer hold 9. The writer streams
+/// each file to disk through fixed buffers (a megabyte a core), not counted.
+pub fn memory_needed(dims: [usize; 3]) -> f64 {
+    let image = (size_of::<f32>() + size_of::<u8>()) as f64;
+    let per_voxel = (2.0 * image).max(image + size_of::<f32>() as f64);
+    dims.iter().map(|&d| d as f64).product::<f64>() * per_voxel
+}
+
 /// An axis-aligned grid whose world origin is at its centre (as scanners centre a head).
 pub fn centred_geometry(dims: [usize; 3], voxel_mm: [f32; 3]) -> Geometry {
     let mut g = Geometry::synthetic(dims, voxel_mm);
@@ -190,5 +200,20 @@ mod tests {
         assert_eq!(a.volume.as_flat(), b.volume.as_flat());
         assert!(a.brain.iter().filter(|&&m| m != 0).count() > 500);
         assert_ne!(Head::subject(1).radii, h.radii);
+    }
+
+    /// The estimate is the arrays `synth t1` holds at once, counted from a rendered image: while
+    /// `render` joins its slices, the slices and the whole image (values and brain); then the
+    /// image with the brain mask as f32 for the writer.
+    #[test]
+    fn memory_needed_counts_the_arrays_held_at_once() {
+        let dims = [24, 28, 20];
+        let a = render(&Head::subject(0), &centred_geometry(dims, [8.0; 3]), &IDENTITY, 0.02, 3);
+        let image = (a.volume.as_flat().len() * size_of::<f32>() + a.brain.len()) as f64;
+        let joining = 2.0 * image;
+        let writing = image + (a.brain.len() * size_of::<f32>()) as f64;
+        assert_eq!(memory_needed(dims), joining.max(writing));
+        // 002's grid, the default: 10 bytes a voxel, about 103 MiB.
+        assert_eq!(memory_needed([240, 256, 176]), 240.0 * 256.0 * 176.0 * 10.0);
     }
 }

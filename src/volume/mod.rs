@@ -15,11 +15,12 @@ mod tensor_in;
 mod outputs;
 pub mod planes;
 mod temps;
+mod text;
 
 pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable};
 pub use masks::{mask_for, read_finite, read_mask, read_mask_like, skip_nonfinite, skip_nonfinite_values, Nonfinite};
 pub use gz_split::split_reads;
-pub use nifti_io::{geometry_of, plain_io, read_nifti, read_text};
+pub use nifti_io::{geometry_of, plain_io, read_nifti};
 pub use nifti_write::{member_size, write_gz, write_gz_blocks, write_nifti, write_nifti_to, write_voxels_to, OutputType, Voxels};
 #[cfg(test)]
 pub(crate) use nifti_write::write_nifti_members;
@@ -27,6 +28,7 @@ pub use outputs::{check_free, prefixed, resolve_prefix, set_overwrite, Outputs};
 pub use side_by_side::SideBySide;
 pub use tensor_in::read_tensor;
 pub use temps::{create_file, forget_scratch, register_scratch};
+pub use text::read_text;
 
 /// A 4-D DWI series and its FSL gradient table, checked against each other.
 pub fn read_dwi(dwi: &std::path::Path, bvals: &std::path::Path, bvecs: &std::path::Path) -> anyhow::Result<(Volume, GradientTable)> {

@@ -42,7 +42,7 @@ fn folder_possible(dir: &Path) -> Result<()> {
     for a in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
         match std::fs::metadata(a) {
             Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) if a == dir => bail!("cannot write into {}: {} is a file, not a folder", dir.display(), a.display()),
+            Ok(_) if a == dir => bail!("cannot write into {}: it is a file, not a folder", dir.display()),
             Ok(_) => bail!("cannot create the folder {}: {} is a file, not a folder", dir.display(), a.display()),
             Err(_) => {}
         }

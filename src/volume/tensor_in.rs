@@ -3,6 +3,12 @@
 //! of it inside with a warning. Zeroing them alone, as before, kept them in the mask: a NaN in
 //! one component left a wrong tensor there, a NaN on the diagonal a repaired tiny isotropic one,
 //! and a mask of nothing but NaN ran to exit 0.
+//!
+//! A voxel of a given mask whose six components are all exactly 0 leaves it too, counted in a
+//! warning: a zero tensor carries no data (dti writes it where it fitted nothing), and was
+//! "repaired" to the eigenvalue floor's tiny isotropic tensor and run through as if measured; a
+//! file zero everywhere in the mask ran to exit 0. Without a mask file the zeros are the file's
+//! background, left to the command (track's default mask is the voxels with a fitted tensor).
 
 use super::{read_mask_like, read_nifti, skip_nonfinite, Volume};
 use anyhow::{bail, Result};
@@ -20,6 +26,36 @@ pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, 
         Some((p, what)) => read_mask_like(p, &v.geom, path, what)?,
         None => vec![1u8; v.nvox()],
     };
-    skip_nonfinite(&mut v, path, &mut m)?;
+    let nonfinite = skip_nonfinite(&mut v, path, &mut m)?;
+    if let Some((_, what)) = mask {
+        skip_zero(&v, path, &mut m, what, nonfinite)?;
+    }
     Ok((v, m))
+}
+
+/// Takes the voxels of `mask` (named `what`) whose tensor is all 0 out of it, with a warning
+/// that counts them and names the first; an error when none is left (`nonfinite`: how many
+/// left it before for NaN/Inf, so the error names both causes).
+fn skip_zero(v: &Volume, path: &Path, mask: &mut [u8], what: &str, nonfinite: usize) -> Result<()> {
+    let n = v.nvox();
+    let flat = v.as_flat();
+    let mut skipped = 0usize;
+    let mut first = None;
+    for i in 0..n {
+        if mask[i] != 0 && (0..6).all(|c| flat[c * n + i] == 0.0) {
+            mask[i] = 0;
+            skipped += 1;
+            first.get_or_insert(i);
+        }
+    }
+    let Some(first) = first else { return Ok(()) };
+    let shown = path.display();
+    if !mask.contains(&1) {
+        let or = if nonfinite > 0 { " or NaN or infinite values" } else { "" };
+        bail!("{shown}: every voxel of the {what} holds a zero tensor (all six components 0){or}");
+    }
+    let (x, y, z, _) = super::masks::unflat(first, [v.geom.dims[0], v.geom.dims[1], v.geom.dims[2], 1]);
+    let (s, verb) = if skipped == 1 { ("", "holds") } else { ("s", "hold") };
+    eprintln!("warning: {shown}: {skipped} voxel{s} in the {what} {verb} a zero tensor (all six components 0; first at x={x} y={y} z={z}); skipped");
+    Ok(())
 }
