@@ -2,11 +2,15 @@
 //! not part of the fixed image (neither summed nor counted in `total`); a sample whose
 //! trilinear interpolation reads a non-finite moving voxel is outside (counted, not summed).
 //! The CPU cost is checked against the same images with those voxels and samples removed by
-//! hand; and what derives from the images' values (the cost's shifts and bins, the pyramid, the
+//! hand; the OpenCL kernels (PoCL here) against the CPU, with the counts and histograms equal;
+//! and what derives from the images' values (the cost's shifts and bins, the pyramid, the
 //! centre of mass) ignores them.
 
+mod common;
 use neuroport::register::cost::{bin, CostSpec, Stats};
-use neuroport::register::{cpu, pyramid, CostKind};
+use neuroport::register::gpu::{GpuCost, Sampling};
+use neuroport::register::{cpu, pyramid, CostKernels, CostKind};
+use neuroport::runtime::gpu::Gpu;
 use neuroport::volume::{Geometry, Volume};
 use rand::{Rng, SeedableRng};
 use std::ops::Range;
@@ -181,4 +185,42 @@ fn pyramid_and_centre_of_mass_ignore_nonfinite_voxels() {
     u[1] = f32::NAN;
     let c = pyramid::centre_of_mass(&Volume::from_flat(g.clone(), 1, u));
     assert!(c.iter().all(|v| v.is_finite() && (v - 7.5).abs() < 0.01), "{c:?}");
+}
+
+/// OpenCL (PoCL here) against the CPU on images with holes in both: in-kernel sampling gives
+/// the same counts and histograms and float32 sums within their accumulation error; the
+/// texture path (moving image finite: the filter's weights are not the CPU's, see
+/// src/register/check.rs) the same counts.
+#[test]
+fn opencl_gives_the_cpus_stats_with_nonfinite_voxels() {
+    let Some(dev) = common::opencl() else { return };
+    let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
+    let (fh, mh): (Block, Block) = ([10..18, 4..30, 6..9], [20..24, 10..14, 0..33]);
+    let fixed = image([40, 36, 30], &fh, &mut r);
+    let moving = image([38, 40, 33], &mh, &mut r);
+    let finite_moving = image([38, 40, 33], &[0..0, 0..0, 0..0], &mut r);
+    for (sampling, mv) in [(Sampling::InKernel, &moving), (Sampling::Texture, &finite_moving)] {
+        let mut k = GpuCost::new(Gpu::require(&dev).unwrap(), sampling).unwrap();
+        for kind in CostKind::ALL {
+            let spec = CostSpec::new(kind, fixed.as_flat(), mv.as_flat()).unwrap();
+            k.load(&fixed, mv, &spec).unwrap();
+            for m in maps(&mut r) {
+                let got = k.evaluate(&m).unwrap();
+                let want = cpu::evaluate(&fixed, mv, &spec, &m);
+                assert_eq!((got.inside, got.total), (want.inside, want.total), "{sampling:?} {kind:?} {m:?}");
+                assert!(want.inside > 0 && want.total == (40 * 36 * 30 - 8 * 26 * 3) as u64);
+                if sampling == Sampling::Texture {
+                    continue;
+                }
+                if kind.uses_histogram() {
+                    assert_eq!(k.last_histogram(0).unwrap(), want.hist, "{kind:?} {m:?}");
+                    continue;
+                }
+                // |terms| below 50 (values in [0, 7], NCC's squares of shifted ones), float32
+                // sums of at most 4e4 of them: a generous 2^-12 relative of n x 50.
+                let unit = want.inside as f64 * 50.0 * 2f64.powi(-12);
+                assert!(got.sums.iter().zip(&want.sums).all(|(a, b)| a.is_finite() && (a - b).abs() <= unit), "{kind:?} {m:?}: {:?} vs {:?}", got.sums, want.sums);
+            }
+        }
+    }
 }
