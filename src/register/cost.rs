@@ -19,7 +19,7 @@
 //! and [`MIN_OVERLAP`] compares `inside` with that `total`. Whatever else derives from the
 //! images' values ignores non-finite voxels too: the shifts and bins of [`CostSpec`], the
 //! centres of mass and the pyramid's block means (pyramid.rs). The warped output is not a
-//! cost: it holds NaN where its sample reads a non-finite moving voxel.
+//! cost: it holds NaN (or Inf) where its sample reads a non-finite moving voxel.
 //!
 //! A device returns [`Stats`]: a few sums (reduced on the device) or, for MI/NMI, the joint
 //! histogram of integer counts; [`Stats::cost`] turns them into the number minimised.

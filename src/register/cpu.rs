@@ -131,7 +131,8 @@ fn x_table(m: &[f32; 12], nx: usize) -> [Vec<f32>; 3] {
 }
 
 /// The moving image sampled at every voxel of a fixed grid of `dims` through the voxel map
-/// `m`, 0 outside (not finite where a sample reads a non-finite voxel): the same values as [`map_point`] and [`sample`] voxel by voxel, row by row
+/// `m`, 0 outside (not finite where a sample reads a non-finite voxel): the same values as
+/// [`map_point`] and [`sample`] voxel by voxel, row by row
 /// through [`sample_row`] (on every core; a 1 mm brain on 2 cores 175 -> 58 ms against voxel
 /// by voxel).
 pub fn resample(moving: &Volume, dims: [usize; 3], m: &[f32; 12]) -> Vec<f32> {
