@@ -80,8 +80,10 @@
                 mv[u] = (SAMPLE);                                                                        \
             }                                                                                            \
             for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
-                total += valid[u];                                                                       \
-                if (ok[u]) {                                                                             \
+                /* NaN/Inf: a fixed value is not counted, a sample is outside (register.h). */            \
+                int counted = valid[u] && NP_REG_FINITE(fv[u]);                                          \
+                total += counted;                                                                        \
+                if (ok[u] && counted && NP_REG_FINITE(mv[u])) {                                          \
                     inside++;                                                                            \
                     np_reg_add(&spec, fv[u], mv[u], acc, lh, &bin, &run);                                \
                 }                                                                                        \

@@ -267,8 +267,9 @@ fn track_refuses_useless_seeds_and_steps_and_takes_negative_numbers_to_its_own_c
 }
 
 #[test]
-fn images_without_a_mask_have_nan_voxels_zeroed_not_refused() {
-    // register's inputs: read_nifti keeps NaN (masks decide); read_finite zeroes them.
+fn images_without_a_mask_keep_their_nan_voxels_for_the_method() {
+    // register's inputs: its cost leaves NaN/Inf voxels out, so they are read as they are (a
+    // warning counts them); an image with nothing else is refused.
     let tmp = tempfile::tempdir().unwrap();
     let g = Geometry::synthetic([4, 4, 4], [1.0; 3]);
     let mut d = vec![1.0f32; 64];
@@ -276,9 +277,11 @@ fn images_without_a_mask_have_nan_voxels_zeroed_not_refused() {
     d[9] = f32::NEG_INFINITY;
     let p = tmp.path().join("img.nii.gz");
     write_nifti(&p, &g, 1, &d).unwrap();
-    assert!(read_nifti(&p).unwrap().as_flat()[5].is_nan());
-    let v = neuroport::volume::read_finite(&p).unwrap();
-    assert_eq!((v.as_flat()[5], v.as_flat()[9], v.as_flat()[0]), (0.0, 0.0, 1.0));
+    let v = neuroport::volume::read_keeping_nonfinite(&p, "excluded from the cost").unwrap();
+    assert!(v.as_flat()[5].is_nan() && v.as_flat()[9] == f32::NEG_INFINITY && v.as_flat()[0] == 1.0);
+    write_nifti(&p, &g, 1, &[f32::NAN; 64]).unwrap();
+    let e = format!("{:#}", neuroport::volume::read_keeping_nonfinite(&p, "excluded from the cost").unwrap_err());
+    assert!(e.contains("img.nii.gz") && e.contains("every voxel holds NaN or infinite values"), "{e}");
 }
 
 /// bvals and bvecs saved by Windows tools (Notepad, Excel's "CSV UTF-8"): a UTF-8 byte-order

@@ -100,3 +100,64 @@ fn bad_inputs_fail_with_one_line_naming_the_file() {
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with('o') || n.starts_with(".")).collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// A slab of NaN across the moving head, through the brain: its samples are left out of the
+/// cost, so the transform is found as without it, with a warning counting the voxels; the
+/// warped image is NaN where its samples read the slab. Zeroed (before), the slab was a dark
+/// band the fixed image does not have: SAD with 16 of the 48 slices ended 2.06 mm off
+/// (0.05 mm without the slab), SSD 3.6 mm, NCC with 8 slices 0.10 mm.
+#[test]
+fn a_nan_slab_in_the_moving_image_is_left_out_of_the_cost() {
+    let d = tempfile::tempdir().unwrap();
+    let (truth, g, brain) = write_pair(d.path());
+    let fx = d.path().join("fixed.nii.gz");
+    for (cost, slab) in [("ncc", 20..28), ("sad", 16..32)] {
+        let mut m = neuroport::volume::read_nifti(&d.path().join("moving.nii.gz")).unwrap();
+        for z in slab.clone() {
+            for y in 0..g.dims[1] {
+                for x in 0..g.dims[0] {
+                    m.as_flat_mut()[g.index(x, y, z)] = f32::NAN;
+                }
+            }
+        }
+        let holed = d.path().join("holed.nii.gz");
+        write_nifti(&holed, &g, 1, m.as_flat()).unwrap();
+        let out = d.path().join(cost);
+        let (code, stdout, stderr) = run(&["register", "--backend", "cpu", "--fixed", s(&fx), "--moving", s(&holed), "--dof", "6", "--cost", cost, "--levels", "2", "--out", s(&out)], &[]);
+        assert_eq!(code, 0, "{stderr}");
+        let t = affine::read(&d.path().join(format!("{cost}_affine.txt"))).unwrap();
+        let e = mean_displacement(&t, &truth, &g, &brain);
+        assert!(e < 0.5, "{cost}: {e:.3} mm with the slab");
+        let n = slab.len() * g.dims[0] * g.dims[1];
+        let warning: Vec<&str> = stderr.lines().filter(|l| l.starts_with("warning:")).collect();
+        assert_eq!(warning.len(), 1, "{stderr}");
+        assert!(warning[0].contains("holed.nii.gz") && warning[0].contains(&format!("{n} voxels hold NaN")) && warning[0].contains("excluded from the cost"), "{stderr}");
+        let warped_name = format!("{cost}_warped.nii.gz");
+        assert!(stdout.contains(&warped_name), "{stdout}");
+        let warped = neuroport::volume::read_nifti(&d.path().join(&warped_name)).unwrap();
+        let nan = warped.as_flat().iter().filter(|v| v.is_nan()).count();
+        assert!(nan > 0 && nan < warped.nvox() / 2, "{nan} NaN voxels in the warped image");
+    }
+}
+
+/// A fixed (or moving) image with no finite voxel: one error line naming it, nothing written.
+#[test]
+fn an_image_of_nothing_but_nan_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    write_pair(d.path());
+    let g = centred_geometry([8, 8, 8], [2.0; 3]);
+    let nan = d.path().join("allnan.nii.gz");
+    let mut v = vec![f32::NAN; 512];
+    v[3] = f32::INFINITY;
+    write_nifti(&nan, &g, 1, &v).unwrap();
+    let (fx, out) = (d.path().join("fixed.nii.gz"), d.path().join("o"));
+    for pair in [[&nan, &fx], [&fx, &nan]] {
+        let (code, stdout, stderr) = run(&["register", "--backend", "cpu", "--fixed", s(pair[0]), "--moving", s(pair[1]), "--out", s(&out)], &[]);
+        assert_ne!(code, 0, "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("error:") && stderr.contains("allnan.nii.gz") && stderr.contains("NaN or infinite"), "{stderr}");
+        assert!(stdout.is_empty() && !stderr.contains("panicked"), "{stdout}{stderr}");
+    }
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with('o') || n.starts_with('.')).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -7,7 +7,12 @@
  * last work-group turns it into entropies.
  *
  * Arithmetic is done without fused multiply-adds, in the order of src/register/cpu.rs, so the
- * in-kernel samples (and their histogram bins) are bit-identical to the CPU's. */
+ * in-kernel samples (and their histogram bins) are bit-identical to the CPU's.
+ *
+ * NaN/Inf voxels (src/register/cost.rs): a fixed voxel whose value is not finite is neither
+ * summed nor counted in `total`; a sample that is not finite (its blend read a non-finite
+ * moving voxel) is outside. Both tests look at the finished values only, as the CPU's do, so
+ * the counts stay the CPU's. */
 #ifndef NP_REGISTER_H
 #define NP_REGISTER_H
 
@@ -39,6 +44,12 @@
   #define NP_REG_ADD(a, b) ((a) + (b))
   #define NP_REG_SUB(a, b) ((a) - (b))
 #endif
+
+/* Whether x is finite, read from its exponent bits: a float compare (x == x, isfinite) may be
+ * folded to true where the build assumes finite math, which register.cl's options do not ask
+ * for but NEUROPORT_OPENCL_OPTIONS / NEUROPORT_NVRTC_OPTIONS may add (-cl-fast-relaxed-math
+ * implies -cl-finite-math-only); the bits cannot be assumed away. One AND and one compare. */
+#define NP_REG_FINITE(x) ((np_float_as_int(x) & 0x7f800000) != 0x7f800000)
 
 /* Fixed-voxel -> moving-voxel map, rows of 4 (src/register/mod.rs voxel_map_f32). */
 typedef struct { float m[12]; } np_reg_map;

@@ -2,7 +2,7 @@ use super::Ctx;
 use anyhow::Result;
 use neuroport::register::{self, affine, CostKind, Dof, Options};
 use neuroport::runtime::stages::stage;
-use neuroport::volume::{check_free, read_finite, resolve_prefix, Outputs};
+use neuroport::volume::{check_free, read_keeping_nonfinite, resolve_prefix, Outputs};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -43,7 +43,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     check_free([names.nifti_name(&PathBuf::from(format!("{prefix}_warped.nii.gz"))), PathBuf::from(format!("{prefix}_affine.txt")), PathBuf::from(format!("{prefix}.mat"))])?;
     // The two images read side by side (a .nii.gz written by another tool is one gzip stream,
     // inflated on one core); the fixed image's error first when both fail.
-    let (fixed, moving) = rayon::join(|| stage("read fixed", || read_finite(&a.fixed)), || stage("read moving", || read_finite(&a.moving)));
+    // NaN/Inf voxels stay: the cost leaves them out (register/cost.rs).
+    let read = |p: &PathBuf| read_keeping_nonfinite(p, "excluded from the cost");
+    let (fixed, moving) = rayon::join(|| stage("read fixed", || read(&a.fixed)), || stage("read moving", || read(&a.moving)));
     let (fixed, moving) = (fixed?, moving?);
     register::check_image(&fixed, &a.fixed.display().to_string())?;
     register::check_image(&moving, &a.moving.display().to_string())?;

@@ -23,6 +23,14 @@
 //! moving-intensity bin edge (only those can change bin), tolerance 1.
 //! Batches: several maps in one launch must give each map exactly (bit for bit, histogram
 //! count for count) what it gets alone: each map's work-groups, tiles and sums are the same.
+//! NaN/Inf voxels (cost.rs's rule): both images carry some (scattered NaN, +Inf and -Inf, and a
+//! NaN block the map samples across), so every row also checks that the devices leave out the
+//! voxels and samples the CPU leaves out, the counts equal. The texture rows see them in the
+//! fixed image only, which is read from a buffer as in-kernel: through the filter a sample
+//! reads a NaN corner whose CPU weight is tiny at a weight the unit may round to 0 (8-bit
+//! weights on NVIDIA) and stay finite, or a corner the CPU does not read (its coordinate + 1/2
+//! rounded up) at a weight near 0 and turn NaN, so its inside count may differ from the CPU's
+//! by the samples near a non-finite voxel, which no bound on the weights' error covers.
 
 use super::cost::{CostKind, CostSpec, Stats};
 use super::gpu::{GpuCost, Sampling};
@@ -40,6 +48,22 @@ pub(super) fn random_volume(dims: [usize; 3], r: &mut impl Rng) -> Volume {
     Volume::from_flat(g, 1, data)
 }
 
+/// `v` with about 1 % of its voxels NaN, +Inf or -Inf and a NaN block of a sixth of each axis
+/// about its centre (a random map's samples cross it, reading it at every weight).
+fn with_holes(mut v: Volume, r: &mut impl Rng) -> Volume {
+    let d = v.geom.dims;
+    let block: [std::ops::Range<usize>; 3] = std::array::from_fn(|a| d[a] / 2 - d[a] / 12..d[a] / 2 + d[a] / 12);
+    for (i, x) in v.as_flat_mut().iter_mut().enumerate() {
+        let p = [i % d[0], (i / d[0]) % d[1], i / (d[0] * d[1])];
+        if (0..3).all(|a| block[a].contains(&p[a])) {
+            *x = f32::NAN;
+        } else if r.random_range(0..100) == 0 {
+            *x = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY][r.random_range(0..3)];
+        }
+    }
+    v
+}
+
 pub(super) fn random_map(r: &mut impl Rng) -> [f32; 12] {
     let mut m = [0.0f32; 12];
     for row in 0..3 {
@@ -51,17 +75,21 @@ pub(super) fn random_map(r: &mut impl Rng) -> [f32; 12] {
     m
 }
 
-/// For the texture rows: the sum over inside samples of the bound on their change,
+/// For the texture rows: the sum over inside samples (of finite fixed voxels: `fixed_values`)
+/// of the bound on their change,
 /// `unit` x the spread (max - min) of their 8 corners plus `texel` (how far a texel may be from
 /// its voxel's value: the halves' rounding), and how many lie within that bound of a
 /// moving-intensity bin edge.
-fn texture_bounds(moving: &Volume, fixed: &Geometry, m: &[f32; 12], spec: &CostSpec, unit: f64, texel: f64) -> (f64, u64) {
+fn texture_bounds(moving: &Volume, fixed: &Geometry, fixed_values: &[f32], m: &[f32; 12], spec: &CostSpec, unit: f64, texel: f64) -> (f64, u64) {
     let [nx, ny, nz] = fixed.dims;
     let d = moving.geom.dims;
     let (mut sum, mut near) = (0.0, 0u64);
     for z in 0..nz {
         for y in 0..ny {
             for x in 0..nx {
+                if !fixed_values[fixed.index(x, y, z)].is_finite() {
+                    continue;
+                }
                 let q = cpu::map_point(m, x as f32, y as f32, z as f32);
                 let Some(v) = cpu::sample(moving.as_flat(), d, q) else { continue };
                 let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
@@ -88,11 +116,14 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     let Some(gpu) = Gpu::new(dev)? else { return Ok(Vec::new()) };
     let _ = reference;
     let mut r = crate::synth::rng(seed ^ 0x5e61);
-    let fixed = random_volume([48, 40, 36], &mut r);
-    let moving = random_volume([44, 46, 38], &mut r);
+    let fixed = with_holes(random_volume([48, 40, 36], &mut r), &mut r);
+    let finite_moving = random_volume([44, 46, 38], &mut r);
+    let holed_moving = with_holes(finite_moving.clone(), &mut r);
     let m = random_map(&mut r);
     let mut rows = Vec::new();
     for sampling in [Sampling::InKernel, Sampling::Texture] {
+        // NaN/Inf in the moving image for in-kernel sampling only (module notes).
+        let moving = if sampling == Sampling::Texture { &finite_moving } else { &holed_moving };
         let mut k = match GpuCost::new(gpu.clone(), sampling) {
             Ok(k) => k,
             Err(e) => {
@@ -102,19 +133,19 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
         };
         for kind in CostKind::ALL {
             let spec = CostSpec::new(kind, fixed.as_flat(), moving.as_flat())?;
-            if let Err(e) = k.load(&fixed, &moving, &spec) {
+            if let Err(e) = k.load(&fixed, moving, &spec) {
                 rows.push(CheckRow::new(&format!("register {} {}", kind.name(), k.variant()), dev, f64::INFINITY, 0.0, format!("error: {e:#}")));
                 continue;
             }
             let got = k.evaluate(&m)?;
             let hist = if kind.uses_histogram() { k.last_histogram(0)? } else { Vec::new() };
-            let want = cpu::evaluate(&fixed, &moving, &spec, &m);
+            let want = cpu::evaluate(&fixed, moving, &spec, &m);
             let name = format!("register {} {}", kind.name(), k.variant());
             rows.push(match sampling {
                 Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, k.layout(fixed.geom.dims).terms_per_item()),
                 Sampling::Texture => {
                     let unit = 3.0 * 2f64.powi(-(gpu.filter_bits().unwrap_or(22) as i32));
-                    let (sum, near) = texture_bounds(&moving, &fixed.geom, &m, &spec, unit, k.texel_error());
+                    let (sum, near) = texture_bounds(moving, &fixed.geom, fixed.as_flat(), &m, &spec, unit, k.texel_error());
                     texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near)
                 }
             });

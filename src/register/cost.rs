@@ -8,6 +8,19 @@
 //! a smaller sum. When the overlap falls below [`MIN_OVERLAP`] of the fixed voxels the cost is
 //! [`NO_OVERLAP_COST`], worse than any real cost, so the simplex walks back.
 //!
+//! NaN and infinite voxels (a scanner's or a tool's "no data", as FSL and ANTs read them) are
+//! left out, not read as 0, which is a real intensity (background) and made a holed brain
+//! register worse. A fixed voxel whose value is not finite is not part of the fixed image: it
+//! adds nothing and is not counted in `total`. A sample whose trilinear interpolation reads a
+//! non-finite moving voxel (any of its 8 corners, even at weight 0: the blend a + t (b - a)
+//! is then not finite) is treated as outside: counted in `total`, not in `inside`, nothing
+//! added. So the kernels test only the finished values, once the fixed value and once the
+//! sample, which every backend does identically. The cost is then normalised by the overlap
+//! and [`MIN_OVERLAP`] compares `inside` with that `total`. Whatever else derives from the
+//! images' values ignores non-finite voxels too: the shifts and bins of [`CostSpec`], the
+//! centres of mass and the pyramid's block means (pyramid.rs). The warped output is not a
+//! cost: it holds NaN (or Inf) where its sample reads a non-finite moving voxel.
+//!
 //! A device returns [`Stats`]: a few sums (reduced on the device) or, for MI/NMI, the joint
 //! histogram of integer counts; [`Stats::cost`] turns them into the number minimised.
 
@@ -76,13 +89,15 @@ unsafe impl bytemuck::Zeroable for CostSpec {}
 unsafe impl bytemuck::Pod for CostSpec {}
 
 impl CostSpec {
-    /// The spec for a pair of images (their full-resolution values, so every pyramid level
-    /// shares the same bins).
+    /// The spec for a pair of images (their full-resolution finite values, so every pyramid
+    /// level shares the same bins).
     pub fn new(kind: CostKind, fixed: &[f32], moving: &[f32]) -> Result<CostSpec> {
         if fixed.is_empty() || moving.is_empty() {
             bail!("an image is empty");
         }
-        let ((flo, fhi, fmean), (mlo, mhi, mmean)) = rayon::join(|| summary(fixed), || summary(moving));
+        let (Some((flo, fhi, fmean)), Some((mlo, mhi, mmean))) = rayon::join(|| summary(fixed), || summary(moving)) else {
+            bail!("an image holds no finite value");
+        };
         let inv = |lo: f32, hi: f32| if hi > lo { BINS as f32 / (hi - lo) } else { 0.0 };
         Ok(CostSpec {
             cost: kind.code(),
@@ -100,17 +115,20 @@ impl CostSpec {
     }
 }
 
-/// Minimum, maximum and mean of `v`, on every core: fixed pieces summed in order, so the mean's
-/// bits do not depend on the thread count.
-fn summary(v: &[f32]) -> (f32, f32, f32) {
+/// Minimum, maximum and mean of the finite values of `v` (NaN/Inf voxels are not part of the
+/// image: module notes), on every core: fixed pieces summed in order, so the mean's bits do not
+/// depend on the thread count. None when no value is finite.
+fn summary(v: &[f32]) -> Option<(f32, f32, f32)> {
     use rayon::prelude::*;
     const PIECE: usize = 1 << 16;
-    let parts: Vec<(f32, f32, f64)> = v
+    type Part = (f32, f32, f64, u64);
+    let none: Part = (f32::INFINITY, f32::NEG_INFINITY, 0.0, 0);
+    let parts: Vec<Part> = v
         .par_chunks(PIECE)
-        .map(|c| c.iter().fold((f32::INFINITY, f32::NEG_INFINITY, 0.0f64), |(lo, hi, s), &x| (lo.min(x), hi.max(x), s + x as f64)))
+        .map(|c| c.iter().filter(|x| x.is_finite()).fold(none, |(lo, hi, s, n), &x| (lo.min(x), hi.max(x), s + x as f64, n + 1)))
         .collect();
-    let (lo, hi, sum) = parts.iter().fold((f32::INFINITY, f32::NEG_INFINITY, 0.0f64), |(lo, hi, s), p| (lo.min(p.0), hi.max(p.1), s + p.2));
-    (lo, hi, (sum / v.len() as f64) as f32)
+    let (lo, hi, sum, n) = parts.iter().fold(none, |(lo, hi, s, n), p| (lo.min(p.0), hi.max(p.1), s + p.2, n + p.3));
+    (n > 0).then(|| (lo, hi, (sum / n as f64) as f32))
 }
 
 /// Histogram bin of `v` (see [`CostSpec`]); the device computes the same in cl/common/register.h.

@@ -194,7 +194,8 @@ impl Registration {
     }
 }
 
-/// Refuses images registration cannot use, naming `what` (the file).
+/// Refuses images registration cannot use, naming `what` (the file): its finite voxels (the
+/// only ones registered: cost.rs) must not all be equal, nor be none.
 pub fn check_image(v: &Volume, what: &str) -> Result<()> {
     if v.nvol() != 1 {
         bail!("{what}: a 3-D image is needed, this has {} volumes", v.nvol());
@@ -202,7 +203,10 @@ pub fn check_image(v: &Volume, what: &str) -> Result<()> {
     if v.geom.dims.iter().any(|&d| d < 2) {
         bail!("{what}: every axis needs at least 2 voxels, the grid is {:?}", v.geom.dims);
     }
-    let (lo, hi) = v.as_flat().iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    let (lo, hi) = v.as_flat().iter().filter(|x| x.is_finite()).fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    if lo > hi {
+        bail!("{what}: every voxel holds NaN or infinite values; there is nothing to register");
+    }
     if hi <= lo {
         bail!("{what}: the image is constant ({lo}); there is nothing to register");
     }
@@ -370,7 +374,8 @@ fn rotated_starts(p: &[f64]) -> Vec<Vec<f64>> {
     v
 }
 
-/// The moving image resampled onto the fixed grid through `t` (trilinear; 0 outside).
+/// The moving image resampled onto the fixed grid through `t` (trilinear; 0 outside; NaN or
+/// infinite where a sample reads a non-finite moving voxel, as the cost leaves those out).
 pub fn warp(moving: &Volume, fixed: &Geometry, t: &Mat4) -> Vec<f32> {
     cpu::resample(moving, fixed.dims, &voxel_map_f32(t, fixed, &moving.geom))
 }

@@ -4,7 +4,9 @@
 //! A coarser level averages 2x2x2 blocks of the finer one; an axis already shorter than
 //! [`MIN_HALVED`] voxels is left as it is. Dropping an odd last slice keeps every coarse voxel
 //! the average of exactly 2 fine ones per halved axis, whose centre is at fine coordinate
-//! 2i + 1/2, and the level's affine says so: world positions are unchanged.
+//! 2i + 1/2, and the level's affine says so: world positions are unchanged. A block mean is
+//! taken over the block's finite voxels (NaN/Inf are not part of the image: cost.rs); a block
+//! with none is NaN, so the coarser level leaves it out too.
 
 use crate::volume::{Geometry, Volume};
 use rayon::prelude::*;
@@ -18,20 +20,25 @@ pub fn halve(v: &Volume) -> Volume {
     let f: [usize; 3] = std::array::from_fn(|a| if d[a] >= MIN_HALVED { 2 } else { 1 });
     let nd: [usize; 3] = std::array::from_fn(|a| d[a] / f[a]);
     let src = v.as_flat();
-    let norm = 1.0 / (f[0] * f[1] * f[2]) as f32;
     let data: Vec<f32> = (0..nd[0] * nd[1] * nd[2])
         .into_par_iter()
         .map(|i| {
             let (x, y, z) = (i % nd[0], (i / nd[0]) % nd[1], i / (nd[0] * nd[1]));
-            let mut s = 0.0f32;
+            let (mut s, mut n) = (0.0f32, 0u32);
             for dz in 0..f[2] {
                 for dy in 0..f[1] {
                     for dx in 0..f[0] {
-                        s += src[v.geom.index(f[0] * x + dx, f[1] * y + dy, f[2] * z + dz)];
+                        let c = src[v.geom.index(f[0] * x + dx, f[1] * y + dy, f[2] * z + dz)];
+                        if c.is_finite() {
+                            s += c;
+                            n += 1;
+                        }
                     }
                 }
             }
-            s * norm
+            // n a power of two (every child finite) divides exactly as the multiplication by
+            // 1/n did before non-finite children were left out.
+            if n > 0 { s / n as f32 } else { f32::NAN }
         })
         .collect();
     let mut affine = v.geom.affine;
@@ -57,8 +64,8 @@ pub fn coarser(v: &Volume, levels: usize) -> Vec<Volume> {
     out
 }
 
-/// Intensity-weighted centre of mass in world mm (negative values count as zero); the grid's
-/// centre when the image has no positive voxel.
+/// Intensity-weighted centre of mass in world mm (negative and non-finite values count as
+/// zero); the grid's centre when the image has no positive voxel.
 pub fn centre_of_mass(v: &Volume) -> [f64; 3] {
     let [nx, ny, nz] = v.geom.dims;
     let d = v.as_flat();
@@ -69,7 +76,8 @@ pub fn centre_of_mass(v: &Volume) -> [f64; 3] {
             let mut s = [0.0f64; 3];
             for y in 0..ny {
                 for x in 0..nx {
-                    let c = d[v.geom.index(x, y, z)].max(0.0) as f64;
+                    let c = d[v.geom.index(x, y, z)];
+                    let c = if c.is_finite() { c.max(0.0) as f64 } else { 0.0 };
                     w += c;
                     s[0] += c * x as f64;
                     s[1] += c * y as f64;

@@ -147,27 +147,25 @@ pub(super) fn unflat(i: usize, d: [usize; 4]) -> (usize, usize, usize, usize) {
     (i % d[0], (i / d[0]) % d[1], (i / (d[0] * d[1])) % d[2], i / (d[0] * d[1] * d[2]))
 }
 
-/// Reads an image used without a mask (a registration input, a tensor volume): NaN/Inf voxels
-/// are set to 0 with a warning that counts them, so no kernel sees them.
-pub fn read_finite(path: &Path) -> Result<Volume> {
-    let mut v = super::read_nifti(path)?;
+/// Reads an image used without a mask by a method that leaves NaN/Inf voxels out itself (a
+/// registration input: its cost excludes them, src/register/cost.rs). They are kept as read,
+/// with a warning that counts them, names the first and says what becomes of them (`fate`,
+/// e.g. "excluded from the cost"); an image with no finite voxel is an error naming the file.
+pub fn read_keeping_nonfinite(path: &Path, fate: &str) -> Result<Volume> {
+    let v = super::read_nifti(path)?;
     let n = v.nvox();
     let nvol = v.nvol();
     let dims = [v.geom.dims[0], v.geom.dims[1], v.geom.dims[2], nvol];
-    let flat = v.as_flat_mut();
-    let bad: Vec<usize> = (0..n).filter(|&i| (0..nvol).any(|t| !flat[t * n + i].is_finite())).collect();
-    if let Some(&first) = bad.first() {
-        for x in flat.iter_mut().filter(|x| !x.is_finite()) {
-            *x = 0.0;
-        }
-        let (x, y, z, _) = unflat(first, dims);
-        eprintln!(
-            "warning: {}: {} voxel{} NaN or infinite values (first at x={x} y={y} z={z}); set to 0",
-            path.display(),
-            bad.len(),
-            if bad.len() == 1 { " holds" } else { "s hold" }
-        );
+    let flat = v.as_flat();
+    let bad = |i: usize| (0..nvol).any(|t| !flat[t * n + i].is_finite());
+    let Some(first) = (0..n).find(|&i| bad(i)) else { return Ok(v) };
+    let count = (first..n).filter(|&i| bad(i)).count();
+    if count == n {
+        bail!("{}: every voxel holds NaN or infinite values", path.display());
     }
+    let (x, y, z, _) = unflat(first, dims);
+    let (s, verb) = if count == 1 { ("", "holds") } else { ("s", "hold") };
+    eprintln!("warning: {}: {count} voxel{s} {verb} NaN or infinite values (first at x={x} y={y} z={z}); {fate}", path.display());
     Ok(v)
 }
 
