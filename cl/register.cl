@@ -81,9 +81,9 @@
             }                                                                                            \
             for (int u = 0; u < NP_REG_UNROLL; u++) {                                                    \
                 /* NaN/Inf: a fixed value is not counted, a sample is outside (register.h). */            \
-                int counted = valid[u] && NP_REG_FINITE(fv[u]);                                          \
+                int counted = NP_REG_COUNTED(valid[u], fv[u]);                                           \
                 total += counted;                                                                        \
-                if (ok[u] && counted && NP_REG_FINITE(mv[u])) {                                          \
+                if (NP_REG_USED(ok[u], counted, mv[u])) {                                                \
                     inside++;                                                                            \
                     np_reg_add(&spec, fv[u], mv[u], acc, lh, &bin, &run);                                \
                 }                                                                                        \

@@ -70,3 +70,19 @@ fn build_failures_carry_the_compiler_log() {
         assert!(e.contains("OpenCL build of broken.cl failed") && e.contains("undeclared_name"), "{e}");
     }
 }
+
+/// register.cl's program for images with NaN/Inf (src/register/gpu.rs `program(true)`) compiles
+/// its finiteness tests in; the loop above builds only the plain program.
+#[test]
+fn register_nonfinite_program_compiles_to_ptx() {
+    if !cuda::nvrtc_present() {
+        assert!(!required("NEUROPORT_REQUIRE_NVRTC"), "libnvrtc.so.13 not found but NEUROPORT_REQUIRE_NVRTC=1");
+        return;
+    }
+    let src = format!("#define NP_REG_NONFINITE 1\n{}", include_str!("../cl/register.cl"));
+    let plain = cuda::compile_ptx("register", include_str!("../cl/register.cl"), "compute_90").unwrap_or_else(|e| panic!("{e:#}")).to_src();
+    let tested = cuda::compile_ptx("register-nonfinite", &src, "compute_90").unwrap_or_else(|e| panic!("{e:#}")).to_src();
+    // The exponent mask of NP_REG_FINITE appears only where the tests are compiled in.
+    let mask = |ptx: &str| ptx.contains("2139095040");
+    assert!(mask(&tested) && !mask(&plain), "NP_REG_NONFINITE does not select the finiteness tests");
+}

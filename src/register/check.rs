@@ -23,9 +23,11 @@
 //! moving-intensity bin edge (only those can change bin), tolerance 1.
 //! Batches: several maps in one launch must give each map exactly (bit for bit, histogram
 //! count for count) what it gets alone: each map's work-groups, tiles and sums are the same.
-//! NaN/Inf voxels (cost.rs's rule): both images carry some (scattered NaN, +Inf and -Inf, and a
-//! NaN block the map samples across), so every row also checks that the devices leave out the
-//! voxels and samples the CPU leaves out, the counts equal. The texture rows see them in the
+//! NaN/Inf voxels (cost.rs's rule): every row is run on finite images (the kernels without
+//! finiteness tests) and again, named "(NaN/Inf)", on images that hold some (the kernels built
+//! with them, register.h NP_REG_NONFINITE): scattered NaN, +Inf and -Inf and a NaN block the
+//! map samples across, so those rows check that the devices leave out the voxels and samples
+//! the CPU leaves out, the counts equal. The texture rows see them in the
 //! fixed image only, which is read from a buffer as in-kernel: through the filter a sample
 //! reads a NaN corner whose CPU weight is tiny at a weight the unit may round to 0 (8-bit
 //! weights on NVIDIA) and stay finite, or a corner the CPU does not read (its coordinate + 1/2
@@ -116,14 +118,13 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
     let Some(gpu) = Gpu::new(dev)? else { return Ok(Vec::new()) };
     let _ = reference;
     let mut r = crate::synth::rng(seed ^ 0x5e61);
-    let fixed = with_holes(random_volume([48, 40, 36], &mut r), &mut r);
+    let finite_fixed = random_volume([48, 40, 36], &mut r);
+    let holed_fixed = with_holes(finite_fixed.clone(), &mut r);
     let finite_moving = random_volume([44, 46, 38], &mut r);
     let holed_moving = with_holes(finite_moving.clone(), &mut r);
     let m = random_map(&mut r);
     let mut rows = Vec::new();
     for sampling in [Sampling::InKernel, Sampling::Texture] {
-        // NaN/Inf in the moving image for in-kernel sampling only (module notes).
-        let moving = if sampling == Sampling::Texture { &finite_moving } else { &holed_moving };
         let mut k = match GpuCost::new(gpu.clone(), sampling) {
             Ok(k) => k,
             Err(e) => {
@@ -131,26 +132,33 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
                 continue;
             }
         };
-        for kind in CostKind::ALL {
-            let spec = CostSpec::new(kind, fixed.as_flat(), moving.as_flat())?;
-            if let Err(e) = k.load(&fixed, moving, &spec) {
-                rows.push(CheckRow::new(&format!("register {} {}", kind.name(), k.variant()), dev, f64::INFINITY, 0.0, format!("error: {e:#}")));
-                continue;
-            }
-            let got = k.evaluate(&m)?;
-            let hist = if kind.uses_histogram() { k.last_histogram(0)? } else { Vec::new() };
-            let want = cpu::evaluate(&fixed, moving, &spec, &m);
-            let name = format!("register {} {}", kind.name(), k.variant());
-            rows.push(match sampling {
-                Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, k.layout(fixed.geom.dims).terms_per_item()),
-                Sampling::Texture => {
-                    let unit = 3.0 * 2f64.powi(-(gpu.filter_bits().unwrap_or(22) as i32));
-                    let (sum, near) = texture_bounds(moving, &fixed.geom, fixed.as_flat(), &m, &spec, unit, k.texel_error());
-                    texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near)
+        // Finite images (the kernels users mostly run), then images with NaN/Inf (the kernels
+        // built with their tests, CostSpec::nonfinite): in the moving image for in-kernel
+        // sampling only (module notes).
+        for holes in [false, true] {
+            let fixed = if holes { &holed_fixed } else { &finite_fixed };
+            let moving = if holes && sampling == Sampling::InKernel { &holed_moving } else { &finite_moving };
+            for kind in CostKind::ALL {
+                let spec = CostSpec::new(kind, fixed.as_flat(), moving.as_flat())?;
+                let name = format!("register {} {}{}", kind.name(), k.variant(), if holes { " (NaN/Inf)" } else { "" });
+                if let Err(e) = k.load(fixed, moving, &spec) {
+                    rows.push(CheckRow::new(&name, dev, f64::INFINITY, 0.0, format!("error: {e:#}")));
+                    continue;
                 }
-            });
-            if sampling == Sampling::InKernel && matches!(kind, CostKind::Ncc | CostKind::Mi) {
-                rows.push(batch_row(&mut k, dev, kind, &mut r)?);
+                let got = k.evaluate(&m)?;
+                let hist = if kind.uses_histogram() { k.last_histogram(0)? } else { Vec::new() };
+                let want = cpu::evaluate(fixed, moving, &spec, &m);
+                rows.push(match sampling {
+                    Sampling::InKernel => in_kernel_row(&name, dev, kind, &got, &hist, &want, k.layout(fixed.geom.dims).terms_per_item()),
+                    Sampling::Texture => {
+                        let unit = 3.0 * 2f64.powi(-(gpu.filter_bits().unwrap_or(22) as i32));
+                        let (sum, near) = texture_bounds(moving, &fixed.geom, fixed.as_flat(), &m, &spec, unit, k.texel_error());
+                        texture_row(&name, dev, kind, &got, &hist, &want, sum / want.inside.max(1) as f64, near)
+                    }
+                });
+                if sampling == Sampling::InKernel && !holes && matches!(kind, CostKind::Ncc | CostKind::Mi) {
+                    rows.push(batch_row(&mut k, dev, kind, &mut r)?);
+                }
             }
         }
     }

@@ -83,6 +83,12 @@ pub struct CostSpec {
     pub fixed_inv_width: f32,
     pub moving_lo: f32,
     pub moving_inv_width: f32,
+    /// 1 when either image holds a NaN/Inf voxel: a device then runs the kernels that test
+    /// for them (register.h NP_REG_NONFINITE), which finite images need not pay for (2-8 % of
+    /// a lone evaluation on the H200: docs/performance.md, registration round 36). Images
+    /// derived from these (pyramid levels, lattices) hold non-finite voxels only where these
+    /// do, so the flag holds for them too.
+    pub nonfinite: i32,
 }
 
 unsafe impl bytemuck::Zeroable for CostSpec {}
@@ -95,7 +101,7 @@ impl CostSpec {
         if fixed.is_empty() || moving.is_empty() {
             bail!("an image is empty");
         }
-        let (Some((flo, fhi, fmean)), Some((mlo, mhi, mmean))) = rayon::join(|| summary(fixed), || summary(moving)) else {
+        let (Some((flo, fhi, fmean, fn_)), Some((mlo, mhi, mmean, mn))) = rayon::join(|| summary(fixed), || summary(moving)) else {
             bail!("an image holds no finite value");
         };
         let inv = |lo: f32, hi: f32| if hi > lo { BINS as f32 / (hi - lo) } else { 0.0 };
@@ -108,6 +114,7 @@ impl CostSpec {
             fixed_inv_width: inv(flo, fhi),
             moving_lo: mlo,
             moving_inv_width: inv(mlo, mhi),
+            nonfinite: (fn_ < fixed.len() || mn < moving.len()) as i32,
         })
     }
     pub fn kind(&self) -> CostKind {
@@ -117,8 +124,8 @@ impl CostSpec {
 
 /// Minimum, maximum and mean of the finite values of `v` (NaN/Inf voxels are not part of the
 /// image: module notes), on every core: fixed pieces summed in order, so the mean's bits do not
-/// depend on the thread count. None when no value is finite.
-fn summary(v: &[f32]) -> Option<(f32, f32, f32)> {
+/// depend on the thread count; and how many values are finite. None when none is.
+fn summary(v: &[f32]) -> Option<(f32, f32, f32, usize)> {
     use rayon::prelude::*;
     const PIECE: usize = 1 << 16;
     type Part = (f32, f32, f64, u64);
@@ -128,7 +135,7 @@ fn summary(v: &[f32]) -> Option<(f32, f32, f32)> {
         .map(|c| c.iter().filter(|x| x.is_finite()).fold(none, |(lo, hi, s, n), &x| (lo.min(x), hi.max(x), s + x as f64, n + 1)))
         .collect();
     let (lo, hi, sum, n) = parts.iter().fold(none, |(lo, hi, s, n), p| (lo.min(p.0), hi.max(p.1), s + p.2, n + p.3));
-    (n > 0).then(|| (lo, hi, (sum / n as f64) as f32))
+    (n > 0).then(|| (lo, hi, (sum / n as f64) as f32, n as usize))
 }
 
 /// Histogram bin of `v` (see [`CostSpec`]); the device computes the same in cl/common/register.h.
@@ -201,6 +208,20 @@ pub fn entropies(hist: &[u32]) -> (f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The spec says when either image holds a NaN or infinite value, so a device runs the
+    /// kernels that test for them, and only then.
+    #[test]
+    fn spec_flags_nonfinite_images() {
+        let a: Vec<f32> = (0..100).map(|i| i as f32).collect();
+        let flag = |f: &[f32], m: &[f32]| CostSpec::new(CostKind::Ncc, f, m).unwrap().nonfinite;
+        assert_eq!(flag(&a, &a), 0);
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let mut b = a.clone();
+            b[37] = bad;
+            assert_eq!((flag(&b, &a), flag(&a, &b)), (1, 1), "{bad}");
+        }
+    }
 
     #[test]
     fn ncc_of_a_linear_map_is_perfect_and_overlap_is_enforced() {

@@ -62,20 +62,24 @@ impl Layout {
     }
 }
 
-/// The program's name and source: cl/register.cl, or, when `NEUROPORT_REG_UNROLL`,
+/// The program's name and source: cl/register.cl, for images that hold NaN/Inf (`nonfinite`)
+/// with its finiteness tests compiled in (NP_REG_NONFINITE), or, when `NEUROPORT_REG_UNROLL`,
 /// `NEUROPORT_REG_MIN_BLOCKS` or `NEUROPORT_REG_STREAM=0` is set (tuning the loop shape with
 /// `bench register`), the same with those defines in front, under its own name (kernels are
 /// cached by program name).
-fn program() -> (&'static str, &'static str) {
+fn program(nonfinite: bool) -> (&'static str, &'static str) {
     use std::sync::OnceLock;
-    static TUNED: OnceLock<(&'static str, &'static str)> = OnceLock::new();
-    *TUNED.get_or_init(|| {
+    static TUNED: [OnceLock<(&'static str, &'static str)>; 2] = [OnceLock::new(), OnceLock::new()];
+    *TUNED[nonfinite as usize].get_or_init(|| {
         let var = |n: &str| std::env::var(n).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&v| v <= 64);
         let (unroll, blocks, stream) = (var("NEUROPORT_REG_UNROLL").filter(|&v| v > 0), var("NEUROPORT_REG_MIN_BLOCKS").filter(|&v| v > 0), var("NEUROPORT_REG_STREAM"));
-        if unroll.is_none() && blocks.is_none() && stream != Some(0) {
+        if unroll.is_none() && blocks.is_none() && stream != Some(0) && !nonfinite {
             return ("register", SOURCE);
         }
         let mut defs = String::new();
+        if nonfinite {
+            defs += "#define NP_REG_NONFINITE 1\n";
+        }
         if let Some(u) = unroll {
             defs += &format!("#define NP_REG_UNROLL {u}\n");
         }
@@ -85,9 +89,15 @@ fn program() -> (&'static str, &'static str) {
         if stream == Some(0) {
             defs += "#define NP_REG_NO_STREAM 1\n";
         }
-        let name = format!("register-u{}-b{}-s{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1));
+        let name = format!("register-u{}-b{}-s{}-n{}", unroll.unwrap_or(0), blocks.unwrap_or(0), stream.unwrap_or(1), nonfinite as u8);
         (Box::leak(name.into_boxed_str()), Box::leak(format!("{defs}{SOURCE}").into_boxed_str()))
     })
+}
+
+/// The in-kernel and texture cost kernels of [`program`]`(nonfinite)`.
+fn cost_kernels(gpu: &Gpu, nonfinite: bool) -> Result<[Kernel; 2]> {
+    let (program, source) = program(nonfinite);
+    Ok([gpu.kernel(program, source, "register_cost")?, gpu.kernel(program, source, "register_cost_texture")?])
 }
 
 /// How the moving image is sampled.
@@ -168,6 +178,8 @@ struct Loaded {
     fdims: [usize; 3],
     mdims: [usize; 3],
     spec: CostSpec,
+    /// Whether the images may hold NaN/Inf (`spec.nonfinite`): the kernels that test for them.
+    nonfinite: bool,
     layout: Layout,
 }
 
@@ -205,8 +217,10 @@ const MAX_HIST: usize = BINS * BINS;
 pub struct GpuCost {
     gpu: Gpu,
     sampling: Sampling,
-    cost: Kernel,
-    cost_tex: Kernel,
+    /// The cost kernels, in-kernel and texture sampling, for finite images and (built at the
+    /// first load of images that hold NaN/Inf) with the finiteness tests compiled in.
+    cost: [Kernel; 2],
+    nonfinite: Option<[Kernel; 2]>,
     /// Whether the host watches the mapped records' words before waiting for the queue
     /// (`NEUROPORT_REG_SPIN=0`: not, for comparison).
     spin: bool,
@@ -223,13 +237,11 @@ pub struct GpuCost {
 
 impl GpuCost {
     pub fn new(gpu: Gpu, sampling: Sampling) -> Result<GpuCost> {
-        let (program, source) = program();
         // The second level's images are the first copy over 1 MB: its staging slots are made
         // while the pyramid is built.
         gpu.stage_ahead();
-        let k = |name| gpu.kernel(program, source, name);
         let spin = std::env::var("NEUROPORT_REG_SPIN").map_or(true, |v| v != "0");
-        Ok(GpuCost { cost: k("register_cost")?, cost_tex: k("register_cost_texture")?, spin, half: half_texels(&gpu), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
+        Ok(GpuCost { cost: cost_kernels(&gpu, false)?, nonfinite: None, spin, half: half_texels(&gpu), gpu, sampling, loaded: None, scratch: None, launches: 0, timed: 0, load_t: Timings::default() })
     }
 
     /// The layout of one map over a fixed grid of `dims`. Work-groups per map on a GPU: at
@@ -325,9 +337,10 @@ impl GpuCost {
                 m.poke(i, UNSET);
             }
         }
+        let k = if l.nonfinite { self.nonfinite.as_ref().expect("built by load") } else { &self.cost };
         match &l.tex {
-            Some(t) => g.launch(&self.cost_tex, shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
-            None => g.launch(&self.cost, shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+            Some(t) => g.launch(&k[1], shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+            None => g.launch(&k[0], shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
         if let Records::Copied { out, record } = &mut sc.records {
             g.download_into(out, 0, record, 0..words)?;
@@ -391,6 +404,11 @@ impl CostKernels for GpuCost {
             Sampling::InKernel => (None, Texels::FLOAT),
         };
         let layout = self.layout(fixed.geom.dims);
+        let nonfinite = spec.nonfinite != 0;
+        if nonfinite && self.nonfinite.is_none() {
+            self.nonfinite = Some(cost_kernels(&self.gpu, true)?);
+        }
+        let g = &self.gpu;
         if (spec.bins * spec.bins) as usize > MAX_HIST {
             bail!("register: {} histogram bins exceed the device kernel's {MAX_HIST}", spec.bins * spec.bins);
         }
@@ -415,6 +433,7 @@ impl CostKernels for GpuCost {
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
             spec: *spec,
+            nonfinite,
             layout,
         });
         self.load_t = self.gpu.take_timings().unwrap_or_default();
