@@ -177,9 +177,8 @@ struct Loaded {
     texel: Texels,
     fdims: [usize; 3],
     mdims: [usize; 3],
+    /// `spec.nonfinite`: the images may hold NaN/Inf, run the kernels that test for them.
     spec: CostSpec,
-    /// Whether the images may hold NaN/Inf (`spec.nonfinite`): the kernels that test for them.
-    nonfinite: bool,
     layout: Layout,
 }
 
@@ -337,7 +336,7 @@ impl GpuCost {
                 m.poke(i, UNSET);
             }
         }
-        let k = if l.nonfinite { self.nonfinite.as_ref().expect("built by load") } else { &self.cost };
+        let k = if l.spec.nonfinite != 0 { self.nonfinite.as_ref().expect("built by load") } else { &self.cost };
         match &l.tex {
             Some(t) => g.launch(&k[1], shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&k[0], shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
@@ -404,8 +403,7 @@ impl CostKernels for GpuCost {
             Sampling::InKernel => (None, Texels::FLOAT),
         };
         let layout = self.layout(fixed.geom.dims);
-        let nonfinite = spec.nonfinite != 0;
-        if nonfinite && self.nonfinite.is_none() {
+        if spec.nonfinite != 0 && self.nonfinite.is_none() {
             self.nonfinite = Some(cost_kernels(&self.gpu, true)?);
         }
         let g = &self.gpu;
@@ -433,7 +431,6 @@ impl CostKernels for GpuCost {
             fdims: fixed.geom.dims,
             mdims: moving.geom.dims,
             spec: *spec,
-            nonfinite,
             layout,
         });
         self.load_t = self.gpu.take_timings().unwrap_or_default();
