@@ -119,15 +119,7 @@ pub fn skip_nonfinite_values(
             bad[voxel_of(i)] = true;
         }
     }
-    let mut skipped = 0usize;
-    let mut first = None;
-    for v in 0..mask.len() {
-        if bad[v] && mask[v] != 0 {
-            mask[v] = 0;
-            skipped += 1;
-            first.get_or_insert(v);
-        }
-    }
+    let (skipped, first) = leave_mask(mask, |v| bad[v]);
     // The first voxel's first non-finite value, found before the values are zeroed.
     let first = first.map(|v| (v, (0..flat.len()).find(|&i| voxel_of(i) == v && !flat[i].is_finite()).unwrap_or(0)));
     flat.iter_mut().filter(|x| !x.is_finite()).for_each(|x| *x = 0.0);
@@ -137,10 +129,28 @@ pub fn skip_nonfinite_values(
         if !mask.contains(&1) {
             bail!("{path}: every voxel of the {what} holds NaN or infinite {values} (first at x={x} y={y} z={z}{at})");
         }
-        let (s, verb) = if skipped == 1 { ("", "holds") } else { ("s", "hold") };
+        let (s, verb) = holds(skipped);
         eprintln!("warning: {path}: {skipped} voxel{s} in the {what} {verb} NaN or infinite {values} (first at x={x} y={y} z={z}{at}); skipped");
     }
     Ok(skipped)
+}
+
+/// Takes the voxels of `mask` where `bad(v)` out of it: how many left, and the first.
+pub(super) fn leave_mask(mask: &mut [u8], bad: impl Fn(usize) -> bool) -> (usize, Option<usize>) {
+    let (mut left, mut first) = (0usize, None);
+    for v in 0..mask.len() {
+        if mask[v] != 0 && bad(v) {
+            mask[v] = 0;
+            left += 1;
+            first.get_or_insert(v);
+        }
+    }
+    (left, first)
+}
+
+/// The plural's suffix and the verb for `n` voxels: ("", "holds") for one, ("s", "hold") else.
+pub(super) fn holds(n: usize) -> (&'static str, &'static str) {
+    if n == 1 { ("", "holds") } else { ("s", "hold") }
 }
 
 pub(super) fn unflat(i: usize, d: [usize; 4]) -> (usize, usize, usize, usize) {
@@ -164,7 +174,7 @@ pub fn read_keeping_nonfinite(path: &Path, fate: &str) -> Result<Volume> {
         bail!("{}: every voxel holds NaN or infinite values", path.display());
     }
     let (x, y, z, _) = unflat(first, dims);
-    let (s, verb) = if count == 1 { ("", "holds") } else { ("s", "hold") };
+    let (s, verb) = holds(count);
     eprintln!("warning: {}: {count} voxel{s} {verb} NaN or infinite values (first at x={x} y={y} z={z}); {fate}", path.display());
     Ok(v)
 }

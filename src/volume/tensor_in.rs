@@ -10,6 +10,7 @@
 //! file zero everywhere in the mask ran to exit 0. Without a mask file the zeros are the file's
 //! background, left to the command (track's default mask is the voxels with a fitted tensor).
 
+use super::masks::{holds, leave_mask, unflat};
 use super::{read_mask_like, read_nifti, skip_nonfinite, Volume};
 use anyhow::{bail, Result};
 use std::path::Path;
@@ -39,23 +40,15 @@ pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, 
 fn skip_zero(v: &Volume, path: &Path, mask: &mut [u8], what: &str, nonfinite: usize) -> Result<()> {
     let n = v.nvox();
     let flat = v.as_flat();
-    let mut skipped = 0usize;
-    let mut first = None;
-    for i in 0..n {
-        if mask[i] != 0 && (0..6).all(|c| flat[c * n + i] == 0.0) {
-            mask[i] = 0;
-            skipped += 1;
-            first.get_or_insert(i);
-        }
-    }
+    let (skipped, first) = leave_mask(mask, |i| (0..6).all(|c| flat[c * n + i] == 0.0));
     let Some(first) = first else { return Ok(()) };
     let shown = path.display();
     if mask.iter().all(|&m| m == 0) {
         let or = if nonfinite > 0 { " or NaN or infinite values" } else { "" };
         bail!("{shown}: every voxel of the {what} holds a zero tensor (all six components 0){or}");
     }
-    let (x, y, z, _) = super::masks::unflat(first, [v.geom.dims[0], v.geom.dims[1], v.geom.dims[2], 1]);
-    let (s, verb) = if skipped == 1 { ("", "holds") } else { ("s", "hold") };
+    let (x, y, z, _) = unflat(first, [v.geom.dims[0], v.geom.dims[1], v.geom.dims[2], 1]);
+    let (s, verb) = holds(skipped);
     eprintln!("warning: {shown}: {skipped} voxel{s} in the {what} {verb} a zero tensor (all six components 0; first at x={x} y={y} z={z}); skipped");
     Ok(())
 }
