@@ -68,11 +68,10 @@
 typedef struct { float m[12]; } np_reg_map;
 /* The maps of one launch, NP_REG_MAXMAPS x 12 (unused ones ignored). */
 typedef struct { float m[12 * NP_REG_MAXMAPS]; } np_reg_maps;
-/* src/register/cost.rs CostSpec. */
+/* src/register/cost.rs CostSpec, less `nonfinite` (gpu.rs KernelSpec). */
 typedef struct {
     int cost, bins;
     float fixed_shift, moving_shift, fixed_lo, fixed_inv_width, moving_lo, moving_inv_width;
-    int nonfinite;
 } np_reg_spec;
 /* One work-group's (or the whole evaluation's) sums and overlap count. */
 typedef struct { float s[5]; int inside; int total; int pad; } np_reg_partial;

@@ -73,7 +73,6 @@ impl CostKind {
 /// float32, clamped to [0, BINS - 1]; one subtraction and one multiplication, both correctly
 /// rounded, so the CPU and every device give the same bin for the same float.
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
 pub struct CostSpec {
     pub cost: i32,
     pub bins: i32,
@@ -83,16 +82,14 @@ pub struct CostSpec {
     pub fixed_inv_width: f32,
     pub moving_lo: f32,
     pub moving_inv_width: f32,
-    /// 1 when either image holds a NaN/Inf voxel: a device then runs the kernels that test
+    /// Whether either image holds a NaN/Inf voxel: a device then runs the kernels that test
     /// for them (register.h NP_REG_NONFINITE), which finite images need not pay for (2-8 % of
     /// a lone evaluation on the H200: docs/performance.md, registration round 36). Images
     /// derived from these (pyramid levels, lattices) hold non-finite voxels only where these
-    /// do, so the flag holds for them too.
-    pub nonfinite: i32,
+    /// do, so the flag holds for them too. Not passed to the kernels (gpu.rs KernelSpec): the
+    /// program chosen is the test.
+    pub nonfinite: bool,
 }
-
-unsafe impl bytemuck::Zeroable for CostSpec {}
-unsafe impl bytemuck::Pod for CostSpec {}
 
 impl CostSpec {
     /// The spec for a pair of images (their full-resolution finite values, so every pyramid
@@ -114,7 +111,7 @@ impl CostSpec {
             fixed_inv_width: inv(flo, fhi),
             moving_lo: mlo,
             moving_inv_width: inv(mlo, mhi),
-            nonfinite: (fn_ < fixed.len() || mn < moving.len()) as i32,
+            nonfinite: fn_ < fixed.len() || mn < moving.len(),
         })
     }
     pub fn kind(&self) -> CostKind {
@@ -215,11 +212,11 @@ mod tests {
     fn spec_flags_nonfinite_images() {
         let a: Vec<f32> = (0..100).map(|i| i as f32).collect();
         let flag = |f: &[f32], m: &[f32]| CostSpec::new(CostKind::Ncc, f, m).unwrap().nonfinite;
-        assert_eq!(flag(&a, &a), 0);
+        assert!(!flag(&a, &a));
         for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
             let mut b = a.clone();
             b[37] = bad;
-            assert_eq!((flag(&b, &a), flag(&a, &b)), (1, 1), "{bad}");
+            assert_eq!((flag(&b, &a), flag(&a, &b)), (true, true), "{bad}");
         }
     }
 

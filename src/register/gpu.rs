@@ -155,6 +155,29 @@ pub struct Maps {
 unsafe impl bytemuck::Zeroable for Maps {}
 unsafe impl bytemuck::Pod for Maps {}
 
+/// np_reg_spec: the fields of [`CostSpec`] the kernels read, in its order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct KernelSpec {
+    cost: i32,
+    bins: i32,
+    fixed_shift: f32,
+    moving_shift: f32,
+    fixed_lo: f32,
+    fixed_inv_width: f32,
+    moving_lo: f32,
+    moving_inv_width: f32,
+}
+unsafe impl bytemuck::Zeroable for KernelSpec {}
+unsafe impl bytemuck::Pod for KernelSpec {}
+
+impl KernelSpec {
+    fn of(s: &CostSpec) -> KernelSpec {
+        let CostSpec { cost, bins, fixed_shift, moving_shift, fixed_lo, fixed_inv_width, moving_lo, moving_inv_width, nonfinite: _ } = *s;
+        KernelSpec { cost, bins, fixed_shift, moving_shift, fixed_lo, fixed_inv_width, moving_lo, moving_inv_width }
+    }
+}
+
 /// np_reg_partial: 5 sums, the overlap and the sample count.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -321,7 +344,8 @@ impl GpuCost {
         let [fx, fy, fz] = l.fdims.map(|d| d as i32);
         let [mx, my, mz] = l.mdims.map(|d| d as i32);
         let shape = Shape::groups(maps.len() * l.layout.groups, GROUP);
-        let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&l.spec));
+        let ks = KernelSpec::of(&l.spec);
+        let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&ks));
         let dst = match &sc.records {
             Records::Mapped(m) => m.buf(),
             Records::Copied { out, .. } => out,
@@ -336,7 +360,7 @@ impl GpuCost {
                 m.poke(i, UNSET);
             }
         }
-        let k = if l.spec.nonfinite != 0 { self.nonfinite.as_ref().expect("built by load") } else { &self.cost };
+        let k = if l.spec.nonfinite { self.nonfinite.as_ref().expect("built by load") } else { &self.cost };
         match &l.tex {
             Some(t) => g.launch(&k[1], shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
             None => g.launch(&k[0], shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
@@ -403,7 +427,7 @@ impl CostKernels for GpuCost {
             Sampling::InKernel => (None, Texels::FLOAT),
         };
         let layout = self.layout(fixed.geom.dims);
-        if spec.nonfinite != 0 && self.nonfinite.is_none() {
+        if spec.nonfinite && self.nonfinite.is_none() {
             self.nonfinite = Some(cost_kernels(&self.gpu, true)?);
         }
         let g = &self.gpu;
