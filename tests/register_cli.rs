@@ -161,3 +161,40 @@ fn an_image_of_nothing_but_nan_is_refused() {
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with('o') || n.starts_with('.')).collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// Images that never overlap enough (MIN_OVERLAP of the fixed voxels) are an error, not a
+/// result: the simplex cannot move off a cost that is the same everywhere, and wrote its start
+/// with "final cost 1e30" and exit 0 (before). Placed 1000 mm apart by --init, and a moving
+/// image whose finite voxels are a small block.
+#[test]
+fn images_that_do_not_overlap_are_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, g, _) = write_pair(d.path());
+    let (fx, mv, out) = (d.path().join("fixed.nii.gz"), d.path().join("moving.nii.gz"), d.path().join("o"));
+    let far = d.path().join("far.txt");
+    affine::write(&far, &affine::translation([1000.0, 0.0, 0.0])).unwrap();
+    let mut m = neuroport::volume::read_nifti(&mv).unwrap();
+    for z in 0..g.dims[2] {
+        for y in 0..g.dims[1] {
+            for x in 0..g.dims[0] {
+                if !(x < 8 && y < 8 && z < 8) {
+                    m.as_flat_mut()[g.index(x, y, z)] = f32::NAN;
+                }
+            }
+        }
+    }
+    let speck = d.path().join("speck.nii.gz");
+    write_nifti(&speck, &g, 1, m.as_flat()).unwrap();
+    for args in [vec!["--moving", s(&mv), "--init", s(&far)], vec!["--moving", s(&speck)]] {
+        let mut a = vec!["register", "--backend", "cpu", "--fixed", s(&fx), "--dof", "6", "--levels", "2", "--out", s(&out)];
+        a.extend(args);
+        let (code, stdout, stderr) = run(&a, &[]);
+        assert_ne!(code, 0, "{stderr}");
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{stderr}");
+        assert!(errors[0].contains("hardly overlap") && errors[0].contains("% needed") && errors[0].contains("--init"), "{stderr}");
+        assert!(stdout.is_empty() && !stderr.contains("panicked") && !stderr.contains("final cost"), "{stdout}{stderr}");
+    }
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with('o') || n.starts_with('.')).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -333,6 +333,11 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
                 kept.push(r);
             }
         }
+        if kept[0].f >= cost::NO_OVERLAP_COST {
+            let map = voxel_map_f32(&affine::mul(&start, &params::matrix(&kept[0].x, centre)), &fs.geom, &m.geom);
+            let best = k.evaluate_many(&[map])?.swap_remove(0);
+            return Err(no_overlap(li + 1, fs.geom.dims, &best));
+        }
         evals += level_evals;
         let t = k.take_timings();
         let r = LevelReport {
@@ -359,6 +364,23 @@ pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Op
     let cost = reports.last().map_or(f64::NAN, |r| r.cost);
     let transform = affine::mul(&start, &params::matrix(&p, centre));
     Ok(Registration { transform, start, params: p, cost, evals, eval_ms, prep_ms, levels: reports, timings })
+}
+
+/// The error for a level whose best transform still leaves too little of the fixed image over
+/// the moving image (`best`: its overlap), where the result would be only the start: the
+/// images' placements in the world are far apart, or the moving image's finite voxels cover
+/// too little (a thin slab, mostly NaN).
+fn no_overlap(level: usize, dims: [usize; 3], best: &Stats) -> anyhow::Error {
+    anyhow::anyhow!(
+        "register: the images hardly overlap: at level {level} ({}x{}x{} voxels) the best transform found puts {} of the fixed image's {} voxels over finite moving voxels ({:.1} %; {} % needed). Check that both images' NIfTI affines place them in the same world (orientation, origin), or start from a known transform with --init",
+        dims[0],
+        dims[1],
+        dims[2],
+        best.inside,
+        best.total,
+        100.0 * best.inside as f64 / best.total.max(1) as f64,
+        cost::MIN_OVERLAP * 100.0
+    )
 }
 
 /// `p` rotated by +-COARSE_TURN_DEG about each axis, one axis at a time.
