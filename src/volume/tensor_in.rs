@@ -10,8 +10,8 @@
 //! file zero everywhere in the mask ran to exit 0. Without a mask file the zeros are the file's
 //! background, left to the command (track's default mask is the voxels with a fitted tensor).
 
-use super::masks::{holds, leave_mask, unflat};
-use super::{read_mask_like, read_nifti, skip_nonfinite, Volume};
+use super::masks::{holds, leave_mask};
+use super::{read_mask_like, read_nifti, skip_nonfinite, xyz_of, Volume};
 use anyhow::{bail, Result};
 use std::path::Path;
 
@@ -47,7 +47,7 @@ fn skip_zero(v: &Volume, path: &Path, mask: &mut [u8], what: &str, nonfinite: us
         let or = if nonfinite > 0 { " or NaN or infinite values" } else { "" };
         bail!("{shown}: every voxel of the {what} holds a zero tensor (all six components 0){or}");
     }
-    let (x, y, z, _) = unflat(first, [v.geom.dims[0], v.geom.dims[1], v.geom.dims[2], 1]);
+    let [x, y, z] = xyz_of(first, v.geom.dims);
     let (s, verb) = holds(skipped);
     eprintln!("warning: {shown}: {skipped} voxel{s} in the {what} {verb} a zero tensor (all six components 0; first at x={x} y={y} z={z}); skipped");
     Ok(())
