@@ -80,9 +80,15 @@ pub fn mask_for(data: &mut Volume, data_path: &Path, mask_path: Option<&Path>) -
 /// Takes voxels holding NaN/Inf out of `mask` (warning with their count and the first one) and
 /// zeroes every non-finite value; an error when no voxel of the mask is left.
 pub fn skip_nonfinite(data: &mut Volume, data_path: &Path, mask: &mut [u8]) -> Result<usize> {
+    skip_nonfinite_in(data, data_path, mask, "mask")
+}
+
+/// [`skip_nonfinite`] with the mask named `what` in the warning and error, as its caller names it
+/// in its own messages ("tracking mask", ...).
+pub(super) fn skip_nonfinite_in(data: &mut Volume, data_path: &Path, mask: &mut [u8], what: &str) -> Result<usize> {
     let n = data.nvox();
     let dims = data.geom.dims;
-    let names = Nonfinite { path: data_path, mask: "mask", values: "values" };
+    let names = Nonfinite { path: data_path, mask: what, values: "values" };
     skip_nonfinite_values(data.as_flat_mut(), dims, |i| i % n, |i| format!(" volume {}", i / n), mask, &names)
 }
 

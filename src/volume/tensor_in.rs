@@ -10,14 +10,14 @@
 //! file zero everywhere in the mask ran to exit 0. Without a mask file the zeros are the file's
 //! background, left to the command (track's default mask is the voxels with a fitted tensor).
 
-use super::masks::{holds, leave_mask};
-use super::{read_mask_like, read_nifti, skip_nonfinite, xyz_of, Volume};
+use super::masks::{holds, leave_mask, skip_nonfinite_in};
+use super::{read_mask_like, read_nifti, xyz_of, Volume};
 use anyhow::{bail, Result};
 use std::path::Path;
 
 /// The tensor volume at `path` (6 volumes, FSL order) and the mask it may be used in: `mask`'s
-/// file (read on the tensor's grid, named as `what` in errors) or every voxel, less the voxels
-/// whose tensor is not finite. Non-finite values are set to 0 so no kernel sees them.
+/// file (read on the tensor's grid, named as `what` in warnings and errors) or every voxel, less
+/// the voxels whose tensor is not finite. Non-finite values are set to 0 so no kernel sees them.
 pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, Vec<u8>)> {
     let mut v = read_nifti(path)?;
     if v.nvol() != 6 {
@@ -27,7 +27,7 @@ pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, 
         Some((p, what)) => read_mask_like(p, &v.geom, path, what)?,
         None => vec![1u8; v.nvox()],
     };
-    let nonfinite = skip_nonfinite(&mut v, path, &mut m)?;
+    let nonfinite = skip_nonfinite_in(&mut v, path, &mut m, mask.map_or("mask", |(_, what)| what))?;
     if let Some((_, what)) = mask {
         skip_zero(&v, path, &mut m, what, nonfinite)?;
     }
