@@ -4,7 +4,7 @@
 
 use crate::synth::sticks::{at_angle, simulate_voxels, SticksVoxel};
 use crate::synth::{rng, unit_vector};
-use crate::volume::{Geometry, GradientTable, Volume};
+use crate::volume::{xyz_of, Geometry, GradientTable, Volume};
 use rand::Rng;
 use rayon::prelude::*;
 
@@ -76,7 +76,7 @@ pub fn phantom(dims: [usize; 3], voxel_size: [f32; 3], nmask: usize, g: &Gradien
     let c = dims.map(|d| d as f64 / 2.0 - 0.5);
     let mut order: Vec<(f64, usize)> = (0..nv)
         .map(|v| {
-            let p = [v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1])];
+            let p = xyz_of(v, dims);
             ((0..3).map(|a| ((p[a] as f64 - c[a]) / dims[a] as f64).powi(2)).sum::<f64>(), v)
         })
         .collect();

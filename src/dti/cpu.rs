@@ -5,6 +5,7 @@ use super::{fastmath, sym3, Design, DtiKernels, FitShare, Frame, BACKGROUND, D_I
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::cpu::{avx2_twin, Cpu};
 use crate::runtime::{timing::wall_ms, Timings};
+use crate::volume::xyz_of;
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -291,12 +292,11 @@ impl DtiKernels for CpuDti {
             });
             let [nx, ny, nz] = dims;
             let fields = per_voxel::<NFIELDS>(&self.cpu, nvox, |v| {
-                let (x, y, z) = (v % nx, (v / nx) % ny, v / (nx * ny));
                 let mut o = [0.0f32; NFIELDS];
                 for e in 0..6 {
                     o[e] = dg[v].0[e] as f32;
                 }
-                let pos = [x, y, z];
+                let pos = xyz_of(v, dims);
                 let len = [nx, ny, nz];
                 let step = [1, nx, nx * ny];
                 for a in 0..3 {

@@ -2,6 +2,8 @@
 //! stored contiguously (block w / 64, local slot w % 64, x fastest), padding past the grid's
 //! edge outside the mask.
 
+use crate::volume::xyz_of;
+
 /// Block edge (004: 4) and voxels per block.
 pub const B: usize = 4;
 pub const BV: usize = 64;
@@ -29,14 +31,14 @@ pub fn indexable(dims: [usize; 3]) -> bool {
 
 /// The block holding grid voxel `v`.
 pub fn block_of(dims: [usize; 3], bd: [usize; 3], v: usize) -> usize {
-    let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
+    let [x, y, z] = xyz_of(v, dims);
     x / B + bd[0] * (y / B + bd[1] * (z / B))
 }
 
 /// Slot of voxel `v`: the inverse of [`voxel_of`], as cl/fim.cl's np_fim_slot computes it.
 #[cfg(test)]
 pub fn slot_of(dims: [usize; 3], bd: [usize; 3], v: usize) -> usize {
-    let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
+    let [x, y, z] = xyz_of(v, dims);
     (x / B + bd[0] * (y / B + bd[1] * (z / B))) * BV + x % B + B * (y % B + B * (z % B))
 }
 

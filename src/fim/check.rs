@@ -38,6 +38,7 @@ use crate::dti::sym3;
 use crate::fim::repro::max_rel_diff;
 use crate::runtime::Device;
 use crate::synth::rng;
+use crate::volume::xyz_of;
 use anyhow::Result;
 use rand::Rng;
 
@@ -51,7 +52,7 @@ pub fn random_problem(seed: u64) -> Problem {
     let lam = [r.random_range(1.0..2.0), r.random_range(0.1..0.5), r.random_range(0.05..0.2)];
     let mut speed = vec![0f32; 6 * n];
     for v in 0..n {
-        let (x, y, z) = ((v % d[0]) as f64, ((v / d[0]) % d[1]) as f64, (v / (d[0] * d[1])) as f64);
+        let [x, y, z] = xyz_of(v, d).map(|c| c as f64);
         let th = (k[0] * x + ph[0]).sin() + (k[1] * y + ph[1]).cos();
         let ps = 0.6 * (k[2] * z + k[3] * x + ph[2]).sin();
         let e1 = [th.cos() * ps.cos(), th.sin() * ps.cos(), ps.sin()];
@@ -70,7 +71,7 @@ pub fn random_problem(seed: u64) -> Problem {
     // Walls at x, y or z == 2 close the corner cube [0, 2)^3: unreachable.
     let mask = (0..n)
         .map(|v| {
-            let (x, y, z) = (v % d[0], (v / d[0]) % d[1], v / (d[0] * d[1]));
+            let [x, y, z] = xyz_of(v, d);
             let wall = (x == 2 && y <= 2 && z <= 2) || (y == 2 && x <= 2 && z <= 2) || (z == 2 && x <= 2 && y <= 2);
             (!wall) as u8
         })

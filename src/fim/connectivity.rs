@@ -4,6 +4,7 @@
 
 use super::cpu::neighbour_indices;
 use super::Problem;
+use crate::volume::xyz_of;
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 
@@ -45,7 +46,7 @@ const STEP: f64 = 0.25;
 /// path moves to its lowest 26-neighbour instead, so it always descends to the source.
 pub fn trace(p: &Problem, u: &[f32], start: usize) -> Vec<[f64; 3]> {
     let d = p.dims;
-    let pos_of = |v: usize| [(v % d[0]) as f64, ((v / d[0]) % d[1]) as f64, (v / (d[0] * d[1])) as f64];
+    let pos_of = |v: usize| xyz_of(v, d).map(|c| c as f64);
     let voxel_of = |x: &[f64; 3]| -> Option<usize> {
         let i: [i64; 3] = std::array::from_fn(|k| x[k].round() as i64);
         (0..3).all(|k| i[k] >= 0 && (i[k] as usize) < d[k]).then(|| i[0] as usize + d[0] * (i[1] as usize + d[1] * i[2] as usize))
@@ -99,7 +100,7 @@ fn upwind_gradient(p: &Problem, u: &[f32], v: usize) -> [f64; 3] {
 /// The 26-neighbour with the smallest u below u[v], if any.
 fn lowest_neighbour(p: &Problem, u: &[f32], v: usize) -> Option<usize> {
     let d = p.dims;
-    let (x, y, z) = ((v % d[0]) as i64, ((v / d[0]) % d[1]) as i64, (v / (d[0] * d[1])) as i64);
+    let [x, y, z] = xyz_of(v, d).map(|c| c as i64);
     let mut best: Option<usize> = None;
     for dz in -1..=1i64 {
         for dy in -1..=1i64 {

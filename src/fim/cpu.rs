@@ -6,6 +6,7 @@ use super::godunov::{self, Neighbours, Real};
 use super::{FimKernels, Params, Problem, Solution, Solver};
 use crate::runtime::cpu::Cpu;
 use crate::runtime::timing::wall_ms;
+use crate::volume::xyz_of;
 use anyhow::Result;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -47,8 +48,7 @@ pub fn initial<R: Real>(p: &Problem) -> Vec<R> {
 /// The 6-neighbourhood of `v` as flat indices (None off the grid).
 #[inline]
 pub fn neighbour_indices(dims: [usize; 3], v: usize) -> [[Option<usize>; 2]; 3] {
-    let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
-    let pos = [x, y, z];
+    let pos = xyz_of(v, dims);
     let stride = [1, dims[0], dims[0] * dims[1]];
     std::array::from_fn(|k| [(pos[k] > 0).then(|| v - stride[k]), (pos[k] + 1 < dims[k]).then(|| v + stride[k])])
 }

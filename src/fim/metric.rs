@@ -2,7 +2,7 @@
 
 use crate::dti::{cpu::sharpen_eigen, sym3, LAMBDA_FLOOR};
 use anyhow::{bail, Result};
-use crate::volume::{planes, Geometry};
+use crate::volume::{planes, xyz_of, Geometry};
 use rayon::prelude::*;
 
 /// The path-cost metric M of 004 eq. 2.
@@ -66,7 +66,7 @@ pub fn speed_from_tensor(tensor: &[f32], geom: &Geometry, mask: &[u8], metric: M
     if let Some(v) = outside {
         // Only on failure: a second pass for the bound over every mask voxel.
         let most = (0..n).into_par_iter().filter(|&v| mask[v] != 0).map(|v| alpha_limit(&sym3::eigen(&tensor_at(v)).0, f64::INFINITY).unwrap_or(f64::INFINITY)).reduce(|| f64::INFINITY, f64::min);
-        let [x, y, z] = [v % geom.dims[0], (v / geom.dims[0]) % geom.dims[1], v / (geom.dims[0] * geom.dims[1])];
+        let [x, y, z] = xyz_of(v, geom.dims);
         // 1e30 as given, not its 31 digits.
         let shown = if alpha >= 1e6 { format!("{alpha:e}") } else { alpha.to_string() };
         let what = format!("--alpha {shown}: the speed matrix S = M^-1 of eq. 3 leaves f32's range at voxel ({x},{y},{z})");

@@ -16,6 +16,7 @@ use crate::repro::{add_speedups, timed_median, PlotSpec, Report, Row, RunCtx, Sc
 use crate::runtime::timing::wall_ms;
 use crate::runtime::Device;
 use crate::synth::phantom::{brain_like_with, voxel_axes_to_fsl, Bundles};
+use crate::volume::xyz_of;
 use anyhow::Result;
 
 pub struct FimT1;
@@ -119,7 +120,7 @@ pub fn brain(dims: [usize; 3], seed: u64) -> Example {
     let nv = ph.geom.nvox();
     let c = dims.map(|d| (d as f64 - 1.0) / 2.0);
     let d2 = |v: usize| {
-        let p = [v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1])];
+        let p = xyz_of(v, dims);
         (0..3).map(|k| (p[k] as f64 - c[k]).powi(2)).sum::<f64>()
     };
     let centre = (0..nv).filter(|&v| ph.wm[v] != 0).min_by(|&a, &b| d2(a).total_cmp(&d2(b))).unwrap_or(0);
@@ -394,7 +395,7 @@ mod tests {
         seen[start] = true;
         while let Some(v) = stack.pop() {
             reached += 1;
-            let (x, y, z) = (v % nx, (v / nx) % ny, v / (nx * ny));
+            let [x, y, z] = crate::volume::xyz_of(v, p.dims);
             let mut go = |w: usize| {
                 if p.mask[w] != 0 && !seen[w] {
                     seen[w] = true;

@@ -8,7 +8,7 @@
 use super::Seed;
 use crate::dti::{cpu::voxel_frame, sym3, Frame};
 use crate::synth::{unit_vector, SeededRng};
-use crate::volume::{invert3, Geometry};
+use crate::volume::{invert3, xyz_of, Geometry};
 use anyhow::{anyhow, bail, Result};
 use rand::Rng;
 use std::path::Path;
@@ -63,7 +63,7 @@ pub fn roi_points(roi: &[u8], dims: [usize; 3], count: Option<usize>, r: &mut Se
     if voxels.is_empty() {
         bail!("the seed ROI holds no voxel");
     }
-    let centre = |v: usize| [(v % dims[0]) as f64, ((v / dims[0]) % dims[1]) as f64, (v / (dims[0] * dims[1])) as f64];
+    let centre = |v: usize| xyz_of(v, dims).map(|c| c as f64);
     Ok(match count {
         None => voxels.iter().map(|&v| centre(v)).collect(),
         Some(n) => {

@@ -8,7 +8,7 @@
 //! Components below 1e-12 are stored as 0 so no product in the step is subnormal (GPUs that
 //! flush subnormals then agree with the CPU to the bit).
 
-use crate::volume::{read_mask, read_mask_like, read_nifti, Geometry, SideBySide};
+use crate::volume::{read_mask, read_mask_like, read_nifti, xyz_of, Geometry, SideBySide};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::path::Path;
@@ -120,7 +120,7 @@ fn check_fractions(samples: &[f32], dims: [usize; 3], inside: &[u8], files: [&Pa
     let v = (0..nvox).find(|&v| (0..nsamp).any(|s| bad(v, record(s, v)))).expect("a bad record was found");
     let s = (0..nsamp).find(|&s| bad(v, record(s, v))).expect("the voxel has a bad record");
     let (stick, f) = [record(s, v)[3], record(s, v)[7]].into_iter().enumerate().find(|(_, f)| !(0.0..=1.0).contains(f)).expect("a bad fraction");
-    let (x, y, z) = (v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]));
+    let [x, y, z] = xyz_of(v, dims);
     bail!("{}: fraction {f} at x={x} y={y} z={z} sample {s} is outside [0, 1]", files[stick].display())
 }
 

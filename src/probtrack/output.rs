@@ -4,7 +4,7 @@
 
 use super::{cpu::trace_points, Field, Params, Tracks};
 use crate::io::{table::write_csv, tck::write_tck};
-use crate::volume::Outputs;
+use crate::volume::{xyz_of, Outputs};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -75,13 +75,11 @@ pub fn write(t: &Tracks, field: &Field, seeds: &[u32], p: &Params, dir: &Path, t
     if nt > 0 {
         let mut header = vec!["x", "y", "z"];
         header.extend(field.targets.iter().map(String::as_str));
-        let [nx, ny, _] = geom.dims;
         let rows: Vec<Vec<String>> = seeds
             .iter()
             .enumerate()
             .map(|(i, &s)| {
-                let s = s as usize;
-                let mut r = vec![(s % nx).to_string(), ((s / nx) % ny).to_string(), (s / (nx * ny)).to_string()];
+                let mut r: Vec<String> = xyz_of(s as usize, geom.dims).iter().map(ToString::to_string).collect();
                 r.extend((0..nt).map(|j| t.seed_targets[i * nt + j].to_string()));
                 r
             })

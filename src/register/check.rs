@@ -43,7 +43,7 @@ use super::{cpu, CostKernels};
 use crate::check::CheckRow;
 use crate::runtime::gpu::Gpu;
 use crate::runtime::Device;
-use crate::volume::{Geometry, Volume};
+use crate::volume::{xyz_of, Geometry, Volume};
 use anyhow::Result;
 use rand::Rng;
 
@@ -59,7 +59,7 @@ fn with_holes(mut v: Volume, r: &mut impl Rng) -> Volume {
     let d = v.geom.dims;
     let block: [std::ops::Range<usize>; 3] = std::array::from_fn(|a| d[a] / 2 - d[a] / 12..d[a] / 2 + d[a] / 12);
     for (i, x) in v.as_flat_mut().iter_mut().enumerate() {
-        let p = [i % d[0], (i / d[0]) % d[1], i / (d[0] * d[1])];
+        let p = xyz_of(i, d);
         if (0..3).all(|a| block[a].contains(&p[a])) {
             *x = f32::NAN;
         } else if r.random_range(0..100) == 0 {

@@ -8,7 +8,7 @@
 //! taken over the block's finite voxels (NaN/Inf are not part of the image: cost.rs); a block
 //! with none is NaN, so the coarser level leaves it out too.
 
-use crate::volume::{Geometry, Volume};
+use crate::volume::{xyz_of, Geometry, Volume};
 use rayon::prelude::*;
 
 /// Axes shorter than this are not halved further.
@@ -23,7 +23,7 @@ pub fn halve(v: &Volume) -> Volume {
     let data: Vec<f32> = (0..nd[0] * nd[1] * nd[2])
         .into_par_iter()
         .map(|i| {
-            let (x, y, z) = (i % nd[0], (i / nd[0]) % nd[1], i / (nd[0] * nd[1]));
+            let [x, y, z] = xyz_of(i, nd);
             let (mut s, mut n) = (0.0f32, 0u32);
             for dz in 0..f[2] {
                 for dy in 0..f[1] {

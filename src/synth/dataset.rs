@@ -8,7 +8,7 @@
 //! `truth_tensor` and `truth_V1` directly.
 
 use super::{gradient_table, phantom, simulate_dwi, sticks, GradientTable};
-use crate::volume::{Geometry, Outputs};
+use crate::volume::{xyz_of, Geometry, Outputs};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
@@ -203,7 +203,7 @@ pub fn end_regions(wm: &[u8], dims: [usize; 3]) -> (Vec<u8>, Vec<u8>) {
     let ball = |k: usize| -> Vec<u8> {
         let mut out = vec![0u8; wm.len()];
         let Some(&c) = by_x.get(k) else { return out };
-        let at = |v: usize| [(v % dims[0]) as i64, ((v / dims[0]) % dims[1]) as i64, (v / (dims[0] * dims[1])) as i64];
+        let at = |v: usize| xyz_of(v, dims).map(|c| c as i64);
         let cc = at(c);
         for v in 0..wm.len() {
             let p = at(v);

@@ -3,7 +3,7 @@
 //! empty; NaN/Inf voxels outside the mask are ignored, inside it they are reported and skipped.
 
 use super::nifti_io::read_into;
-use super::{Geometry, Volume};
+use super::{xyz_of, Geometry, Volume};
 use anyhow::{bail, Result};
 use std::path::Path;
 
@@ -56,7 +56,7 @@ fn read_mask_raw(path: &Path, what: &str) -> Result<(Geometry, Vec<u8>)> {
         bail!("{shown}: a {what} must be 3-D, this has {} volumes", dims[3]);
     }
     if let Some(i) = m.iter().position(|&x| x == 2) {
-        let (x, y, z, _) = unflat(i, dims);
+        let [x, y, z] = xyz_of(i, geom.dims);
         bail!("{shown}: the {what} holds NaN or infinite values (first at x={x} y={y} z={z})");
     }
     if !m.contains(&1) {
@@ -80,9 +80,15 @@ pub fn mask_for(data: &mut Volume, data_path: &Path, mask_path: Option<&Path>) -
 /// Takes voxels holding NaN/Inf out of `mask` (warning with their count and the first one) and
 /// zeroes every non-finite value; an error when no voxel of the mask is left.
 pub fn skip_nonfinite(data: &mut Volume, data_path: &Path, mask: &mut [u8]) -> Result<usize> {
+    skip_nonfinite_in(data, data_path, mask, "mask")
+}
+
+/// [`skip_nonfinite`] with the mask named `what` in the warning and error, as its caller names it
+/// in its own messages ("tracking mask", ...).
+pub(super) fn skip_nonfinite_in(data: &mut Volume, data_path: &Path, mask: &mut [u8], what: &str) -> Result<usize> {
     let n = data.nvox();
     let dims = data.geom.dims;
-    let names = Nonfinite { path: data_path, mask: "mask", values: "values" };
+    let names = Nonfinite { path: data_path, mask: what, values: "values" };
     skip_nonfinite_values(data.as_flat_mut(), dims, |i| i % n, |i| format!(" volume {}", i / n), mask, &names)
 }
 
@@ -124,7 +130,7 @@ pub fn skip_nonfinite_values(
     let first = first.map(|v| (v, (0..flat.len()).find(|&i| voxel_of(i) == v && !flat[i].is_finite()).unwrap_or(0)));
     flat.iter_mut().filter(|x| !x.is_finite()).for_each(|x| *x = 0.0);
     if let Some((v, i)) = first {
-        let (x, y, z, _) = unflat(v, [dims[0], dims[1], dims[2], 1]);
+        let [x, y, z] = xyz_of(v, dims);
         let (path, what, values, at) = (names.path.display(), names.mask, names.values, which(i));
         if !mask.contains(&1) {
             bail!("{path}: every voxel of the {what} holds NaN or infinite {values} (first at x={x} y={y} z={z}{at})");
@@ -153,10 +159,6 @@ pub(super) fn holds(n: usize) -> (&'static str, &'static str) {
     if n == 1 { ("", "holds") } else { ("s", "hold") }
 }
 
-pub(super) fn unflat(i: usize, d: [usize; 4]) -> (usize, usize, usize, usize) {
-    (i % d[0], (i / d[0]) % d[1], (i / (d[0] * d[1])) % d[2], i / (d[0] * d[1] * d[2]))
-}
-
 /// Reads an image used without a mask by a method that leaves NaN/Inf voxels out itself (a
 /// registration input: its cost excludes them, src/register/cost.rs). They are kept as read,
 /// with a warning that counts them, names the first and says what becomes of them (`fate`,
@@ -165,7 +167,6 @@ pub fn read_keeping_nonfinite(path: &Path, fate: &str) -> Result<Volume> {
     let v = super::read_nifti(path)?;
     let n = v.nvox();
     let nvol = v.nvol();
-    let dims = [v.geom.dims[0], v.geom.dims[1], v.geom.dims[2], nvol];
     let flat = v.as_flat();
     let bad = |i: usize| (0..nvol).any(|t| !flat[t * n + i].is_finite());
     let Some(first) = (0..n).find(|&i| bad(i)) else { return Ok(v) };
@@ -173,7 +174,7 @@ pub fn read_keeping_nonfinite(path: &Path, fate: &str) -> Result<Volume> {
     if count == n {
         bail!("{}: every voxel holds NaN or infinite values", path.display());
     }
-    let (x, y, z, _) = unflat(first, dims);
+    let [x, y, z] = xyz_of(first, v.geom.dims);
     let (s, verb) = holds(count);
     eprintln!("warning: {}: {count} voxel{s} {verb} NaN or infinite values (first at x={x} y={y} z={z}); {fate}", path.display());
     Ok(v)

@@ -135,6 +135,13 @@ impl Geometry {
     }
 }
 
+/// Voxel (x, y, z) of flat index `index` on a `dims` grid: the inverse of [`Geometry::index`].
+/// A free function because most callers hold only the grid's size, not a [`Geometry`].
+#[inline]
+pub fn xyz_of(index: usize, dims: [usize; 3]) -> [usize; 3] {
+    [index % dims[0], (index / dims[0]) % dims[1], index / (dims[0] * dims[1])]
+}
+
 pub fn invert3(m: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
     let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
         + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
@@ -188,5 +195,24 @@ impl Volume {
     pub fn into_flat(self) -> Vec<f32> {
         let (v, _) = self.data.into_raw_vec_and_offset();
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{xyz_of, Geometry};
+
+    /// xyz_of undoes Geometry::index on every voxel of grids with unequal, odd and unit sides.
+    #[test]
+    fn xyz_of_inverts_index() {
+        for dims in [[1, 1, 1], [7, 5, 9], [1, 4, 3], [6, 1, 2], [3, 8, 1]] {
+            let g = Geometry::synthetic(dims, [1.0; 3]);
+            for v in 0..g.nvox() {
+                let [x, y, z] = xyz_of(v, dims);
+                assert!(x < dims[0] && y < dims[1] && z < dims[2], "{dims:?}: {v} -> {x} {y} {z}");
+                assert_eq!(g.index(x, y, z), v, "{dims:?}");
+            }
+        }
+        assert_eq!(xyz_of(1 + 7 * (2 + 5 * 3), [7, 5, 9]), [1, 2, 3]);
     }
 }

@@ -10,14 +10,14 @@
 //! file zero everywhere in the mask ran to exit 0. Without a mask file the zeros are the file's
 //! background, left to the command (track's default mask is the voxels with a fitted tensor).
 
-use super::masks::{holds, leave_mask, unflat};
-use super::{read_mask_like, read_nifti, skip_nonfinite, Volume};
+use super::masks::{holds, leave_mask, skip_nonfinite_in};
+use super::{read_mask_like, read_nifti, xyz_of, Volume};
 use anyhow::{bail, Result};
 use std::path::Path;
 
 /// The tensor volume at `path` (6 volumes, FSL order) and the mask it may be used in: `mask`'s
-/// file (read on the tensor's grid, named as `what` in errors) or every voxel, less the voxels
-/// whose tensor is not finite. Non-finite values are set to 0 so no kernel sees them.
+/// file (read on the tensor's grid, named as `what` in warnings and errors) or every voxel, less
+/// the voxels whose tensor is not finite. Non-finite values are set to 0 so no kernel sees them.
 pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, Vec<u8>)> {
     let mut v = read_nifti(path)?;
     if v.nvol() != 6 {
@@ -27,7 +27,7 @@ pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, 
         Some((p, what)) => read_mask_like(p, &v.geom, path, what)?,
         None => vec![1u8; v.nvox()],
     };
-    let nonfinite = skip_nonfinite(&mut v, path, &mut m)?;
+    let nonfinite = skip_nonfinite_in(&mut v, path, &mut m, mask.map_or("mask", |(_, what)| what))?;
     if let Some((_, what)) = mask {
         skip_zero(&v, path, &mut m, what, nonfinite)?;
     }
@@ -47,7 +47,7 @@ fn skip_zero(v: &Volume, path: &Path, mask: &mut [u8], what: &str, nonfinite: us
         let or = if nonfinite > 0 { " or NaN or infinite values" } else { "" };
         bail!("{shown}: every voxel of the {what} holds a zero tensor (all six components 0){or}");
     }
-    let (x, y, z, _) = unflat(first, [v.geom.dims[0], v.geom.dims[1], v.geom.dims[2], 1]);
+    let [x, y, z] = xyz_of(first, v.geom.dims);
     let (s, verb) = holds(skipped);
     eprintln!("warning: {shown}: {skipped} voxel{s} in the {what} {verb} a zero tensor (all six components 0; first at x={x} y={y} z={z}); skipped");
     Ok(())

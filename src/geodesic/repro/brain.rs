@@ -12,6 +12,7 @@ use crate::repro::{add_speedups, PlotSpec, Report, Row, RunCtx, Scale, Target, A
 use crate::runtime::cpu::Cpu;
 use crate::runtime::Device;
 use crate::synth::{phantom::brain_like, rng};
+use crate::volume::xyz_of;
 use anyhow::Result;
 use std::sync::Arc;
 
@@ -62,7 +63,7 @@ fn bounds(roi: &[u8], dims: [usize; 3]) -> ([usize; 3], [usize; 3]) {
     let mut lo = dims;
     let mut hi = [0; 3];
     for v in (0..roi.len()).filter(|&v| roi[v] != 0) {
-        let p = [v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1])];
+        let p = xyz_of(v, dims);
         for a in 0..3 {
             lo[a] = lo[a].min(p[a]);
             hi[a] = hi[a].max(p[a]);
