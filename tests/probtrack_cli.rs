@@ -227,3 +227,34 @@ fn fibthresh_must_be_a_fraction() {
     let (code, _, err) = probtrack(d, &out, &["--fibthresh", "0"]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// Seed voxels outside the tracking mask give streamlines that stop at once: probtrack said
+/// nothing (exit 0, waytotal = the streamlines, every length 0 and "lambda NaN" in the summary)
+/// where `track geodesic` warns. Now one warning counts them, naming the seed file; seeds all
+/// inside say nothing.
+#[test]
+fn seeds_outside_the_tracking_mask_are_counted_in_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let seeds = read_nifti(&d.join("seeds.nii.gz")).unwrap();
+    let n = seeds.as_flat().iter().filter(|&&v| v != 0.0).count();
+    assert_eq!(n, 4);
+    // A tracking mask holding the far region and the first seed voxel only.
+    let far = read_nifti(&d.join("far.nii.gz")).unwrap();
+    let first = seeds.as_flat().iter().position(|&v| v != 0.0).unwrap();
+    let mut m = far.as_flat().to_vec();
+    m[first] = 1.0;
+    write_nifti(&d.join("track.nii.gz"), &far.geom, 1, &m).unwrap();
+    for (mask, outside) in [("far.nii.gz", 4), ("track.nii.gz", 3)] {
+        let out = d.join(format!("o_{mask}"));
+        let (code, _, err) = probtrack(d, &out, &["--mask", s(&d.join(mask))]);
+        assert_eq!(code, 0, "{err}");
+        let warn: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+        let want = format!("warning: {}: {outside} of 4 seed voxels lie outside the tracking mask; their streamlines stop at once", d.join("seeds.nii.gz").display());
+        assert_eq!(warn, [want.as_str()], "--mask {mask}: {err}");
+    }
+    let (code, _, err) = probtrack(d, &d.join("o_all"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}

@@ -278,12 +278,18 @@ impl Field {
         1 << (FIRST_ROI as usize + self.nwaypoints + j)
     }
 
-    /// Checks that a seed mask lies on this grid and lists its voxels (flat, ascending).
+    /// Checks that a seed mask lies on this grid and lists its voxels (flat, ascending). Seed
+    /// voxels outside the tracking mask are kept (their streamlines stop at once, as
+    /// probtrackx's) and counted in a warning, as `track geodesic` counts its own.
     pub fn seeds(&self, path: &Path) -> Result<Vec<u32>> {
         let m = self.read(path, "seed mask")?;
         let s: Vec<u32> = crate::volume::masks::inside_as(&m, |v| v as u32);
         if s.is_empty() {
             bail!("{}: the seed mask holds no voxel", path.display());
+        }
+        let outside = s.iter().filter(|&&v| self.roi[v as usize] & INSIDE == 0).count();
+        if outside > 0 {
+            eprintln!("warning: {}: {outside} of {} seed voxels lie outside the tracking mask; their streamlines stop at once", path.display(), s.len());
         }
         Ok(s)
     }
