@@ -258,3 +258,24 @@ fn seeds_outside_the_tracking_mask_are_counted_in_a_warning() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("warning"), "{err}");
 }
+
+/// --out-tck writes MRtrix .tck: a name ending in anything else (paths.trk, paths.txt) got
+/// .tck bytes under it, which TrackVis tools reject, with exit 0. Now it is refused before any
+/// work, as fim's --out-tck is, and nothing is written; .TCK is taken.
+#[test]
+fn out_tck_must_name_a_tck_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    for name in ["paths.trk", "paths.txt", "paths"] {
+        let out = d.join("o");
+        let tck = d.join(name);
+        let (code, _, err) = probtrack(d, &out, &["--out-tck", s(&tck)]);
+        assert_ne!(code, 0, "{name}");
+        assert_eq!(err.trim(), format!("error: {}: --out-tck must name a .tck file (MRtrix)", tck.display()), "{name}");
+        assert!(!out.exists() && !tck.exists(), "{name} left output behind");
+    }
+    let (code, _, err) = probtrack(d, &d.join("o"), &["--out-tck", s(&d.join("paths.TCK"))]);
+    assert_eq!(code, 0, "{err}");
+    assert!(neuroport::io::tck::read_tck(&d.join("paths.TCK")).is_ok());
+}

@@ -62,8 +62,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if !(a.eps >= 0.0 && a.eps.is_finite()) {
         bail!("--eps must be a non-negative number, not {}", a.eps);
     }
-    if let Some(t) = a.out_tck.as_ref().filter(|t| t.extension().is_none_or(|e| e != "tck")) {
-        bail!("{}: --out-tck must name a .tck file", t.display());
+    if let Some(t) = &a.out_tck {
+        neuroport::io::tck::require_tck_name(t)?;
     }
     let mut out = Outputs::new();
     // Every output name refused before any work, as the other commands do.
