@@ -162,6 +162,15 @@ pub fn read_seed_file(path: &Path, geom: &Geometry) -> Result<Vec<Seed>> {
     Ok(out)
 }
 
+/// A target ROI with no voxel in the tracking mask: no fibre can reach it (fibres stop where
+/// they would leave the mask), so the run can only write an empty tractogram. Warned, as seeds
+/// outside the mask are (a strict --min-fa may be meant).
+pub fn check_target(target: &[u8], mask: &[u8], path: &Path) {
+    if !target.iter().zip(mask).any(|(&t, &m)| t != 0 && m != 0) {
+        eprintln!("warning: {}: the target ROI has no voxel inside the tracking mask; no fibre can reach it", path.display());
+    }
+}
+
 /// Seeds that cannot start a fibre: outside the volume, or outside the tracking mask. A warning
 /// counts them (they give single-point fibres); when every seed is outside the volume it is an
 /// error (a mask that excludes every seed may be meant, e.g. a strict --min-fa: warned only).
