@@ -279,3 +279,23 @@ fn out_tck_must_name_a_tck_file() {
     assert_eq!(code, 0, "{err}");
     assert!(neuroport::io::tck::read_tck(&d.join("paths.TCK")).is_ok());
 }
+
+/// An exclusion mask over seed voxels discards every streamline from them (they start inside
+/// it): the run exited 0 with waytotal 0 and no word of why. Now one warning counts them,
+/// naming the exclusion and seed files.
+#[test]
+fn seeds_inside_the_exclusion_mask_are_counted_in_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let seeds = d.join("seeds.nii.gz");
+    let (code, _, err) = probtrack(d, &d.join("o"), &["--exclusion", s(&seeds)]);
+    assert_eq!(code, 0, "{err}");
+    let warn: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    let want = format!("warning: {}: 4 of 4 seed voxels of {} lie inside the exclusion mask; their streamlines are all discarded", seeds.display(), seeds.display());
+    assert_eq!(warn, [want.as_str()], "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("o").join("waytotal")).unwrap().trim(), "0");
+    let (code, _, err) = probtrack(d, &d.join("o2"), &["--exclusion", s(&d.join("far.nii.gz"))]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}

@@ -80,6 +80,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let seeds = stage("seeds", || field.seeds(&a.seeds))?;
     if let Some(x) = &a.exclusion {
         field.set_exclusion(x)?;
+        field.warn_excluded_seeds(&seeds, &a.seeds, x);
     }
     for w in &a.waypoints {
         field.add_waypoint(w)?;

@@ -235,6 +235,15 @@ impl Field {
         self.exclude_voxels(&m)
     }
 
+    /// Seed voxels inside the exclusion mask (`exclusion`) discard every streamline they start:
+    /// counted in a warning naming both files.
+    pub fn warn_excluded_seeds(&self, seeds: &[u32], seeds_path: &Path, exclusion: &Path) {
+        let n = seeds.iter().filter(|&&v| self.roi[v as usize] & EXCLUDE != 0).count();
+        if n > 0 {
+            eprintln!("warning: {}: {n} of {} seed voxels of {} lie inside the exclusion mask; their streamlines are all discarded", exclusion.display(), seeds.len(), seeds_path.display());
+        }
+    }
+
     pub fn exclude_voxels(&mut self, m: &[u8]) -> Result<()> {
         self.add_bit(1, m)
     }
