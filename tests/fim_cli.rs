@@ -163,3 +163,24 @@ fn synth_end_regions_connect_through_the_white_matter() {
     assert!(pathway.as_flat().iter().filter(|&&x| x == 1.0).count() >= 2, "a pathway of more than the minimiser");
     assert!(std::fs::metadata(j("demo/conn_path.tck")).unwrap().len() > 0);
 }
+
+/// `--out res/` names a folder, as for dti and register: res/fim_cost1.nii.gz ..., not
+/// res/_cost1.nii.gz (fim wrote `_cost1`, `_cost2`, `_total`, `_pathway` into the folder).
+#[test]
+fn out_with_a_trailing_slash_is_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let j = |f: &str| d.join(f);
+    let out = format!("{}/", d.join("res").display());
+    let (code, stdout, stderr) = run(
+        &["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--target", s(&j("r2.nii.gz")), "--out", &out, "--backend", "cpu"],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let want = ["fim_cost1.nii.gz", "fim_cost2.nii.gz", "fim_pathway.nii.gz", "fim_total.nii.gz"];
+    assert_eq!(common::entries(&d.join("res")), want, "{stdout}");
+    for f in want {
+        assert!(stdout.contains(&*d.join("res").join(f).to_string_lossy()), "{f} not listed: {stdout}");
+    }
+}

@@ -261,3 +261,25 @@ fn optional_stops_refuse_meaningless_values() {
         assert!(!out.exists());
     }
 }
+
+/// A target with no voxel in the tracking mask cannot be reached: the run wrote an empty
+/// tractogram with exit 0 and "0 written ..., mean length -0.0 mm", without a word on why (fim
+/// refuses such a region). Now a warning names the target file, and the mean of no fibres is 0.0.
+#[test]
+fn a_target_outside_the_tracking_mask_is_warned_about() {
+    let d = tempfile::tempdir().unwrap();
+    let (t, roi, target) = phantom(d.path());
+    let ph = brain_like([40, 40, 10], [2.0, 2.0, 3.0], 5);
+    // The tracking mask: the right part of the head, where the target (x < 14) is not.
+    let right: Vec<f32> = (0..ph.geom.nvox()).map(|v| ((v % 40) >= 14) as u8 as f32).collect();
+    let m = d.path().join("right.nii.gz");
+    write_nifti(&m, &ph.geom, 1, &right).unwrap();
+    let o = d.path().join("f.tck");
+    let r = neuroport(&["--backend", "cpu", "track", "geodesic", "--tensor", s(&t), "--seeds", s(&roi), "--mask", s(&m), "--target", s(&target), "--dirs", "4", "--max-steps", "200", "--out", s(&o)]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    // (the mask's background, where the tensor is zero, has its own warning)
+    let warn: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:") && l.contains("target")).collect();
+    assert_eq!(warn, [format!("warning: {}: the target ROI has no voxel inside the tracking mask; no fibre can reach it", target.display()).as_str()], "{err}");
+    assert!(err.contains("0 written") && err.contains("mean length 0.0 mm"), "{err}");
+}

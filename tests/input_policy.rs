@@ -334,3 +334,27 @@ fn a_seed_file_with_a_utf8_bom_keeps_its_first_seed() {
         assert_eq!((a.pos, a.dir), (b.pos, b.dir));
     }
 }
+
+/// A first row that holds numbers is a seed, not a header, even when it does not parse: a NaN
+/// direction or a space-separated row was taken for a header and dropped without a word (the
+/// rest tracked; a one-row file said "holds no seed rows"). Now it is an error naming the line
+/// and the value; a real header (no number in it) is still skipped.
+#[test]
+fn a_first_seed_row_that_does_not_parse_is_an_error_not_a_header() {
+    let tmp = tempfile::tempdir().unwrap();
+    let geom = Geometry::synthetic([12, 12, 8], [2.0; 3]);
+    let f = tmp.path().join("seeds.csv");
+    for (text, want) in [
+        ("10,10,8,nan,0,0\n12,10,8,0,1,0\n", "line 1 is not six numbers x,y,z,dx,dy,dz ('nan' is not a finite number)"),
+        ("10,10,8,inf,0,0\n", "line 1 is not six numbers x,y,z,dx,dy,dz ('inf' is not a finite number)"),
+        ("10 10 8 1 0 0\n12 10 8 0 1 0\n", "line 1 is not six numbers x,y,z,dx,dy,dz ('10 10 8 1 0 0' is not a finite number)"),
+    ] {
+        std::fs::write(&f, text).unwrap();
+        let err = neuroport::geodesic::seeding::read_seed_file(&f, &geom).map(|s| s.len()).unwrap_err().to_string();
+        assert_eq!(err, format!("{}: {want}", f.display()), "{text:?}");
+    }
+    for header in ["x,y,z,dx,dy,dz", "x y z dx dy dz", "# seeds\nx,y,z,dx,dy,dz"] {
+        std::fs::write(&f, format!("{header}\n10,10,8,1,0,0\n")).unwrap();
+        assert_eq!(neuroport::geodesic::seeding::read_seed_file(&f, &geom).unwrap().len(), 1, "{header:?}");
+    }
+}

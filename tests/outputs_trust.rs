@@ -88,6 +88,24 @@ fn out_documents_its_meaning_and_a_trailing_slash_is_a_folder() {
     assert!(help.contains("FSLOUTPUTTYPE") && help.contains("--force"), "{help}");
 }
 
+/// `--out DIR/.` (or `--out .`, `..`) names a folder too: dti wrote the hidden files
+/// DIR/._FA.nii.gz ... (the prefix "." plus "_FA"), which `ls` does not show.
+#[test]
+fn out_ending_in_a_dot_is_a_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("d"));
+    let res = tmp.path().join("res");
+    std::fs::create_dir_all(res.join("sub")).unwrap();
+    let mut want: Vec<String> = DTI_FILES.iter().map(|f| format!("dti_{f}.nii.gz")).collect();
+    want.sort();
+    for (out, folder) in [(res.join("sub").join("."), res.join("sub")), (res.join("sub").join(".."), res.clone())] {
+        let (code, _, err) = dti(&d, Path::new(&format!("{}", out.display())), &[]);
+        assert_eq!(code, 0, "{err}");
+        let got: Vec<String> = entries(&folder).into_iter().filter(|e| e != "sub").collect();
+        assert_eq!(got, want, "--out {}", out.display());
+    }
+}
+
 #[test]
 fn dti_writes_every_map_dtifit_writes() {
     let tmp = tempfile::tempdir().unwrap();

@@ -227,3 +227,75 @@ fn fibthresh_must_be_a_fraction() {
     let (code, _, err) = probtrack(d, &out, &["--fibthresh", "0"]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// Seed voxels outside the tracking mask give streamlines that stop at once: probtrack said
+/// nothing (exit 0, waytotal = the streamlines, every length 0 and "lambda NaN" in the summary)
+/// where `track geodesic` warns. Now one warning counts them, naming the seed file; seeds all
+/// inside say nothing.
+#[test]
+fn seeds_outside_the_tracking_mask_are_counted_in_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let seeds = read_nifti(&d.join("seeds.nii.gz")).unwrap();
+    let n = seeds.as_flat().iter().filter(|&&v| v != 0.0).count();
+    assert_eq!(n, 4);
+    // A tracking mask holding the far region and the first seed voxel only.
+    let far = read_nifti(&d.join("far.nii.gz")).unwrap();
+    let first = seeds.as_flat().iter().position(|&v| v != 0.0).unwrap();
+    let mut m = far.as_flat().to_vec();
+    m[first] = 1.0;
+    write_nifti(&d.join("track.nii.gz"), &far.geom, 1, &m).unwrap();
+    for (mask, outside) in [("far.nii.gz", 4), ("track.nii.gz", 3)] {
+        let out = d.join(format!("o_{mask}"));
+        let (code, _, err) = probtrack(d, &out, &["--mask", s(&d.join(mask))]);
+        assert_eq!(code, 0, "{err}");
+        let warn: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+        let want = format!("warning: {}: {outside} of 4 seed voxels lie outside the tracking mask; their streamlines stop at once", d.join("seeds.nii.gz").display());
+        assert_eq!(warn, [want.as_str()], "--mask {mask}: {err}");
+    }
+    let (code, _, err) = probtrack(d, &d.join("o_all"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}
+
+/// --out-tck writes MRtrix .tck: a name ending in anything else (paths.trk, paths.txt) got
+/// .tck bytes under it, which TrackVis tools reject, with exit 0. Now it is refused before any
+/// work, as fim's --out-tck is, and nothing is written; .TCK is taken.
+#[test]
+fn out_tck_must_name_a_tck_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    for name in ["paths.trk", "paths.txt", "paths"] {
+        let out = d.join("o");
+        let tck = d.join(name);
+        let (code, _, err) = probtrack(d, &out, &["--out-tck", s(&tck)]);
+        assert_ne!(code, 0, "{name}");
+        assert_eq!(err.trim(), format!("error: {}: --out-tck must name a .tck file (MRtrix)", tck.display()), "{name}");
+        assert!(!out.exists() && !tck.exists(), "{name} left output behind");
+    }
+    let (code, _, err) = probtrack(d, &d.join("o"), &["--out-tck", s(&d.join("paths.TCK"))]);
+    assert_eq!(code, 0, "{err}");
+    assert!(neuroport::io::tck::read_tck(&d.join("paths.TCK")).is_ok());
+}
+
+/// An exclusion mask over seed voxels discards every streamline from them (they start inside
+/// it): the run exited 0 with waytotal 0 and no word of why. Now one warning counts them,
+/// naming the exclusion and seed files.
+#[test]
+fn seeds_inside_the_exclusion_mask_are_counted_in_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let seeds = d.join("seeds.nii.gz");
+    let (code, _, err) = probtrack(d, &d.join("o"), &["--exclusion", s(&seeds)]);
+    assert_eq!(code, 0, "{err}");
+    let warn: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    let want = format!("warning: {}: 4 of 4 seed voxels of {} lie inside the exclusion mask; their streamlines are all discarded", seeds.display(), seeds.display());
+    assert_eq!(warn, [want.as_str()], "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("o").join("waytotal")).unwrap().trim(), "0");
+    let (code, _, err) = probtrack(d, &d.join("o2"), &["--exclusion", s(&d.join("far.nii.gz"))]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}

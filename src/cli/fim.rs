@@ -5,7 +5,7 @@ use super::Ctx;
 use anyhow::{bail, Result};
 use neuroport::fim::{self, connectivity, metric::Metric, Local, Params, Problem, Solver, Validity};
 use neuroport::runtime::stages::stage;
-use neuroport::volume::{check_free, read_mask_like, Outputs};
+use neuroport::volume::{check_free, prefixed, read_mask_like, Outputs};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -44,15 +44,15 @@ pub struct Args {
     /// With --target: the minimal path, traced back along the characteristics, as .tck
     #[arg(long, requires = "target")]
     out_tck: Option<PathBuf>,
-    /// Output prefix: PREFIX_cost1.nii.gz (and _cost2, _total, _pathway with --target)
+    /// Output prefix: PREFIX_cost1.nii.gz (and _cost2, _total, _pathway with --target); a prefix
+    /// ending in / is a folder (--out res/ writes res/fim_cost1.nii.gz ...)
     #[arg(long)]
     out: PathBuf,
 }
 
+/// PREFIX_what.nii.gz; a prefix ending in / is a folder holding fim_what.nii.gz, as for dti.
 fn named(prefix: &Path, what: &str) -> PathBuf {
-    let mut s = prefix.as_os_str().to_owned();
-    s.push(format!("_{what}.nii.gz"));
-    PathBuf::from(s)
+    prefixed(prefix, "fim", &format!("{what}.nii.gz"))
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
@@ -62,8 +62,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if !(a.eps >= 0.0 && a.eps.is_finite()) {
         bail!("--eps must be a non-negative number, not {}", a.eps);
     }
-    if let Some(t) = a.out_tck.as_ref().filter(|t| t.extension().is_none_or(|e| e != "tck")) {
-        bail!("{}: --out-tck must name a .tck file", t.display());
+    if let Some(t) = &a.out_tck {
+        neuroport::io::tck::require_tck_name(t)?;
     }
     let mut out = Outputs::new();
     // Every output name refused before any work, as the other commands do.

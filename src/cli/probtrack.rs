@@ -68,6 +68,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
     neuroport::runtime::check_split_spec(&ctx.backend)?;
+    if let Some(t) = &a.out_tck {
+        neuroport::io::tck::require_tck_name(t)?;
+    }
     // Existing outputs are refused before the samples are read and the streamlines traced.
     let stems: Vec<String> = a.targets.iter().map(|t| output::stem(t)).collect();
     check_free(output::file_names(&a.out, &stems, a.out_tck.as_deref()))?;
@@ -77,6 +80,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let seeds = stage("seeds", || field.seeds(&a.seeds))?;
     if let Some(x) = &a.exclusion {
         field.set_exclusion(x)?;
+        field.warn_excluded_seeds(&seeds, &a.seeds, x);
     }
     for w in &a.waypoints {
         field.add_waypoint(w)?;

@@ -164,6 +164,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     })?;
     let seed_source = a.seeds.as_ref().or(a.seed_file.as_ref()).expect("one of the two, checked above");
     stage("check seeds", || seeding::check_seeds(&seeds, &geom, &mask, seed_source))?;
+    if let (Some(t), Some(path)) = (&target, &a.target) {
+        seeding::check_target(t, &mask, path);
+    }
     let (fields, _) = stage("prepare fields", || geodesic::prepare(&device, &tensor, &geom, &mask, target.as_deref()))?;
     let p = TraceParams { step: a.step, max_steps: a.max_steps, method: a.method, record: true, min_cos: a.max_angle.map_or(-2.0, |d| d.to_radians().cos()), every: a.downsample, ..Default::default() };
     let mut out = Outputs::new();
@@ -201,7 +204,8 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         (batch, order, t, Some(shares))
     };
     let written = stage("commit", || out.commit())?;
-    let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64;
+    // (+ 0.0: the sum of no fibres is -0.0, printed "-0.0 mm")
+    let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64 + 0.0;
     eprintln!(
         "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms{}",
         split.label(),

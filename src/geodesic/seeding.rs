@@ -127,6 +127,10 @@ pub fn read_seed_file(path: &Path, geom: &Geometry) -> Result<Vec<Seed>> {
     let shown = path.display();
     let text = crate::volume::read_text(path)?;
     let mut out = Vec::new();
+    // A header is the first row (after blank and # lines) with no number in it: a first row of
+    // numbers that does not parse (NaN, spaces for commas) is an error, not dropped.
+    let header = |line: &str| line.split(|c: char| c == ',' || c.is_whitespace()).filter(|c| !c.is_empty()).all(|c| c.parse::<f64>().is_err());
+    let mut first = true;
     for (ln, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -135,11 +139,13 @@ pub fn read_seed_file(path: &Path, geom: &Geometry) -> Result<Vec<Seed>> {
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         let nums: Option<Vec<f64>> = cells.iter().map(|c| c.parse::<f64>().ok().filter(|v| v.is_finite())).collect();
         let Some(nums) = nums else {
-            if out.is_empty() && ln == 0 {
-                continue; // header row
+            if std::mem::take(&mut first) && header(line) {
+                continue;
             }
-            bail!("{shown}: line {} is not six numbers x,y,z,dx,dy,dz", ln + 1);
+            let bad = cells.iter().find(|c| !c.parse::<f64>().is_ok_and(f64::is_finite)).expect("a cell failed to parse");
+            bail!("{shown}: line {} is not six numbers x,y,z,dx,dy,dz ('{bad}' is not a finite number)", ln + 1);
         };
+        first = false;
         if nums.len() != 6 {
             bail!("{shown}: line {} has {} values, expected x,y,z,dx,dy,dz", ln + 1, nums.len());
         }
@@ -154,6 +160,15 @@ pub fn read_seed_file(path: &Path, geom: &Geometry) -> Result<Vec<Seed>> {
         bail!("{shown}: holds no seed rows");
     }
     Ok(out)
+}
+
+/// A target ROI with no voxel in the tracking mask: no fibre can reach it (fibres stop where
+/// they would leave the mask), so the run can only write an empty tractogram. Warned, as seeds
+/// outside the mask are (a strict --min-fa may be meant).
+pub fn check_target(target: &[u8], mask: &[u8], path: &Path) {
+    if !target.iter().zip(mask).any(|(&t, &m)| t != 0 && m != 0) {
+        eprintln!("warning: {}: the target ROI has no voxel inside the tracking mask; no fibre can reach it", path.display());
+    }
 }
 
 /// Seeds that cannot start a fibre: outside the volume, or outside the tracking mask. A warning

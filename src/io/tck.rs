@@ -6,6 +6,16 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
 
+/// Refuses an `--out-tck` name that does not end in .tck (any case): the file is MRtrix's
+/// format, and .tck bytes under another name (a .trk) are rejected by the tools that name
+/// promises.
+pub fn require_tck_name(path: &Path) -> Result<()> {
+    if !path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("tck")) {
+        bail!("{}: --out-tck must name a .tck file (MRtrix)", path.display());
+    }
+    Ok(())
+}
+
 /// Writes streamlines (world mm) to `path`.
 pub fn write_tck<S: AsRef<[[f32; 3]]> + Sync>(path: &Path, streamlines: impl ExactSizeIterator<Item = S>) -> Result<()> {
     let all: Vec<S> = streamlines.collect();

@@ -235,6 +235,15 @@ impl Field {
         self.exclude_voxels(&m)
     }
 
+    /// Seed voxels inside the exclusion mask (`exclusion`) discard every streamline they start:
+    /// counted in a warning naming both files.
+    pub fn warn_excluded_seeds(&self, seeds: &[u32], seeds_path: &Path, exclusion: &Path) {
+        let n = seeds.iter().filter(|&&v| self.roi[v as usize] & EXCLUDE != 0).count();
+        if n > 0 {
+            eprintln!("warning: {}: {n} of {} seed voxels of {} lie inside the exclusion mask; their streamlines are all discarded", exclusion.display(), seeds.len(), seeds_path.display());
+        }
+    }
+
     pub fn exclude_voxels(&mut self, m: &[u8]) -> Result<()> {
         self.add_bit(1, m)
     }
@@ -278,12 +287,18 @@ impl Field {
         1 << (FIRST_ROI as usize + self.nwaypoints + j)
     }
 
-    /// Checks that a seed mask lies on this grid and lists its voxels (flat, ascending).
+    /// Checks that a seed mask lies on this grid and lists its voxels (flat, ascending). Seed
+    /// voxels outside the tracking mask are kept (their streamlines stop at once, as
+    /// probtrackx's) and counted in a warning, as `track geodesic` counts its own.
     pub fn seeds(&self, path: &Path) -> Result<Vec<u32>> {
         let m = self.read(path, "seed mask")?;
         let s: Vec<u32> = crate::volume::masks::inside_as(&m, |v| v as u32);
         if s.is_empty() {
             bail!("{}: the seed mask holds no voxel", path.display());
+        }
+        let outside = s.iter().filter(|&&v| self.roi[v as usize] & INSIDE == 0).count();
+        if outside > 0 {
+            eprintln!("warning: {}: {outside} of {} seed voxels lie outside the tracking mask; their streamlines stop at once", path.display(), s.len());
         }
         Ok(s)
     }

@@ -36,10 +36,13 @@ pub fn exp_fit(hist: &[u64]) -> ExpFit {
     ExpFit { lambda: -slope, r2, mean }
 }
 
-/// File stem of a mask path (`A.nii.gz` -> `A`).
+/// File stem of a mask path (`A.nii.gz` -> `A`), whichever image ending it has (`.nii.gz`,
+/// `.nii`, a pair's `.hdr`/`.img`, gzipped or not; any case).
 pub fn stem(path: &Path) -> String {
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    name.strip_suffix(".nii.gz").or_else(|| name.strip_suffix(".nii")).unwrap_or(&name).to_string()
+    let lower = name.to_ascii_lowercase();
+    let cut = [".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".hdr", ".img"].iter().find(|e| lower.ends_with(*e)).map_or(0, |e| e.len());
+    name[..name.len() - cut].to_string()
 }
 
 /// The files [`write`] makes, in its order, for targets named `targets` (their [`stem`]s): for
@@ -153,5 +156,11 @@ mod tests {
     fn stems() {
         assert_eq!(stem(Path::new("/a/B.nii.gz")), "B");
         assert_eq!(stem(Path::new("c.nii")), "c");
+        // A target given as a NIfTI pair (either file) or with an upper-case ending is named
+        // as probtrackx names it: --targets a.hdr gave seeds_to_a.hdr.nii.gz and a CSV column
+        // "a.hdr".
+        for (path, want) in [("a.hdr", "a"), ("a.img", "a"), ("a.hdr.gz", "a"), ("a.img.gz", "a"), ("d/ROI.NII.GZ", "ROI"), ("my.roi.nii.gz", "my.roi"), ("x.Nii", "x")] {
+            assert_eq!(stem(Path::new(path)), want, "{path}");
+        }
     }
 }

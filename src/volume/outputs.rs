@@ -271,10 +271,13 @@ pub fn prefixed(prefix: &Path, stem: &str, suffix: &str) -> PathBuf {
 }
 
 /// An output prefix with a trailing `/` (a folder) completed by `stem`: `results/` and "dti"
-/// give `results/dti`; any other prefix is returned as is.
+/// give `results/dti`; so does a prefix whose last part is `.` or `..`, which can only name a
+/// folder (as a prefix it would give hidden files: `._FA.nii.gz`); any other prefix is
+/// returned as is.
 pub fn resolve_prefix(prefix: &Path, stem: &str) -> PathBuf {
     let s = prefix.to_string_lossy();
-    if s.ends_with('/') || s.ends_with(std::path::MAIN_SEPARATOR) || s.is_empty() {
+    let last = s.rsplit(['/', std::path::MAIN_SEPARATOR]).next().unwrap_or("");
+    if last.is_empty() || last == "." || last == ".." {
         prefix.join(stem)
     } else {
         prefix.to_path_buf()
