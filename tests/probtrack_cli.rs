@@ -299,3 +299,22 @@ fn seeds_inside_the_exclusion_mask_are_counted_in_a_warning() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("warning"), "{err}");
 }
+
+/// --max-steps sizes the run's length histograms (~20 bytes a step, more on the host): the
+/// largest value allowed before, 2^30 - 1, aborted allocating 21 GB ("memory allocation
+/// failed" and a backtrace), and past ~4.3e8 steps the kernels' int indices into the counters
+/// would have wrapped. Now a one-line error naming the option and its limit.
+#[test]
+fn max_steps_beyond_the_counters_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bp = folder(d);
+    let out = d.join("o");
+    for steps in ["1073741823", "100000001"] {
+        let (code, stdout, err) = run(&["probtrack", "--backend", "cpu", "--bedpost", s(&bp), "--seeds", s(&d.join("seeds.nii.gz")), "--nsamples", "4", "--max-steps", steps, "--out", s(&out)], &[]);
+        assert_ne!(code, 0, "{steps}: {err}");
+        assert!(err.starts_with("error:") && err.lines().count() == 1 && err.contains("--max-steps must be between 1 and 100000000"), "{steps}: {err}");
+        assert!(stdout.is_empty() && !err.contains("panicked") && !err.contains("memory allocation"), "{err}");
+        assert!(!out.exists(), "{steps} left output behind");
+    }
+}

@@ -35,7 +35,7 @@ pub struct Args {
     /// Curvature threshold: smallest cosine between successive steps
     #[arg(long, default_value_t = 0.2)]
     curvature: f32,
-    /// Steps per half-streamline at most
+    /// Steps per half-streamline at most (1 to 10^8: the length histograms hold ~50 bytes a step)
     #[arg(long, default_value_t = 2000)]
     max_steps: usize,
     /// Segments per launch: a list (1,2,5,...), A<k>, A_MaxStep, B or C (paper 003); the result never depends on it

@@ -90,6 +90,11 @@ impl Default for Config {
     }
 }
 
+/// The longest half-streamline `--max-steps` allows: the counters' indices, 5 x max_steps + 3
+/// (tally.rs), stay well inside the kernels' int (they wrapped past ~4.3e8), and the histograms
+/// (~50 bytes a step on the host) within a workstation's memory; probtrackx's default is 2000.
+pub const MAX_STEPS: usize = 100_000_000;
+
 impl Config {
     pub fn validate(&self, field: &Field, nseeds: usize) -> Result<()> {
         if self.nsamples == 0 {
@@ -113,9 +118,14 @@ impl Config {
         if !(0.0..1.0).contains(&self.fibthresh) {
             bail!("--fibthresh is a volume fraction: at least 0 and below 1, not {}", self.fibthresh);
         }
-        if self.max_steps == 0 || self.max_steps > i32::MAX as usize / 2 {
-            bail!("--max-steps must be between 1 and {}", i32::MAX / 2);
+        if self.max_steps == 0 || self.max_steps > MAX_STEPS {
+            bail!("--max-steps must be between 1 and {MAX_STEPS} (the length histograms hold ~50 bytes a step)");
         }
+        // The histograms' counters (tally.rs), the host's copy of them and the lengths made
+        // from them: refused here rather than aborted allocating.
+        let rules = Rules::new(field, nseeds, self.max_steps);
+        let counters = (3 * 4 * rules.sums_len() + 8 * rules.len_bins()) as f64;
+        crate::runtime::memory::check_fits(&format!("--max-steps {}", self.max_steps), counters, crate::runtime::memory::available())?;
         if (nseeds as u64) * (self.nsamples as u64) > u32::MAX as u64 {
             bail!("{nseeds} seeds x {} samples: more than 2^32 streamlines", self.nsamples);
         }

@@ -71,12 +71,17 @@ impl Rules {
     /// over streamlines already counted adds only the lost ones).
     pub fn tally(&self, b: &Batch, steps: &[i32], flags: &[u32], full: bool, seed_targets: &mut [u32], sums: &mut [u32]) -> Vec<u32> {
         let n = b.len();
+        // A chunk's sums come back as the indices it adds 1 to, not as a copy of `sums`: that
+        // is ~20 bytes a step of --max-steps, and a batch has up to ~64 chunks in flight (with
+        // --max-steps 10^9, 20 GB each).
         let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> =
             (0..n.div_ceil(CHUNK)).into_par_iter().map(|c| self.chunk(b, steps, flags, full, c * CHUNK..((c + 1) * CHUNK).min(n))).collect();
         let mut words = Vec::with_capacity(n.div_ceil(32));
-        for (w, s, hits) in parts {
+        for (w, adds, hits) in parts {
             words.extend_from_slice(&w);
-            sums.iter_mut().zip(&s).for_each(|(a, b)| *a += b);
+            for i in adds {
+                sums[i as usize] += 1;
+            }
             for i in hits {
                 seed_targets[i as usize] += 1;
             }
@@ -84,17 +89,18 @@ impl Rules {
         words
     }
 
-    /// One chunk: its keep words, its sums and its (seed x target) hits as indices.
+    /// One chunk: its keep words, the `sums` words it adds 1 to, and its (seed x target) hits,
+    /// both as indices.
     fn chunk(&self, b: &Batch, steps: &[i32], flags: &[u32], full: bool, range: std::ops::Range<usize>) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
         let n = b.len();
         let (l, m) = (self.len_bins(), self.max_steps);
-        let mut sums = vec![0u32; self.sums_len()];
+        let mut sums = Vec::new();
         let mut words = vec![0u32; range.len().div_ceil(32)];
         let mut hits = Vec::new();
         for j in range.clone() {
             let (s0, s1) = (steps.get(j).copied().unwrap_or(-1), steps.get(n + j).copied().unwrap_or(-1));
             if s0 < 0 || s1 < 0 || s0 as usize > m || s1 as usize > m {
-                sums[l * 2 + m + 1] += 1;
+                sums.push((l * 2 + m + 1) as u32);
                 continue;
             }
             let f = flags[j] | flags[n + j];
@@ -105,10 +111,10 @@ impl Rules {
                 continue;
             }
             let len = (s0 + s1) as usize;
-            sums[l + len] += 1;
-            sums[2 * l + s0.max(s1) as usize] += 1;
+            sums.push((l + len) as u32);
+            sums.push((2 * l + s0.max(s1) as usize) as u32);
             if kept {
-                sums[len] += 1;
+                sums.push(len as u32);
                 let seed = b.streamline(j) as usize % self.nseeds;
                 for c in 0..self.ntarg {
                     if f >> (self.tshift as usize + c) & 1 != 0 {
