@@ -5,8 +5,9 @@
 #      now run on a holed moving image too: `check` on CUDA, NVIDIA OpenCL and PoCL at two
 #      seeds; `bench register` alternating with round 36's binary, two rounds; `register` 12 dof
 #      NCC on two 1 mm brains, alternating, files compared.
-#   b. the merged binary (voxel-coordinate helper, the tensor warning's wording) against round
-#      36's: every user command on user-sized inputs, files compared.
+#   b. the merged binary (voxel-coordinate helper, the tensor warning's wording, the helper's
+#      bug fixes, --max-steps' limit and sparse tally chunks) against round 36's: `check` on
+#      the three backends; every user command on user-sized inputs, files compared.
 . "$(dirname "$0")/common.sh"
 round_start
 if [[ $PART == *a* ]]; then
@@ -25,6 +26,7 @@ fi
 if [[ $PART == *b* ]]; then
   gpu_setup
   B=$NEW
+  checks 439 cuda "$OCL" "$POCL"
   user_commands "$OLD" "$NEW" same-users.txt
   summary users.txt "main"
 fi
