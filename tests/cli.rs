@@ -69,6 +69,14 @@ fn unknown_backend_and_bad_options_are_clean_errors() {
     let (code, _, err) = run(&["dti", "--dwi", "x.nii.gz", "--bvals", "b", "--bvecs", "c", "--out", "o", "--backend", "all"], &[]);
     assert_eq!(code, 1);
     assert!(err.starts_with("error: --backend all is for check, bench and reproduce"), "{err}");
+    // --threads 0 ran one thread without a word; 10^5 made threads for minutes, then died of
+    // their stacks with a backtrace. Refused by the parser, before any work.
+    for n in ["0", "100000", "-3", "two"] {
+        let (code, _, err) = run(&["dti", "--dwi", "x.nii.gz", "--bvals", "b", "--bvecs", "c", "--out", "o", "--backend", "cpu", "--threads", n], &[]);
+        assert_eq!(code, 2, "{n}: {err}");
+        assert!(err.starts_with("error: invalid value") && err.contains("--threads") && err.contains("must be a whole number from 1 to"), "{n}: {err}");
+        assert!(!err.contains("panicked"), "{n}: {err}");
+    }
 }
 
 #[test]

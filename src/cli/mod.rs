@@ -30,8 +30,8 @@ pub struct Cli {
     /// Device to run on: cpu, opencl, opencl:P:D, cuda, cuda:N, auto (CUDA > OpenCL GPU > CPU), or all (where a command runs each device in turn). dti, bedpost, track geodesic and probtrack also split one run across a comma-separated list (cuda:0,cuda:1; opencl:1:0,cuda:0; cpu,cpu = two CPU pools sharing the threads) or gpus (every GPU, once each; mixes such as gpus,cpu allowed)
     #[arg(long, global = true, default_value = "auto")]
     pub backend: BackendSpec,
-    /// CPU threads for the cpu backend (default: all cores)
-    #[arg(long, global = true)]
+    /// CPU threads for the cpu backend (default: all cores; at most 4 a core, or 1024)
+    #[arg(long, global = true, value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// Overwrite existing output files (default: refuse, naming the first that exists)
     #[arg(long, global = true)]
@@ -196,6 +196,17 @@ impl Released {
 /// then runs at the exit; dti, bedpost, fim and register on one and two H100s).
 pub fn release<T: Send + 'static>(held: T) -> neuroport::runtime::stages::Aside {
     neuroport::runtime::stages::Aside::spawn("release", move || drop(held))
+}
+
+/// `--threads`: 0 ran one thread without a word, and 10^5 spent minutes making threads before
+/// dying of their stacks; any count up to 4 a core (or 1024, on a small machine) is a choice.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let most = (4 * cores).max(1024);
+    match s.parse::<usize>() {
+        Ok(n) if (1..=most).contains(&n) => Ok(n),
+        _ => Err(format!("must be a whole number from 1 to {most} (this machine has {cores} cores)")),
+    }
 }
 
 /// Every (sub)command takes negative numbers as values (`--step -0.1` reaches the command's own
