@@ -184,3 +184,22 @@ fn out_with_a_trailing_slash_is_a_folder() {
         assert!(stdout.contains(&*d.join("res").join(f).to_string_lossy()), "{f} not listed: {stdout}");
     }
 }
+
+/// A target that overlaps the source: E(gamma) is 0 at every shared voxel and the pathway
+/// degenerates to one of them, which the run reported as a result without a word. It still
+/// runs (the regions may be meant to touch), with a warning counting the shared voxels.
+#[test]
+fn overlapping_regions_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let j = |f: &str| d.join(f);
+    let (code, _, stderr) = run(&["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--target", s(&j("r1.nii.gz")), "--out", s(&j("o")), "--backend", "cpu"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains("r1.nii.gz") && warnings[0].contains("1 voxel of the mask") && warnings[0].contains("E(gamma) is 0"), "{stderr}");
+    assert!(stderr.contains("E(gamma) = 0.000000"), "{stderr}");
+    let (_, _, stderr) = run(&["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--target", s(&j("r2.nii.gz")), "--out", s(&j("p")), "--backend", "cpu"], &[]);
+    assert!(!stderr.contains("warning:"), "{stderr}");
+}

@@ -20,6 +20,12 @@ pub struct Connectivity {
     pub pathway_voxels: usize,
 }
 
+/// Voxels of `mask` in both regions: there u1 + u2 = 0, so E(gamma) is 0 and the pathway
+/// degenerates to one of them (the regions touch; the paths between them say nothing).
+pub fn shared_voxels(source: &[u8], target: &[u8], mask: &[u8]) -> usize {
+    source.par_iter().zip(target).zip(mask).filter(|((&a, &b), &m)| a != 0 && b != 0 && m != 0).count()
+}
+
 pub fn combine(u1: &[f32], u2: &[f32], eps: f64) -> Result<Connectivity> {
     if !(eps >= 0.0 && eps.is_finite()) {
         bail!("--eps must be a non-negative number, not {eps}");
