@@ -114,8 +114,14 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let written = stage("write", || output::write(&t, &field, &seeds, &p, &a.out, a.out_tck.as_deref()))?;
     let fit = output::exp_fit(&t.lengths);
     let steps_per_s = t.total_steps as f64 / t.stats.wall_ms.max(1e-9) * 1e3;
+    // Fewer than two distinct lengths (every streamline stopped at its seed) fit no line.
+    let lengths = if fit.lambda.is_finite() {
+        format!("lengths ~ exp(-lambda x): lambda {:.4}/step, R^2 {:.3}, mean {:.1} steps", fit.lambda, fit.r2, fit.mean)
+    } else {
+        format!("lengths: too few distinct lengths to fit exp(-lambda x), mean {:.1} steps", fit.mean)
+    };
     eprintln!(
-        "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {} compaction); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, tally {:.1} ms, wall {:.1} ms ({:.3e} steps/s of wall); lengths ~ exp(-lambda x): lambda {:.4}/step, R^2 {:.3}, mean {:.1} steps",
+        "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {} compaction); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, tally {:.1} ms, wall {:.1} ms ({:.3e} steps/s of wall); {}",
         done.label,
         t.nseeds,
         t.nsamples,
@@ -131,9 +137,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         t.stats.tally_ms,
         t.stats.wall_ms,
         steps_per_s,
-        fit.lambda,
-        fit.r2,
-        fit.mean
+        lengths
     );
     done.print_shares(&shares);
     for w in written {
