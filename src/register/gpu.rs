@@ -155,7 +155,8 @@ pub struct Maps {
 unsafe impl bytemuck::Zeroable for Maps {}
 unsafe impl bytemuck::Pod for Maps {}
 
-/// np_reg_spec: the fields of [`CostSpec`] the kernels read, in its order.
+/// np_reg_spec: the fields of [`CostSpec`] the kernels read, in CostSpec's order (not
+/// `nonfinite`: the program chosen is the test).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 struct KernelSpec {
