@@ -102,8 +102,11 @@ pub fn write(path: &Path, m: &Mat4) -> Result<()> {
 pub fn read(path: &Path) -> Result<Mat4> {
     let shown = path.display();
     let text = crate::volume::read_text(path)?;
+    // From # to the end of a line is a comment (a note of where the matrix came from, as tools
+    // write above theirs); it was refused as "'#' is not a number".
     let nums: Vec<f64> = text
-        .split_whitespace()
+        .lines()
+        .flat_map(|l| l.split('#').next().unwrap_or("").split_whitespace())
         .map(|w| w.parse::<f64>().map_err(|_| anyhow!("{shown}: '{w}' is not a number (a 4x4 matrix is expected)")))
         .collect::<Result<_>>()?;
     if nums.len() != 16 {
@@ -125,6 +128,17 @@ pub fn read(path: &Path) -> Result<Mat4> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 4x4 matrix with # comments (lines of their own, or after a row) reads as the matrix.
+    #[test]
+    fn comment_lines_are_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("m.txt");
+        std::fs::write(&p, "# world mm, fixed -> moving\n1 0 0 5\n0 1 0 -2\n  # (rotation-free)\n0 0 1 3\n0 0 0 1\n").unwrap();
+        assert_eq!(read(&p).unwrap(), translation([5.0, -2.0, 3.0]));
+        std::fs::write(&p, "1 0 0 5 # x shift\n0 1 0 -2\n0 0 1 3\n0 0 0 1 #\n").unwrap();
+        assert_eq!(read(&p).unwrap(), translation([5.0, -2.0, 3.0]));
+    }
 
     fn flipped(dims: [usize; 3], vs: [f32; 3]) -> Geometry {
         let mut g = Geometry::synthetic(dims, vs);
