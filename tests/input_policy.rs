@@ -347,7 +347,7 @@ fn a_first_seed_row_that_does_not_parse_is_an_error_not_a_header() {
     for (text, want) in [
         ("10,10,8,nan,0,0\n12,10,8,0,1,0\n", "line 1 is not six numbers x,y,z,dx,dy,dz ('nan' is not a finite number)"),
         ("10,10,8,inf,0,0\n", "line 1 is not six numbers x,y,z,dx,dy,dz ('inf' is not a finite number)"),
-        ("10 10 8 1 0 0\n12 10 8 0 1 0\n", "line 1 is not six numbers x,y,z,dx,dy,dz ('10 10 8 1 0 0' is not a finite number)"),
+        ("10 10 8 1 0 0\n12 10 8 0 1 0\n", "line 1 is not six numbers x,y,z,dx,dy,dz (separate them with commas: '10 10 8 1 0 0')"),
     ] {
         std::fs::write(&f, text).unwrap();
         let err = neuroport::geodesic::seeding::read_seed_file(&f, &geom).map(|s| s.len()).unwrap_err().to_string();

@@ -143,6 +143,9 @@ pub fn read_seed_file(path: &Path, geom: &Geometry) -> Result<Vec<Seed>> {
                 continue;
             }
             let bad = cells.iter().find(|c| !c.parse::<f64>().is_ok_and(f64::is_finite)).expect("a cell failed to parse");
+            if bad.split_whitespace().count() > 1 {
+                bail!("{shown}: line {} is not six numbers x,y,z,dx,dy,dz (separate them with commas: '{bad}')", ln + 1);
+            }
             bail!("{shown}: line {} is not six numbers x,y,z,dx,dy,dz ('{bad}' is not a finite number)", ln + 1);
         };
         first = false;
