@@ -227,6 +227,18 @@ reg_pairs() {
     cmp -s "$W/reg-a-$be-1$f" "$W/reg-b-$be-1$f" && echo "$be $f same" || echo "$be $f DIFFERS"
   done; done | tee "$OUT/same-register.txt"
 }
+# register_against_prev: `bench register` with $OLD and $NEW alternating on CUDA and $OCL, two
+# rounds; then `register` on two 1 mm brains with both, files compared (reg_pairs). B ends $NEW.
+register_against_prev() {
+  local rep v
+  for rep in 1 2; do for v in prev new; do
+    B=$NEW; [ $v = prev ] && B=$OLD
+    breg "$v ($rep)" cuda; breg "$v ($rep)" "$OCL"
+  done; done
+  B=$NEW
+  t1_pair "$W/b"
+  reg_pairs 2 prev "$OLD" "" new "$NEW" ""
+}
 # breg LABEL BACKEND [ENV...]: `bench register` (${BREG_COSTS:-sad,ncc}) into $OUT/bench.txt.
 breg() {
   local label=$1 be=$2; shift 2

@@ -26,13 +26,7 @@ fi
 if [[ $PART == *b* || $PART == *c* ]]; then
   gpu_setup
   checks 436 cuda "$OCL" "$POCL"
-  for rep in 1 2; do for v in prev new; do
-    B=$NEW; [ $v = prev ] && B=$OLD
-    breg "$v ($rep)" cuda; breg "$v ($rep)" "$OCL"
-  done; done
-  B=$NEW
-  t1_pair "$W/b"
-  reg_pairs 2 prev "$OLD" "" new "$NEW" ""
+  register_against_prev
   if [[ $PART == *b* ]]; then
     user_commands "$OLD" "$NEW" same-users.txt
     summary users.txt "main"

@@ -15,13 +15,7 @@ if [[ $PART == *a* ]]; then
   B=$NEW
   checks 437 cuda "$OCL" "$POCL"
   CHECK_ROWS="register .* texture" checks 438 cuda "$OCL"
-  for rep in 1 2; do for v in prev new; do
-    B=$NEW; [ $v = prev ] && B=$OLD
-    breg "$v ($rep)" cuda; breg "$v ($rep)" "$OCL"
-  done; done
-  B=$NEW
-  t1_pair "$W/b"
-  reg_pairs 2 prev "$OLD" "" new "$NEW" ""
+  register_against_prev
 fi
 #   c. the new refusals on the GPUs: `register` with a moving image whose finite voxels are a
 #      small block (the no-overlap error, after a level's evaluations on the device), and
