@@ -320,3 +320,58 @@ fn max_steps_beyond_the_counters_is_refused() {
         assert!(!out.exists(), "{steps} left output behind");
     }
 }
+
+/// A folder of one stick per voxel (`bedpostx -n 1`: merged_{th,ph,f}1samples only) is tracked,
+/// as probtrackx tracks it: the same bytes as the two-stick folder whose second fractions are
+/// all 0 (a stick no --fibthresh lets the step follow). A third stick's files (`-n 3`) are named
+/// in a warning and left aside. Before, the single-stick folder was refused for want of
+/// merged_th2samples.
+#[test]
+fn a_single_stick_bedpost_folder_is_tracked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bp = folder(d);
+    let (one, zero) = (d.join("bp-one"), d.join("bp-zero"));
+    for f in [&one, &zero] {
+        std::fs::create_dir_all(f).unwrap();
+    }
+    for e in std::fs::read_dir(&bp).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if !name.contains("2samples") {
+            std::fs::copy(&p, one.join(&name)).unwrap();
+        }
+        if name.starts_with("merged_f2samples") {
+            let v = read_nifti(&p).unwrap();
+            write_nifti(&zero.join(&name), &v.geom, v.nvol(), &vec![0.0f32; v.as_flat().len()]).unwrap();
+        } else {
+            std::fs::copy(&p, zero.join(&name)).unwrap();
+        }
+    }
+    let (a, b) = (d.join("a"), d.join("b"));
+    let (code, _, err) = probtrack(d, &a, &["--bedpost", s(&one)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let (code, _, err) = probtrack(d, &b, &["--bedpost", s(&zero)]);
+    assert_eq!(code, 0, "{err}");
+    let names = entries(&a);
+    assert!(names.iter().any(|n| n.starts_with("fdt_paths")), "{names:?}");
+    assert_eq!(names, entries(&b));
+    for n in &names {
+        assert!(std::fs::read(a.join(n)).unwrap() == std::fs::read(b.join(n)).unwrap(), "{n} differs");
+    }
+    let paths = read_nifti(&a.join(names.iter().find(|n| n.starts_with("fdt_paths")).unwrap())).unwrap();
+    assert!(paths.as_flat().iter().any(|&x| x > 0.0), "no streamline was traced");
+
+    // A third stick: its files beside the first two, named in a warning, the first two tracked.
+    for (from, to) in [("th1", "th3"), ("ph1", "ph3"), ("f1", "f3")] {
+        std::fs::copy(bp.join(format!("merged_{from}samples.nii.gz")), zero.join(format!("merged_{to}samples.nii.gz"))).unwrap();
+    }
+    let c = d.join("c");
+    let (code, _, err) = probtrack(d, &c, &["--bedpost", s(&zero)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning:") && err.contains("merged_th3samples") && err.contains("first two sticks"), "{err}");
+    for n in &names {
+        assert!(std::fs::read(a.join(n)).unwrap() == std::fs::read(c.join(n)).unwrap(), "{n} differs with a third stick beside");
+    }
+}

@@ -73,22 +73,41 @@ fn read_samples(dir: &Path, name: &str, dims: Option<[usize; 3]>, nvol: Option<u
 /// bedpost's sample volumes, in the records' order.
 const SAMPLES: [&str; 6] = ["merged_th1samples", "merged_ph1samples", "merged_f1samples", "merged_th2samples", "merged_ph2samples", "merged_f2samples"];
 
-/// The records of a stretch of sample-volume elements (`vols`: th1, ph1, f1, th2, ph2, f2 of the
-/// same elements) into `out` (8 floats each). A run's angles are rows, turned into directions
-/// together (`directions`: vectorised, the same values as one at a time), so the records do not
-/// depend on how the elements are cut into stretches.
-fn fill_records(geom: &Geometry, vols: [&[f32]; 6], out: &mut [f32]) {
+/// The records of a stretch of sample-volume elements (`vols`: th1, ph1, f1, then th2, ph2, f2
+/// of the same elements, or only the first three for a single-stick folder) into `out` (8 floats
+/// each). A missing second stick's record is all zero: no direction and fraction 0, which no
+/// `--fibthresh` lets the step follow. A run's angles are rows, turned into directions together
+/// (`directions`: vectorised, the same values as one at a time), so the records do not depend
+/// on how the elements are cut into stretches.
+fn fill_records(geom: &Geometry, vols: &[&[f32]], out: &mut [f32]) {
     let mut dirs = vec![[0.0f64; 3]; crate::volume::planes::RUN.min(vols[0].len())];
     for (k, out) in out.chunks_mut(crate::volume::planes::RUN * RECORD).enumerate() {
         let ks = k * crate::volume::planes::RUN..k * crate::volume::planes::RUN + out.len() / RECORD;
         let dirs = &mut dirs[..ks.len()];
-        for (stick, v) in [&vols[..3], &vols[3..]].into_iter().enumerate() {
+        for (stick, v) in vols.chunks(3).enumerate() {
             crate::bedpost::post::directions(&v[0][ks.clone()], &v[1][ks.clone()], dirs);
             for ((r, &d), &f) in out.chunks_mut(RECORD).zip(dirs.iter()).zip(&v[2][ks.clone()]) {
                 r[4 * stick..4 * stick + 4].copy_from_slice(&record_of(geom, d, f));
             }
         }
+        if vols.len() == 3 {
+            out.chunks_mut(RECORD).for_each(|r| r[4..].fill(0.0));
+        }
     }
+}
+
+/// The sample volumes of `dir`, in the records' order: all six, or th1, ph1 and f1 alone for a
+/// folder of one stick per voxel (`bedpostx -n 1`; probtrackx tracks those too). A folder of
+/// more sticks (`-n 3`) is tracked on its first two, with a warning: the records hold two, as
+/// 003's tracker does.
+fn sample_names(dir: &Path) -> &'static [&'static str] {
+    let has = |n: &str| image(dir, n).is_ok();
+    if has("merged_th3samples") {
+        eprintln!("warning: {}: holds a third stick (merged_th3samples); probtrack follows the first two sticks only", dir.display());
+    }
+    // A second stick partly there is a damaged folder: all six are then asked for, so the error
+    // names the missing file.
+    if !SAMPLES[3..].iter().any(|n| has(n)) { &SAMPLES[..3] } else { &SAMPLES[..] }
 }
 
 /// The folder's image `name`: name.nii.gz, else name.nii (bedpost's outputs under
@@ -146,21 +165,23 @@ impl Field {
             bail!("{}: not a folder", dir.display());
         }
         use crate::runtime::stages::stage;
-        let paths: Vec<_> = SAMPLES.iter().map(|n| image(dir, n)).collect::<Result<_>>()?;
+        let names = sample_names(dir);
+        let paths: Vec<_> = names.iter().map(|n| image(dir, n)).collect::<Result<_>>()?;
         // neuroport's own sample files are read side by side into the records, each stretch of
         // voxels while its angles are in cache; other writers' files one by one, then turned.
         let mut f = match SideBySide::open(&paths) {
             Some(files) => stage("samples to records", || Self::side_by_side(&files))?,
             None => {
-                let (th1, rest) = stage("read samples", || Self::read_samples_whole(dir))?;
-                let vols = [th1.as_flat(), rest[0].as_flat(), rest[1].as_flat(), rest[2].as_flat(), rest[3].as_flat(), rest[4].as_flat()];
-                stage("records", || Field::from_angles(th1.geom.clone(), th1.nvol(), vols))
+                let (th1, rest) = stage("read samples", || Self::read_samples_whole(dir, names))?;
+                let vols: Vec<&[f32]> = std::iter::once(&th1).chain(&rest).map(|v| v.as_flat()).collect();
+                stage("records", || Field::from_sticks(th1.geom.clone(), th1.nvol(), &vols))
             }
         };
         let mut inside = stage("read mask", || tracking_mask(dir, mask, &f.geom, &paths[0]))?;
         let samples = Arc::get_mut(&mut f.samples).expect("records just made, not shared yet");
         stage("check samples", || super::nonfinite::skip_nonfinite(samples, f.geom.dims, &mut inside, dir))?;
-        stage("check fractions", || check_fractions(samples, f.geom.dims, &inside, [&paths[2], &paths[5]]))?;
+        // A single-stick folder's second fractions are the records' zeros, never outside.
+        stage("check fractions", || check_fractions(samples, f.geom.dims, &inside, [&paths[2], paths.get(5).unwrap_or(&paths[2])]))?;
         f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
         f.grid_file = Some(paths[0].clone());
         Ok(f)
@@ -169,28 +190,34 @@ impl Field {
     fn side_by_side(files: &SideBySide) -> Result<Field> {
         let (geom, ns) = (files.geom().clone(), files.dims()[3]);
         let mut samples = vec![0.0f32; ns * geom.nvox() * RECORD];
-        files.read_into(&mut samples, RECORD, |v, out| fill_records(&geom, std::array::from_fn(|i| v[i]), out))?;
+        files.read_into(&mut samples, RECORD, |v, out| fill_records(&geom, v, out))?;
         Ok(Field { nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None })
     }
 
-    /// merged_th1samples and the five other sample volumes, each read whole.
-    fn read_samples_whole(dir: &Path) -> Result<(crate::volume::Volume, Vec<crate::volume::Volume>)> {
-        let th1 = read_samples(dir, SAMPLES[0], None, None)?;
+    /// merged_th1samples and the other sample volumes of `names`, each read whole.
+    fn read_samples_whole(dir: &Path, names: &[&str]) -> Result<(crate::volume::Volume, Vec<crate::volume::Volume>)> {
+        let th1 = read_samples(dir, names[0], None, None)?;
         let (dims, ns) = (th1.geom.dims, th1.nvol());
-        let rest: Vec<_> = SAMPLES[1..].par_iter().map(|n| read_samples(dir, n, Some(dims), Some(ns))).collect::<Result<_>>()?;
+        let rest: Vec<_> = names[1..].par_iter().map(|n| read_samples(dir, n, Some(dims), Some(ns))).collect::<Result<_>>()?;
         Ok((th1, rest))
     }
 
     /// Interleaves bedpost's six sample volumes (th1, ph1, f1, th2, ph2, f2; each nsamp x nvox)
     /// into records; every voxel is inside the mask until `roi` is set.
     pub fn from_angles(geom: Geometry, ns: usize, vols: [&[f32]; 6]) -> Field {
+        Self::from_sticks(geom, ns, &vols)
+    }
+
+    /// As [`Field::from_angles`], for six volumes or the first stick's three alone.
+    fn from_sticks(geom: Geometry, ns: usize, vols: &[&[f32]]) -> Field {
         let nvox = geom.nvox();
         let mut samples = vec![0.0f32; ns * nvox * RECORD];
         // A run of records per task, not a sample volume: 50 samples over 16 cores left the
         // last round's cores idle (round 26).
         samples.par_chunks_mut(crate::volume::planes::RUN * RECORD).enumerate().for_each(|(t, out)| {
             let ks = t * crate::volume::planes::RUN..t * crate::volume::planes::RUN + out.len() / RECORD;
-            fill_records(&geom, vols.map(|v| &v[ks.clone()]), out);
+            let stretch: Vec<&[f32]> = vols.iter().map(|v| &v[ks.clone()]).collect();
+            fill_records(&geom, &stretch, out);
         });
         Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None }
     }
