@@ -23,9 +23,12 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Below this many fixed voxels an evaluation runs on the calling thread: a parallel pass
-/// costs a wake-up of the pool (tens of microseconds on a loaded machine), more than the
-/// work (a few nanoseconds a voxel).
-pub const PARALLEL_MIN_VOXELS: usize = 16_384;
+/// costs more than the work (a few nanoseconds a voxel). Was 16,384 while a registration
+/// handed each pass to the pool from outside (a wake-up of a pool thread and then of the
+/// caller, 60-90 us on a 2-core VM); since `register` runs on a pool thread (round 38), the
+/// 5 mm airwc pair's 24x26x18 level (11 K voxels) took 80-85 ms in parallel against 100 ms on
+/// one thread (1,024 gave the same as 4,096).
+pub const PARALLEL_MIN_VOXELS: usize = 4_096;
 
 /// Position of fixed voxel (x, y, z) in moving voxel coordinates: row r of `m` applied as
 /// ((m0 x + m1 y) + m2 z) + m3, each operation rounded to float32.
@@ -307,6 +310,9 @@ impl CostKernels for CpuCost {
     }
     fn variant(&self) -> &'static str {
         "native"
+    }
+    fn pool(&self) -> Option<Arc<Cpu>> {
+        Some(self.cpu.clone())
     }
 }
 

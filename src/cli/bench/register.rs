@@ -74,7 +74,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
             };
             for kind in if a.costs.is_empty() { CostKind::ALL.to_vec() } else { a.costs.clone() } {
                 eprintln!("  bench register: {} {} on {}", kind.name(), k.variant(), dev.label());
-                let m = measure(k.as_mut(), &fixed, &moving, kind, &maps, a.evals, a.runs.repeats.max(1))?;
+                // On a pool thread for the CPU, as `register` runs its evaluations.
+                let m = match k.pool() {
+                    Some(cpu) => cpu.install(|| measure(k.as_mut(), &fixed, &moving, kind, &maps, a.evals, a.runs.repeats.max(1)))?,
+                    None => measure(k.as_mut(), &fixed, &moving, kind, &maps, a.evals, a.runs.repeats.max(1))?,
+                };
                 let gbs = 8.0 * nvox / (m.kernel_ms * 1e-3) / 1e9;
                 println!(
                     "{:<40} {:<9} {:<3}  {:>8.4} ms/eval wall ({:>7.0} evals/s), kernels {:>8.4} ms ({:>7.1} GB/s of image data), {} per call {:>8.4} ms/eval",
