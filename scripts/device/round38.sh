@@ -15,7 +15,7 @@ round_start
 cpu_reg() {
   local label=$1 bin=$2 f=$3 m=$4 prefix=$5; shift 5
   stamp "register cpu $label"
-  { echo "## $label"; /usr/bin/time -f "process wall %e s" timeout 120 "$bin" register --backend cpu --fixed "$f" --moving "$m" --dof 12 --cost ncc --out "$prefix" "$@" 2>&1 | grep -vE "^/|^$"; } | tee -a "$OUT/register-cpu.txt"
+  { echo "## $label"; /usr/bin/time -f "process wall %e s" timeout 120 "$bin" register --backend cpu --fixed "$f" --moving "$m" --dof 12 --cost ncc --out "$prefix" --force "$@" 2>&1 | grep -vE "^/|^$"; } | tee -a "$OUT/register-cpu.txt"
 }
 if [[ $PART == *a* ]]; then
   gpu_setup
@@ -23,19 +23,6 @@ if [[ $PART == *a* ]]; then
   checks 440 cuda "$OCL" "$POCL"
   t1_pair "$W/b"
   reg_pairs 2 prev "$OLD" "" new "$NEW" ""
-  stamp "synth the 5 mm airwc pair"
-  step 60 "$B" synth t1 --out "$W/q0" --dims 48,52,36 --voxel 5,5,5 --seed 2011 > /dev/null 2>&1
-  step 60 "$B" synth t1 --out "$W/q1" --dims 48,52,36 --voxel 5,5,5 --subject 1 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --seed 2012 > /dev/null 2>&1
-  for rep in 1 2 3; do for v in prev new; do
-    bin=$NEW; [ $v = prev ] && bin=$OLD
-    cpu_reg "5 mm $v ($rep)" "$bin" "$W/q0/t1.nii.gz" "$W/q1/t1.nii.gz" "$W/cq-$v/"
-  done; done
-  for rep in 1 2; do for v in prev new; do
-    bin=$NEW; [ $v = prev ] && bin=$OLD
-    cpu_reg "1 mm --samples 20000 $v ($rep)" "$bin" "$W/a/t1.nii.gz" "$W/b/t1.nii.gz" "$W/cs-$v/" --samples 20000
-  done; done
-  echo "5 mm cpu: $(same_inflated "$W/cq-prev" "$W/cq-new")  1 mm sampled cpu: $(same_inflated "$W/cs-prev" "$W/cs-new")" | tee "$OUT/same-register-cpu.txt"
-  grep -E "^##|registration|process wall" "$OUT/register-cpu.txt" | paste - - - | sed 's/cpu (16 threads[^)]*)//'
   issue7_volume
   stamp "bedpost on CUDA"
   step 120 "$B" bedpost --backend cuda --dwi "$D/dwi.nii.gz" --bvals "$D/bvals" --bvecs "$D/bvecs" --mask "$D/mask.nii.gz" --out "$W/bp" > /dev/null 2>&1
@@ -57,6 +44,35 @@ PY
     echo "single-stick cuda vs cpu: $(same_inflated "$W/pt-one-cuda" "$W/pt-one-cpu")"
     echo "single-stick vs f2 = 0 (cuda): $(same_inflated "$W/pt-one-cuda" "$W/pt-zero-cuda")"; } | tee "$OUT/same-single-stick.txt"
   grep -E "^##|waytotal|process wall|warning|error" "$OUT/users.txt" | cut -c1-220
+fi
+#   c. part a's CPU registrations again, each repeated (part a's repeats met the first run's
+#      files: --force was missing).
+if [[ $PART == *c* ]]; then
+  gpu_setup
+  B=$NEW
+  t1_pair "$W/b"
+  stamp "synth the 5 mm airwc pair"
+  step 60 "$B" synth t1 --out "$W/q0" --dims 48,52,36 --voxel 5,5,5 --seed 2011 > /dev/null 2>&1
+  step 60 "$B" synth t1 --out "$W/q1" --dims 48,52,36 --voxel 5,5,5 --subject 1 --move -5,8,6,-7,5,-9,4,-3,5,2,-2,1 --seed 2012 > /dev/null 2>&1
+  for rep in 1 2 3; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    cpu_reg "5 mm $v ($rep)" "$bin" "$W/q0/t1.nii.gz" "$W/q1/t1.nii.gz" "$W/cq-$v/"
+  done; done
+  for rep in 1 2; do for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    cpu_reg "1 mm --samples 20000 $v ($rep)" "$bin" "$W/a/t1.nii.gz" "$W/b/t1.nii.gz" "$W/cs-$v/" --samples 20000
+  done; done
+  for v in prev new; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    cpu_reg "1 mm every voxel $v" "$bin" "$W/a/t1.nii.gz" "$W/b/t1.nii.gz" "$W/cf-$v/"
+  done
+  for v in prev new; do for d in 24,26,18 48,52,36 240,256,176; do
+    bin=$NEW; [ $v = prev ] && bin=$OLD
+    stamp "bench register cpu $v $d"
+    { echo "## $v $d"; timeout 120 "$bin" bench register --backend cpu --dims "$d" --costs ncc --evals 400 --repeats 3 2>&1 | grep "ms/eval"; } | tee -a "$OUT/bench-cpu.txt"
+  done; done
+  echo "5 mm cpu: $(same_inflated "$W/cq-prev" "$W/cq-new")  1 mm sampled cpu: $(same_inflated "$W/cs-prev" "$W/cs-new")  1 mm every voxel cpu: $(same_inflated "$W/cf-prev" "$W/cf-new")" | tee "$OUT/same-register-cpu.txt"
+  grep -E "^##|registration|process wall" "$OUT/register-cpu.txt" | paste - - - | sed 's/cpu (16 threads[^)]*)//'
 fi
 if [[ $PART == *b* ]]; then
   gpu_setup
