@@ -51,14 +51,18 @@ pub struct Sampler<'a> {
     n: [usize; 3],
     /// n - 1 per axis as float32: the last voxel centre.
     hi: [f32; 3],
-    stride: [usize; 2],
+    /// Strides of y and z, in u32 so that a row's index arithmetic vectorises 8 lanes wide
+    /// (usize took two 4-lane halves); `new` checks that every index fits.
+    stride: [u32; 2],
 }
 
 impl<'a> Sampler<'a> {
     #[inline(always)]
     pub fn new(data: &'a [f32], n: [usize; 3]) -> Sampler<'a> {
-        assert!(n.iter().all(|&d| (1..1 << 31).contains(&d)) && data.len() >= n[0] * n[1] * n[2], "sampler: {n:?} voxels, {} values", data.len());
-        Sampler { data, n, hi: n.map(|d| (d - 1) as f32), stride: [n[0], n[0] * n[1]] }
+        // Axes below 2^24 voxels: hi = n - 1 is exact in float32, so a point inside truncates
+        // to at most n - 1 (NIfTI-1's axes stop at 32,767).
+        assert!(n.iter().all(|&d| (1..=1 << 24).contains(&d)) && n[0] * n[1] * n[2] <= u32::MAX as usize && data.len() >= n[0] * n[1] * n[2], "sampler: {n:?} voxels, {} values", data.len());
+        Sampler { data, n, hi: n.map(|d| (d - 1) as f32), stride: [n[0] as u32, (n[0] * n[1]) as u32] }
     }
 
     /// See [`sample`].
@@ -74,16 +78,15 @@ impl<'a> Sampler<'a> {
     /// The trilinear sample at `p`, which must lie in [0, n - 1]^3 (not NaN).
     #[inline(always)]
     fn at_inside(&self, p: [f32; 3]) -> f32 {
-        // SAFETY: 0 <= p <= n - 1 < 2^31 per axis (new() checks the sizes), so the truncations
-        // are in range, and base + every offset <= (n0 - 1) + s0 (n1 - 1) + s1 (n2 - 1) =
-        // nvox - 1 < data.len() (checked in new()).
-        let k: [i32; 3] = unsafe { [p[0].to_int_unchecked(), p[1].to_int_unchecked(), p[2].to_int_unchecked()] };
+        // SAFETY: 0 <= p <= n - 1 < 2^24 per axis (new() checks the sizes), so the
+        // truncations are in range, and base + every offset <= (n0 - 1) + s0 (n1 - 1) +
+        // s1 (n2 - 1) = nvox - 1 < min(data.len(), 2^32) (checked in new()): no u32 wraps.
+        let k: [u32; 3] = unsafe { [p[0].to_int_unchecked(), p[1].to_int_unchecked(), p[2].to_int_unchecked()] };
         let f = [p[0] - k[0] as f32, p[1] - k[1] as f32, p[2] - k[2] as f32];
-        let i0 = k.map(|v| v as usize);
-        let step = [(i0[0] + 1 < self.n[0]) as usize, ((i0[1] + 1 < self.n[1]) as usize) * self.stride[0], ((i0[2] + 1 < self.n[2]) as usize) * self.stride[1]];
-        let base = i0[0] + self.stride[0] * i0[1] + self.stride[1] * i0[2];
+        let step = [(k[0] + 1 < self.n[0] as u32) as u32, ((k[1] + 1 < self.n[1] as u32) as u32) * self.stride[0], ((k[2] + 1 < self.n[2] as u32) as u32) * self.stride[1]];
+        let base = k[0] + self.stride[0] * k[1] + self.stride[1] * k[2];
         let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
-        let v = |o: usize| unsafe { *self.data.get_unchecked(base + o) };
+        let v = |o: u32| unsafe { *self.data.get_unchecked((base + o) as usize) };
         let c00 = lerp(v(0), v(step[0]), f[0]);
         let c10 = lerp(v(step[1]), v(step[1] + step[0]), f[0]);
         let c01 = lerp(v(step[2]), v(step[2] + step[0]), f[0]);
