@@ -49,7 +49,8 @@ fn synth_t1_makes_a_pair_that_registers_to_its_truth() {
 fn synth_t1_refuses_bad_arguments_with_one_line() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("x");
-    for bad in [&["--move", "1,2,3,4,5"][..], &["--move", "0,0,0,0,0,0,-100,0,0"], &["--noise", "-1"]] {
+    // A head moved wholly off the grid was written as an empty phantom (exit 0).
+    for bad in [&["--move", "1,2,3,4,5"][..], &["--move", "0,0,0,0,0,0,-100,0,0"], &["--noise", "-1"], &["--move", "nan,0,0,0,0,0"], &["--move", "1e6,0,0,0,0,0"]] {
         let mut a = vec!["synth", "t1", "--out", s(&out), "--dims", "8,8,8"];
         a.extend_from_slice(bad);
         let (code, _, err) = run(&a, &[]);
@@ -57,6 +58,16 @@ fn synth_t1_refuses_bad_arguments_with_one_line() {
         assert!(err.trim().lines().count() == 1 && err.starts_with("error:"), "{bad:?}: {err}");
         assert!(!out.exists(), "{bad:?} left {} behind", out.display());
     }
+}
+
+#[test]
+fn synth_t1_names_the_move_value_that_is_not_a_number() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x");
+    let (code, _, err) = run(&["synth", "t1", "--out", s(&out), "--dims", "8,8,8", "--move", "1,nan,0,0,0,0"], &[]);
+    assert_ne!(code, 0);
+    // Six values were given: "got 6" under a count of 6, 9 or 12 sent the user looking elsewhere.
+    assert!(err.contains("value 2 is NaN"), "{err}");
 }
 
 /// Grid sizes are checked as `synth`'s DWI phantom checks them: a huge one aborted with an

@@ -139,9 +139,10 @@ impl Default for Config {
 }
 
 impl Config {
-    /// NumLoops = NumBurnin + NumSamples x L (003 Sec. IV-A).
+    /// NumLoops = NumBurnin + NumSamples x L (003 Sec. IV-A). Saturating: wrapped, a
+    /// --burnin near 2^64 ran one loop or none and wrote its maps as if sampled.
     pub fn loops(&self) -> usize {
-        self.burnin + self.samples * self.thin
+        self.burnin.saturating_add(self.samples.saturating_mul(self.thin))
     }
     pub fn schedule(&self) -> Schedule {
         Schedule { burnin: self.burnin, thin: self.thin, nsamp: self.samples, every: self.every, ard: self.ard }
@@ -151,7 +152,7 @@ impl Config {
             bail!("--samples, --thin and the adaptation interval must be positive");
         }
         if self.loops() > i32::MAX as usize / 2 {
-            bail!("too many loops ({})", self.loops());
+            bail!("too many loops: --burnin + --samples x --thin must be at most {}, got {} + {} x {}", i32::MAX / 2, self.burnin, self.samples, self.thin);
         }
         Ok(())
     }
@@ -519,4 +520,20 @@ fn variant_label(split: &Split, variant: Option<Variant>) -> &'static str {
     let name = |d: &Device| if d.is_cpu() { cpu::VARIANT } else { variant.unwrap_or_else(|| Variant::default_for(d.info())).name() };
     let first = name(split.first());
     if split.devices().iter().all(|d| name(d) == first) { first } else { "mixed layouts" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Config;
+
+    #[test]
+    fn loops_past_the_integer_range_are_refused_not_wrapped() {
+        // --burnin 2^64-1 with the default thin wrapped to one loop and wrote maps of one sample.
+        for (burnin, samples, thin) in [(usize::MAX, 1, 2), (usize::MAX - 1, 1, 2), (1, usize::MAX / 2 + 1, 2)] {
+            let cfg = Config { burnin, samples, thin, ..Config::default() };
+            let err = cfg.validate().expect_err("wrapped loop count accepted").to_string();
+            assert!(err.contains("--burnin + --samples x --thin"), "{err}");
+        }
+        assert!(Config::default().validate().is_ok());
+    }
 }

@@ -14,7 +14,8 @@ pub struct Args {
     mask: Option<PathBuf>,
     /// Output prefix, as dtifit's -o: writes PREFIX_tensor, _FA, _MD, _MO, _V1.._V3, _L1.._L3,
     /// _RGB and _S0 (.nii.gz, or .nii with FSLOUTPUTTYPE=NIFTI). A prefix ending in / is a
-    /// folder: --out results/ writes results/dti_FA.nii.gz
+    /// folder: --out results/ writes results/dti_FA.nii.gz; a .nii.gz or .nii ending is
+    /// dropped, as FSL's tools do (--out results/dti.nii.gz writes results/dti_FA.nii.gz)
     #[arg(long)]
     out: PathBuf,
 }

@@ -5,8 +5,8 @@
 use super::synth::{parse_dims, parse_voxel};
 use super::Ctx;
 use anyhow::{bail, Result};
-use neuroport::register::{affine, params};
-use neuroport::synth::t1::{centred_geometry, placed_subject};
+use neuroport::register::affine;
+use neuroport::synth::t1::{centred_geometry, placed_subject, placement, require_brain};
 use neuroport::volume::{check_free, Outputs};
 use std::path::PathBuf;
 
@@ -40,9 +40,7 @@ pub struct Args {
 
 pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
     let p = a.placement.unwrap_or_default();
-    if !matches!(p.len(), 0 | 6 | 9 | 12) || p.iter().any(|v| !v.is_finite()) {
-        bail!("--move takes 6, 9 or 12 finite numbers (tx,ty,tz,rx,ry,rz[,sx,sy,sz[,kxy,kxz,kyz]]), got {}", p.len());
-    }
+    let placement = placement(&p)?;
     if !(a.noise >= 0.0 && a.noise.is_finite()) {
         bail!("--noise must be a finite number >= 0, got {}", a.noise);
     }
@@ -57,11 +55,8 @@ pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
     let names = Outputs::new();
     check_free([names.nifti_name(&a.out.join("t1.nii.gz")), names.nifti_name(&a.out.join("brain.nii.gz")), a.out.join("truth_affine.txt")])?;
     let g = centred_geometry(a.dims, a.voxel);
-    let placement = params::matrix(&p, [0.0; 3]);
-    if affine::det3(&placement) <= 0.0 {
-        bail!("--move: the scales and shears given turn the head inside out");
-    }
     let (img, truth) = placed_subject(a.subject, &g, &placement, a.noise, a.seed);
+    require_brain(&img)?;
     let mut out = Outputs::new();
     out.nifti(&a.out.join("t1.nii.gz"), &g, 1, img.volume.as_flat())?;
     let mask: Vec<f32> = img.brain.iter().map(|&b| b as f32).collect();

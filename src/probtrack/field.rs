@@ -113,13 +113,22 @@ fn sample_names(dir: &Path) -> &'static [&'static str] {
 /// The folder's image `name`: name.nii.gz, else name.nii (bedpost's outputs under
 /// FSLOUTPUTTYPE=NIFTI), as FSL's tools find an image by its base name.
 fn image(dir: &Path, name: &str) -> Result<std::path::PathBuf> {
+    find_image(dir, name)?.ok_or_else(|| anyhow::anyhow!("{}: missing, nor {name}.nii beside it (is {} a bedpost output folder?)", dir.join(format!("{name}.nii.gz")).display(), dir.display()))
+}
+
+/// name.nii.gz or name.nii, or neither; both is an error, as FSL refuses "multiple possible
+/// filenames" for one base name: a second bedpost run into the folder under another
+/// FSLOUTPUTTYPE leaves the first run's files beside its own, and the .nii.gz, read first, was
+/// the stale one.
+fn find_image(dir: &Path, name: &str) -> Result<Option<std::path::PathBuf>> {
     let gz = dir.join(format!("{name}.nii.gz"));
     let nii = dir.join(format!("{name}.nii"));
-    match (gz.exists(), nii.exists()) {
-        (true, _) => Ok(gz),
-        (false, true) => Ok(nii),
-        _ => bail!("{}: missing, nor {name}.nii beside it (is {} a bedpost output folder?)", gz.display(), dir.display()),
-    }
+    Ok(match (gz.exists(), nii.exists()) {
+        (true, true) => bail!("{}: both {name}.nii.gz and {name}.nii are here (bedpost run twice, under different FSLOUTPUTTYPE?); remove the stale one", dir.display()),
+        (true, false) => Some(gz),
+        (false, true) => Some(nii),
+        (false, false) => None,
+    })
 }
 
 /// An error naming the file (`files`: merged_f1samples, merged_f2samples), the first voxel of
@@ -149,7 +158,7 @@ fn tracking_mask(dir: &Path, mask: Option<&Path>, geom: &Geometry, grid_file: &P
     let dims = geom.dims;
     Ok(if let Some(m) = mask {
         read_mask_like(m, geom, grid_file, "tracking mask")?
-    } else if let Ok(m) = image(dir, "nodif_brain_mask") {
+    } else if let Some(m) = find_image(dir, "nodif_brain_mask")? {
         read_mask_like(&m, geom, grid_file, "tracking mask")?
     } else {
         let mf = read_samples(dir, "mean_f1samples", Some(dims), None)?;
@@ -334,6 +343,17 @@ impl Field {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_nii_and_nii_gz_of_one_name_is_an_error_not_the_stale_gz() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("merged_th1samples.nii.gz"), b"old").unwrap();
+        assert_eq!(image(d.path(), "merged_th1samples").unwrap(), d.path().join("merged_th1samples.nii.gz"));
+        std::fs::write(d.path().join("merged_th1samples.nii"), b"new").unwrap();
+        let err = image(d.path(), "merged_th1samples").expect_err("the .nii.gz was read beside a .nii").to_string();
+        assert!(err.contains("both merged_th1samples.nii.gz and merged_th1samples.nii"), "{err}");
+        assert!(find_image(d.path(), "nodif_brain_mask").unwrap().is_none());
+    }
 
     /// The records equal each stick's own record, bit for bit, on fresh random angles with
     /// all-zero sticks (and -0.0, which is not all-zero bits) and a few huge angles among them,

@@ -164,10 +164,13 @@ impl Row {
         self.substituted = s.into();
         self
     }
-    /// Speed-ups of a time-like `ours` against the two CPU baselines (same unit).
+    /// Speed-ups of a time-like `ours` against the two CPU baselines (same unit); none where
+    /// either time is not positive (the CPU's transfer time of 0 s gave NaN columns, 0/0).
     pub fn speedups(mut self, one_thread: Option<f64>, all_cores: Option<f64>) -> Row {
-        self.speedup_vs_1thread = one_thread.map(|b| b / self.ours);
-        self.speedup_vs_all_cores = all_cores.map(|b| b / self.ours);
+        let ours = self.ours;
+        let ratio = |b: f64| Some(b / ours).filter(|_| b > 0.0 && ours > 0.0).filter(|x| x.is_finite());
+        self.speedup_vs_1thread = one_thread.and_then(ratio);
+        self.speedup_vs_all_cores = all_cores.and_then(ratio);
         self
     }
     /// The series a row belongs to in plots.
@@ -258,4 +261,19 @@ pub fn timed_median<T>(repeats: usize, mut f: impl FnMut() -> Result<(f64, T)>) 
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mid = (runs.len() - 1) / 2;
     Ok(runs.swap_remove(mid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zero_time_has_no_speedup_not_nan() {
+        let row = |ours: f64| Row { device: "cpu".into(), config: "c".into(), metric: "transfer time".into(), ours, ..Row::default() };
+        // probtrack-t2's CPU transfer rows: 0 s against a 0 s baseline printed NaN, NaN.
+        let r = row(0.0).speedups(Some(0.0), Some(0.0));
+        assert_eq!((r.speedup_vs_1thread, r.speedup_vs_all_cores), (None, None));
+        let r = row(2.0).speedups(Some(4.0), Some(0.0));
+        assert_eq!((r.speedup_vs_1thread, r.speedup_vs_all_cores), (Some(2.0), None));
+    }
 }

@@ -155,6 +155,32 @@ pub fn placed_subject(id: u64, geom: &Geometry, placement: &Mat4, sigma: f64, se
     (image, crate::register::affine::mul(placement, &axes))
 }
 
+/// The placement `--move` asks for: 6, 9 or 12 of `register`'s parameters (translations mm,
+/// rotations degrees, scales and shears percent) about the world origin. A value that is not a
+/// number is named as such: refused under the count alone, a user who gave six read "got 6".
+pub fn placement(p: &[f64]) -> anyhow::Result<Mat4> {
+    if !matches!(p.len(), 0 | 6 | 9 | 12) {
+        anyhow::bail!("--move takes 6, 9 or 12 numbers (tx,ty,tz,rx,ry,rz[,sx,sy,sz[,kxy,kxz,kyz]]), got {}", p.len());
+    }
+    if let Some(i) = p.iter().position(|v| !v.is_finite()) {
+        anyhow::bail!("--move: value {} is {}, not a finite number", i + 1, p[i]);
+    }
+    let m = crate::register::params::matrix(p, [0.0; 3]);
+    if crate::register::affine::det3(&m) <= 0.0 {
+        anyhow::bail!("--move: the scales and shears given turn the head inside out");
+    }
+    Ok(m)
+}
+
+/// Refuses an image whose brain lies wholly outside its grid (a `--move` of more than the
+/// field of view): written, it was an empty phantom that `register` can only fail on.
+pub fn require_brain(img: &T1Image) -> anyhow::Result<()> {
+    if img.brain.iter().all(|&b| b == 0) {
+        anyhow::bail!("--move puts the whole brain outside the grid (no brain voxel is imaged); move it less or give a larger --dims");
+    }
+    Ok(())
+}
+
 /// About how many bytes `synth t1` holds at once on a `dims` grid: 10 a voxel, while [`render`]
 /// joins its slices (the slices and the whole image, f32 values and u8 brain, 5 bytes a voxel
 /// each); after, the image and the brain mask as f32 for the writer hold 9. The writer streams

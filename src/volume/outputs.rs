@@ -272,14 +272,36 @@ pub fn prefixed(prefix: &Path, stem: &str, suffix: &str) -> PathBuf {
 
 /// An output prefix with a trailing `/` (a folder) completed by `stem`: `results/` and "dti"
 /// give `results/dti`; so does a prefix whose last part is `.` or `..`, which can only name a
-/// folder (as a prefix it would give hidden files: `._FA.nii.gz`); any other prefix is
-/// returned as is.
+/// folder (as a prefix it would give hidden files: `._FA.nii.gz`). A prefix ending in an image
+/// extension loses it, as FSL's tools make a basename (`--out res/dti.nii.gz` wrote
+/// `res/dti.nii.gz_FA.nii.gz`); any other prefix is returned as is.
 pub fn resolve_prefix(prefix: &Path, stem: &str) -> PathBuf {
     let s = prefix.to_string_lossy();
     let last = s.rsplit(['/', std::path::MAIN_SEPARATOR]).next().unwrap_or("");
     if last.is_empty() || last == "." || last == ".." {
-        prefix.join(stem)
-    } else {
-        prefix.to_path_buf()
+        return prefix.join(stem);
+    }
+    let base = [".nii.gz", ".nii"].iter().find_map(|ext| last.strip_suffix(ext).filter(|b| !b.is_empty()));
+    match base {
+        Some(b) => PathBuf::from(format!("{}{b}", &s[..s.len() - last.len()])),
+        None => prefix.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_ending_in_an_image_extension_loses_it() {
+        let p = |s: &str| prefixed(Path::new(s), "dti", "FA.nii.gz");
+        assert_eq!(p("res/dti.nii.gz"), PathBuf::from("res/dti_FA.nii.gz"));
+        assert_eq!(p("res/dti.nii"), PathBuf::from("res/dti_FA.nii.gz"));
+        assert_eq!(p("dti.nii.gz"), PathBuf::from("dti_FA.nii.gz"));
+        // Unchanged: a plain prefix, a folder, and a name that is only the extension.
+        assert_eq!(p("res/dti"), PathBuf::from("res/dti_FA.nii.gz"));
+        assert_eq!(p("res/"), PathBuf::from("res/dti_FA.nii.gz"));
+        assert_eq!(p("res/.nii"), PathBuf::from("res/.nii_FA.nii.gz"));
+        assert_eq!(p("res.nii.gz/x"), PathBuf::from("res.nii.gz/x_FA.nii.gz"));
     }
 }
