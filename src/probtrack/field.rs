@@ -100,14 +100,18 @@ fn fill_records(geom: &Geometry, vols: &[&[f32]], out: &mut [f32]) {
 /// folder of one stick per voxel (`bedpostx -n 1`; probtrackx tracks those too). A folder of
 /// more sticks (`-n 3`) is tracked on its first two, with a warning: the records hold two, as
 /// 003's tracker does.
-fn sample_names(dir: &Path) -> &'static [&'static str] {
-    let has = |n: &str| image(dir, n).is_ok();
-    if has("merged_th3samples") {
+fn sample_names(dir: &Path) -> Result<&'static [&'static str]> {
+    let has = |n: &str| find_image(dir, n).map(|p| p.is_some());
+    if has("merged_th3samples")? {
         eprintln!("warning: {}: holds a third stick (merged_th3samples); probtrack follows the first two sticks only", dir.display());
     }
     // A second stick partly there is a damaged folder: all six are then asked for, so the error
     // names the missing file.
-    if !SAMPLES[3..].iter().any(|n| has(n)) { &SAMPLES[..3] } else { &SAMPLES[..] }
+    let mut second = false;
+    for n in &SAMPLES[3..] {
+        second |= has(n)?;
+    }
+    Ok(if second { &SAMPLES[..] } else { &SAMPLES[..3] })
 }
 
 /// The folder's image `name`: name.nii.gz, else name.nii (bedpost's outputs under
@@ -174,7 +178,7 @@ impl Field {
             bail!("{}: not a folder", dir.display());
         }
         use crate::runtime::stages::stage;
-        let names = sample_names(dir);
+        let names = sample_names(dir)?;
         let paths: Vec<_> = names.iter().map(|n| image(dir, n)).collect::<Result<_>>()?;
         // neuroport's own sample files are read side by side into the records, each stretch of
         // voxels while its angles are in cache; other writers' files one by one, then turned.
