@@ -230,14 +230,19 @@ pub fn pivot(fixed: &Geometry) -> [f64; 3] {
 
 /// Registers `moving` to `fixed`; `progress` is called after each level.
 pub fn register(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &Options, progress: &mut (dyn FnMut(&LevelReport) + Send)) -> Result<Registration> {
-    match k.pool() {
-        // On the CPU the whole search runs on a thread of the pool, so an evaluation's parallel
-        // pass starts on this thread at once and the pool's other threads, still awake from the
-        // last pass, join it. Handed in from outside, each pass waited for a pool thread to wake
-        // and then for the caller to wake: 60-90 us each on a 2-core VM, ~2,100 passes for the
-        // 5 mm airwc pair (round 38).
-        Some(cpu) => cpu.install(|| search_levels(k, fixed, moving, o, progress)),
-        None => search_levels(k, fixed, moving, o, progress),
+    // On the CPU the whole search runs on a thread of the pool, so an evaluation's parallel
+    // pass starts on this thread at once and the pool's other threads, still awake from the
+    // last pass, join it. Handed in from outside, each pass waited for a pool thread to wake
+    // and then for the caller to wake: 60-90 us each on a 2-core VM, ~2,100 passes for the
+    // 5 mm airwc pair (round 38).
+    on_pool(k.pool(), || search_levels(k, fixed, moving, o, progress))
+}
+
+/// `f` on a thread of `pool` (the CPU kernels' pool, [`CostKernels::pool`]), else here.
+pub fn on_pool<R: Send>(pool: Option<std::sync::Arc<crate::runtime::cpu::Cpu>>, f: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(cpu) => cpu.install(f),
+        None => f(),
     }
 }
 

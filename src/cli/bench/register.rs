@@ -9,7 +9,7 @@ use super::Runs;
 use crate::cli::Ctx;
 use anyhow::{bail, Result};
 use neuroport::register::gpu::{Sampling, MAX_MAPS};
-use neuroport::register::{affine, kernels_with, params, voxel_map_f32, CostKind, CostSpec};
+use neuroport::register::{self, affine, kernels_with, params, voxel_map_f32, CostKind, CostSpec};
 use neuroport::runtime::timing::median;
 use neuroport::synth::t1::{centred_geometry, render, Head};
 use neuroport::volume::Volume;
@@ -75,10 +75,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
             for kind in if a.costs.is_empty() { CostKind::ALL.to_vec() } else { a.costs.clone() } {
                 eprintln!("  bench register: {} {} on {}", kind.name(), k.variant(), dev.label());
                 // On a pool thread for the CPU, as `register` runs its evaluations.
-                let m = match k.pool() {
-                    Some(cpu) => cpu.install(|| measure(k.as_mut(), &fixed, &moving, kind, &maps, a.evals, a.runs.repeats.max(1)))?,
-                    None => measure(k.as_mut(), &fixed, &moving, kind, &maps, a.evals, a.runs.repeats.max(1))?,
-                };
+                let m = register::on_pool(k.pool(), || measure(k.as_mut(), &fixed, &moving, kind, &maps, a.evals, a.runs.repeats.max(1)))?;
                 let gbs = 8.0 * nvox / (m.kernel_ms * 1e-3) / 1e9;
                 println!(
                     "{:<40} {:<9} {:<3}  {:>8.4} ms/eval wall ({:>7.0} evals/s), kernels {:>8.4} ms ({:>7.1} GB/s of image data), {} per call {:>8.4} ms/eval",
