@@ -100,11 +100,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let source = stage("read regions", || region(&a.source))?;
     let target = a.target.as_deref().map(region).transpose()?;
     if let (Some(t), Some(tp)) = (&target, &a.target) {
-        let shared = connectivity::shared_voxels(&source, t, &mask);
-        if shared > 0 {
-            let (s, verb) = if shared == 1 { ("", "is") } else { ("s", "are") };
-            eprintln!("warning: {} and {}: {shared} voxel{s} of the mask {verb} in both regions; E(gamma) is 0 there and the pathway only one of them", a.source.display(), tp.display());
-        }
+        connectivity::warn_shared(&source, &a.source, t, tp, &mask);
     }
     let (speed, repaired) = stage("metric", || fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, a.alpha))?;
     drop(tensor);

@@ -26,6 +26,16 @@ pub fn shared_voxels(source: &[u8], target: &[u8], mask: &[u8]) -> usize {
     source.par_iter().zip(target).zip(mask).filter(|((&a, &b), &m)| a != 0 && b != 0 && m != 0).count()
 }
 
+/// A warning naming both regions' files when they share voxels of the mask ([`shared_voxels`]).
+/// The run goes on: the regions may be meant to touch.
+pub fn warn_shared(source: &[u8], source_path: &std::path::Path, target: &[u8], target_path: &std::path::Path, mask: &[u8]) {
+    let shared = shared_voxels(source, target, mask);
+    if shared > 0 {
+        let (s, verb) = if shared == 1 { ("", "is") } else { ("s", "are") };
+        eprintln!("warning: {} and {}: {shared} voxel{s} of the mask {verb} in both regions; E(gamma) is 0 there and the pathway only one of them", source_path.display(), target_path.display());
+    }
+}
+
 pub fn combine(u1: &[f32], u2: &[f32], eps: f64) -> Result<Connectivity> {
     if !(eps >= 0.0 && eps.is_finite()) {
         bail!("--eps must be a non-negative number, not {eps}");
