@@ -2,8 +2,7 @@
  * reduction on the device): register_cost samples the moving image in-kernel (exact, as the
  * CPU), register_cost_texture through the hardware filter (002's tex3D; 8-bit weights on
  * NVIDIA). One launch evaluates up to NP_REG_MAXMAPS maps: work-group g serves map
- * g / ngroups, and writes its record (and joint histogram) at place `first` + that map, so
- * the launches of one call, each of a few maps, are waited for once. A map's fixed grid is cut into tiles of NP_REG_TX x NP_REG_TY voxels by `tz`
+ * g / ngroups. A map's fixed grid is cut into tiles of NP_REG_TX x NP_REG_TY voxels by `tz`
  * slices; a work-group takes tiles g, g + ngroups, ... and each item walks its column of a
  * tile in z. Why tiles: the 8 gathers of one sample touch rows y, y+1 of slices z, z+1 of the
  * moving image; in a tile those rows were just read by the item's neighbours and by its own
@@ -93,11 +92,11 @@
     }                                                                                                    \
     if (run != 0u)                                                                                       \
         np_atomic_add_local_u32(lh + bin, run);                                                          \
-    np_reg_finish(&spec, acc, inside, total, ngroups, red, cnt, lh, g, partial + ngroups * e, hist + nb * e, done + e, out + first + e, \
-                  hist_out + nb * (first + e), &last);
+    np_reg_finish(&spec, acc, inside, total, ngroups, red, cnt, lh, g, partial + ngroups * e, hist + nb * e, done + e, out + e, \
+                  hist_out + nb * e, &last);
 
 NP_KERNEL void NP_REG_BOUNDS register_cost(NP_GLOBAL const float *NP_RESTRICT fixed, NP_GLOBAL const float *NP_RESTRICT moving,
-                             int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups, int first,
+                             int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
                              np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
                              NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {
@@ -105,7 +104,7 @@ NP_KERNEL void NP_REG_BOUNDS register_cost(NP_GLOBAL const float *NP_RESTRICT fi
 }
 
 NP_KERNEL void NP_REG_BOUNDS register_cost_texture(NP_GLOBAL const float *NP_RESTRICT fixed, NP_TEX3D moving,
-                                     int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups, int first,
+                                     int fnx, int fny, int fnz, int mnx, int mny, int mnz, int tz, int ngroups,
                                      np_reg_maps maps, np_reg_spec spec, NP_GLOBAL np_reg_partial *partial, NP_GLOBAL np_uint *hist,
                                      NP_GLOBAL np_uint *done, NP_GLOBAL np_reg_partial *out, NP_GLOBAL np_uint *hist_out)
 {

@@ -94,7 +94,7 @@ fn check_all_passes_on_this_machine() {
         let families = [
             "layer copies", "layer alloc poison", "layer_axpy", "dti_fit", "dti_scalars", "metric_inverse+metric_derivs", "metric_sharpen", "geodesic_trace_kernel_rk2",
             "geodesic_trace_kernel_euler", "bedpost_rng (uniforms)", "bedpost_energy", "bedpost_chain[naive]", "bedpost_chain[warp]", "probtrack[device compaction]",
-            "register ncc in-kernel", "register mi in-kernel", "register ncc batch of 27", "fim_block[device list]", "fim_block[004 local]",
+            "register ncc in-kernel", "register mi in-kernel", "register ncc batch of 3", "fim_block[device list]", "fim_block[004 local]",
             "fim_block[004 local, fixed point]", "fim_block[same bits]",
         ];
         for f in families {

@@ -36,16 +36,6 @@ fn register_on(backend: &str) {
     let mat = affine::read(&d.path().join("r.mat")).unwrap();
     let back = affine::from_flirt(&mat, &g, &g);
     assert!(mean_displacement(&back, &t, &g, &brain) < 1e-6);
-    // Evaluated ahead (a GPU's default on small levels, forced here): the same search, so the
-    // same bytes, in fewer device calls.
-    let (code, _, ahead) = run(&["register", "--backend", backend, "--fixed", s(&fx), "--moving", s(&mv), "--dof", "6", "--cost", "ncc", "--levels", "2", "--out", s(&d.path().join("ahead"))], &[("NEUROPORT_REG_AHEAD", "1")]);
-    assert_eq!(code, 0, "{ahead}");
-    for f in ["_warped.nii.gz", "_affine.txt", ".mat"] {
-        assert_eq!(std::fs::read(d.path().join(format!("r{f}"))).unwrap(), std::fs::read(d.path().join(format!("ahead{f}"))).unwrap(), "{backend}: r{f}");
-    }
-    let calls = |e: &str| -> usize { e.lines().filter_map(|l| l.split(" in ").nth(1)?.split(" device calls").next()?.parse::<usize>().ok()).sum() };
-    assert!(ahead.contains("more evaluated ahead") && !stderr.contains("more evaluated ahead"), "{ahead}");
-    assert!(4 * calls(&ahead) < 3 * calls(&stderr), "{backend}: {} calls ahead against {}\n{ahead}\n{stderr}", calls(&ahead), calls(&stderr));
     // --init from the result: starts at the answer; --samples 5000 costs 24x28x24 points.
     let init = d.path().join("r_affine.txt");
     let (code, _, stderr) = run(&["register", "--backend", backend, "--fixed", s(&fx), "--moving", s(&mv), "--dof", "6", "--levels", "1", "--init", s(&init), "--samples", "5000", "--out", s(&d.path().join("again"))], &[]);

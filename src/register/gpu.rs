@@ -3,8 +3,7 @@
 //! [`MAX_MAPS`] evaluations are one launch, the 12-number voxel maps passed by value, each map
 //! served by its own [`Layout::groups`] work-groups, whose last one to finish reduces the map's
 //! sums (MI/NMI: its joint histogram to entropies); one 32-byte record per map is read back
-//! into pinned memory. A call of more maps is up to [`MAX_CHUNKS`] such launches, queued
-//! back to back and waited for once. Nothing else crosses the bus per launch: histograms and the groups'
+//! into pinned memory. Nothing else crosses the bus per launch: histograms and the groups'
 //! counters are left zeroed on the device for the next launch; the last histograms are kept on
 //! the device for the conformance check. Only one launch in [`TIME_EVERY`] is timed with device
 //! events (a CUDA event pair per operation costs microseconds in a loop of ~30 us evaluations);
@@ -24,9 +23,6 @@ pub const GROUP: usize = 256;
 pub const TIME_EVERY: u64 = 16;
 /// Maps per launch (NP_REG_MAXMAPS in register.h).
 pub const MAX_MAPS: usize = 8;
-/// Launches queued before one wait: a lockstep round of several searches evaluating ahead
-/// (six probes of four points each) is one round trip, not three.
-pub const MAX_CHUNKS: usize = 4;
 /// A tile's extent in x and y (NP_REG_TX, NP_REG_TY: one item per column).
 pub const TILE: [usize; 2] = [16, 16];
 /// The longest walk in z of one tile.
@@ -321,7 +317,7 @@ impl GpuCost {
         self.loaded.as_ref().map_or(0.0, |l| l.texel.error())
     }
 
-    /// The joint histogram of map `i` of the last call (for the conformance check).
+    /// The joint histogram of map `i` of the last launch (for the conformance check).
     pub fn last_histogram(&self, i: usize) -> Result<Vec<u32>> {
         match (&self.loaded, &self.scratch) {
             (Some(l), Some(sc)) => {
@@ -334,14 +330,23 @@ impl GpuCost {
         }
     }
 
-    /// One call: up to MAX_CHUNKS launches of up to MAX_MAPS maps, waited for once.
+    /// One launch of up to MAX_MAPS maps.
     fn launch(&mut self, maps: &[[f32; 12]], out: &mut Vec<Stats>) -> Result<()> {
         let (Some(l), Some(sc)) = (&self.loaded, &mut self.scratch) else { bail!("register: evaluate before load") };
         let g = &self.gpu;
+        let timed = self.launches % TIME_EVERY == 0;
+        g.set_timing(timed);
+        self.launches += 1;
+        self.timed += timed as u64;
+        let mut all = Maps { m: [0.0; 12 * MAX_MAPS] };
+        for (i, m) in maps.iter().enumerate() {
+            all.m[12 * i..12 * i + 12].copy_from_slice(m);
+        }
         let [fx, fy, fz] = l.fdims.map(|d| d as i32);
         let [mx, my, mz] = l.mdims.map(|d| d as i32);
+        let shape = Shape::groups(maps.len() * l.layout.groups, GROUP);
         let ks = KernelSpec::of(&l.spec);
-        let (tz, ng) = (l.layout.tz as i32, l.layout.groups as i32);
+        let (tz, ng, mp, sp) = (l.layout.tz as i32, l.layout.groups as i32, Arg::structure(&all), Arg::structure(&ks));
         let dst = match &sc.records {
             Records::Mapped(m) => m.buf(),
             Records::Copied { out, .. } => out,
@@ -357,22 +362,9 @@ impl GpuCost {
             }
         }
         let k = if l.spec.nonfinite { self.nonfinite.as_ref().expect("built by load") } else { &self.cost };
-        // One in-order queue: a launch reuses the scratch (partials, histograms, counters) of
-        // the one before only after that one has finished with it.
-        for (c, chunk) in maps.chunks(MAX_MAPS).enumerate() {
-            let timed = self.launches % TIME_EVERY == 0;
-            g.set_timing(timed);
-            self.launches += 1;
-            self.timed += timed as u64;
-            let mut all = Maps { m: [0.0; 12 * MAX_MAPS] };
-            for (i, m) in chunk.iter().enumerate() {
-                all.m[12 * i..12 * i + 12].copy_from_slice(m);
-            }
-            let (shape, first, mp, sp) = (Shape::groups(chunk.len() * l.layout.groups, GROUP), (c * MAX_MAPS) as i32, Arg::structure(&all), Arg::structure(&ks));
-            match &l.tex {
-                Some(t) => g.launch(&k[1], shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, first, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
-                None => g.launch(&k[0], shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, first, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
-            }
+        match &l.tex {
+            Some(t) => g.launch(&k[1], shape, args![&l.fixed, t, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
+            None => g.launch(&k[0], shape, args![&l.fixed, &l.moving, fx, fy, fz, mx, my, mz, tz, ng, mp, sp, &sc.partial, &sc.hist, &sc.done, dst, &sc.hist_out])?,
         }
         if let Records::Copied { out, record } = &mut sc.records {
             g.download_into(out, 0, record, 0..words)?;
@@ -410,12 +402,6 @@ impl GpuCost {
         Ok(())
     }
 }
-
-/// Largest level (fixed voxels) on which a GPU's simplex evaluates ahead: the three points
-/// beside each reflection add little to a launch that does not fill the device, and an
-/// expansion or contraction then costs no second round trip (~15-40 us). Above this, three
-/// points' kernels outweigh the round trip saved about one reflection in three.
-pub const AHEAD_MAX_POINTS: usize = 1 << 19;
 
 impl CostKernels for GpuCost {
     fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()> {
@@ -455,10 +441,10 @@ impl CostKernels for GpuCost {
                 partial: g.alloc(PARTIAL_WORDS * groups * MAX_MAPS)?,
                 hist: g.zeros(MAX_HIST * MAX_MAPS)?,
                 done: g.zeros(MAX_MAPS)?,
-                hist_out: g.alloc(MAX_HIST * MAX_MAPS * MAX_CHUNKS)?,
-                records: match if std::env::var("NEUROPORT_REG_MAPPED").is_ok_and(|v| v == "0") { None } else { g.mapped(PARTIAL_WORDS * MAX_MAPS * MAX_CHUNKS)? } {
+                hist_out: g.alloc(MAX_HIST * MAX_MAPS)?,
+                records: match if std::env::var("NEUROPORT_REG_MAPPED").is_ok_and(|v| v == "0") { None } else { g.mapped(PARTIAL_WORDS * MAX_MAPS)? } {
                     Some(m) => Records::Mapped(m),
-                    None => Records::Copied { out: g.alloc(PARTIAL_WORDS * MAX_MAPS * MAX_CHUNKS)?, record: g.pinned(PARTIAL_WORDS * MAX_MAPS * MAX_CHUNKS)? },
+                    None => Records::Copied { out: g.alloc(PARTIAL_WORDS * MAX_MAPS)?, record: g.pinned(PARTIAL_WORDS * MAX_MAPS)? },
                 },
             });
         }
@@ -485,8 +471,8 @@ impl CostKernels for GpuCost {
 
     fn evaluate_many(&mut self, maps: &[[f32; 12]]) -> Result<Vec<Stats>> {
         let mut out = Vec::with_capacity(maps.len());
-        for call in maps.chunks(MAX_MAPS * MAX_CHUNKS) {
-            self.launch(call, &mut out)?;
+        for chunk in maps.chunks(MAX_MAPS) {
+            self.launch(chunk, &mut out)?;
         }
         Ok(out)
     }
@@ -497,11 +483,6 @@ impl CostKernels for GpuCost {
         (self.launches, self.timed) = (0, 0);
         t.add(&std::mem::take(&mut self.load_t));
         t
-    }
-
-    fn ahead_pays(&self, points: usize) -> bool {
-        let i = self.gpu.info();
-        (i.is_gpu || i.backend == "cuda") && points <= AHEAD_MAX_POINTS
     }
 
     fn variant(&self) -> &'static str {

@@ -49,21 +49,6 @@ pub trait CostKernels: Send {
     fn pool(&self) -> Option<std::sync::Arc<crate::runtime::cpu::Cpu>> {
         None
     }
-    /// Whether the simplex should evaluate ahead ([`simplex::Amoeba::ahead`]) on a level of
-    /// `points` fixed voxels: where a batch's round trip, not its points, sets its time.
-    fn ahead_pays(&self, _points: usize) -> bool {
-        false
-    }
-}
-
-/// Evaluating ahead as the kernels advise, or as `NEUROPORT_REG_AHEAD=0|1` says (to measure
-/// both ways: the results are the same).
-fn ahead(k: &dyn CostKernels, points: usize) -> bool {
-    match std::env::var("NEUROPORT_REG_AHEAD").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => k.ahead_pays(points),
-    }
 }
 
 /// The cost kernels on `device`.
@@ -157,8 +142,6 @@ pub struct LevelReport {
     pub samples: usize,
     pub cost: f64,
     pub evals: usize,
-    /// Points evaluated ahead and not needed (see [`simplex::Amoeba::ahead`]).
-    pub ahead: usize,
     /// Calls to the device (batches of evaluations).
     pub rounds: usize,
     /// Wall time of the level, of its image upload, and of its evaluations; device time of
@@ -173,7 +156,7 @@ impl LevelReport {
     /// The progress line of `register` and `reproduce airwc`.
     pub fn line(&self) -> String {
         format!(
-            "level {}/{}: {}x{}x{} at {:.2} mm{}, cost {:.6} after {} evaluations{} in {} device calls; {:.1} ms ({:.3} ms per evaluation, kernels {:.1} ms, upload {:.1} ms)",
+            "level {}/{}: {}x{}x{} at {:.2} mm{}, cost {:.6} after {} evaluations in {} device calls; {:.1} ms ({:.3} ms per evaluation, kernels {:.1} ms, upload {:.1} ms)",
             self.level,
             self.levels,
             self.dims[0],
@@ -183,7 +166,6 @@ impl LevelReport {
             if self.stride > 1 { format!(", cost sampled every {} voxels per axis ({} points)", self.stride, self.samples) } else { String::new() },
             self.cost,
             self.evals,
-            if self.ahead > 0 { format!(" ({} more evaluated ahead)", self.ahead) } else { String::new() },
             self.rounds,
             self.wall_ms,
             self.eval_ms / self.evals.max(1) as f64,
@@ -300,8 +282,7 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
         let fs = sparse.as_ref().unwrap_or(f);
         k.load(fs, m, &spec)?;
         let load_ms = level_t0.elapsed().as_secs_f64() * 1e3;
-        let (eval_ms0, mut rounds, mut points) = (eval_ms, 0, 0);
-        let ahead = ahead(k, fs.nvox());
+        let (eval_ms0, mut rounds) = (eval_ms, 0);
         let vox = f.geom.voxel_size.iter().fold(0.0f32, |a, &b| a.max(b)) as f64;
         let finest = li + 1 == fp.len();
         let search = o.coarse_search && !finest;
@@ -315,7 +296,6 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
             let s = k.evaluate_many(&maps)?;
             eval_ms += t0.elapsed().as_secs_f64() * 1e3;
             rounds += 1;
-            points += qs.len();
             Ok(s.iter().map(|s| s.cost(o.cost)).collect())
         };
         let mut found: Vec<simplex::Minimum> = Vec::new();
@@ -339,7 +319,7 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
             let searches: Vec<Box<dyn simplex::Search<simplex::Minimum>>> = starts
                 .iter()
                 .map(|s| {
-                    let run: Box<dyn simplex::Search<simplex::Minimum>> = if phase == 0 { Box::new(simplex::Minimise::new(&s[..free], steps, stop).ahead(ahead)) } else { Box::new(simplex::Amoeba::new(&s[..free], steps, probe).ahead(ahead)) };
+                    let run: Box<dyn simplex::Search<simplex::Minimum>> = if phase == 0 { Box::new(simplex::Minimise::new(&s[..free], steps, stop)) } else { Box::new(simplex::Amoeba::new(&s[..free], steps, probe)) };
                     Box::new(Partial { run, start: s.clone() }) as Box<dyn simplex::Search<simplex::Minimum>>
                 })
                 .collect();
@@ -374,7 +354,6 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
             samples: fs.nvox(),
             cost: kept[0].f,
             evals: level_evals,
-            ahead: points - level_evals,
             rounds,
             wall_ms: level_t0.elapsed().as_secs_f64() * 1e3,
             load_ms,

@@ -11,14 +11,6 @@
 //! The objective takes a batch of points and returns their costs: the starting simplex (n + 1
 //! vertices) and a shrink (n) are independent evaluations, which a GPU does in one launch, and
 //! [`super::lockstep`] merges the requests of several runs into one batch.
-//!
-//! Evaluated ahead ([`Amoeba::ahead`]): the reflection is asked for together with the three
-//! points that may follow it in the same iteration (the expansion, and the contraction with and
-//! without the reflection taking the worst vertex's place), so an iteration that expands or
-//! contracts costs one batch instead of two. The search still takes only the costs NR's amoeba
-//! asks for, matched bit for bit, so its path, minimum and evaluation count are the same; the
-//! points not needed are the price. On a GPU a batch's cost at a coarse level is mostly the round
-//! trip, not the points.
 
 use anyhow::Result;
 
@@ -86,12 +78,6 @@ impl Minimise {
     pub fn new(start: &[f64], steps: &[f64], stop: Stop) -> Minimise {
         Minimise { first: None, run: Amoeba::new(start, steps, stop), steps: steps.to_vec(), stop }
     }
-
-    /// Both runs evaluate ahead ([`Amoeba::ahead`]).
-    pub fn ahead(mut self, on: bool) -> Minimise {
-        self.run.ahead = on;
-        self
-    }
 }
 
 impl Search<Minimum> for Minimise {
@@ -106,9 +92,7 @@ impl Search<Minimum> for Minimise {
                 return Step::Done(r);
             }
             let half: Vec<f64> = self.steps.iter().map(|s| 0.5 * s).collect();
-            let ahead = self.run.ahead;
             self.run = Amoeba::new(&r.x, &half, Stop { max_evals: left, ..self.stop });
-            self.run.ahead = ahead;
             self.first = Some(r);
             return self.run.step(None);
         };
@@ -144,12 +128,6 @@ pub struct Amoeba {
     centroid: Vec<f64>,
     /// The point last asked for by a move along the line through the worst vertex.
     trial: Vec<f64>,
-    /// Ask for the points that may follow a reflection with it (see the module's notes).
-    ahead: bool,
-    /// The points asked for ahead with the current reflection.
-    asked_ahead: Vec<Vec<f64>>,
-    /// Their costs, once known, until the iteration's next move.
-    spare: Vec<(Vec<f64>, f64)>,
 }
 
 impl Amoeba {
@@ -165,39 +143,19 @@ impl Amoeba {
             })
             .collect();
         let scale: Vec<f64> = steps.iter().map(|s| s.abs().max(1e-300)).collect();
-        Amoeba { p, y: Vec::new(), evals: 0, scale, stop, phase: Phase::Simplex, ilo: 0, ihi: 0, inhi: 0, centroid: Vec::new(), trial: Vec::new(), ahead: false, asked_ahead: Vec::new(), spare: Vec::new() }
-    }
-
-    /// Evaluates ahead (see the module's notes): the same search in fewer, larger batches.
-    pub fn ahead(mut self, on: bool) -> Amoeba {
-        self.ahead = on;
-        self
+        Amoeba { p, y: Vec::new(), evals: 0, scale, stop, phase: Phase::Simplex, ilo: 0, ihi: 0, inhi: 0, centroid: Vec::new(), trial: Vec::new() }
     }
 
     fn n(&self) -> usize {
         self.p.len() - 1
     }
 
-    /// The point on the line from the worst vertex through the centroid at `fac`, asked for,
-    /// or taken from the points evaluated ahead when it is one of them, bit for bit.
+    /// The point on the line from the worst vertex through the centroid at `fac`, asked for.
     fn try_at(&mut self, fac: f64, phase: Phase) -> Step<Minimum> {
-        self.trial = on_line(&self.centroid, &self.p[self.ihi], fac);
+        let (c, w) = (&self.centroid, &self.p[self.ihi]);
+        self.trial = (0..c.len()).map(|j| c[j] + fac * (w[j] - c[j])).collect();
         self.phase = phase;
-        let known = self.spare.iter().position(|(q, _)| same_bits(q, &self.trial));
-        let known = known.map(|i| self.spare.swap_remove(i).1);
-        self.spare.clear();
-        if let Some(y) = known {
-            return self.step(Some(vec![y]));
-        }
-        let mut pts = vec![self.trial.clone()];
-        if self.ahead && matches!(self.phase, Phase::Reflect) {
-            // What try_at would ask next: the expansion and the contraction once the
-            // reflection has replaced the worst vertex, the contraction if it has not.
-            let r = &self.trial;
-            self.asked_ahead = vec![on_line(&self.centroid, r, 2.0), on_line(&self.centroid, r, 0.5), on_line(&self.centroid, &self.p[self.ihi], 0.5)];
-            pts.extend(self.asked_ahead.iter().cloned());
-        }
-        Step::Ask(pts)
+        Step::Ask(vec![self.trial.clone()])
     }
 
     /// The trial point's cost `yt`: it replaces the worst vertex if lower.
@@ -233,15 +191,6 @@ impl Amoeba {
     }
 }
 
-/// c + fac (w - c), per coordinate.
-fn on_line(c: &[f64], w: &[f64], fac: f64) -> Vec<f64> {
-    (0..c.len()).map(|j| c[j] + fac * (w[j] - c[j])).collect()
-}
-
-fn same_bits(a: &[f64], b: &[f64]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-}
-
 impl Search<Minimum> for Amoeba {
     fn step(&mut self, costs: Option<Vec<f64>>) -> Step<Minimum> {
         let Some(c) = costs else {
@@ -256,7 +205,6 @@ impl Search<Minimum> for Amoeba {
             }
             Phase::Reflect => {
                 let yr = c[0];
-                self.spare = std::mem::take(&mut self.asked_ahead).into_iter().zip(c[1..].iter().copied()).collect();
                 self.take_trial(yr);
                 if yr <= self.y[self.ilo] {
                     self.try_at(2.0, Phase::Expand)
@@ -395,7 +343,6 @@ mod tests {
     fn the_state_machine_is_nrs_amoeba() {
         use rand::Rng;
         let (seed, mut rng) = crate::synth::fresh_rng();
-        let (mut batches, mut batches_ahead) = (0, 0);
         for case in 0..200 {
             let n = rng.random_range(1..=12);
             let c: Vec<f64> = (0..n).map(|_| rng.random_range(-3.0..3.0)).collect();
@@ -411,33 +358,16 @@ mod tests {
             let got = amoeba(&mut |p: &[Vec<f64>]| { b.push(p.to_vec()); Ok(p.iter().map(|x| g(x)).collect()) }, &start, &steps, stop).unwrap();
             assert!(a == b, "seed {seed} case {case}: the batches differ");
             assert_eq!((want.x.clone(), want.f.to_bits(), want.evals), (got.x, got.f.to_bits(), got.evals), "seed {seed} case {case}");
-            // Evaluated ahead: the same search, every point NR asks for asked (in order, with
-            // others beside it), in no more batches.
-            let mut ahead = Vec::new();
-            let got = drive(&mut Amoeba::new(&start, &steps, stop).ahead(true), &mut |p: &[Vec<f64>]| { ahead.push(p.to_vec()); Ok(p.iter().map(|x| g(x)).collect()) }).unwrap();
-            assert_eq!((want.x.clone(), want.f.to_bits(), want.evals), (got.x, got.f.to_bits(), got.evals), "seed {seed} case {case}: ahead");
-            let flat: Vec<&Vec<f64>> = ahead.iter().flatten().collect();
-            let mut at = 0;
-            for q in a.iter().flatten() {
-                at += flat[at..].iter().position(|r| same_bits(r, q)).unwrap_or_else(|| panic!("seed {seed} case {case}: {q:?} not asked ahead")) + 1;
-            }
-            assert!(ahead.len() <= a.len(), "seed {seed} case {case}: {} batches ahead, {} without", ahead.len(), a.len());
-            (batches, batches_ahead) = (batches + a.len(), batches_ahead + ahead.len());
             let restarted = minimise(&mut |p: &[Vec<f64>]| Ok(p.iter().map(|x| g(x)).collect()), &start, &steps, stop).unwrap();
             let left = stop.max_evals.saturating_sub(want.evals);
             if left <= n + 1 {
-                assert_eq!((&restarted.x, restarted.evals), (&want.x, want.evals), "seed {seed} case {case}: no restart");
+                assert_eq!((restarted.x, restarted.evals), (want.x, want.evals), "seed {seed} case {case}: no restart");
             } else {
                 let half: Vec<f64> = steps.iter().map(|s| 0.5 * s).collect();
                 let second = nr_amoeba(&mut |p: &[Vec<f64>]| Ok(p.iter().map(|x| g(x)).collect()), &want.x, &half, Stop { max_evals: left, ..stop }).unwrap();
                 assert_eq!(restarted.evals, want.evals + second.evals, "seed {seed} case {case}");
-                assert_eq!(restarted.x, if second.f <= want.f { second.x } else { want.x.clone() }, "seed {seed} case {case}");
+                assert_eq!(restarted.x, if second.f <= want.f { second.x } else { want.x }, "seed {seed} case {case}");
             }
-            let ahead = drive(&mut Minimise::new(&start, &steps, stop).ahead(true), &mut |p: &[Vec<f64>]| Ok(p.iter().map(|x| g(x)).collect())).unwrap();
-            assert_eq!((ahead.x, ahead.evals), (restarted.x, restarted.evals), "seed {seed} case {case}: minimise ahead");
         }
-        // Expansions and contractions follow a fifth of the batches or more (22 % in the run that
-        // wrote this test): a tenth at least must go, or the points ahead are never used.
-        assert!(10 * batches_ahead < 9 * batches, "seed {seed}: {batches_ahead} batches ahead against {batches}");
     }
 }
