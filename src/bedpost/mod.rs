@@ -442,6 +442,7 @@ pub const SPLIT_MIN_VOXELS: usize = 8192;
 /// shares returned are the sampling's (the fit before it is a small part of the time).
 pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<(BedpostResult, Shares)> {
     use crate::runtime::stages::stage;
+    warn_unused_variant(split, variant);
     let table = inputs(dwi, grads, mask, cfg)?;
     let sched = cfg.schedule();
     // Each device's sampler, with buffers for its largest chunk and its staging, is made on a
@@ -513,6 +514,20 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     let mut timings = shares.timings();
     timings.host_ms += host_ms;
     Ok((result(voxels, samples, state, cfg, variant_label(split, variant), timings, fit_timings), shares))
+}
+
+/// A `--variant` that no device of the split runs is said, not dropped without a word: the cpu
+/// backend has one layout. A warning, not an error, as a third stick probtrack cannot follow is:
+/// the run is still the one asked for, and a split mixing GPUs and the CPU does run it.
+pub fn unused_variant_warning(split: &Split, variant: Option<Variant>) -> Option<String> {
+    let v = variant?;
+    split.devices().iter().all(|d| d.is_cpu()).then(|| format!("warning: --variant {} applies to OpenCL/CUDA only; the cpu backend runs its one layout, {}", v.name(), cpu::VARIANT))
+}
+
+fn warn_unused_variant(split: &Split, variant: Option<Variant>) {
+    if let Some(w) = unused_variant_warning(split, variant) {
+        eprintln!("{w}");
+    }
 }
 
 /// The layout the split's devices run: one name, or "mixed" when they differ.
