@@ -246,3 +246,20 @@ fn zero_repeats_is_refused() {
     }
     assert!(!out.exists());
 }
+
+/// A hand-edited NaN or negative time was merged and plotted as if measured; `compare` names the
+/// file, row and column and stops.
+#[test]
+fn compare_refuses_a_time_that_is_not_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to, column) in [(",911.4,", ",NaN,", "column ours"), (",911.4,", ",-2,", "column ours"), (",50.4,", ",-0.5,", "column kernel_ms"), (",0.0,0.0,", ",0.0,inf,", "column host_ms")] {
+        let bad = dir.path().join("edited.csv");
+        std::fs::write(&bad, GOOD_CSV.replacen(from, to, 1)).unwrap();
+        let out = dir.path().join("c");
+        let o = neuroport().arg("compare").arg(&bad).arg("--out").arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{to}: {err}");
+        assert!(err.starts_with("error: ") && err.contains("edited.csv: row 2, ") && err.contains(column) && err.lines().count() == 1, "{to}: {err}");
+        assert!(!out.exists());
+    }
+}
