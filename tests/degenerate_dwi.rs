@@ -46,3 +46,28 @@ fn a_dwi_with_no_fittable_voxel_is_an_error_not_maps_of_zeros() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("1 unfittable"), "{err}");
 }
+
+/// Unmasked, dti fits every voxel: the all-zero background around the head was reported as
+/// "unfittable" voxels. It is counted apart now; with a mask, an all-zero voxel stays unfittable
+/// (above).
+#[test]
+fn unmasked_dti_counts_all_zero_background_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    small_dataset(d, [8, 8, 5], 30.0, 3);
+    let v = read_nifti(&d.join("dwi.nii.gz")).unwrap();
+    let m = read_nifti(&d.join("mask.nii.gz")).unwrap();
+    let mut flat = v.as_flat().to_vec();
+    let outside: Vec<usize> = (0..v.nvox()).filter(|&i| m.as_flat()[i] == 0.0).collect();
+    assert!(!outside.is_empty());
+    for t in 0..v.nvol() {
+        for &i in &outside {
+            flat[t * v.nvox() + i] = 0.0;
+        }
+    }
+    let p = d.join("bg.nii.gz");
+    write_nifti(&p, &v.geom, v.nvol(), &flat).unwrap();
+    let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&p), "--bvals", s(&d.join("bvals")), "--bvecs", s(&d.join("bvecs")), "--out", s(&d.join("un").join("dti"))], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(&format!("{} voxels in the mask, {} background voxels (all zero) skipped, ", v.nvox(), outside.len())) && err.contains(" 0 unfittable"), "{err}");
+}
