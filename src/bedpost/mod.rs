@@ -516,6 +516,22 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     Ok((result(voxels, samples, state, cfg, variant_label(split, variant), timings, fit_timings), shares))
 }
 
+/// Mask voxels whose DWI is all zero have no signal: their chains start from a default state
+/// (`init::start`) and sample noise. They are still sampled, so the outputs keep their bytes,
+/// but counted in a warning naming the first (dti counts them in its summary line); a mask with
+/// no other voxel is the fit's error instead.
+pub fn all_zero_warning(dwi: &Volume, mask: &[u8], path: &std::path::Path) -> Option<String> {
+    let zero = crate::dti::all_zero_voxels(dwi, mask);
+    let &first = zero.first()?;
+    let [x, y, z] = crate::volume::xyz_of(first, dwi.geom.dims);
+    let inside = mask.iter().filter(|&&m| m != 0).count();
+    if zero.len() == inside {
+        return None; // no voxel to fit: the tensor fit's one-line error says so
+    }
+    let (s, verb) = if zero.len() == 1 { ("", "has") } else { ("s", "have") };
+    Some(format!("warning: {}: {} of the {inside} voxel{s} in the mask {verb} an all-zero signal (first at x={x} y={y} z={z}); sampled from a default start, their samples carry no information", path.display(), zero.len()))
+}
+
 /// A `--variant` that no device of the split runs is said, not dropped without a word: the cpu
 /// backend has one layout. A warning, not an error, as a third stick probtrack cannot follow is:
 /// the run is still the one asked for, and a split mixing GPUs and the CPU does run it.
