@@ -126,3 +126,21 @@ fn samples_beyond_memory_are_an_error_not_an_abort() {
     assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1 && err.contains("memory"), "{err}");
     assert!(!out.exists());
 }
+
+/// `--variant` on the cpu backend (one layout) used to be dropped without a word; it is a
+/// warning now, and the run goes on with the cpu layout.
+#[test]
+fn variant_on_the_cpu_backend_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    assert_eq!(run(&["synth", "--model", "sticks", "--dims", "6,6,4", "--out", s(&data)], &[]).0, 0);
+    let (code, _, err) = run(
+        &[
+            "bedpost", "--backend", "cpu", "--dwi", s(&data.join("dwi.nii.gz")), "--bvals", s(&data.join("bvals")), "--bvecs", s(&data.join("bvecs")),
+            "--mask", s(&data.join("mask.nii.gz")), "--samples", "2", "--burnin", "2", "--thin", "1", "--variant", "warp", "--out", s(&dir.path().join("bp")),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: --variant warp applies to OpenCL/CUDA only; the cpu backend runs its one layout"), "{err}");
+}

@@ -294,3 +294,24 @@ fn bench_geodesic_refuses_sizes_that_measure_nothing() {
         assert!(err.starts_with("error:") && err.trim().lines().count() == 1 && err.contains(bad[0]), "{bad:?}: {err}");
     }
 }
+
+/// `synth --dirs 0`, `--dirs 3` or `--b0 0` (one shell) wrote a phantom `dti` then refused;
+/// synth refuses it with dti's own design check and the minimum, writing nothing. Two shells
+/// without b=0 determine a tensor and are still written.
+#[test]
+fn synth_refuses_a_phantom_dti_cannot_fit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    for bad in [&["--dirs", "0"][..], &["--dirs", "3"], &["--dirs", "5"], &["--b0", "0"]] {
+        let mut a = vec!["synth", "--out", s(&out), "--dims", "6,6,4"];
+        a.extend_from_slice(bad);
+        let (code, _, err) = run(&a, &[]);
+        assert_eq!(code, 1, "{bad:?}: {err}");
+        assert!(err.starts_with("error: ") && err.contains("dti could not fit this phantom") && err.contains("at least 6 directions and 1 b=0 volume") && err.lines().count() == 1, "{bad:?}: {err}");
+        assert!(!out.exists(), "{bad:?}");
+    }
+    let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "6,6,4", "--b0", "0", "--shells", "1000,2000", "--dirs", "6"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&out.join("dwi.nii.gz")), "--bvals", s(&out.join("bvals")), "--bvecs", s(&out.join("bvecs")), "--out", s(&tmp.path().join("d").join("dti"))], &[]);
+    assert_eq!(code, 0, "{err}");
+}

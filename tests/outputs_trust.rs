@@ -295,3 +295,37 @@ fn an_output_under_a_file_names_the_file() {
         assert_eq!(entries(d), vec!["in".to_string(), "notes.txt".to_string()]);
     }
 }
+
+/// X.nii and X.nii.gz are one output: a second run under the other FSLOUTPUTTYPE used to add
+/// .nii files beside the .nii.gz ones without --force (bedpost, dti, ...). Now it is refused,
+/// and --force replaces the other type's files, leaving one of each output.
+#[test]
+fn the_other_output_type_is_the_same_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("d"));
+    let out = tmp.path().join("bp");
+    let bedpost = |env: &[(&str, &str)], force: bool| {
+        let mut a = vec!["bedpost", "--backend", "cpu", "--dwi", &d[0], "--bvals", &d[1], "--bvecs", &d[2], "--mask", &d[3], "--out", s(&out), "--burnin", "2", "--samples", "2", "--thin", "1"];
+        if force {
+            a.push("--force");
+        }
+        run(&a, env)
+    };
+    let nifti = [("FSLOUTPUTTYPE", "NIFTI")];
+    assert_eq!(bedpost(&[], false).0, 0);
+    let before = entries(&out);
+    let (code, _, err) = bedpost(&nifti, false);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("error: ") && err.contains(".nii.gz already exists: the same output as") && err.contains("--force"), "{err}");
+    assert_eq!(entries(&out), before, "the refused run changed the folder");
+    let (code, _, err) = bedpost(&nifti, true);
+    assert_eq!(code, 0, "{err}");
+    let after = entries(&out);
+    assert!(after.iter().all(|f| f.ends_with(".nii")) && after.len() == before.len(), "{after:?}");
+    // dti goes through the same output code.
+    let prefix = tmp.path().join("dti");
+    assert_eq!(dti(&d, &prefix, &[]).0, 0);
+    let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", &d[0], "--bvals", &d[1], "--bvecs", &d[2], "--mask", &d[3], "--out", s(&prefix)], &nifti);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("_FA.nii.gz already exists: the same output as") || err.contains(".nii.gz already exists: the same output as"), "{err}");
+}

@@ -225,3 +225,41 @@ fn common_entries(d: &std::path::Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// `--repeats 0` ran one timed run as if 1 had been asked (`reproduce`, `bench register`,
+/// `bench probtrack`, `bench nifti`); it is refused now, before any work or file.
+#[test]
+fn zero_repeats_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let nii = dir.path().join("x.nii");
+    for args in [
+        vec!["reproduce", "geodesic-prep", "--backend", "cpu", "--repeats", "0", "--out", out.to_str().unwrap()],
+        vec!["bench", "register", "--backend", "cpu", "--dims", "4,4,4", "--repeats", "0"],
+        vec!["bench", "probtrack", "--backend", "cpu", "--quick", "--repeats", "0"],
+        vec!["bench", "nifti", "--input", nii.to_str().unwrap(), "--repeats", "0"],
+    ] {
+        let o = neuroport().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.starts_with("error: --repeats must be positive") && err.lines().count() == 1, "{args:?}: {err}");
+    }
+    assert!(!out.exists());
+}
+
+/// A hand-edited NaN or negative time was merged and plotted as if measured; `compare` names the
+/// file, row and column and stops.
+#[test]
+fn compare_refuses_a_time_that_is_not_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to, column) in [(",911.4,", ",NaN,", "column ours"), (",911.4,", ",-2,", "column ours"), (",50.4,", ",-0.5,", "column kernel_ms"), (",0.0,0.0,", ",0.0,inf,", "column host_ms")] {
+        let bad = dir.path().join("edited.csv");
+        std::fs::write(&bad, GOOD_CSV.replacen(from, to, 1)).unwrap();
+        let out = dir.path().join("c");
+        let o = neuroport().arg("compare").arg(&bad).arg("--out").arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{to}: {err}");
+        assert!(err.starts_with("error: ") && err.contains("edited.csv: row 2, ") && err.contains(column) && err.lines().count() == 1, "{to}: {err}");
+        assert!(!out.exists());
+    }
+}

@@ -100,3 +100,16 @@ fn synth_t1_refuses_existing_outputs_before_building() {
     assert!(t.elapsed() < std::time::Duration::from_secs(2), "refused after {:?}", t.elapsed());
     assert_eq!(std::fs::read(out.join("truth_affine.txt")).unwrap(), b"mine");
 }
+
+/// A grid within --dims' bounds that outgrows the memory available is refused before anything
+/// is allocated or written (NEUROPORT_MEMORY_AVAILABLE stands in for a small machine: 1 GiB
+/// against the 1.2 GiB 512^3 needs).
+#[test]
+fn a_grid_beyond_memory_is_refused_before_allocating() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("big");
+    let (code, _, err) = run(&["synth", "t1", "--out", s(&out), "--dims", "512,512,512"], &[("NEUROPORT_MEMORY_AVAILABLE", "1073741824"), ("RUST_BACKTRACE", "1")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("error: a 512x512x512 T1 phantom needs about 1.2 GiB of memory, and 1.0 GiB is available") && err.lines().count() == 1, "{err}");
+    assert!(!out.exists());
+}

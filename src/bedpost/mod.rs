@@ -442,6 +442,7 @@ pub const SPLIT_MIN_VOXELS: usize = 8192;
 /// shares returned are the sampling's (the fit before it is a small part of the time).
 pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<(BedpostResult, Shares)> {
     use crate::runtime::stages::stage;
+    warn_unused_variant(split, variant);
     let table = inputs(dwi, grads, mask, cfg)?;
     let sched = cfg.schedule();
     // Each device's sampler, with buffers for its largest chunk and its staging, is made on a
@@ -513,6 +514,36 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
     let mut timings = shares.timings();
     timings.host_ms += host_ms;
     Ok((result(voxels, samples, state, cfg, variant_label(split, variant), timings, fit_timings), shares))
+}
+
+/// Mask voxels whose DWI is all zero have no signal: their chains start from a default state
+/// (`init::start`) and sample noise. They are still sampled, so the outputs keep their bytes,
+/// but counted in a warning naming the first (dti counts them in its summary line); a mask with
+/// no other voxel is the fit's error instead.
+pub fn all_zero_warning(dwi: &Volume, mask: &[u8], path: &std::path::Path) -> Option<String> {
+    let zero = crate::dti::all_zero_voxels(dwi, mask);
+    let &first = zero.first()?;
+    let [x, y, z] = crate::volume::xyz_of(first, dwi.geom.dims);
+    let inside = mask.iter().filter(|&&m| m != 0).count();
+    if zero.len() == inside {
+        return None; // no voxel to fit: the tensor fit's one-line error says so
+    }
+    let (s, verb) = if zero.len() == 1 { ("", "has") } else { ("s", "have") };
+    Some(format!("warning: {}: {} of the {inside} voxel{s} in the mask {verb} an all-zero signal (first at x={x} y={y} z={z}); sampled from a default start, their samples carry no information", path.display(), zero.len()))
+}
+
+/// A `--variant` that no device of the split runs is said, not dropped without a word: the cpu
+/// backend has one layout. A warning, not an error, as a third stick probtrack cannot follow is:
+/// the run is still the one asked for, and a split mixing GPUs and the CPU does run it.
+pub fn unused_variant_warning(split: &Split, variant: Option<Variant>) -> Option<String> {
+    let v = variant?;
+    split.devices().iter().all(|d| d.is_cpu()).then(|| format!("warning: --variant {} applies to OpenCL/CUDA only; the cpu backend runs its one layout, {}", v.name(), cpu::VARIANT))
+}
+
+fn warn_unused_variant(split: &Split, variant: Option<Variant>) {
+    if let Some(w) = unused_variant_warning(split, variant) {
+        eprintln!("{w}");
+    }
 }
 
 /// The layout the split's devices run: one name, or "mixed" when they differ.

@@ -42,6 +42,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let (mut dwi, grads) = stage("read", || a.input.load())?;
     let split = ctx.split()?;
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, Some(&a.mask)))?;
+    if let Some(w) = bedpost::all_zero_warning(&dwi, &mask, &a.input.dwi) {
+        eprintln!("{w}");
+    }
     let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: std::io::stderr().is_terminal(), ..Config::default() };
     let (r, shares) = stage("fit and sample", || bedpost::run_split(&split, a.variant, &dwi, &grads, &mask, &cfg)).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
     let done = super::Released::new(split);

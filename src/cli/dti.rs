@@ -58,15 +58,16 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let maps: Vec<(PathBuf, usize, &[f32])> = maps.iter().map(|&(n, nvol, d)| (p(n), nvol, d)).collect();
     stage("write", || out.niftis(g, &maps))?;
     let written = stage("commit", || out.commit())?;
-    let inside = mask.iter().filter(|&&m| m != 0).count();
+    let c = dti::fit_counts(&r, &dwi, &mask, a.mask.is_some());
+    let background = if c.background > 0 { format!(", {} background voxels (all zero) skipped", c.background) } else { String::new() };
     eprintln!(
-        "{}: {} voxels in the mask, {} fitted, {} repaired (eigenvalues raised to {:.0e} mm^2/s), {} unfittable; kernel {:.1} ms, transfer {:.1} ms",
+        "{}: {} voxels in the mask{background}, {} fitted, {} repaired (eigenvalues raised to {:.0e} mm^2/s), {} unfittable; kernel {:.1} ms, transfer {:.1} ms",
         done.label,
-        inside,
-        r.fit.count(dti::FITTED) + r.fit.count(dti::REPAIRED),
-        r.fit.count(dti::REPAIRED),
+        c.inside,
+        c.fitted,
+        c.repaired,
         dti::LAMBDA_FLOOR,
-        inside - r.fit.count(dti::FITTED) - r.fit.count(dti::REPAIRED),
+        c.unfittable,
         r.timings.kernel_ms,
         r.timings.transfer_ms
     );

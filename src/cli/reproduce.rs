@@ -24,6 +24,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    repro::check_repeats(a.repeats)?;
     let targets = repro::select(&a.tables)?;
     neuroport::volume::check_free(targets.iter().flat_map(|t| repro::report_paths(t.id(), &a.out)))?;
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;

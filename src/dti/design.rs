@@ -4,6 +4,13 @@
 use crate::volume::GradientTable;
 use anyhow::{bail, Result};
 
+/// Volumes a tensor fit needs at least (7 unknowns: S0 and the tensor's 6) and at most.
+pub const MIN_VOLUMES: usize = 7;
+pub const MAX_VOLUMES: usize = 1024;
+/// Non-collinear gradient directions the tensor's 6 components need (with a b=0 volume or a
+/// second shell for S0).
+pub const MIN_DIRECTIONS: usize = 6;
+
 #[derive(Clone, Debug)]
 pub struct Design {
     pub ngrad: usize,
@@ -30,11 +37,11 @@ impl Design {
             })
             .collect();
         let n = rows.len();
-        if n > 1024 {
-            bail!("the gradient table has {n} volumes; at most 1024 are supported");
+        if n > MAX_VOLUMES {
+            bail!("the gradient table has {n} volumes; at most {MAX_VOLUMES} are supported");
         }
-        if n < 7 {
-            bail!("the gradient table has {n} volumes; a tensor fit needs at least 7");
+        if n < MIN_VOLUMES {
+            bail!("the gradient table has {n} volumes; a tensor fit needs at least {MIN_VOLUMES}");
         }
         let mut ata = [[0.0f64; 7]; 7];
         for r in &rows {
@@ -45,7 +52,7 @@ impl Design {
             }
         }
         let inv = invert7(ata).ok_or_else(|| {
-            anyhow::anyhow!("the gradient table cannot determine a tensor: it needs at least 6 non-collinear directions and a b=0 volume or a second shell")
+            anyhow::anyhow!("the gradient table cannot determine a tensor: it needs at least {MIN_DIRECTIONS} non-collinear directions and a b=0 volume or a second shell")
         })?;
         let pinv64: Vec<[f64; 7]> = (0..n).map(|i| std::array::from_fn(|k| (0..7).map(|q| inv[k][q] * rows[i][q]).sum())).collect();
         let b = rows.iter().flat_map(|r| r.map(|x| x as f32)).collect();

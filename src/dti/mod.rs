@@ -236,6 +236,41 @@ pub(crate) fn require_fitted(r: &DtiResult, inside: usize) -> Result<()> {
     Ok(())
 }
 
+/// Voxels of `mask` whose every measurement is zero (`dwi` x-fastest, volume slowest): no fit
+/// can start there.
+pub fn all_zero_voxels(dwi: &Volume, mask: &[u8]) -> Vec<usize> {
+    let mut signal = vec![false; dwi.nvox()];
+    for t in 0..dwi.nvol() {
+        for (s, &x) in signal.iter_mut().zip(dwi.frame(t)) {
+            *s |= x != 0.0;
+        }
+    }
+    (0..dwi.nvox()).filter(|&v| mask[v] != 0 && !signal[v]).collect()
+}
+
+/// The counts of `dti`'s summary line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FitCounts {
+    pub inside: usize,
+    /// All-zero voxels of an unmasked run: the background around the head, skipped, not failed.
+    pub background: usize,
+    /// Fitted, repaired ones included.
+    pub fitted: usize,
+    pub repaired: usize,
+    pub unfittable: usize,
+}
+
+/// Counts of a fit over `mask`. Without a mask (`masked` false) every voxel is fitted and the
+/// all-zero background was reported as thousands of "unfittable" voxels; it is counted apart.
+/// With a mask, an all-zero voxel the user called brain stays unfittable.
+pub fn fit_counts(r: &DtiResult, dwi: &Volume, mask: &[u8], masked: bool) -> FitCounts {
+    let inside = mask.iter().filter(|&&m| m != 0).count();
+    let repaired = r.fit.count(REPAIRED);
+    let fitted = r.fit.count(FITTED) + repaired;
+    let background = if masked { 0 } else { all_zero_voxels(dwi, mask).into_iter().filter(|&v| r.fit.flags[v] == BACKGROUND).count() };
+    FitCounts { inside, background, fitted, repaired, unfittable: inside.saturating_sub(fitted + background) }
+}
+
 /// Smallest chunk of voxels a split hands a device.
 pub const SPLIT_MIN_VOXELS: usize = 65536;
 

@@ -99,7 +99,7 @@ pub fn trace_points(field: &Field, seeds: &[u32], p: &Params, t: u32) -> Vec<[f3
 
 impl ProbtrackKernels for CpuProbtrack {
     fn name(&self) -> String {
-        format!("cpu ({} threads)", self.cpu.threads())
+        format!("cpu ({})", crate::runtime::threads_label(self.cpu.threads()))
     }
 
     fn upload(&mut self, field: &Field, seeds: &[u32]) -> Result<()> {

@@ -250,6 +250,15 @@ pub fn select(names: &[String]) -> Result<Vec<Box<dyn Target>>> {
     Ok(all.into_iter().filter(|t| names.iter().any(|n| n == t.id())).collect())
 }
 
+/// `--repeats` of reproduce and the timed benches: 0 used to time one run without a word
+/// (`repeats.max(1)`), a figure the user did not ask for.
+pub fn check_repeats(n: usize) -> Result<()> {
+    if n == 0 {
+        anyhow::bail!("--repeats must be positive (at least 1 timed run)");
+    }
+    Ok(())
+}
+
 /// Runs `f` once to warm up, then `repeats` times; returns the run with the median figure
 /// (the first element `f` returns) together with what that run returned.
 pub fn timed_median<T>(repeats: usize, mut f: impl FnMut() -> Result<(f64, T)>) -> Result<(f64, T)> {

@@ -91,9 +91,21 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>> {
         if row.source.is_empty() {
             row.source = source.clone();
         }
+        check_times(&row).map_err(|e| anyhow::anyhow!("{}: row {}, column {e}", path.display(), i + 2))?;
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// A time `reproduce` wrote is finite and not negative; a hand-edited NaN or -1 was merged and
+/// plotted as if measured. The error names the column and the value.
+fn check_times(row: &Row) -> std::result::Result<(), String> {
+    let timed = matches!(row.unit.as_str(), "ms" | "s");
+    let cols = [("ours", timed.then_some(row.ours)), ("published", row.published.filter(|_| timed)), ("kernel_ms", row.kernel_ms), ("transfer_ms", row.transfer_ms), ("host_ms", row.host_ms)];
+    match cols.into_iter().find_map(|(c, v)| v.filter(|v| !v.is_finite() || *v < 0.0).map(|v| (c, v))) {
+        Some((c, v)) => Err(format!("{c}: {v} is not a time (a time is finite and not negative)")),
+        None => Ok(()),
+    }
 }
 
 /// Rows of several result files, each file's rows labelled by the machine that ran them (older

@@ -5,6 +5,11 @@ use anyhow::{bail, Result};
 
 /// MemAvailable of /proc/meminfo in bytes; `None` where there is no such file (not Linux).
 pub fn available() -> Option<u64> {
+    // NEUROPORT_MEMORY_AVAILABLE=bytes stands in for /proc/meminfo: tests reach the refusals
+    // without a machine that small (and without allocating what they refuse).
+    if let Some(b) = std::env::var("NEUROPORT_MEMORY_AVAILABLE").ok().and_then(|v| v.trim().parse().ok()) {
+        return Some(b);
+    }
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let kb: u64 = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)

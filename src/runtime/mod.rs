@@ -53,6 +53,12 @@ pub enum Device {
     Cuda(Arc<cuda::CudaDevice>),
 }
 
+/// "1 thread", "2 threads": every label counting CPU threads says it this way ("1 threads" was
+/// printed by `bench split` and the device labels).
+pub fn threads_label(n: usize) -> String {
+    format!("{n} thread{}", if n == 1 { "" } else { "s" })
+}
+
 impl Device {
     pub fn info(&self) -> &DeviceInfo {
         match self {
@@ -65,7 +71,7 @@ impl Device {
     pub fn label(&self) -> String {
         let i = self.info();
         match self {
-            Device::Cpu(c) => format!("cpu ({} threads, {})", c.threads(), i.name),
+            Device::Cpu(c) => format!("cpu ({}, {})", threads_label(c.threads()), i.name),
             _ => format!("{} ({})", i.spec, i.name),
         }
     }

@@ -126,9 +126,26 @@ pub fn build(spec: &Spec) -> Result<Dataset> {
     let [x, y, z] = spec.dims;
     let nvol = spec.nb0.saturating_add(spec.ndirs.saturating_mul(spec.shells.len()));
     crate::runtime::memory::check_fits(&format!("a {x}x{y}x{z} phantom with {nvol} volumes"), spec.memory_needed(), crate::runtime::memory::available())?;
+    let voxel_table = spec.table()?;
+    // A phantom dti refuses (too few directions, no b=0 on one shell) was written and only
+    // failed at the fit: dti's own design check says it now. Over dti's volume limit the
+    // phantom is still one for bedpost.
+    if nvol <= crate::dti::design::MAX_VOLUMES {
+        crate::dti::Design::new(&voxel_table).map_err(|e| {
+            anyhow::anyhow!(
+                "{} b=0 volume{} and {} direction{} per shell on {} shell{}: dti could not fit this phantom ({e}); it needs at least {} directions and 1 b=0 volume (or a second shell)",
+                spec.nb0,
+                if spec.nb0 == 1 { "" } else { "s" },
+                spec.ndirs,
+                if spec.ndirs == 1 { "" } else { "s" },
+                spec.shells.len(),
+                if spec.shells.len() == 1 { "" } else { "s" },
+                crate::dti::design::MIN_DIRECTIONS
+            )
+        })?;
+    }
     let p = phantom::brain_like(spec.dims, spec.voxel_size, spec.seed);
     let nvox = p.geom.nvox();
-    let voxel_table = spec.table()?;
     let flip_x = p.geom.det() > 0.0;
     let to_bvecs = |v: [f64; 3]| if flip_x { flip(v) } else { v };
     let table = GradientTable::new(voxel_table.bvals.clone(), voxel_table.bvecs.iter().map(|&g| to_bvecs(g)).collect())?;

@@ -32,8 +32,22 @@ pub fn check_free<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<
         if !overwrite && p.symlink_metadata().is_ok() {
             bail!("{} already exists (use --force to overwrite)", p.display());
         }
+        // X.nii and X.nii.gz are one output under two FSLOUTPUTTYPEs: a second run with the
+        // other type left both, a folder probtrack then refuses as ambiguous.
+        if let Some(twin) = nifti_twin(p).filter(|t| !overwrite && t.symlink_metadata().is_ok()) {
+            bail!("{} already exists: the same output as {} under the other FSLOUTPUTTYPE (use --force to replace it)", twin.display(), p.display());
+        }
     }
     Ok(())
+}
+
+/// The other NIfTI spelling of `p` (`X.nii` for `X.nii.gz` and back); None for other names.
+pub fn nifti_twin(p: &Path) -> Option<PathBuf> {
+    let s = p.to_str()?;
+    match s.strip_suffix(".nii.gz") {
+        Some(b) => Some(PathBuf::from(format!("{b}.nii"))),
+        None => s.strip_suffix(".nii").map(|b| PathBuf::from(format!("{b}.nii.gz"))),
+    }
 }
 
 /// An error naming the file when `dir` or a folder above it is a file: mkdir there said only
@@ -221,6 +235,15 @@ impl Outputs {
         for (_, b) in &moved {
             if let Some(b) = b {
                 let _ = std::fs::remove_file(b);
+            }
+        }
+        // With --force, an output's twin under the other FSLOUTPUTTYPE goes once all are in
+        // place (a failure before leaves it as it was), so the folder holds one of each.
+        if OVERWRITE.load(Ordering::Relaxed) {
+            for twin in moved.iter().filter_map(|(f, _)| nifti_twin(f)).filter(|t| t.symlink_metadata().is_ok_and(|m| !m.is_dir())) {
+                if let Err(e) = std::fs::remove_file(&twin) {
+                    eprintln!("warning: cannot remove {} (the same output under the other FSLOUTPUTTYPE): {}", twin.display(), plain_io(&e));
+                }
             }
         }
         let mine: Vec<PathBuf> = named.iter().map(|(t, _)| t.clone()).collect();

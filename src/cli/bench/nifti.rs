@@ -42,6 +42,7 @@ fn pieces(before: usize) -> &'static str {
 }
 
 pub fn run(_ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
+    neuroport::repro::check_repeats(a.repeats)?;
     if a.read_only {
         // One read and nothing else held: the process's peak memory is the read's.
         let (t, before) = (Instant::now(), neuroport::volume::split_reads());

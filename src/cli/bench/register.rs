@@ -41,6 +41,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if x < 2 || y < 2 || z < 2 {
         bail!("--dims: every axis needs at least 2 voxels, got {x},{y},{z}");
     }
+    neuroport::repro::check_repeats(a.runs.repeats)?;
     if a.evals == 0 {
         bail!("--evals must be at least 1");
     }
@@ -60,7 +61,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         .collect();
     let nvox = fixed.nvox() as f64;
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
-    println!("registration cost, {x}x{y}x{z} fixed and moving, {} evaluations per run, median of {} runs", a.evals, a.runs.repeats.max(1));
+    println!("registration cost, {x}x{y}x{z} fixed and moving, {} evaluations per run, median of {} runs", a.evals, a.runs.repeats);
     let mut json = Vec::new();
     for dev in &devices {
         let samplings: &[Sampling] = if dev.is_cpu() { &[Sampling::InKernel] } else { &[Sampling::InKernel, Sampling::Texture] };
@@ -75,7 +76,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
             for kind in if a.costs.is_empty() { CostKind::ALL.to_vec() } else { a.costs.clone() } {
                 eprintln!("  bench register: {} {} on {}", kind.name(), k.variant(), dev.label());
                 // On a pool thread for the CPU, as `register` runs its evaluations.
-                let m = register::on_pool(k.pool(), || measure(k.as_mut(), &fixed, &moving, kind, &maps, a.evals, a.runs.repeats.max(1)))?;
+                let m = register::on_pool(k.pool(), || measure(k.as_mut(), &fixed, &moving, kind, &maps, a.evals, a.runs.repeats))?;
                 let gbs = 8.0 * nvox / (m.kernel_ms * 1e-3) / 1e9;
                 println!(
                     "{:<40} {:<9} {:<3}  {:>8.4} ms/eval wall ({:>7.0} evals/s), kernels {:>8.4} ms ({:>7.1} GB/s of image data), {} per call {:>8.4} ms/eval",

@@ -153,13 +153,13 @@ impl Target for GeodesicF7 {
         let mut rows = Vec::new();
         let mut times = Vec::new();
         for &t in &counts {
-            ctx.say(&format!("geodesic-f7 with {t} threads"));
+            ctx.say(&format!("geodesic-f7 with {}", crate::runtime::threads_label(t)));
             let dev = Device::Cpu(Arc::new(Cpu::new(Some(t))?));
             let (m, _) = run_on(&dev, &c.fields, &c.seeds, &[params(crate::geodesic::Interp::Kernel)], ctx.repeats)?.remove(0);
             times.push((t, m.timings.kernel_ms * 1e-3));
             let (pubv, pubdev) = if t == 64 { published(n, "Core i5").unzip() } else { (None, None) };
             rows.push(
-                Row::new(self.id(), format!("{t} thread{}", if t == 1 { "" } else { "s" }), dev.info(), "", "time", "s", m.timings.kernel_ms * 1e-3)
+                Row::new(self.id(), crate::runtime::threads_label(t), dev.info(), "", "time", "s", m.timings.kernel_ms * 1e-3)
                     .x(t as f64)
                     .published(pubv, pubdev.as_deref().unwrap_or(""))
                     .split(&m.timings)
@@ -176,7 +176,7 @@ impl Target for GeodesicF7 {
         Ok(self.report(
             rows,
             vec![
-                format!("{n} seeds on {cores} cores (rayon pools of each size; one task per fibre). Fastest: {best} threads."),
+                format!("{n} seeds on {cores} cores (rayon pools of each size; one task per fibre). Fastest: {}.", crate::runtime::threads_label(best)),
                 "001 Fig. 7 (Core i5 750, 4 cores, C++ threads with S/N fibres each): 64 threads best, roughly 4.5x over one thread; only the 64-thread time (5.571 s, Table 3) is printed in the paper, so it is the one published point.".into(),
             ],
             PlotSpec { x_label: "threads".into(), y_label: "tracing time, s".into(), log_x: true, log_y: true, metric: None },
