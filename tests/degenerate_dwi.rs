@@ -69,7 +69,7 @@ fn unmasked_dti_counts_all_zero_background_apart() {
     write_nifti(&p, &v.geom, v.nvol(), &flat).unwrap();
     let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&p), "--bvals", s(&d.join("bvals")), "--bvecs", s(&d.join("bvecs")), "--out", s(&d.join("un").join("dti"))], &[]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains(&format!("{} voxels in the mask, {} background voxels (all zero) skipped, ", v.nvox(), outside.len())) && err.contains(" 0 unfittable"), "{err}");
+    assert!(err.contains(&format!("{} voxels (no mask: the whole grid), {} background voxels (all zero) skipped, ", v.nvox(), outside.len())) && err.contains(" 0 unfittable"), "{err}");
 }
 
 /// bedpost sampled mask voxels whose DWI is all zero (noise from a default start) without a

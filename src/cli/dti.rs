@@ -60,8 +60,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let written = stage("commit", || out.commit())?;
     let c = dti::fit_counts(&r, &dwi, &mask, a.mask.is_some());
     let background = if c.background > 0 { format!(", {} background voxels (all zero) skipped", c.background) } else { String::new() };
+    let region = if a.mask.is_some() { "in the mask" } else { "(no mask: the whole grid)" };
     eprintln!(
-        "{}: {} voxels in the mask{background}, {} fitted, {} repaired (eigenvalues raised to {:.0e} mm^2/s), {} unfittable; kernel {:.1} ms, transfer {:.1} ms",
+        "{}: {} voxels {region}{background}, {} fitted, {} repaired (eigenvalues raised to {:.0e} mm^2/s), {} unfittable; kernel {:.1} ms, transfer {:.1} ms",
         done.label,
         c.inside,
         c.fitted,
