@@ -4,7 +4,7 @@
 
 use crate::cli::Ctx;
 use anyhow::{bail, Result};
-use neuroport::fim::repro::{brain, constant, describe, helix};
+use neuroport::fim::repro::{describe, example};
 use neuroport::fim::{kernels, Local, Params, Solver, Validity};
 use neuroport::runtime::timing::wall_ms;
 
@@ -48,13 +48,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    let ex = match (a.example, &a.dims[..]) {
-        (1, _) => constant(a.n),
-        (2, _) => helix(a.n),
-        (3, &[x, y, z]) => brain([x, y, z], a.seed),
-        (3, d) => bail!("--dims takes three sizes x,y,z, not {d:?}"),
-        (e, _) => bail!("--example is 1, 2 or 3, not {e}"),
-    };
+    let ex = example(a.example, a.n, &a.dims, a.seed)?;
     let params = Params { solver: a.solver, validity: a.validity, local: a.local, max_sweeps: a.max_sweeps, inner: a.inner, host_list: a.host_list, ..Params::default() };
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     if a.active_out.is_some() && devices.len() != 1 {

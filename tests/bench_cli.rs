@@ -1,0 +1,28 @@
+//! `neuroport bench` options that ask for a grid the benchmark cannot be built on: one `error:`
+//! line naming the option, never a panic or an allocation abort.
+
+mod common;
+use common::run;
+
+/// `bench fim --example 1 --n 0` panicked (index out of bounds in fim::repro::constant, with a
+/// backtrace), `--example 3 --dims 0,0,0` likewise, and `--n 100000` aborted on a 1 PB allocation.
+#[test]
+fn bench_fim_refuses_empty_and_huge_grids() {
+    for (args, want) in [
+        (&["--example", "1", "--n", "0"][..], "error: --n 0: every axis needs at least 1 voxel"),
+        (&["--example", "2", "--n", "0"][..], "error: --n 0: every axis needs at least 1 voxel"),
+        (&["--example", "3", "--dims", "0,4,4"][..], "error: --dims 0,4,4: every axis needs at least 1 voxel"),
+        (&["--example", "1", "--n", "100000"][..], "error: --n 100000: too large a grid"),
+        (&["--example", "3", "--dims", "100000,100000,100000"][..], "error: --dims 100000,100000,100000: too large a grid"),
+    ] {
+        let mut a = vec!["bench", "fim", "--backend", "cpu", "--repeats", "1"];
+        a.extend_from_slice(args);
+        let (code, _, err) = run(&a, &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.starts_with(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+    }
+    // The smallest grids still run.
+    let (code, out, err) = run(&["bench", "fim", "--backend", "cpu", "--repeats", "1", "--example", "1", "--n", "1"], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("example 1: 1^3 constant"), "{out}");
+}
