@@ -26,3 +26,22 @@ fn bench_fim_refuses_empty_and_huge_grids() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("example 1: 1^3 constant"), "{out}");
 }
+
+/// `bench dti --voxels 100000000000000`, `bench geodesic --dims 100000,100000,100000` and
+/// `bench register --dims 100000,100000,1000` aborted with 'memory allocation of ... bytes failed'
+/// and a backtrace (exit 134); each is now one error line naming the option, exit 1.
+#[test]
+fn bench_sizes_beyond_memory_are_errors_not_aborts() {
+    for (args, want) in [
+        (&["dti", "--voxels", "100000000000000"][..], "error: --voxels 100000000000000: too large"),
+        (&["geodesic", "--fibres", "16", "--cpu-fibres", "16", "--dims", "100000,100000,100000"][..], "error: --dims 100000,100000,100000: too large"),
+        (&["register", "--dims", "100000,100000,1000"][..], "error: --dims 100000,100000,1000: too large"),
+    ] {
+        let mut a = vec!["bench"];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["--backend", "cpu", "--repeats", "1"]);
+        let (code, _, err) = run(&a, &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.starts_with(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+    }
+}
