@@ -45,3 +45,21 @@ fn bench_sizes_beyond_memory_are_errors_not_aborts() {
         assert!(err.starts_with(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
     }
 }
+
+/// `bench probtrack --threshold 2` said '--curvature is a cosine' (probtrack's option, not this
+/// command's), and `--step 1000` (voxels, as its help says) said '--step 2000 mm is longer than
+/// the image'; both now name bench probtrack's own option in its own unit.
+#[test]
+fn bench_probtrack_names_its_own_options() {
+    for (args, want) in [
+        (&["--threshold", "2"][..], "error: --threshold is a cosine: between -1 and 1, not 2"),
+        (&["--step", "0"][..], "error: --step must be a positive number of voxels, not 0"),
+        (&["--step", "1000"][..], "error: --step 1000 voxels is longer than the stand-in grid (12x22x22 voxels)"),
+    ] {
+        let mut a = vec!["bench", "probtrack", "--backend", "cpu", "--quick", "--repeats", "1", "--cpu-every", "50"];
+        a.extend_from_slice(args);
+        let (code, _, err) = run(&a, &[]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.starts_with(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+    }
+}
