@@ -63,3 +63,15 @@ fn bench_probtrack_names_its_own_options() {
         assert!(err.starts_with(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
     }
 }
+
+/// `bench fim --backend opencl --example 1 --n 8 --inner 100000000` ran for minutes on PoCL (each
+/// active block looped 10^8 times a launch; past 2^31 the count wrapped as the kernels' int); any
+/// --inner above 64 is now refused before the solve, on every device.
+#[test]
+fn bench_fim_refuses_an_inner_count_beyond_64() {
+    let (code, _, err) = run(&["bench", "fim", "--backend", "cpu", "--example", "1", "--n", "8", "--repeats", "1", "--inner", "100000000"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("error: --inner must be 0 (the device's choice) to 64 Jacobi updates per block, not 100000000") && err.trim_end().lines().count() == 1, "{err}");
+    let (code, _, err) = run(&["bench", "fim", "--backend", "cpu", "--example", "1", "--n", "8", "--repeats", "1", "--inner", "64"], &[]);
+    assert_eq!(code, 0, "{err}");
+}

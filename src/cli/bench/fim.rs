@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     max_sweeps: usize,
     /// GPU block FIM: Jacobi updates per active block per iteration (0: the device's choice, 2
-    /// with --local paper on GPUs, else 1)
+    /// with --local paper on GPUs, else 1; at most 64)
     #[arg(long, default_value_t = Params::default().inner)]
     inner: usize,
     /// GPU block FIM: the active list on the host (004 Sec. 5.2)
@@ -50,6 +50,7 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let ex = example(a.example, a.n, &a.dims, a.seed)?;
     let params = Params { solver: a.solver, validity: a.validity, local: a.local, max_sweeps: a.max_sweeps, inner: a.inner, host_list: a.host_list, ..Params::default() };
+    neuroport::fim::check_params(&params)?;
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     if a.active_out.is_some() && devices.len() != 1 {
         bail!("--active-out takes one device's lists: name one with --backend");
