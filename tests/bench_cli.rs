@@ -75,3 +75,19 @@ fn bench_fim_refuses_an_inner_count_beyond_64() {
     let (code, _, err) = run(&["bench", "fim", "--backend", "cpu", "--example", "1", "--n", "8", "--repeats", "1", "--inner", "64"], &[]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// `bench nifti --cores 0` printed a row for "0 cores" (rayon's default pool: every core) and
+/// `--repeats 0` measured once anyway; both are now refused.
+#[test]
+fn bench_nifti_refuses_zero_cores_and_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("v.nii");
+    std::fs::write(&input, common::raw_nifti(&[4, 4, 4], 16, 32, &[0u8; 256])).unwrap();
+    for (args, want) in [(&["--cores", "1,0"][..], "error: --cores takes core counts from 1 to 1024, not 0"), (&["--repeats", "0"][..], "error: --repeats must be positive")] {
+        let mut a = vec!["bench", "nifti", "--input", common::s(&input)];
+        a.extend_from_slice(args);
+        let (code, out, err) = run(&a, &[]);
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
+        assert!(err.starts_with(want) && out.is_empty(), "{args:?}: {out}{err}");
+    }
+}

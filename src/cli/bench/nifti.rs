@@ -42,6 +42,14 @@ fn pieces(before: usize) -> &'static str {
 }
 
 pub fn run(_ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
+    // 0 repeats measured once anyway, and a pool of 0 threads is rayon's default (every core),
+    // printed as "0 cores": both refused, as the other benches refuse sizes that mean nothing.
+    if a.repeats == 0 {
+        anyhow::bail!("--repeats must be positive");
+    }
+    if let Some(c) = a.cores.as_ref().and_then(|c| c.iter().find(|&&c| c == 0 || c > 1024)) {
+        anyhow::bail!("--cores takes core counts from 1 to 1024, not {c}");
+    }
     if a.read_only {
         // One read and nothing else held: the process's peak memory is the read's.
         let (t, before) = (Instant::now(), neuroport::volume::split_reads());
