@@ -268,6 +268,10 @@ pub(crate) fn each_source<T>(p: &mut Problem, sources: &mut [Vec<u8>], mut f: im
         .collect()
 }
 
+/// The most Jacobi updates per active block and launch (`Params::inner`), as
+/// `NEUROPORT_FIM_SHORT` allows.
+pub const MAX_INNER: usize = 64;
+
 /// The solver for `params` on `device`: the sweeping baselines always run on the CPU.
 pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> {
     check_params(params)?;
@@ -278,9 +282,16 @@ pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> 
     })
 }
 
-fn check_params(params: &Params) -> Result<()> {
+/// Refuses settings no solver can run with (also checked by [`kernels`]; callers that print
+/// progress first call it before).
+pub fn check_params(params: &Params) -> Result<()> {
     if params.block == 0 || !(params.tol >= 0.0) {
         bail!("block size must be at least 1, tol non-negative");
+    }
+    // The kernels take it as an int and loop that many times per block and launch: 10^8 hung a
+    // 8^3 solve on PoCL for minutes, and past 2^31 it wrapped.
+    if params.inner > MAX_INNER {
+        bail!("--inner must be 0 (the device's choice) to {MAX_INNER} Jacobi updates per block, not {}", params.inner);
     }
     Ok(())
 }

@@ -46,6 +46,33 @@ pub struct Example {
     pub substituted: String,
 }
 
+/// 004's example `id` as `bench fim` builds it: 1 (constant) and 2 (helix) on an `n`^3 grid, 3
+/// (brain-like) on `dims` (x, y, z). An error naming the option for a grid the example cannot be
+/// built on (an axis of 0 voxels, or more voxels than fit in memory or in the devices' 32-bit
+/// indices), instead of an index panic or an allocation abort.
+pub fn example(id: u32, n: usize, dims: &[usize], seed: u64) -> Result<Example> {
+    let (grid, what) = match (id, dims) {
+        (1 | 2, _) => ([n; 3], format!("--n {n}")),
+        (3, &[x, y, z]) => ([x, y, z], format!("--dims {x},{y},{z}")),
+        (3, d) => anyhow::bail!("--dims takes three sizes x,y,z, not {d:?}"),
+        (e, _) => anyhow::bail!("--example is 1, 2 or 3, not {e}"),
+    };
+    if grid.contains(&0) {
+        anyhow::bail!("{what}: every axis needs at least 1 voxel");
+    }
+    // Example 3's phantom holds ~80 bytes a voxel while it is built (tensor, speed, masks).
+    let nv = grid.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).filter(|&nv| nv <= i32::MAX as usize);
+    let fits = nv.is_some_and(|nv| crate::guard::room_for(&what, nv, 80).is_ok());
+    if !fits {
+        anyhow::bail!("{what}: too large a grid ({} voxels): more than fit in memory or in 32-bit voxel indices", grid.iter().map(|&d| d as f64).product::<f64>());
+    }
+    Ok(match id {
+        1 => constant(n),
+        2 => helix(n),
+        _ => brain(grid, seed),
+    })
+}
+
 /// Example 1: a constant speed matrix a = d = f = 1, b = c = e = 0.9 (elongated along the
 /// diagonal), seed at the centre (004 does not say where; its Fig. 8a shows a central source).
 pub fn constant(n: usize) -> Example {

@@ -81,6 +81,23 @@ fn of(t: &Tracks) -> Measured {
     }
 }
 
+/// `bench probtrack`'s --step (in voxels) and --threshold (a cosine) checked under their own
+/// names and in their own units, before the run's `Config::validate` would report them as
+/// `probtrack`'s options (--step in mm, --curvature) with a step scaled by the voxel size.
+pub fn check_options(step_vox: f32, threshold: f32, dims: [usize; 3]) -> Result<()> {
+    if !(step_vox > 0.0 && step_vox.is_finite()) {
+        anyhow::bail!("--step must be a positive number of voxels, not {step_vox}");
+    }
+    let longest = dims.iter().copied().max().unwrap_or(0);
+    if step_vox > longest as f32 {
+        anyhow::bail!("--step {step_vox} voxels is longer than the stand-in grid ({}x{}x{} voxels): every streamline would end after one step", dims[0], dims[1], dims[2]);
+    }
+    if !(-1.0..=1.0).contains(&threshold) {
+        anyhow::bail!("--threshold is a cosine: between -1 and 1, not {threshold}");
+    }
+    Ok(())
+}
+
 /// `repeats` runs after a warm-up on a few seeds (unless `warmup` is off: for a profiler that
 /// must see the measured run's first launches); the one of median wall time.
 pub fn measure(dev: &Device, field: &Field, seeds: &[u32], cfg: &Config, repeats: usize, warmup: bool) -> Result<Measured> {

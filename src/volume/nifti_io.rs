@@ -88,6 +88,9 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
         Short(got) if got >= 4 && ![348, 540].contains(&i32::from_le_bytes([head[0], head[1], head[2], head[3]])) && ![348, 540].contains(&i32::from_be_bytes([head[0], head[1], head[2], head[3]])) => {
             anyhow!("{shown}: not a NIfTI-1 file (only {got} bytes, and they do not start with a NIfTI header)")
         }
+        // An empty file (a copy that failed, a placeholder) is said to be empty, not only cut.
+        Short(0) if gz => anyhow!("{shown}: empty: the gzip data inflates to 0 bytes (truncated or never written), not a NIfTI image"),
+        Short(0) => anyhow!("{shown}: empty file (0 bytes: truncated or never written), not a NIfTI image"),
         Short(_) => anyhow!("{shown}: {}", describe_io(std::io::ErrorKind::UnexpectedEof.into(), gz, "header")),
         Failed(e) => io_error(&shown.to_string(), e, gz, "header"),
     })?;

@@ -4,7 +4,7 @@
 
 use crate::cli::Ctx;
 use anyhow::{bail, Result};
-use neuroport::fim::repro::{brain, constant, describe, helix};
+use neuroport::fim::repro::{describe, example};
 use neuroport::fim::{kernels, Local, Params, Solver, Validity};
 use neuroport::runtime::timing::wall_ms;
 
@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     max_sweeps: usize,
     /// GPU block FIM: Jacobi updates per active block per iteration (0: the device's choice, 2
-    /// with --local paper on GPUs, else 1)
+    /// with --local paper on GPUs, else 1; at most 64)
     #[arg(long, default_value_t = Params::default().inner)]
     inner: usize,
     /// GPU block FIM: the active list on the host (004 Sec. 5.2)
@@ -48,14 +48,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    let ex = match (a.example, &a.dims[..]) {
-        (1, _) => constant(a.n),
-        (2, _) => helix(a.n),
-        (3, &[x, y, z]) => brain([x, y, z], a.seed),
-        (3, d) => bail!("--dims takes three sizes x,y,z, not {d:?}"),
-        (e, _) => bail!("--example is 1, 2 or 3, not {e}"),
-    };
+    let ex = example(a.example, a.n, &a.dims, a.seed)?;
     let params = Params { solver: a.solver, validity: a.validity, local: a.local, max_sweeps: a.max_sweeps, inner: a.inner, host_list: a.host_list, ..Params::default() };
+    neuroport::fim::check_params(&params)?;
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     if a.active_out.is_some() && devices.len() != 1 {
         bail!("--active-out takes one device's lists: name one with --backend");

@@ -43,6 +43,10 @@ fn pieces(before: usize) -> &'static str {
 
 pub fn run(_ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
     neuroport::repro::check_repeats(a.repeats)?;
+    // A pool of 0 threads is rayon's default (every core), printed as "0 cores".
+    if let Some(c) = a.cores.as_ref().and_then(|c| c.iter().find(|&&c| c == 0 || c > 1024)) {
+        anyhow::bail!("--cores takes core counts from 1 to 1024, not {c}");
+    }
     if a.read_only {
         // One read and nothing else held: the process's peak memory is the read's.
         let (t, before) = (Instant::now(), neuroport::volume::split_reads());

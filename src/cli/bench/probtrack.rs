@@ -52,6 +52,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if a.cpu_every == 0 || !a.bandwidth.is_finite() || a.bandwidth <= 0.0 {
         bail!("--cpu-every and --bandwidth must be positive");
     }
+    neuroport::probtrack::bench::check_options(a.step, a.threshold, ds.dims)?;
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
     let (field, seeds) = data(ds, a.runs.seed);
     let mut rows = Vec::new();

@@ -1,0 +1,93 @@
+//! `neuroport bench` options that ask for a grid the benchmark cannot be built on: one `error:`
+//! line naming the option, never a panic or an allocation abort.
+
+mod common;
+use common::run;
+
+/// `bench fim --example 1 --n 0` panicked (index out of bounds in fim::repro::constant, with a
+/// backtrace), `--example 3 --dims 0,0,0` likewise, and `--n 100000` aborted on a 1 PB allocation.
+#[test]
+fn bench_fim_refuses_empty_and_huge_grids() {
+    for (args, want) in [
+        (&["--example", "1", "--n", "0"][..], "error: --n 0: every axis needs at least 1 voxel"),
+        (&["--example", "2", "--n", "0"][..], "error: --n 0: every axis needs at least 1 voxel"),
+        (&["--example", "3", "--dims", "0,4,4"][..], "error: --dims 0,4,4: every axis needs at least 1 voxel"),
+        (&["--example", "1", "--n", "100000"][..], "error: --n 100000: too large a grid"),
+        (&["--example", "3", "--dims", "100000,100000,100000"][..], "error: --dims 100000,100000,100000: too large a grid"),
+    ] {
+        let mut a = vec!["bench", "fim", "--backend", "cpu", "--repeats", "1"];
+        a.extend_from_slice(args);
+        let (code, _, err) = run(&a, &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.starts_with(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+    }
+    // The smallest grids still run.
+    let (code, out, err) = run(&["bench", "fim", "--backend", "cpu", "--repeats", "1", "--example", "1", "--n", "1"], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("example 1: 1^3 constant"), "{out}");
+}
+
+/// `bench dti --voxels 100000000000000`, `bench geodesic --dims 100000,100000,100000` and
+/// `bench register --dims 100000,100000,1000` aborted with 'memory allocation of ... bytes failed'
+/// and a backtrace (exit 134); each is now one error line naming the option, exit 1.
+#[test]
+fn bench_sizes_beyond_memory_are_errors_not_aborts() {
+    for (args, want) in [
+        (&["dti", "--voxels", "100000000000000"][..], "error: --voxels 100000000000000: too large"),
+        (&["geodesic", "--fibres", "16", "--cpu-fibres", "16", "--dims", "100000,100000,100000"][..], "error: --dims 100000,100000,100000: too large"),
+        (&["register", "--dims", "100000,100000,1000"][..], "error: --dims 100000,100000,1000: too large"),
+    ] {
+        let mut a = vec!["bench"];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["--backend", "cpu", "--repeats", "1"]);
+        let (code, _, err) = run(&a, &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.starts_with(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+    }
+}
+
+/// `bench probtrack --threshold 2` said '--curvature is a cosine' (probtrack's option, not this
+/// command's), and `--step 1000` (voxels, as its help says) said '--step 2000 mm is longer than
+/// the image'; both now name bench probtrack's own option in its own unit.
+#[test]
+fn bench_probtrack_names_its_own_options() {
+    for (args, want) in [
+        (&["--threshold", "2"][..], "error: --threshold is a cosine: between -1 and 1, not 2"),
+        (&["--step", "0"][..], "error: --step must be a positive number of voxels, not 0"),
+        (&["--step", "1000"][..], "error: --step 1000 voxels is longer than the stand-in grid (12x22x22 voxels)"),
+    ] {
+        let mut a = vec!["bench", "probtrack", "--backend", "cpu", "--quick", "--repeats", "1", "--cpu-every", "50"];
+        a.extend_from_slice(args);
+        let (code, _, err) = run(&a, &[]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.starts_with(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+    }
+}
+
+/// `bench fim --backend opencl --example 1 --n 8 --inner 100000000` ran for minutes on PoCL (each
+/// active block looped 10^8 times a launch; past 2^31 the count wrapped as the kernels' int); any
+/// --inner above 64 is now refused before the solve, on every device.
+#[test]
+fn bench_fim_refuses_an_inner_count_beyond_64() {
+    let (code, _, err) = run(&["bench", "fim", "--backend", "cpu", "--example", "1", "--n", "8", "--repeats", "1", "--inner", "100000000"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("error: --inner must be 0 (the device's choice) to 64 Jacobi updates per block, not 100000000") && err.trim_end().lines().count() == 1, "{err}");
+    let (code, _, err) = run(&["bench", "fim", "--backend", "cpu", "--example", "1", "--n", "8", "--repeats", "1", "--inner", "64"], &[]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// `bench nifti --cores 0` printed a row for "0 cores" (rayon's default pool: every core) and
+/// `--repeats 0` measured once anyway; both are now refused.
+#[test]
+fn bench_nifti_refuses_zero_cores_and_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("v.nii");
+    std::fs::write(&input, common::raw_nifti(&[4, 4, 4], 16, 32, &[0u8; 256])).unwrap();
+    for (args, want) in [(&["--cores", "1,0"][..], "error: --cores takes core counts from 1 to 1024, not 0"), (&["--repeats", "0"][..], "error: --repeats must be positive")] {
+        let mut a = vec!["bench", "nifti", "--input", common::s(&input)];
+        a.extend_from_slice(args);
+        let (code, out, err) = run(&a, &[]);
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
+        assert!(err.starts_with(want) && out.is_empty(), "{args:?}: {out}{err}");
+    }
+}
