@@ -14,7 +14,11 @@ fn an_empty_image_file_is_called_empty() {
     std::fs::write(d.join("bvecs"), "0 1 0 0 1 1 0\n0 0 1 0 1 0 1\n0 0 0 1 0 1 1\n").unwrap();
     std::fs::write(d.join("e.nii.gz"), b"").unwrap();
     std::fs::write(d.join("z.nii.gz"), common::gz(b"")).unwrap();
+    // 1-3 bytes: too few to see a header's first field; were 'truncated: the file ends inside
+    // the header' only.
+    std::fs::write(d.join("s.nii"), b"abc").unwrap();
     for (name, want) in [
+        ("s.nii", "s.nii: only 3 bytes: not a NIfTI image (truncated, or some other file; a NIfTI-1 header alone is 348 bytes)"),
         ("e.nii.gz", "e.nii.gz: empty file (0 bytes: truncated or never written), not a NIfTI image"),
         ("z.nii.gz", "z.nii.gz: empty: the gzip data inflates to 0 bytes (truncated or never written), not a NIfTI image"),
     ] {
@@ -22,5 +26,5 @@ fn an_empty_image_file_is_called_empty() {
         assert_eq!(code, 1, "{err}");
         assert!(err.starts_with("error: ") && err.trim_end().ends_with(want) && err.trim_end().lines().count() == 1, "{err}");
     }
-    assert_eq!(common::entries(d).len(), 4, "nothing written");
+    assert_eq!(common::entries(d).len(), 5, "nothing written");
 }

@@ -91,6 +91,8 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
         // An empty file (a copy that failed, a placeholder) is said to be empty, not only cut.
         Short(0) if gz => anyhow!("{shown}: empty: the gzip data inflates to 0 bytes (truncated or never written), not a NIfTI image"),
         Short(0) => anyhow!("{shown}: empty file (0 bytes: truncated or never written), not a NIfTI image"),
+        // Too short to tell by its first four bytes: a NIfTI-1 header alone is 348.
+        Short(got @ 1..=3) => anyhow!("{shown}: only {got} byte{}: not a NIfTI image (truncated, or some other file; a NIfTI-1 header alone is 348 bytes)", if got == 1 { "" } else { "s" }),
         Short(_) => anyhow!("{shown}: {}", describe_io(std::io::ErrorKind::UnexpectedEof.into(), gz, "header")),
         Failed(e) => io_error(&shown.to_string(), e, gz, "header"),
     })?;
