@@ -263,3 +263,18 @@ fn compare_refuses_a_time_that_is_not_one() {
         assert!(!out.exists());
     }
 }
+
+/// `compare a.csv a.csv` merged the one file's rows twice (doubled points, one machine shown
+/// as two files) without a word.
+#[test]
+fn compare_refuses_the_same_file_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    std::fs::write(&a, GOOD_CSV).unwrap();
+    let out = dir.path().join("c");
+    let o = neuroport().arg("compare").arg(&a).arg(dir.path().join(".").join("a.csv")).arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.contains("a.csv: given twice") && err.lines().count() == 1, "{err}");
+    assert!(!out.exists());
+}

@@ -113,7 +113,15 @@ fn check_times(row: &Row) -> std::result::Result<(), String> {
 /// the warnings a reader needs: runs at different scales do not compare.
 pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
     let mut per_file = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
     for f in files {
+        // The same file twice (under any spelling) would double its rows in the table and plot.
+        if let Ok(c) = std::fs::canonicalize(f) {
+            if seen.contains(&c) {
+                bail!("{}: given twice (the same result file); name each file once", f.display());
+            }
+            seen.push(c);
+        }
         // A folder opens and reads as no rows, as does an empty or non-CSV file: each is named,
         // rather than merging the other files as if it had been a result file.
         if f.is_dir() {
