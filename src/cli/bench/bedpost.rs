@@ -11,7 +11,7 @@ pub struct Args {
     /// Voxels on GPUs
     #[arg(long, default_value_t = 205_082)]
     voxels: usize,
-    /// Voxels on CPU devices (native and OpenCL CPUs): a rate needs fewer
+    /// Voxels on CPU devices (native and OpenCL CPUs): a rate needs fewer (at most --voxels)
     #[arg(long, default_value_t = 4_096)]
     cpu_voxels: usize,
     /// Loops per run (003: 500 burn-in + 50 samples x 2)

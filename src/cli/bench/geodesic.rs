@@ -13,7 +13,7 @@ pub struct GeodesicArgs {
     #[arg(long, default_value_t = 1_000_000)]
     fibres: usize,
     /// Fibres on CPU devices (native and OpenCL CPUs), which are orders of magnitude slower;
-    /// steps/s is a rate, so fewer fibres measure it as well
+    /// steps/s is a rate, so fewer fibres measure it as well (at most --fibres)
     #[arg(long, default_value_t = 65_536)]
     cpu_fibres: usize,
     #[arg(long, default_value_t = 1000)]
