@@ -46,6 +46,16 @@ fn bench_sizes_beyond_memory_are_errors_not_aborts() {
     }
 }
 
+/// `bench layer --bytes 100000000000000` printed its table's header, then the size error from
+/// inside the device loop; the size is now refused before anything is printed.
+#[test]
+fn bench_layer_refuses_its_size_before_printing() {
+    let (code, out, err) = run(&["bench", "layer", "--bytes", "100000000000000"], &[("RUST_BACKTRACE", "1")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.starts_with("error: --bytes 100000000000000: too large") && err.trim_end().lines().count() == 1, "{err}");
+}
+
 /// `bench probtrack --threshold 2` said '--curvature is a cosine' (probtrack's option, not this
 /// command's), and `--step 1000` (voxels, as its help says) said '--step 2000 mm is longer than
 /// the image'; both now name bench probtrack's own option in its own unit.
