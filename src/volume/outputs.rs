@@ -41,13 +41,12 @@ pub fn check_free<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<
     Ok(())
 }
 
-/// The other NIfTI spelling of `p` (`X.nii` for `X.nii.gz` and back); None for other names.
+/// The other NIfTI spelling of `p` (`X.nii` for `X.nii.gz` and back: the other
+/// [`OutputType`]'s name for it); None for other names.
 pub fn nifti_twin(p: &Path) -> Option<PathBuf> {
     let s = p.to_str()?;
-    match s.strip_suffix(".nii.gz") {
-        Some(b) => Some(PathBuf::from(format!("{b}.nii"))),
-        None => s.strip_suffix(".nii").map(|b| PathBuf::from(format!("{b}.nii.gz"))),
-    }
+    let other = if s.ends_with(".nii.gz") { OutputType::Nifti } else if s.ends_with(".nii") { OutputType::NiftiGz } else { return None };
+    Some(other.apply(p))
 }
 
 /// An error naming the file when `dir` or a folder above it is a file: mkdir there said only
