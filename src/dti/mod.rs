@@ -238,14 +238,31 @@ pub(crate) fn require_fitted(r: &DtiResult, inside: usize) -> Result<()> {
 
 /// Voxels of `mask` whose every measurement is zero (`dwi` x-fastest, volume slowest): no fit
 /// can start there.
+///
+/// Every run of bedpost asks this of the whole DWI before it samples: the grid is taken in runs
+/// of voxels on every core, each run read volume by volume (the frames are contiguous), and a
+/// run with no mask voxel is skipped (one thread over the whole grid had taken ~55 ms of a
+/// 96x112x72x134 DWI on 2 cores).
 pub fn all_zero_voxels(dwi: &Volume, mask: &[u8]) -> Vec<usize> {
-    let mut signal = vec![false; dwi.nvox()];
-    for t in 0..dwi.nvol() {
-        for (s, &x) in signal.iter_mut().zip(dwi.frame(t)) {
-            *s |= x != 0.0;
-        }
-    }
-    (0..dwi.nvox()).filter(|&v| mask[v] != 0 && !signal[v]).collect()
+    use rayon::prelude::*;
+    const RUN: usize = 1 << 14;
+    let n = dwi.nvox();
+    (0..n.div_ceil(RUN))
+        .into_par_iter()
+        .flat_map_iter(|r| {
+            let run = r * RUN..((r + 1) * RUN).min(n);
+            // Outside the mask counts as signal, so only the mask's silent voxels are left.
+            let mut signal: Vec<bool> = mask[run.clone()].iter().map(|&m| m == 0).collect();
+            if !signal.iter().all(|&s| s) {
+                for t in 0..dwi.nvol() {
+                    for (s, &x) in signal.iter_mut().zip(&dwi.frame(t)[run.clone()]) {
+                        *s |= x != 0.0;
+                    }
+                }
+            }
+            run.zip(signal).filter(|&(_, s)| !s).map(|(v, _)| v).collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// The counts of `dti`'s summary line.
