@@ -75,7 +75,20 @@ impl<'a> Sampler<'a> {
         Some(self.at_inside(p))
     }
 
-    /// The trilinear sample at `p`, which must lie in [0, n - 1]^3 (not NaN).
+}
+
+/// A trilinear sampler of a box of voxel centres [0, hi]^3, for the row sampler.
+trait Trilinear {
+    fn hi(&self) -> [f32; 3];
+    /// The trilinear sample at `p`, which must lie in [0, hi]^3 (not NaN).
+    fn at_inside(&self, p: [f32; 3]) -> f32;
+}
+
+impl Trilinear for Sampler<'_> {
+    #[inline(always)]
+    fn hi(&self) -> [f32; 3] {
+        self.hi
+    }
     #[inline(always)]
     fn at_inside(&self, p: [f32; 3]) -> f32 {
         // SAFETY: 0 <= p <= n - 1 < 2^24 per axis (new() checks the sizes), so the
@@ -97,18 +110,77 @@ impl<'a> Sampler<'a> {
     }
 }
 
+/// The moving image with one plane more on the high side of each axis, a copy of the last, for
+/// the cost's passes: a sample's eight corners then lie at the same offsets from its base voxel
+/// wherever it falls, where [`Sampler`] must test each axis for its last voxel (its neighbour
+/// there is the voxel itself, which is what the copy holds, so the values, and the samples, are
+/// the same bit for bit). Fixed offsets let a row's loads share one address per voxel instead
+/// of computing eight.
+pub struct Padded {
+    data: Vec<f32>,
+    hi: [f32; 3],
+    /// Strides of y and z in the padded grid (u32, as [`Sampler`]'s).
+    stride: [u32; 2],
+}
+
+impl Padded {
+    pub fn new(v: &Volume) -> Padded {
+        let n = v.geom.dims;
+        let s = Sampler::new(v.as_flat(), n); // the same size checks
+        let (px, py, pz) = (n[0] + 1, n[1] + 1, n[2] + 1);
+        assert!(px * py * pz <= u32::MAX as usize, "sampler: {n:?} voxels padded pass 2^32");
+        let src = v.as_flat();
+        let mut data = vec![0.0f32; px * py * pz];
+        data.par_chunks_mut(px * py).enumerate().for_each(|(z, plane)| {
+            let zs = z.min(n[2] - 1);
+            for (y, row) in plane.chunks_mut(px).enumerate() {
+                let from = &src[n[0] * (y.min(n[1] - 1) + n[1] * zs)..][..n[0]];
+                row[..n[0]].copy_from_slice(from);
+                row[n[0]] = from[n[0] - 1];
+            }
+        });
+        Padded { data, hi: s.hi, stride: [px as u32, (px * py) as u32] }
+    }
+}
+
+impl Trilinear for Padded {
+    #[inline(always)]
+    fn hi(&self) -> [f32; 3] {
+        self.hi
+    }
+    #[inline(always)]
+    fn at_inside(&self, p: [f32; 3]) -> f32 {
+        // SAFETY: 0 <= p <= n - 1 per axis, so k <= n - 1 and base + stride_z + stride_y + 1
+        // <= (n0 - 1 + 1) + px (n1 - 1 + 1) + px py (n2 - 1 + 1) = len - 1 < 2^32 (new()).
+        let k: [u32; 3] = unsafe { [p[0].to_int_unchecked(), p[1].to_int_unchecked(), p[2].to_int_unchecked()] };
+        let f = [p[0] - k[0] as f32, p[1] - k[1] as f32, p[2] - k[2] as f32];
+        let [sy, sz] = self.stride;
+        let base = k[0] + sy * k[1] + sz * k[2];
+        let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
+        let v = |o: u32| unsafe { *self.data.get_unchecked((base + o) as usize) };
+        let c00 = lerp(v(0), v(1), f[0]);
+        let c10 = lerp(v(sy), v(sy + 1), f[0]);
+        let c01 = lerp(v(sz), v(sz + 1), f[0]);
+        let c11 = lerp(v(sz + sy), v(sz + sy + 1), f[0]);
+        let c0 = lerp(c00, c10, f[1]);
+        let c1 = lerp(c01, c11, f[1]);
+        lerp(c0, c1, f[2])
+    }
+}
+
 /// Samples of one row of fixed voxels: `vals[x]` and `ok[x]` (inside) for the position
 /// ((mx[r][x] + c[3r]) + c[3r+1]) + c[3r+2] per coordinate r. Outside points are clamped to
 /// voxel 0 and sampled anyway, so the loop has no branch; inside points get exactly
 /// [`Sampler::at`]'s arithmetic.
 #[inline(always)]
-fn sample_row_body(s: &Sampler, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32], ok: &mut [bool]) {
+fn sample_row_body<S: Trilinear>(s: &S, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32], ok: &mut [bool]) {
     let n = vals.len();
+    let hi = s.hi();
     let (mx0, mx1, mx2) = (&mx[0][..n], &mx[1][..n], &mx[2][..n]);
     let ok = &mut ok[..n];
     for x in 0..n {
         let p = [mx0[x] + c[0] + c[1] + c[2], mx1[x] + c[3] + c[4] + c[5], mx2[x] + c[6] + c[7] + c[8]];
-        let inside = (p[0] >= 0.0) & (p[0] <= s.hi[0]) & (p[1] >= 0.0) & (p[1] <= s.hi[1]) & (p[2] >= 0.0) & (p[2] <= s.hi[2]);
+        let inside = (p[0] >= 0.0) & (p[0] <= hi[0]) & (p[1] >= 0.0) & (p[1] <= hi[1]) & (p[2] >= 0.0) & (p[2] <= hi[2]);
         let q = if inside { p } else { [0.0; 3] };
         ok[x] = inside;
         vals[x] = s.at_inside(q);
@@ -121,6 +193,11 @@ fn sample_row_body(s: &Sampler, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32
 /// never contracts, so every operation still rounds once, as in the scalar code.
 fn sample_row(s: &Sampler, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32], ok: &mut [bool]) {
     avx2_twin!(sample_row_body, (s: &Sampler, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32], ok: &mut [bool]))
+}
+
+/// [`sample_row`] through a [`Padded`] image: the same samples.
+fn sample_row_padded(s: &Padded, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32], ok: &mut [bool]) {
+    avx2_twin!(sample_row_body, (s: &Padded, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f32], ok: &mut [bool]))
 }
 
 /// The terms [`sample_row`] adds to m[4r] x for row y of slice z, in map_point's order:
@@ -164,7 +241,7 @@ pub fn resample(moving: &Volume, dims: [usize; 3], m: &[f32; 12]) -> Vec<f32> {
 struct Pass<'a> {
     fixed: &'a [f32],
     dims: [usize; 3],
-    moving: Sampler<'a>,
+    moving: &'a Padded,
     m: &'a [f32; 12],
     /// m[4r] x for every x of a row, r = 0, 1, 2.
     mx: [Vec<f32>; 3],
@@ -182,7 +259,7 @@ impl Pass<'_> {
         let mut vals = vec![0.0f32; nx];
         let mut ok = vec![false; nx];
         for y in 0..ny {
-            sample_row(&self.moving, &self.mx, row_terms(self.m, y, z), &mut vals, &mut ok);
+            sample_row_padded(self.moving, &self.mx, row_terms(self.m, y, z), &mut vals, &mut ok);
             let row = &self.fixed[nx * (y + ny * z)..][..nx];
             // The finiteness tests in passes of their own, which vectorise: folded into the
             // reduction below they made it twice as slow (bench register, 2-core EPYC).
@@ -259,14 +336,13 @@ fn merge(mut a: Stats, b: Stats) -> Stats {
 /// One evaluation on the calling rayon pool (or the calling thread for a small image: same
 /// result, see [`PARALLEL_MIN_VOXELS`]).
 pub fn evaluate(fixed: &Volume, moving: &Volume, spec: &CostSpec, m: &[f32; 12]) -> Stats {
+    evaluate_padded(fixed, &Padded::new(moving), spec, m)
+}
+
+/// [`evaluate`] with the moving image already padded (made once per level by [`CpuCost`]).
+fn evaluate_padded(fixed: &Volume, moving: &Padded, spec: &CostSpec, m: &[f32; 12]) -> Stats {
     let dims = fixed.geom.dims;
-    let pass = Pass {
-        fixed: fixed.as_flat(),
-        dims,
-        moving: Sampler::new(moving.as_flat(), moving.geom.dims),
-        m,
-        mx: x_table(m, dims[0]),
-    };
+    let pass = Pass { fixed: fixed.as_flat(), dims, moving, m, mx: x_table(m, dims[0]) };
     let slices: Vec<Stats> = if fixed.nvox() < PARALLEL_MIN_VOXELS {
         (0..dims[2]).map(|z| pass.slice(spec, z)).collect()
     } else {
@@ -278,7 +354,7 @@ pub fn evaluate(fixed: &Volume, moving: &Volume, spec: &CostSpec, m: &[f32; 12])
 
 pub struct CpuCost {
     cpu: Arc<Cpu>,
-    images: Option<(Volume, Volume, CostSpec)>,
+    images: Option<(Volume, Padded, CostSpec)>,
     timings: Timings,
 }
 
@@ -290,7 +366,7 @@ impl CpuCost {
 
 impl CostKernels for CpuCost {
     fn load(&mut self, fixed: &Volume, moving: &Volume, spec: &CostSpec) -> Result<()> {
-        self.images = Some((fixed.clone(), moving.clone(), *spec));
+        self.images = Some((fixed.clone(), Padded::new(moving), *spec));
         Ok(())
     }
     fn evaluate(&mut self, m: &[f32; 12]) -> Result<Stats> {
@@ -304,7 +380,7 @@ impl CostKernels for CpuCost {
         // A lone map of a small level runs on this thread: handing it to the pool would cost
         // more than it.
         let here = maps.len() == 1 && f.nvox() < PARALLEL_MIN_VOXELS;
-        let (s, ms) = wall_ms(|| if here { vec![evaluate(f, mv, spec, &maps[0])] } else { self.cpu.install(|| maps.par_iter().map(|m| evaluate(f, mv, spec, m)).collect()) });
+        let (s, ms) = wall_ms(|| if here { vec![evaluate_padded(f, mv, spec, &maps[0])] } else { self.cpu.install(|| maps.par_iter().map(|m| evaluate_padded(f, mv, spec, m)).collect()) });
         self.timings.kernel_ms += ms;
         Ok(s)
     }
@@ -323,6 +399,34 @@ impl CostKernels for CpuCost {
 mod tests {
     use super::*;
     use crate::register::check::{random_map, random_volume};
+    use rand::Rng;
+
+    /// The padded image's samples are [`Sampler::at`]'s bit for bit: at random points, at
+    /// whole voxel coordinates up to the last voxel of each axis (where the padding is read),
+    /// and beside infinite and NaN voxels (which a copied plane must carry as the last did).
+    #[test]
+    fn padded_samples_are_the_samplers() {
+        let seed = rand::random::<u64>();
+        let mut r = crate::synth::rng(seed);
+        let n = [9, 7, 5];
+        let mut v = random_volume(n, &mut r);
+        let last = n[0] * n[1] * n[2] - 1;
+        v.as_flat_mut()[last] = f32::INFINITY;
+        v.as_flat_mut()[n[0] - 1] = f32::NAN;
+        let (s, p) = (Sampler::new(v.as_flat(), n), Padded::new(&v));
+        let mut points: Vec<[f32; 3]> = (0..2000).map(|_| std::array::from_fn(|a| r.random_range(0.0..=(n[a] - 1) as f32))).collect();
+        for z in 0..n[2] {
+            for y in 0..n[1] {
+                for x in 0..n[0] {
+                    points.push([x as f32, y as f32, z as f32]);
+                }
+            }
+        }
+        for q in points {
+            let (want, got) = (s.at(q).expect("inside"), p.at_inside(q));
+            assert!(want.to_bits() == got.to_bits() || (want.is_nan() && got.is_nan()), "{q:?}: {got} against {want} (seed {seed})");
+        }
+    }
 
     /// The row-wise warp gives every voxel the value of the definition, voxel by voxel
     /// (map_point, then sample; 0 outside), bit for bit, with some voxels mapped outside.
