@@ -442,7 +442,6 @@ pub const SPLIT_MIN_VOXELS: usize = 8192;
 /// shares returned are the sampling's (the fit before it is a small part of the time).
 pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<(BedpostResult, Shares)> {
     use crate::runtime::stages::stage;
-    warn_unused_variant(split, variant);
     let table = inputs(dwi, grads, mask, cfg)?;
     let sched = cfg.schedule();
     // Each device's sampler, with buffers for its largest chunk and its staging, is made on a
@@ -538,12 +537,6 @@ pub fn all_zero_warning(dwi: &Volume, mask: &[u8], path: &std::path::Path) -> Op
 pub fn unused_variant_warning(split: &Split, variant: Option<Variant>) -> Option<String> {
     let v = variant?;
     split.devices().iter().all(|d| d.is_cpu()).then(|| format!("warning: --variant {} applies to OpenCL/CUDA only; the cpu backend runs its one layout, {}", v.name(), cpu::VARIANT))
-}
-
-fn warn_unused_variant(split: &Split, variant: Option<Variant>) {
-    if let Some(w) = unused_variant_warning(split, variant) {
-        eprintln!("{w}");
-    }
 }
 
 /// The layout the split's devices run: one name, or "mixed" when they differ.

@@ -42,7 +42,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let (mut dwi, grads) = stage("read", || a.input.load())?;
     let split = ctx.split()?;
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, Some(&a.mask)))?;
-    if let Some(w) = bedpost::all_zero_warning(&dwi, &mask, &a.input.dwi) {
+    // The library says what is odd; the command prints it.
+    for w in [bedpost::unused_variant_warning(&split, a.variant), bedpost::all_zero_warning(&dwi, &mask, &a.input.dwi)].into_iter().flatten() {
         eprintln!("{w}");
     }
     let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: std::io::stderr().is_terminal(), ..Config::default() };
