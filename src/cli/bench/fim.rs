@@ -19,8 +19,10 @@ pub struct Args {
     /// Grid of example 3, x,y,z
     #[arg(long, default_value = "256,256,100", value_delimiter = ',')]
     dims: Vec<usize>,
+    /// fim (node FIM on the CPU, block FIM on GPUs), or a CPU fast-sweeping baseline
     #[arg(long, value_enum, default_value_t = Solver::Fim)]
     solver: Solver,
+    /// Validity test of the Godunov solution: the paper's index test or Tsai et al.'s
     #[arg(long, value_enum, default_value_t = Validity::Index)]
     validity: Validity,
     /// Local solver: exact (monotone) or 004's valid-minimum candidate
@@ -39,6 +41,7 @@ pub struct Args {
     /// Timed runs after one warm-up (0: one cold run)
     #[arg(long, default_value_t = 3)]
     repeats: usize,
+    /// Seed of example 3's brain-like phantom (the jitter of its tensors)
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Write the active list's length at every iteration of the median run (blocks on a GPU,

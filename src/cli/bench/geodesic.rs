@@ -10,12 +10,14 @@ use neuroport::io::table::aligned;
 
 #[derive(clap::Args)]
 pub struct GeodesicArgs {
+    /// Fibres traced on GPU devices (CPU devices trace --cpu-fibres)
     #[arg(long, default_value_t = 1_000_000)]
     fibres: usize,
     /// Fibres on CPU devices (native and OpenCL CPUs), which are orders of magnitude slower;
     /// steps/s is a rate, so fewer fibres measure it as well (at most --fibres)
     #[arg(long, default_value_t = 65_536)]
     cpu_fibres: usize,
+    /// Steps per fibre at most (fibres that end sooner are counted as stopped early)
     #[arg(long, default_value_t = 1000)]
     steps: u32,
     /// Step h in voxels
@@ -24,6 +26,7 @@ pub struct GeodesicArgs {
     /// Volume size x,y,z
     #[arg(long, default_value = "1024,64,64", value_delimiter = ',')]
     dims: Vec<usize>,
+    /// Integration of the geodesic equation
     #[arg(long, value_enum, default_value_t = Method::Rk2)]
     method: Method,
     /// Only this interpolation (default: both on GPU backends)
