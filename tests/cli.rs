@@ -371,3 +371,21 @@ fn every_option_says_what_it_is() {
     assert!(seen > 20, "the walk found {seen} help texts");
     assert!(bare.is_empty(), "options with no help text: {bare:?}");
 }
+
+/// `neuroport devices | head -1`: a closed stdout made `println!` panic with a backtrace
+/// (RUST_BACKTRACE=1); the command stops quietly instead, with SIGPIPE's shell status. synth
+/// prints its files' names once they are written, so its phantom is whole.
+#[test]
+fn a_closed_stdout_stops_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    for args in [&["devices"][..], &["check", "--backend", "cpu", "--seed", "1"], &["synth", "--out", s(&out), "--dims", "6,6,4"]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = bin().args(args).env("RUST_BACKTRACE", "1").stdout(writer).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(141), "{args:?}: {err}");
+    }
+    assert!(read_nifti(&out.join("dwi.nii.gz")).is_ok() && out.join("bvecs").exists());
+}
