@@ -233,6 +233,9 @@ fn bench_geodesic_says_what_it_is_doing() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("bench geodesic on cpu") && err.contains("64 fibres x 20 steps") && err.contains("steps/s ("), "{err}");
     assert!(out.starts_with("geodesic rk2 steps/s") && !out.contains("bench geodesic on"), "{out}");
+    // The table says the native CPU runs no warm-up (geodesic::bench::measure); its progress
+    // line said "after a warm-up".
+    assert!(out.contains("(none on the native CPU)") && err.contains("1 timed runs (no warm-up on the native CPU)") && !err.contains("after a warm-up"), "{err}");
 }
 
 /// `synth` refuses an existing output before building the phantom, as every command refuses

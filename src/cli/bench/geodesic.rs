@@ -66,11 +66,13 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
             let n = if dev.info().is_gpu { a.fibres } else { a.cpu_fibres.min(a.fibres) };
             // Progress on stderr: a full run takes minutes on CPUs.
             eprintln!(
-                "  bench geodesic on {} [{}]: {n} fibres x {} steps, {} timed runs after a warm-up",
+                "  bench geodesic on {} [{}]: {n} fibres x {} steps, {} timed runs {}",
                 dev.label(),
                 if dev.is_cpu() { "float64 reference" } else { interp.label() },
                 a.steps,
-                a.runs.repeats
+                a.runs.repeats,
+                // as geodesic::bench::steps_per_second decides: the native CPU compiles nothing
+                if dev.is_cpu() { "(no warm-up on the native CPU)" } else { "after a warm-up" }
             );
             let m = steps_per_second(dev, &fields, n, &p, a.runs.repeats, a.runs.seed)?;
             eprintln!("    {:.3e} steps/s ({:.1} ms kernel)", m.steps_per_s(), m.timings.kernel_ms);
