@@ -61,7 +61,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // Claimed before the solves, so an existing file is refused before any work.
     let mut out = neuroport::volume::Outputs::new();
     let active_tmp = a.active_out.as_deref().map(|p| out.temp_for(p)).transpose()?;
-    println!("{}, solver {:?}, validity {:?}, local solver {:?}", ex.config, a.solver, a.validity, a.local);
+    // The names the options take (Debug printed "solver Fim", which --solver refuses).
+    use super::super::fim::cli_name as name;
+    println!("{}, solver {}, validity {}, local solver {}", ex.config, name(a.solver), name(a.validity), name(a.local));
     for dev in &devices {
         if a.solver != Solver::Fim && !dev.is_cpu() {
             continue; // the sweeping baselines are CPU-only
