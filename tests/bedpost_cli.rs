@@ -4,6 +4,8 @@
 
 mod common;
 use common::{run, s};
+use neuroport::bedpost::Variant;
+use neuroport::runtime::{BackendSpec, Inventory};
 use neuroport::synth::sticks::angle_deg;
 use neuroport::volume::read_nifti;
 use std::path::Path;
@@ -143,4 +145,16 @@ fn variant_on_the_cpu_backend_is_a_warning() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("warning: --variant warp applies to OpenCL/CUDA only; the cpu backend runs its one layout"), "{err}");
+}
+
+/// `--help` gave the default layout as "the device's fastest measured" while
+/// `Variant::default_for` picks moments whatever the device (as docs/bedpost.md says): the help
+/// names the layout the code picks.
+#[test]
+fn variant_help_names_the_default_layout() {
+    let cpu = Inventory::discover(None).select_one(&BackendSpec::Cpu).unwrap();
+    let v = Variant::default_for(cpu.info());
+    let (code, out, err) = run(&["bedpost", "--help"], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("(default: {}, `Variant::default_for`", v.name())), "{out}");
 }

@@ -25,6 +25,9 @@ fn bench_fim_refuses_empty_and_huge_grids() {
     let (code, out, err) = run(&["bench", "fim", "--backend", "cpu", "--repeats", "1", "--example", "1", "--n", "1"], &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("example 1: 1^3 constant"), "{out}");
+    // The header names the options' values as they are typed (it printed "solver Fim, validity
+    // Index, local solver Exact", names --solver and the others refuse).
+    assert!(out.contains("solver fim, validity index, local solver exact"), "{out}");
 }
 
 /// `bench dti --voxels 100000000000000`, `bench geodesic --dims 100000,100000,100000` and

@@ -233,6 +233,9 @@ fn bench_geodesic_says_what_it_is_doing() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("bench geodesic on cpu") && err.contains("64 fibres x 20 steps") && err.contains("steps/s ("), "{err}");
     assert!(out.starts_with("geodesic rk2 steps/s") && !out.contains("bench geodesic on"), "{out}");
+    // The table says the native CPU runs no warm-up (geodesic::bench::measure); its progress
+    // line said "after a warm-up".
+    assert!(out.contains("(none on the native CPU)") && err.contains("1 timed runs (no warm-up on the native CPU)") && !err.contains("after a warm-up"), "{err}");
 }
 
 /// `synth` refuses an existing output before building the phantom, as every command refuses
@@ -314,4 +317,78 @@ fn synth_refuses_a_phantom_dti_cannot_fit() {
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&out.join("dwi.nii.gz")), "--bvals", s(&out.join("bvals")), "--bvecs", s(&out.join("bvecs")), "--out", s(&tmp.path().join("d").join("dti"))], &[]);
     assert_eq!(code, 0, "{err}");
+}
+
+/// The subcommands listed under "Commands:" in a help text (but `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| l.trim() != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(String::from)
+        .collect()
+}
+
+/// The options whose help is only their name (and a default or a list of values): fim's and
+/// track geodesic's --bvals/--bvecs, track geodesic --method and seven bench options printed a
+/// bare `--bvals <BVALS>` above an empty line.
+fn options_without_help(help: &str) -> Vec<String> {
+    let lines: Vec<&str> = help.lines().collect();
+    let mut bare = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let indent = l.len() - l.trim_start().len();
+        let mut words = l.split_whitespace().peekable();
+        if words.peek() == Some(&"-h,") || (indent <= 6 && words.peek().is_some_and(|w| w.starts_with('-') && w.ends_with(','))) {
+            words.next();
+        }
+        let Some(name) = words.next().filter(|w| indent <= 6 && w.starts_with("--")) else { continue };
+        if words.peek().is_some_and(|w| w.starts_with('<')) {
+            words.next();
+        }
+        let rest = words.collect::<Vec<_>>().join(" ");
+        let said = |s: &str| !s.is_empty() && !s.starts_with("[default") && !s.starts_with("[possible") && !s.starts_with("Possible values");
+        // Short help puts the text on the option's line; long help on the lines below it.
+        if !said(&rest) && !said(lines.get(i + 1).map_or("", |n| n.trim())) {
+            bare.push(name.to_string());
+        }
+    }
+    bare
+}
+
+#[test]
+fn every_option_says_what_it_is() {
+    let mut todo = vec![Vec::<String>::new()];
+    let mut bare = Vec::new();
+    let mut seen = 0;
+    while let Some(path) = todo.pop() {
+        let mut args: Vec<&str> = path.iter().map(|s| s.as_str()).collect();
+        args.push("--help");
+        let (code, out, err) = run(&args, &[]);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        seen += 1;
+        bare.extend(options_without_help(&out).into_iter().map(|o| format!("{} {o}", path.join(" "))));
+        todo.extend(subcommands(&out).into_iter().map(|c| [path.clone(), vec![c]].concat()));
+    }
+    assert!(seen > 20, "the walk found {seen} help texts");
+    assert!(bare.is_empty(), "options with no help text: {bare:?}");
+}
+
+/// `neuroport devices | head -1`: a closed stdout made `println!` panic with a backtrace
+/// (RUST_BACKTRACE=1); the command stops quietly instead, with SIGPIPE's shell status. synth
+/// prints its files' names once they are written, so its phantom is whole.
+#[test]
+fn a_closed_stdout_stops_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    for args in [&["devices"][..], &["check", "--backend", "cpu", "--seed", "1"], &["synth", "--out", s(&out), "--dims", "6,6,4"]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = bin().args(args).env("RUST_BACKTRACE", "1").stdout(writer).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(141), "{args:?}: {err}");
+    }
+    assert!(read_nifti(&out.join("dwi.nii.gz")).is_ok() && out.join("bvecs").exists());
 }

@@ -260,6 +260,12 @@ fn track_refuses_useless_seeds_and_steps_and_takes_negative_numbers_to_its_own_c
     let (code, _, err) = go(&["--seed-file", s(&some)]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("warning:") && err.contains("2 of 3 seeds lie outside the volume"), "{err}");
+    // The warning said "they give no fibre" while the outputs held a single-point fibre for
+    // each: it says what is written.
+    assert!(err.contains("their fibres are single points (0 steps, stop left-volume)"), "{err}");
+    let rows = std::fs::read_to_string(d.join("t.csv")).unwrap();
+    let stays = rows.lines().skip(1).filter(|r| r.split(',').nth(9) == Some("0") && r.split(',').nth(10) == Some("left-volume")).count();
+    assert_eq!((rows.lines().count(), stays), (4, 2), "{rows}");
     let (code, _, err) = go(&["--seeds", s(&mask), "--step", "-0.1"]);
     assert!(code != 0 && err.contains("--step must be a positive number"), "{err}");
     let (code, _, err) = go(&["--seeds", s(&mask), "--step", "50"]);

@@ -25,7 +25,8 @@ pub struct Args {
     /// Seed of the chains' random streams (same seed, same output)
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Kernel layout on OpenCL/CUDA: naive, cached, moments, cached_moments or warp (default: the device's fastest measured)
+    /// Kernel layout on OpenCL/CUDA: naive, cached, moments, cached_moments or warp (default:
+    /// moments, `Variant::default_for`, until measurements name a faster one for a device)
     #[arg(long)]
     variant: Option<Variant>,
     /// Output folder (created if missing): FSL bedpostx's merged_*samples, mean_*samples,

@@ -48,8 +48,11 @@ pub struct TensorInput {
     /// 4-D DWI volume, fitted first (with --bvals and --bvecs) instead of --tensor
     #[arg(long, requires_all = ["bvals", "bvecs"])]
     pub dwi: Option<PathBuf>,
+    /// FSL bvals file of --dwi (s/mm^2; one row)
     #[arg(long)]
     pub bvals: Option<PathBuf>,
+    /// FSL bvecs file of --dwi (3 rows of N, or N rows of 3; image axes; NaN allowed on b=0
+    /// volumes)
     #[arg(long)]
     pub bvecs: Option<PathBuf>,
 }

@@ -162,6 +162,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
 }
 
 /// A value's name as the command line spells it (`sweep-lf`, `sharpened`), for the summary.
-fn cli_name<T: clap::ValueEnum>(v: T) -> String {
+pub(super) fn cli_name<T: clap::ValueEnum>(v: T) -> String {
     v.to_possible_value().map_or_else(String::new, |p| p.get_name().to_string())
 }

@@ -220,7 +220,26 @@ fn parse() -> Result<Cli, clap::Error> {
     Cli::from_arg_matches(&m)
 }
 
+/// `neuroport devices | head -1`: once the reader has gone, `println!` panicked ("failed printing
+/// to stdout: Broken pipe") with a backtrace. Rust ignores SIGPIPE so that a write to a closed
+/// FIFO is an error an output can report (io::tck's test); for stdout and stderr a command line
+/// tool stops quietly, as SIGPIPE would stop it: exit status 141 (128 + SIGPIPE), as a shell
+/// reports a tool SIGPIPE ended. The outputs are committed before their names are printed, and
+/// uncommitted temporaries are unnamed files on Linux (volume::temps), so nothing is left behind.
+fn quiet_on_closed_pipe() {
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let p = info.payload();
+        let msg = p.downcast_ref::<String>().map(String::as_str).or_else(|| p.downcast_ref::<&str>().copied()).unwrap_or("");
+        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        prev(info)
+    }));
+}
+
 pub fn main() -> i32 {
+    quiet_on_closed_pipe();
     let before_main = neuroport::runtime::stages::since_exec_ms();
     let t0 = std::time::Instant::now();
     let code = run_cli();

@@ -58,6 +58,7 @@ pub struct GeodesicArgs {
     /// Interpolation on GPU backends (default: texture on GPUs with image support, else in-kernel)
     #[arg(long, value_enum)]
     interp: Option<Interp>,
+    /// Integration of the geodesic equation
     #[arg(long, value_enum, default_value_t = Method::Rk2)]
     method: Method,
     /// Optional stop beyond the paper: FA floor (voxels below it leave the mask)

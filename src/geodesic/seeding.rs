@@ -190,7 +190,8 @@ pub fn check_seeds(seeds: &[Seed], geom: &Geometry, mask: &[u8], source: &Path) 
         bail!("{shown}: none of the {} seeds can start a fibre: all lie outside the {}x{}x{} volume", seeds.len(), d[0], d[1], d[2]);
     }
     if outside > 0 {
-        eprintln!("warning: {shown}: {outside} of {} seeds lie outside the volume; they give no fibre", seeds.len());
+        // Their fibres are still written (one point, 0 steps) so that fibre i stays seed i.
+        eprintln!("warning: {shown}: {outside} of {} seeds lie outside the volume; their fibres are single points (0 steps, stop left-volume)", seeds.len());
     }
     if unmasked > 0 {
         eprintln!("warning: {shown}: {unmasked} of {} seeds lie outside the tracking mask; they stop at once", seeds.len());

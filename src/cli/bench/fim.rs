@@ -19,8 +19,10 @@ pub struct Args {
     /// Grid of example 3, x,y,z
     #[arg(long, default_value = "256,256,100", value_delimiter = ',')]
     dims: Vec<usize>,
+    /// fim (node FIM on the CPU, block FIM on GPUs), or a CPU fast-sweeping baseline
     #[arg(long, value_enum, default_value_t = Solver::Fim)]
     solver: Solver,
+    /// Validity test of the Godunov solution: the paper's index test or Tsai et al.'s
     #[arg(long, value_enum, default_value_t = Validity::Index)]
     validity: Validity,
     /// Local solver: exact (monotone) or 004's valid-minimum candidate
@@ -39,6 +41,7 @@ pub struct Args {
     /// Timed runs after one warm-up (0: one cold run)
     #[arg(long, default_value_t = 3)]
     repeats: usize,
+    /// Seed of example 3's brain-like phantom (the jitter of its tensors)
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Write the active list's length at every iteration of the median run (blocks on a GPU,
@@ -58,7 +61,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // Claimed before the solves, so an existing file is refused before any work.
     let mut out = neuroport::volume::Outputs::new();
     let active_tmp = a.active_out.as_deref().map(|p| out.temp_for(p)).transpose()?;
-    println!("{}, solver {:?}, validity {:?}, local solver {:?}", ex.config, a.solver, a.validity, a.local);
+    // The names the options take (Debug printed "solver Fim", which --solver refuses).
+    use super::super::fim::cli_name as name;
+    println!("{}, solver {}, validity {}, local solver {}", ex.config, name(a.solver), name(a.validity), name(a.local));
     for dev in &devices {
         if a.solver != Solver::Fim && !dev.is_cpu() {
             continue; // the sweeping baselines are CPU-only

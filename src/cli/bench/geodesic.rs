@@ -10,12 +10,14 @@ use neuroport::io::table::aligned;
 
 #[derive(clap::Args)]
 pub struct GeodesicArgs {
+    /// Fibres traced on GPU devices (CPU devices trace --cpu-fibres)
     #[arg(long, default_value_t = 1_000_000)]
     fibres: usize,
     /// Fibres on CPU devices (native and OpenCL CPUs), which are orders of magnitude slower;
     /// steps/s is a rate, so fewer fibres measure it as well (at most --fibres)
     #[arg(long, default_value_t = 65_536)]
     cpu_fibres: usize,
+    /// Steps per fibre at most (fibres that end sooner are counted as stopped early)
     #[arg(long, default_value_t = 1000)]
     steps: u32,
     /// Step h in voxels
@@ -24,6 +26,7 @@ pub struct GeodesicArgs {
     /// Volume size x,y,z
     #[arg(long, default_value = "1024,64,64", value_delimiter = ',')]
     dims: Vec<usize>,
+    /// Integration of the geodesic equation
     #[arg(long, value_enum, default_value_t = Method::Rk2)]
     method: Method,
     /// Only this interpolation (default: both on GPU backends)
@@ -63,11 +66,13 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
             let n = if dev.info().is_gpu { a.fibres } else { a.cpu_fibres.min(a.fibres) };
             // Progress on stderr: a full run takes minutes on CPUs.
             eprintln!(
-                "  bench geodesic on {} [{}]: {n} fibres x {} steps, {} timed runs after a warm-up",
+                "  bench geodesic on {} [{}]: {n} fibres x {} steps, {} timed runs {}",
                 dev.label(),
                 if dev.is_cpu() { "float64 reference" } else { interp.label() },
                 a.steps,
-                a.runs.repeats
+                a.runs.repeats,
+                // as geodesic::bench::steps_per_second decides: the native CPU compiles nothing
+                if dev.is_cpu() { "(no warm-up on the native CPU)" } else { "after a warm-up" }
             );
             let m = steps_per_second(dev, &fields, n, &p, a.runs.repeats, a.runs.seed)?;
             eprintln!("    {:.3e} steps/s ({:.1} ms kernel)", m.steps_per_s(), m.timings.kernel_ms);

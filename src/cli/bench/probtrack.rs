@@ -24,6 +24,7 @@ pub struct Args {
     /// Angular threshold (smallest cosine between steps)
     #[arg(long, default_value_t = 0.9)]
     threshold: f32,
+    /// Segments per launch, as probtrack's --schedule: a list (1,2,5,...), A<k>, A_MaxStep, B or C
     #[arg(long, default_value = "1,2,5,10,20,50,100,200,500,1000")]
     schedule: Schedule,
     /// Compaction paths to measure (default: device on GPUs; the CPU has one)
