@@ -278,3 +278,20 @@ fn compare_refuses_the_same_file_twice() {
     assert!(err.starts_with("error: ") && err.contains("a.csv: given twice") && err.lines().count() == 1, "{err}");
     assert!(!out.exists());
 }
+
+/// `compare geodesic-t3.csv fim-t1.csv` merged two tables' rows into one table and plot (no
+/// config or metric in common) with exit 0; it names both files and tables now.
+#[test]
+fn compare_refuses_files_of_different_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    std::fs::write(&a, GOOD_CSV).unwrap();
+    let b = dir.path().join("b.csv");
+    std::fs::write(&b, GOOD_CSV.replace("\ngeodesic-prep,", "\nfim-t1,")).unwrap();
+    let out = dir.path().join("c");
+    let o = neuroport().arg("compare").arg(&a).arg(&b).arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.contains("b.csv") && err.contains("'fim-t1'") && err.contains("a.csv") && err.contains("'geodesic-prep'") && err.lines().count() == 1, "{err}");
+    assert!(!out.exists());
+}

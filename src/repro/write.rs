@@ -114,6 +114,7 @@ fn check_times(row: &Row) -> std::result::Result<(), String> {
 pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
     let mut per_file = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
+    let mut first_table: Option<(String, String)> = None;
     for f in files {
         // The same file twice (under any spelling) would double its rows in the table and plot.
         if let Ok(c) = std::fs::canonicalize(f) {
@@ -130,6 +131,12 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
         let rows = read_csv(f)?;
         if rows.is_empty() {
             bail!("{}: holds no result rows (not a CSV written by `neuroport reproduce`)", f.display());
+        }
+        // One merged table and plot: rows of another table (geodesic-t3 beside fim-t1) share
+        // neither configs nor metrics, and were merged without a word.
+        let (first_file, table) = first_table.get_or_insert_with(|| (f.display().to_string(), rows[0].table.clone()));
+        if let Some(r) = rows.iter().find(|r| r.table != *table) {
+            bail!("{}: holds rows of table '{}' where {first_file} holds '{table}'; compare merges the results of one table", f.display(), r.table);
         }
         let stem = f.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
         let machine = rows.iter().map(|r| r.machine.clone()).find(|m| !m.is_empty());
