@@ -138,6 +138,9 @@ impl Target for ProbtrackT2 {
     fn title(&self) -> &'static str {
         "Probabilistic streamlining time and speed-up, 50 samples per voxel (003 Table II)"
     }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "step (voxels)".into(), y_label: "total time (s)".into(), log_x: false, log_y: true, metric: Some("total time".into()) }
+    }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let mut rows = Vec::new();
         let mut notes = vec![
@@ -191,7 +194,7 @@ impl Target for ProbtrackT2 {
         }
         speedups(&mut rows);
         notes.push("Speed-ups are of the total time against our one CPU thread and all CPU cores (same config); the paper's is its one-thread C/C++ time over its GPU total.".into());
-        Ok(self.report(rows, notes, PlotSpec { x_label: "step (voxels)".into(), y_label: "total time (s)".into(), log_x: false, log_y: true, metric: Some("total time".into()) }))
+        Ok(self.report(rows, notes))
     }
 }
 
@@ -210,6 +213,9 @@ impl Target for ProbtrackT4 {
     }
     fn title(&self) -> &'static str {
         "Segmentation strategies of probabilistic streamlining (003 Table IV)"
+    }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "steps per segment (A_k)".into(), y_label: "total time (s)".into(), log_x: true, log_y: true, metric: Some("total time".into()) }
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let ds = &sets(ctx.scale)[1];
@@ -252,6 +258,6 @@ impl Target for ProbtrackT4 {
             }
         }
         speedups(&mut rows);
-        Ok(self.report(rows, notes, PlotSpec { x_label: "steps per segment (A_k)".into(), y_label: "total time (s)".into(), log_x: true, log_y: true, metric: Some("total time".into()) }))
+        Ok(self.report(rows, notes))
     }
 }

@@ -210,10 +210,12 @@ pub struct Report {
 pub trait Target: Sync {
     fn id(&self) -> &'static str;
     fn title(&self) -> &'static str;
+    /// How its report is plotted; `compare` plots merged results of the table the same way.
+    fn plot(&self) -> PlotSpec;
     fn run(&self, ctx: &RunCtx) -> Result<Report>;
-    /// This target's report of `rows`, `notes` and `plot`.
-    fn report(&self, rows: Vec<Row>, notes: Vec<String>, plot: PlotSpec) -> Report {
-        Report { id: self.id().into(), title: self.title().into(), rows, notes, plot }
+    /// This target's report of `rows` and `notes`.
+    fn report(&self, rows: Vec<Row>, notes: Vec<String>) -> Report {
+        Report { id: self.id().into(), title: self.title().into(), rows, notes, plot: self.plot() }
     }
 }
 

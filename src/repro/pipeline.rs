@@ -142,6 +142,9 @@ impl Target for Pipeline {
     fn title(&self) -> &'static str {
         "The whole user pipeline: read, tensor fit, bedpost, geodesic tracking, write (wall time per stage)"
     }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "stage".into(), y_label: "wall time [s]".into(), log_x: false, log_y: true, metric: None }
+    }
 
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let s = spec(ctx.scale);
@@ -206,6 +209,6 @@ impl Target for Pipeline {
                 all.host_ms / 1e3
             ));
         }
-        Ok(self.report(rows, notes, PlotSpec { x_label: "stage".into(), y_label: "wall time [s]".into(), log_x: false, log_y: true, metric: None }))
+        Ok(self.report(rows, notes))
     }
 }

@@ -189,7 +189,31 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
 
 /// `neuroport compare`: one table and one plot from result files made on different machines.
 pub fn write_merged(rows: Vec<Row>, notes: Vec<String>, out: &Path, id: &str) -> Result<Vec<PathBuf>> {
+    write(&merged_report(rows, notes, id), out)
+}
+
+fn merged_report(rows: Vec<Row>, notes: Vec<String>, id: &str) -> Report {
     let title = format!("{id}: merged results ({} rows)", rows.len());
-    let report = Report { id: id.into(), title, rows, notes, plot: super::PlotSpec { x_label: "configuration".into(), y_label: "ours".into(), log_x: false, log_y: true, metric: None } };
-    write(&report, out)
+    // The table's own plot: every row on one axis put probtrack-t2's steps/s, step counts and
+    // seconds (zeros dropped from the log axis) on one line per series.
+    let table = rows.first().map(|r| r.table.clone()).unwrap_or_default();
+    let plot = match super::registry().into_iter().find(|t| t.id() == table) {
+        Some(t) => t.plot(),
+        None => super::PlotSpec { x_label: "configuration".into(), y_label: "ours".into(), log_x: false, log_y: true, metric: None },
+    };
+    Report { id: id.into(), title, rows, notes, plot }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_merged_table_is_plotted_as_its_table() {
+        let row = |metric: &str, unit: &str, ours: f64| Row { table: "probtrack-t2".into(), config: "c".into(), metric: metric.into(), unit: unit.into(), ours, ..Row::default() };
+        let rows = vec![row("total time", "s", 0.02), row("steps per second", "steps/s", 1.6e7), row("total steps", "steps", 3.5e5)];
+        let r = merged_report(rows, Vec::new(), "compare");
+        assert_eq!(r.plot.metric.as_deref(), Some("total time"));
+        assert_eq!(r.plot.y_label, "total time (s)");
+    }
 }
