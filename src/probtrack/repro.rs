@@ -176,16 +176,16 @@ impl Target for ProbtrackT2 {
                         };
                         let pdev = if dev.is_cpu() { CPU_PUBLISHED } else { GPU_PUBLISHED };
                         let note = if scale > 1.0 { format!("stand-in; extrapolated: 1 seed in {CPU_SUBSET}, time x {scale:.1}") } else { "stand-in".into() };
-                        rows.extend(rows_of(self.id(), &cfg, step as f64, dev, &v, &t, scale, published, pdev, &note));
+                        rows.extend(rows_of(self.id(), &cfg, crate::repro::decimal(step), dev, &v, &t, scale, published, pdev, &note));
                         let total_steps = t.total_steps as f64 * scale;
                         rows.push(
                             Row::new(self.id(), &cfg, dev.info(), &v, "total steps", "steps", total_steps)
-                                .x(step as f64)
+                                .x(crate::repro::decimal(step))
                                 .published(if paper { key("total_fiber_steps") } else { None }, "003 (total fibre length)"),
                         );
                         rows.push(
                             Row::new(self.id(), &cfg, dev.info(), &v, "longest half-streamline", "steps", t.longest as f64)
-                                .x(step as f64)
+                                .x(crate::repro::decimal(step))
                                 .published(if paper { key("longest_fiber_steps") } else { None }, "003 (longest fibre length)"),
                         );
                     }

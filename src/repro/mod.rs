@@ -34,6 +34,12 @@ pub fn add_speedups(rows: &mut [Row]) {
     }
 }
 
+/// A float32 setting (a step of 0.1 voxel) as the decimal it was written as: `0.1f32 as f64` is
+/// 0.10000000149011612, which the CSV's x column printed beside the published 0.1.
+pub fn decimal(v: f32) -> f64 {
+    v.to_string().parse().unwrap_or(v as f64)
+}
+
 /// Problem sizes: the paper's, or a quick size that runs in seconds on 2 CPU cores (CI).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Scale {
@@ -286,5 +292,12 @@ mod tests {
         assert_eq!((r.speedup_vs_1thread, r.speedup_vs_all_cores), (None, None));
         let r = row(2.0).speedups(Some(4.0), Some(0.0));
         assert_eq!((r.speedup_vs_1thread, r.speedup_vs_all_cores), (Some(2.0), None));
+    }
+
+    #[test]
+    fn a_float32_setting_keeps_its_decimal() {
+        assert_eq!(decimal(0.1).to_string(), "0.1");
+        assert_eq!(decimal(0.35), 0.35);
+        assert_eq!(decimal(0.5), 0.5);
     }
 }

@@ -127,7 +127,7 @@ impl Target for GeodesicF6 {
                 for (p, (m, _)) in params.iter().zip(run_on(dev, &fields, &seeds, &params, ctx.repeats)?) {
                     rows.push(
                         Row::new(self.id(), format!("h = {:.2}", p.step), dev.info(), variant(dev, interp), "time", "ms", m.timings.kernel_ms)
-                            .x(p.step as f64)
+                            .x(crate::repro::decimal(p.step))
                             .split(&m.timings)
                             .substituted(substituted.clone()),
                     );
