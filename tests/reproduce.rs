@@ -295,3 +295,21 @@ fn compare_refuses_files_of_different_tables() {
     assert!(err.starts_with("error: ") && err.contains("b.csv") && err.contains("'fim-t1'") && err.contains("a.csv") && err.contains("'geodesic-prep'") && err.lines().count() == 1, "{err}");
     assert!(!out.exists());
 }
+
+/// A config holding `|` or a line break (a hand-edited result file) split its Markdown row
+/// into extra columns in `compare`'s table.
+#[test]
+fn compare_markdown_keeps_one_cell_per_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    std::fs::write(&a, GOOD_CSV.replace("tensor fit (WLS)", "\"fit | WLS\nrun 2\"")).unwrap();
+    let out = dir.path().join("c");
+    let o = neuroport().arg("compare").arg(&a).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 3, "{md}");
+    for r in rows {
+        assert_eq!(r.matches('|').count() - r.matches("\\|").count(), 13, "{r}");
+    }
+}
