@@ -113,7 +113,7 @@ fn pipeline_quick_times_every_stage_and_leaves_no_scratch() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p");
     let o = neuroport()
-        .args(["reproduce", "pipeline", "--scale", "quick", "--repeats", "1", "--backend", "cpu", "--out"])
+        .args(["reproduce", "pipeline", "--scale", "quick", "--repeats", "1", "--seed", "7", "--backend", "cpu", "--out"])
         .arg(&out)
         .env("TMPDIR", dir.path())
         .env("FSLOUTPUTTYPE", "NIFTI")
@@ -130,6 +130,9 @@ fn pipeline_quick_times_every_stage_and_leaves_no_scratch() {
         // the split adds up to the stage's wall time (host is wall - device, floored at 0)
         assert!(split >= r.ours * 1e3 * 0.999 - 1e-6, "{r:?}");
     }
+    // --seed drives the phantom (it was fixed at 1 whatever was asked)
+    let md = std::fs::read_to_string(out.join("pipeline.md")).unwrap();
+    assert!(md.contains("sticks phantom [14, 16, 10] at 1.8 mm, seed 7,"), "{md}");
     let total = rows.last().unwrap().ours;
     let sum: f64 = rows[..7].iter().map(|r| r.ours).sum();
     assert!(sum <= total * 1.0001 && sum > 0.8 * total, "stages {sum} s vs total {total} s");
