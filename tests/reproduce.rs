@@ -316,3 +316,16 @@ fn compare_markdown_keeps_one_cell_per_column() {
         assert_eq!(r.matches('|').count() - r.matches("\\|").count(), 13, "{r}");
     }
 }
+
+/// airwc's "evaluations" rows (a count, no unit) read "evaluations []" in the Markdown table.
+#[test]
+fn a_metric_without_unit_has_no_empty_brackets() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    std::fs::write(&a, GOOD_CSV.replace(",time per million voxels,ms,", ",evaluations,,")).unwrap();
+    let out = dir.path().join("c");
+    let o = neuroport().arg("compare").arg(&a).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    assert!(md.contains("| evaluations |") && !md.contains("[]"), "{md}");
+}

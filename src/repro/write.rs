@@ -25,7 +25,8 @@ pub fn to_markdown(r: &Report) -> String {
                 w.config.clone(),
                 if w.source.is_empty() { format!("{} ({})", w.device, w.device_name) } else { format!("{}: {} ({})", w.source, w.device, w.device_name) },
                 w.variant.clone(),
-                format!("{} [{}]", w.metric, w.unit),
+                // A count has no unit: "evaluations []" read as a missing one.
+                if w.unit.is_empty() { w.metric.clone() } else { format!("{} [{}]", w.metric, w.unit) },
                 w.published.map(|p| format!("{} ({})", fmt(Some(p)), w.published_device)).unwrap_or_default(),
                 fmt(Some(w.ours)),
                 fmt(w.ratio),
