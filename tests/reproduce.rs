@@ -329,3 +329,32 @@ fn a_metric_without_unit_has_no_empty_brackets() {
     let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
     assert!(md.contains("| evaluations |") && !md.contains("[]"), "{md}");
 }
+
+/// A reader that leaves early (`neuroport compare ... | head -1`): println! panicked with a
+/// backtrace (exit 101), and reproduce, which prints each table before writing it, lost its
+/// files. The commands now finish their work and exit as they would have.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    std::fs::write(&a, GOOD_CSV).unwrap();
+    let out = dir.path().join("c");
+    let r = dir.path().join("r");
+    let runs: [(Vec<std::ffi::OsString>, Option<std::path::PathBuf>); 3] = [
+        (vec!["compare".into(), a.clone().into(), "--out".into(), out.clone().into()], Some(out.join("compare.csv"))),
+        (vec!["reproduce".into(), "geodesic-prep".into(), "--repeats".into(), "1".into(), "--backend".into(), "cpu".into(), "--out".into(), r.clone().into()], Some(r.join("geodesic-prep.png"))),
+        (vec!["check".into(), "--backend".into(), "cpu".into(), "--seed".into(), "1".into()], None),
+    ];
+    for (args, file) in runs {
+        let mut child = neuroport().args(&args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{args:?}: {err}");
+        if let Some(f) = file {
+            assert!(f.is_file(), "{args:?}: {} not written", f.display());
+        }
+    }
+}

@@ -31,7 +31,7 @@ pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
         eprintln!("{n}");
     }
     for p in repro::write_merged(rows, notes, &a.out, &a.name)? {
-        println!("{}", p.display());
+        super::print_out(&format!("{}\n", p.display()))?;
     }
     Ok(0)
 }
