@@ -358,3 +358,29 @@ fn a_closed_stdout_is_not_a_crash() {
         }
     }
 }
+
+/// `compare r/x.csv other.csv --out r --name x --force` replaced the input r/x.csv (a machine's
+/// only copy of its results) with the merge; it is refused, naming the file, and left as it was.
+#[test]
+fn compare_does_not_replace_a_file_it_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("r");
+    std::fs::create_dir(&r).unwrap();
+    let a = r.join("geodesic-prep.csv");
+    std::fs::write(&a, GOOD_CSV).unwrap();
+    let b = dir.path().join("b.csv");
+    std::fs::write(&b, GOOD_CSV.replace(",vm,", ",box,")).unwrap();
+    for force in [false, true] {
+        let mut c = neuroport();
+        c.arg("compare").arg(&a).arg(&b).arg("--out").arg(dir.path().join(".").join("r")).args(["--name", "geodesic-prep"]);
+        if force {
+            c.arg("--force");
+        }
+        let o = c.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "--force {force}: {err}");
+        assert!(err.starts_with("error: ") && err.contains("geodesic-prep.csv") && err.lines().count() == 1, "{err}");
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), GOOD_CSV);
+        assert_eq!(common_entries(&r), vec!["geodesic-prep.csv".to_string()]);
+    }
+}

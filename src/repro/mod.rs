@@ -14,7 +14,7 @@ use crate::runtime::{Device, DeviceInfo, Inventory};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-pub use write::{merge, read_csv, report_paths, write, write_merged};
+pub use write::{check_outputs_are_not_inputs, merge, read_csv, report_paths, write, write_merged};
 
 /// Variant names of the two CPU baselines every speed-up is computed against.
 pub const ONE_THREAD: &str = "1 thread";

@@ -188,6 +188,20 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
     Ok((rows, notes))
 }
 
+/// `compare --out D --name N` whose N.csv, N.md or N.png is one of the result files merged
+/// (`compare r/airwc.csv b/airwc.csv --out r --name airwc --force`) replaced a machine's only
+/// copy of its results with the merge; refused, with or without --force.
+pub fn check_outputs_are_not_inputs(files: &[PathBuf], out: &Path, name: &str) -> Result<()> {
+    let inputs: Vec<PathBuf> = files.iter().filter_map(|f| std::fs::canonicalize(f).ok()).collect();
+    for p in report_paths(name, out) {
+        let Some(c) = p.parent().and_then(|d| std::fs::canonicalize(d).ok()).zip(p.file_name()).map(|(d, f)| d.join(f)) else { continue };
+        if inputs.contains(&c) {
+            bail!("{}: is one of the result files merged; compare would replace it with the merge (choose another --out or --name)", p.display());
+        }
+    }
+    Ok(())
+}
+
 /// `neuroport compare`: one table and one plot from result files made on different machines.
 pub fn write_merged(rows: Vec<Row>, notes: Vec<String>, out: &Path, id: &str) -> Result<Vec<PathBuf>> {
     write(&merged_report(rows, notes, id), out)
