@@ -24,6 +24,8 @@ fn probtrack_tables_quick_write_their_reports() {
         let steps: Vec<f64> = t2.iter().filter(|r| r.config == cfg && r.metric == "total steps").map(|r| r.ours).collect();
         assert!(steps.len() == 2 && steps[0] == steps[1] && steps[0] > 0.0, "{cfg}: {steps:?}");
     }
+    // The step column holds the table's decimals (0.1), not float32's 0.10000000149011612.
+    assert!(t2.iter().all(|r| [0.1, 0.2, 0.3].contains(&r.x.unwrap())), "{:?}", t2.iter().map(|r| r.x).collect::<Vec<_>>());
     let t4 = neuroport::repro::read_csv(&out.join("probtrack-t4.csv")).unwrap();
     assert_eq!(t4.len(), 11 * 5, "11 schedules x 5 metrics on the all-cores CPU");
     assert!(t4.iter().any(|r| r.config == "B") && t4.iter().any(|r| r.config == "AMaxStep"));

@@ -67,3 +67,28 @@ fn full_affine_on_a_sampled_grid_ncc() {
     let (e, n) = recover_with(&t, &o);
     assert!(e < 0.5, "mean displacement {e:.3} mm after {n} evaluations");
 }
+
+/// The kernels' device time from calls made before `register` (reproduce airwc times
+/// evaluations on the same kernels first) was counted as the first level's: its 'kernels'
+/// exceeded its wall time and airwc's registration-time rows had kernel_ms above the total.
+#[test]
+fn earlier_evaluations_are_not_counted_as_the_registrations() {
+    let big = centred_geometry([64, 64, 64], [3.0; 3]);
+    let (bf, bm) = same_subject_pair(&Head::subject(0), &big, &big, &affine::IDENTITY, 0.02, 5);
+    let g = centred_geometry([16, 16, 16], [12.0; 3]);
+    let t = truth(&[4.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    let (f, m) = same_subject_pair(&Head::subject(0), &g, &g, &t, 0.02, 5);
+    let mut k = register::kernels(&cpu()).unwrap();
+    let spec = register::CostSpec::new(CostKind::Sad, bf.volume.as_flat(), bm.volume.as_flat()).unwrap();
+    k.load(&bf.volume, &bm.volume, &spec).unwrap();
+    let map = register::voxel_map_f32(&affine::IDENTITY, &bf.volume.geom, &bm.volume.geom);
+    for _ in 0..40 {
+        k.evaluate(&map).unwrap();
+    }
+    let r = register::register(k.as_mut(), &f.volume, &m.volume, &Options::new(Dof::Rigid, CostKind::Sad, 1), &mut |_| {}).unwrap();
+    let wall: f64 = r.levels.iter().map(|l| l.wall_ms).sum();
+    assert!(r.timings.kernel_ms <= wall, "kernels {} ms in a registration of {wall} ms", r.timings.kernel_ms);
+    for l in &r.levels {
+        assert!(l.kernel_ms <= l.wall_ms, "{}", l.line());
+    }
+}

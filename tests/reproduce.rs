@@ -113,7 +113,7 @@ fn pipeline_quick_times_every_stage_and_leaves_no_scratch() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p");
     let o = neuroport()
-        .args(["reproduce", "pipeline", "--scale", "quick", "--repeats", "1", "--backend", "cpu", "--out"])
+        .args(["reproduce", "pipeline", "--scale", "quick", "--repeats", "1", "--seed", "7", "--backend", "cpu", "--out"])
         .arg(&out)
         .env("TMPDIR", dir.path())
         .env("FSLOUTPUTTYPE", "NIFTI")
@@ -130,6 +130,9 @@ fn pipeline_quick_times_every_stage_and_leaves_no_scratch() {
         // the split adds up to the stage's wall time (host is wall - device, floored at 0)
         assert!(split >= r.ours * 1e3 * 0.999 - 1e-6, "{r:?}");
     }
+    // --seed drives the phantom (it was fixed at 1 whatever was asked)
+    let md = std::fs::read_to_string(out.join("pipeline.md")).unwrap();
+    assert!(md.contains("sticks phantom [14, 16, 10] at 1.8 mm, seed 7,"), "{md}");
     let total = rows.last().unwrap().ours;
     let sum: f64 = rows[..7].iter().map(|r| r.ours).sum();
     assert!(sum <= total * 1.0001 && sum > 0.8 * total, "stages {sum} s vs total {total} s");
@@ -277,4 +280,107 @@ fn compare_refuses_the_same_file_twice() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.starts_with("error: ") && err.contains("a.csv: given twice") && err.lines().count() == 1, "{err}");
     assert!(!out.exists());
+}
+
+/// `compare geodesic-t3.csv fim-t1.csv` merged two tables' rows into one table and plot (no
+/// config or metric in common) with exit 0; it names both files and tables now.
+#[test]
+fn compare_refuses_files_of_different_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    std::fs::write(&a, GOOD_CSV).unwrap();
+    let b = dir.path().join("b.csv");
+    std::fs::write(&b, GOOD_CSV.replace("\ngeodesic-prep,", "\nfim-t1,")).unwrap();
+    let out = dir.path().join("c");
+    let o = neuroport().arg("compare").arg(&a).arg(&b).arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.contains("b.csv") && err.contains("'fim-t1'") && err.contains("a.csv") && err.contains("'geodesic-prep'") && err.lines().count() == 1, "{err}");
+    assert!(!out.exists());
+}
+
+/// A config holding `|` or a line break (a hand-edited result file) split its Markdown row
+/// into extra columns in `compare`'s table.
+#[test]
+fn compare_markdown_keeps_one_cell_per_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    std::fs::write(&a, GOOD_CSV.replace("tensor fit (WLS)", "\"fit | WLS\nrun 2\"")).unwrap();
+    let out = dir.path().join("c");
+    let o = neuroport().arg("compare").arg(&a).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 3, "{md}");
+    for r in rows {
+        assert_eq!(r.matches('|').count() - r.matches("\\|").count(), 13, "{r}");
+    }
+}
+
+/// airwc's "evaluations" rows (a count, no unit) read "evaluations []" in the Markdown table.
+#[test]
+fn a_metric_without_unit_has_no_empty_brackets() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    std::fs::write(&a, GOOD_CSV.replace(",time per million voxels,ms,", ",evaluations,,")).unwrap();
+    let out = dir.path().join("c");
+    let o = neuroport().arg("compare").arg(&a).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    assert!(md.contains("| evaluations |") && !md.contains("[]"), "{md}");
+}
+
+/// A reader that leaves early (`neuroport compare ... | head -1`): println! panicked with a
+/// backtrace (exit 101), and reproduce, which prints each table before writing it, lost its
+/// files. The commands now finish their work and exit as they would have.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    std::fs::write(&a, GOOD_CSV).unwrap();
+    let out = dir.path().join("c");
+    let r = dir.path().join("r");
+    let runs: [(Vec<std::ffi::OsString>, Option<std::path::PathBuf>); 3] = [
+        (vec!["compare".into(), a.clone().into(), "--out".into(), out.clone().into()], Some(out.join("compare.csv"))),
+        (vec!["reproduce".into(), "geodesic-prep".into(), "--repeats".into(), "1".into(), "--backend".into(), "cpu".into(), "--out".into(), r.clone().into()], Some(r.join("geodesic-prep.png"))),
+        (vec!["check".into(), "--backend".into(), "cpu".into(), "--seed".into(), "1".into()], None),
+    ];
+    for (args, file) in runs {
+        let mut child = neuroport().args(&args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{args:?}: {err}");
+        if let Some(f) = file {
+            assert!(f.is_file(), "{args:?}: {} not written", f.display());
+        }
+    }
+}
+
+/// `compare r/x.csv other.csv --out r --name x --force` replaced the input r/x.csv (a machine's
+/// only copy of its results) with the merge; it is refused, naming the file, and left as it was.
+#[test]
+fn compare_does_not_replace_a_file_it_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("r");
+    std::fs::create_dir(&r).unwrap();
+    let a = r.join("geodesic-prep.csv");
+    std::fs::write(&a, GOOD_CSV).unwrap();
+    let b = dir.path().join("b.csv");
+    std::fs::write(&b, GOOD_CSV.replace(",vm,", ",box,")).unwrap();
+    for force in [false, true] {
+        let mut c = neuroport();
+        c.arg("compare").arg(&a).arg(&b).arg("--out").arg(dir.path().join(".").join("r")).args(["--name", "geodesic-prep"]);
+        if force {
+            c.arg("--force");
+        }
+        let o = c.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "--force {force}: {err}");
+        assert!(err.starts_with("error: ") && err.contains("geodesic-prep.csv") && err.lines().count() == 1, "{err}");
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), GOOD_CSV);
+        assert_eq!(common_entries(&r), vec!["geodesic-prep.csv".to_string()]);
+    }
 }

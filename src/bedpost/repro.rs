@@ -61,6 +61,9 @@ impl Target for BedpostT3 {
     fn title(&self) -> &'static str {
         "Ball-and-sticks MCMC sampling time, 50 samples per voxel (003 Table III)"
     }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "voxels".into(), y_label: "sampling time (s)".into(), log_x: false, log_y: true, metric: None }
+    }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let g = synth::gradient_table(4, 64, 1000.0);
         let table = Table::new(&g)?;
@@ -144,7 +147,7 @@ impl Target for BedpostT3 {
             }
         }
         add_speedups(&mut rows);
-        Ok(self.report(rows, notes, PlotSpec { x_label: "voxels".into(), y_label: "sampling time (s)".into(), log_x: false, log_y: true, metric: None }))
+        Ok(self.report(rows, notes))
     }
 }
 

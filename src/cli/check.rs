@@ -23,18 +23,19 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let rows = run_all(&devices, &reference, seed);
     let failed = rows.iter().filter(|r| !r.pass).count();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "seed": seed, "unavailable": unavailable, "rows": rows }))?);
+        super::print_out(&format!("{}\n", serde_json::to_string_pretty(&serde_json::json!({ "seed": seed, "unavailable": unavailable, "rows": rows }))?))?;
     } else {
-        println!("seed {seed}");
+        let mut text = format!("seed {seed}\n");
         for n in &unavailable {
-            println!("{n}");
+            text += &format!("{n}\n");
         }
         let table: Vec<Vec<String>> = rows
             .iter()
             .map(|r| vec![r.device.clone(), r.kernel.clone(), if r.pass { "pass" } else { "FAIL" }.into(), format!("{:.2e}", r.max_rel_err), format!("{:.0e}", r.tolerance), r.note.clone()])
             .collect();
-        print!("{}", aligned(&["device", "kernel", "result", "max rel err", "tol", "note"], &table));
-        println!("{} passed, {} failed", rows.len() - failed, failed);
+        text += &aligned(&["device", "kernel", "result", "max rel err", "tol", "note"], &table);
+        text += &format!("{} passed, {} failed\n", rows.len() - failed, failed);
+        super::print_out(&text)?;
     }
     Ok(if failed == 0 { 0 } else { 1 })
 }

@@ -22,6 +22,7 @@ pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
     if a.name.is_empty() || a.name.contains('/') || a.name.contains(std::path::MAIN_SEPARATOR) {
         bail!("--name must be a plain file name (the files go inside --out), not '{}'", a.name);
     }
+    repro::check_outputs_are_not_inputs(&a.files, &a.out, &a.name)?;
     neuroport::volume::check_free(repro::report_paths(&a.name, &a.out))?;
     let (rows, notes) = repro::merge(&a.files)?;
     if rows.is_empty() {
@@ -31,7 +32,7 @@ pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
         eprintln!("{n}");
     }
     for p in repro::write_merged(rows, notes, &a.out, &a.name)? {
-        println!("{}", p.display());
+        super::print_out(&format!("{}\n", p.display()))?;
     }
     Ok(0)
 }

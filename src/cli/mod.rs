@@ -159,6 +159,17 @@ impl Drop for Ctx {
     }
 }
 
+/// Prints `s` on stdout. A reader that has left (`neuroport compare ... | head -1`) is not the
+/// command's failure: println! panicked there (exit 101 with a backtrace), and reproduce, which
+/// prints each table before writing its files, lost them.
+pub fn print_out(s: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(s.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
 /// The run summary's second line when a run was split: chunks and busy time per device.
 pub fn print_shares(split: &neuroport::runtime::split::Split, shares: &neuroport::runtime::split::Shares) {
     shares_line(split.len() > 1, shares);

@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         match t.run(&rc).with_context(|| format!("table {}", t.id())) {
             Ok(mut report) => {
                 repro::stamp(&mut report, a.scale);
-                println!("{}", repro::write::to_markdown(&report));
+                super::print_out(&format!("{}\n", repro::write::to_markdown(&report)))?;
                 for p in repro::write(&report, &a.out)? {
                     eprintln!("wrote {}", p.display());
                 }

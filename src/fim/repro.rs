@@ -286,6 +286,9 @@ impl Target for FimT1 {
     fn title(&self) -> &'static str {
         "Anisotropic Hamilton-Jacobi solvers: running time on 3D tensor volumes (004 Table 1)"
     }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "example and grid".into(), y_label: "run time (s)".into(), log_x: false, log_y: true, metric: None }
+    }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let quick = ctx.scale == Scale::Quick;
         let one = ctx.one_thread_cpu()?;
@@ -399,7 +402,7 @@ impl Target for FimT1 {
             }
         }
         add_speedups(&mut rows);
-        Ok(self.report(rows, notes, PlotSpec { x_label: "example and grid".into(), y_label: "run time (s)".into(), log_x: false, log_y: true, metric: None }))
+        Ok(self.report(rows, notes))
     }
 }
 

@@ -14,11 +14,13 @@ pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(
     Ok(())
 }
 
-/// A Markdown table.
+/// A Markdown table. A cell's `|` is escaped and a line break made a space: a config or label
+/// holding either (a hand-edited CSV merged by `compare`) split its row into extra columns.
 pub fn markdown(header: &[&str], rows: &[Vec<String>]) -> String {
+    let cell = |c: &String| c.replace('|', "\\|").replace(['\r', '\n'], " ");
     let mut s = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len()));
     for r in rows {
-        s.push_str(&format!("| {} |\n", r.join(" | ")));
+        s.push_str(&format!("| {} |\n", r.iter().map(cell).collect::<Vec<_>>().join(" | ")));
     }
     s
 }

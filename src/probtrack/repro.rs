@@ -138,6 +138,9 @@ impl Target for ProbtrackT2 {
     fn title(&self) -> &'static str {
         "Probabilistic streamlining time and speed-up, 50 samples per voxel (003 Table II)"
     }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "step (voxels)".into(), y_label: "total time (s)".into(), log_x: false, log_y: true, metric: Some("total time".into()) }
+    }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let mut rows = Vec::new();
         let mut notes = vec![
@@ -173,16 +176,16 @@ impl Target for ProbtrackT2 {
                         };
                         let pdev = if dev.is_cpu() { CPU_PUBLISHED } else { GPU_PUBLISHED };
                         let note = if scale > 1.0 { format!("stand-in; extrapolated: 1 seed in {CPU_SUBSET}, time x {scale:.1}") } else { "stand-in".into() };
-                        rows.extend(rows_of(self.id(), &cfg, step as f64, dev, &v, &t, scale, published, pdev, &note));
+                        rows.extend(rows_of(self.id(), &cfg, crate::repro::decimal(step), dev, &v, &t, scale, published, pdev, &note));
                         let total_steps = t.total_steps as f64 * scale;
                         rows.push(
                             Row::new(self.id(), &cfg, dev.info(), &v, "total steps", "steps", total_steps)
-                                .x(step as f64)
+                                .x(crate::repro::decimal(step))
                                 .published(if paper { key("total_fiber_steps") } else { None }, "003 (total fibre length)"),
                         );
                         rows.push(
                             Row::new(self.id(), &cfg, dev.info(), &v, "longest half-streamline", "steps", t.longest as f64)
-                                .x(step as f64)
+                                .x(crate::repro::decimal(step))
                                 .published(if paper { key("longest_fiber_steps") } else { None }, "003 (longest fibre length)"),
                         );
                     }
@@ -191,7 +194,7 @@ impl Target for ProbtrackT2 {
         }
         speedups(&mut rows);
         notes.push("Speed-ups are of the total time against our one CPU thread and all CPU cores (same config); the paper's is its one-thread C/C++ time over its GPU total.".into());
-        Ok(self.report(rows, notes, PlotSpec { x_label: "step (voxels)".into(), y_label: "total time (s)".into(), log_x: false, log_y: true, metric: Some("total time".into()) }))
+        Ok(self.report(rows, notes))
     }
 }
 
@@ -210,6 +213,9 @@ impl Target for ProbtrackT4 {
     }
     fn title(&self) -> &'static str {
         "Segmentation strategies of probabilistic streamlining (003 Table IV)"
+    }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "steps per segment (A_k)".into(), y_label: "total time (s)".into(), log_x: true, log_y: true, metric: Some("total time".into()) }
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let ds = &sets(ctx.scale)[1];
@@ -252,6 +258,6 @@ impl Target for ProbtrackT4 {
             }
         }
         speedups(&mut rows);
-        Ok(self.report(rows, notes, PlotSpec { x_label: "steps per segment (A_k)".into(), y_label: "total time (s)".into(), log_x: true, log_y: true, metric: Some("total time".into()) }))
+        Ok(self.report(rows, notes))
     }
 }

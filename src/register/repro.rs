@@ -81,6 +81,9 @@ impl Target for Airwc {
     fn title(&self) -> &'static str {
         "Affine registration: time per cost evaluation (002 AIRWC)"
     }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "configuration".into(), y_label: "time per evaluation (ms)".into(), log_x: false, log_y: true, metric: Some("time per evaluation".into()) }
+    }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let paper = ctx.scale == Scale::Paper;
         let mut notes = vec![
@@ -147,6 +150,6 @@ impl Target for Airwc {
             r.speedup_vs_1thread = None;
             r.speedup_vs_all_cores = if r.metric == "registration time" { r.speedup_vs_all_cores } else { None };
         }
-        Ok(self.report(rows, notes, PlotSpec { x_label: "configuration".into(), y_label: "time per evaluation (ms)".into(), log_x: false, log_y: true, metric: Some("time per evaluation".into()) }))
+        Ok(self.report(rows, notes))
     }
 }

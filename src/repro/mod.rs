@@ -14,7 +14,7 @@ use crate::runtime::{Device, DeviceInfo, Inventory};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-pub use write::{merge, read_csv, report_paths, write, write_merged};
+pub use write::{check_outputs_are_not_inputs, merge, read_csv, report_paths, write, write_merged};
 
 /// Variant names of the two CPU baselines every speed-up is computed against.
 pub const ONE_THREAD: &str = "1 thread";
@@ -32,6 +32,12 @@ pub fn add_speedups(rows: &mut [Row]) {
         let all = base(&snapshot, &r.config, &r.metric, ALL_CORES);
         *r = std::mem::take(r).speedups(one, all);
     }
+}
+
+/// A float32 setting (a step of 0.1 voxel) as the decimal it was written as: `0.1f32 as f64` is
+/// 0.10000000149011612, which the CSV's x column printed beside the published 0.1.
+pub fn decimal(v: f32) -> f64 {
+    v.to_string().parse().unwrap_or(v as f64)
 }
 
 /// Problem sizes: the paper's, or a quick size that runs in seconds on 2 CPU cores (CI).
@@ -210,10 +216,12 @@ pub struct Report {
 pub trait Target: Sync {
     fn id(&self) -> &'static str;
     fn title(&self) -> &'static str;
+    /// How its report is plotted; `compare` plots merged results of the table the same way.
+    fn plot(&self) -> PlotSpec;
     fn run(&self, ctx: &RunCtx) -> Result<Report>;
-    /// This target's report of `rows`, `notes` and `plot`.
-    fn report(&self, rows: Vec<Row>, notes: Vec<String>, plot: PlotSpec) -> Report {
-        Report { id: self.id().into(), title: self.title().into(), rows, notes, plot }
+    /// This target's report of `rows` and `notes`.
+    fn report(&self, rows: Vec<Row>, notes: Vec<String>) -> Report {
+        Report { id: self.id().into(), title: self.title().into(), rows, notes, plot: self.plot() }
     }
 }
 
@@ -284,5 +292,12 @@ mod tests {
         assert_eq!((r.speedup_vs_1thread, r.speedup_vs_all_cores), (None, None));
         let r = row(2.0).speedups(Some(4.0), Some(0.0));
         assert_eq!((r.speedup_vs_1thread, r.speedup_vs_all_cores), (Some(2.0), None));
+    }
+
+    #[test]
+    fn a_float32_setting_keeps_its_decimal() {
+        assert_eq!(decimal(0.1).to_string(), "0.1");
+        assert_eq!(decimal(0.35), 0.35);
+        assert_eq!(decimal(0.5), 0.5);
     }
 }

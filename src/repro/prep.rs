@@ -17,6 +17,9 @@ impl Target for GeodesicPrep {
     fn title(&self) -> &'static str {
         "Tensor fit and geodesic metric preparation, ms per million voxels (001 Sec. 5.2)"
     }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "stage".into(), y_label: "ms per million voxels".into(), log_x: false, log_y: true, metric: None }
+    }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let dims = match ctx.scale {
             Scale::Quick => [48, 48, 24],
@@ -70,7 +73,6 @@ impl Target for GeodesicPrep {
                 "Times are device kernel times (OpenCL profiling events, CUDA events; wall clock on the CPU), median of the repeats after one warm-up; transfers are listed apart.".into(),
                 "The paper's 50 ms covers inverting the tensors and differentiating the inverse (our 'preparation'); it did not time a tensor fit.".into(),
             ],
-            PlotSpec { x_label: "stage".into(), y_label: "ms per million voxels".into(), log_x: false, log_y: true, metric: None },
         ))
     }
 }

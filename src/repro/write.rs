@@ -25,7 +25,8 @@ pub fn to_markdown(r: &Report) -> String {
                 w.config.clone(),
                 if w.source.is_empty() { format!("{} ({})", w.device, w.device_name) } else { format!("{}: {} ({})", w.source, w.device, w.device_name) },
                 w.variant.clone(),
-                format!("{} [{}]", w.metric, w.unit),
+                // A count has no unit: "evaluations []" read as a missing one.
+                if w.unit.is_empty() { w.metric.clone() } else { format!("{} [{}]", w.metric, w.unit) },
                 w.published.map(|p| format!("{} ({})", fmt(Some(p)), w.published_device)).unwrap_or_default(),
                 fmt(Some(w.ours)),
                 fmt(w.ratio),
@@ -114,6 +115,7 @@ fn check_times(row: &Row) -> std::result::Result<(), String> {
 pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
     let mut per_file = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
+    let mut first_table: Option<(String, String)> = None;
     for f in files {
         // The same file twice (under any spelling) would double its rows in the table and plot.
         if let Ok(c) = std::fs::canonicalize(f) {
@@ -130,6 +132,12 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
         let rows = read_csv(f)?;
         if rows.is_empty() {
             bail!("{}: holds no result rows (not a CSV written by `neuroport reproduce`)", f.display());
+        }
+        // One merged table and plot: rows of another table (geodesic-t3 beside fim-t1) share
+        // neither configs nor metrics, and were merged without a word.
+        let (first_file, table) = first_table.get_or_insert_with(|| (f.display().to_string(), rows[0].table.clone()));
+        if let Some(r) = rows.iter().find(|r| r.table != *table) {
+            bail!("{}: holds rows of table '{}' where {first_file} holds '{table}'; compare merges the results of one table", f.display(), r.table);
         }
         let stem = f.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
         let machine = rows.iter().map(|r| r.machine.clone()).find(|m| !m.is_empty());
@@ -180,9 +188,47 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
     Ok((rows, notes))
 }
 
+/// `compare --out D --name N` whose N.csv, N.md or N.png is one of the result files merged
+/// (`compare r/airwc.csv b/airwc.csv --out r --name airwc --force`) replaced a machine's only
+/// copy of its results with the merge; refused, with or without --force.
+pub fn check_outputs_are_not_inputs(files: &[PathBuf], out: &Path, name: &str) -> Result<()> {
+    let inputs: Vec<PathBuf> = files.iter().filter_map(|f| std::fs::canonicalize(f).ok()).collect();
+    for p in report_paths(name, out) {
+        let Some(c) = p.parent().and_then(|d| std::fs::canonicalize(d).ok()).zip(p.file_name()).map(|(d, f)| d.join(f)) else { continue };
+        if inputs.contains(&c) {
+            bail!("{}: is one of the result files merged; compare would replace it with the merge (choose another --out or --name)", p.display());
+        }
+    }
+    Ok(())
+}
+
 /// `neuroport compare`: one table and one plot from result files made on different machines.
 pub fn write_merged(rows: Vec<Row>, notes: Vec<String>, out: &Path, id: &str) -> Result<Vec<PathBuf>> {
+    write(&merged_report(rows, notes, id), out)
+}
+
+fn merged_report(rows: Vec<Row>, notes: Vec<String>, id: &str) -> Report {
     let title = format!("{id}: merged results ({} rows)", rows.len());
-    let report = Report { id: id.into(), title, rows, notes, plot: super::PlotSpec { x_label: "configuration".into(), y_label: "ours".into(), log_x: false, log_y: true, metric: None } };
-    write(&report, out)
+    // The table's own plot: every row on one axis put probtrack-t2's steps/s, step counts and
+    // seconds (zeros dropped from the log axis) on one line per series.
+    let table = rows.first().map(|r| r.table.clone()).unwrap_or_default();
+    let plot = match super::registry().into_iter().find(|t| t.id() == table) {
+        Some(t) => t.plot(),
+        None => super::PlotSpec { x_label: "configuration".into(), y_label: "ours".into(), log_x: false, log_y: true, metric: None },
+    };
+    Report { id: id.into(), title, rows, notes, plot }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_merged_table_is_plotted_as_its_table() {
+        let row = |metric: &str, unit: &str, ours: f64| Row { table: "probtrack-t2".into(), config: "c".into(), metric: metric.into(), unit: unit.into(), ours, ..Row::default() };
+        let rows = vec![row("total time", "s", 0.02), row("steps per second", "steps/s", 1.6e7), row("total steps", "steps", 3.5e5)];
+        let r = merged_report(rows, Vec::new(), "compare");
+        assert_eq!(r.plot.metric.as_deref(), Some("total time"));
+        assert_eq!(r.plot.y_label, "total time (s)");
+    }
 }

@@ -85,6 +85,9 @@ impl Target for GeodesicT3 {
     fn title(&self) -> &'static str {
         "Tracing time and speed-up against the seed count (001 Table 3)"
     }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "seeds".into(), y_label: "tracing time, s".into(), log_x: false, log_y: true, metric: None }
+    }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let counts = match ctx.scale {
             Scale::Quick => vec![64, 128, 192, 256],
@@ -125,7 +128,7 @@ impl Target for GeodesicT3 {
         add_speedups(&mut rows);
         notes.push("Published speed-ups (001 Table 3) are against the Core i5 750 at its best thread count (64): up to 40.0 (GTX 470, 4096 seeds). Ours: 'x vs all cores' (the native CPU on every core; geodesic-f7 shows other thread counts) and 'x vs 1 thread'. CPU rows are published beside the i5's times, GPU rows beside the GTX 470's.".into());
         notes.push("Times are the tracing kernel's; transfers (seeds up, fibres down, including the on-device packing of points) are listed apart.".into());
-        Ok(self.report(rows, notes, PlotSpec { x_label: "seeds".into(), y_label: "tracing time, s".into(), log_x: false, log_y: true, metric: None }))
+        Ok(self.report(rows, notes))
     }
 }
 
@@ -137,6 +140,9 @@ impl Target for GeodesicF7 {
     }
     fn title(&self) -> &'static str {
         "CPU tracing time against thread count (001 Fig. 7)"
+    }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "threads".into(), y_label: "tracing time, s".into(), log_x: true, log_y: true, metric: None }
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let (n, threads): (usize, Vec<usize>) = match ctx.scale {
@@ -179,7 +185,6 @@ impl Target for GeodesicF7 {
                 format!("{n} seeds on {cores} cores (rayon pools of each size; one task per fibre). Fastest: {}.", crate::runtime::threads_label(best)),
                 "001 Fig. 7 (Core i5 750, 4 cores, C++ threads with S/N fibres each): 64 threads best, roughly 4.5x over one thread; only the 64-thread time (5.571 s, Table 3) is printed in the paper, so it is the one published point.".into(),
             ],
-            PlotSpec { x_label: "threads".into(), y_label: "tracing time, s".into(), log_x: true, log_y: true, metric: None },
         ))
     }
 }

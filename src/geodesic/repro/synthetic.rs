@@ -27,6 +27,9 @@ impl Target for GeodesicT1 {
     fn title(&self) -> &'static str {
         "Tracing time against bytes read per field sample (001 Table 1)"
     }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "bytes read per field sample".into(), y_label: "tracing kernel time, ms".into(), log_x: false, log_y: true, metric: None }
+    }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let (dims, nseeds, steps) = setup(ctx.scale);
         let h = 0.2f32;
@@ -87,7 +90,7 @@ impl Target for GeodesicT1 {
         }
         add_speedups(&mut rows);
         notes.push("Published: GTX 260, 2048 fibres x 4096 RK2 steps, 165.1 / 134.1 / 103.1 / 90.6 ms (38.8 / 40.0 / 41.6 / 35.6 GB/s); RK2 165.133 ms vs Euler 165.347 ms. Every run here checked that no fibre left the volume and that skipping reads left every fibre bit-identical.".into());
-        Ok(self.report(rows, notes, PlotSpec { x_label: "bytes read per field sample".into(), y_label: "tracing kernel time, ms".into(), log_x: false, log_y: true, metric: None }))
+        Ok(self.report(rows, notes))
     }
 }
 
@@ -99,6 +102,9 @@ impl Target for GeodesicF6 {
     }
     fn title(&self) -> &'static str {
         "Texture against in-kernel interpolation over the step size (001 Fig. 6)"
+    }
+    fn plot(&self) -> PlotSpec {
+        PlotSpec { x_label: "step h, voxels".into(), y_label: "tracing kernel time, ms".into(), log_x: false, log_y: false, metric: None }
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let (dims, nseeds, steps) = match ctx.scale {
@@ -121,7 +127,7 @@ impl Target for GeodesicF6 {
                 for (p, (m, _)) in params.iter().zip(run_on(dev, &fields, &seeds, &params, ctx.repeats)?) {
                     rows.push(
                         Row::new(self.id(), format!("h = {:.2}", p.step), dev.info(), variant(dev, interp), "time", "ms", m.timings.kernel_ms)
-                            .x(p.step as f64)
+                            .x(crate::repro::decimal(p.step))
                             .split(&m.timings)
                             .substituted(substituted.clone()),
                     );
@@ -137,7 +143,6 @@ impl Target for GeodesicF6 {
                 "001 Fig. 6 gives no table: in-kernel interpolation gets faster at small steps (the paper attributes it to reuse of the cell's voxels), yet texture filtering stays faster for the typical steps 0.1-0.2 (GTX 260).".into(),
                 "Our in-kernel variant keeps no voxels between samples; any reuse at small steps comes from the caches.".into(),
             ],
-            PlotSpec { x_label: "step h, voxels".into(), y_label: "tracing kernel time, ms".into(), log_x: false, log_y: false, metric: None },
         ))
     }
 }
