@@ -237,6 +237,8 @@ fn parse() -> Result<Cli, clap::Error> {
 /// tool stops quietly, as SIGPIPE would stop it: exit status 141 (128 + SIGPIPE), as a shell
 /// reports a tool SIGPIPE ended. The outputs are committed before their names are printed, and
 /// uncommitted temporaries are unnamed files on Linux (volume::temps), so nothing is left behind.
+/// Commands whose work follows their printing, or whose exit status is their result (reproduce,
+/// compare, check), print through [`print_out`] instead and carry on.
 fn quiet_on_closed_pipe() {
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
