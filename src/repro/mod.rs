@@ -72,6 +72,18 @@ pub fn stamp(report: &mut Report, scale: Scale) {
     }
 }
 
+/// A note for a report whose "all cores" rows ran on fewer threads than the machine has
+/// (`reproduce --threads N`): the label stays, as speed-ups and `compare` match rows by it,
+/// and the note says what it stood for.
+pub fn threads_note(report: &Report, devices: &[Device], cores: usize) -> Option<String> {
+    let threads = devices.iter().find_map(|d| match d {
+        Device::Cpu(c) => Some(c.threads()),
+        _ => None,
+    })?;
+    let labelled = report.rows.iter().any(|r| r.variant.contains(ALL_CORES));
+    (labelled && threads < cores).then(|| format!("cpu: ran on {} of this machine's {cores} cores (--threads): the '{ALL_CORES}' rows and 'x vs {ALL_CORES}' are {}", crate::runtime::threads_label(threads), crate::runtime::threads_label(threads)))
+}
+
 /// What a target runs with.
 pub struct RunCtx<'a> {
     pub devices: &'a [Device],
@@ -283,6 +295,18 @@ pub fn timed_median<T>(repeats: usize, mut f: impl FnMut() -> Result<(f64, T)>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fewer_threads_than_cores_are_noted() {
+        let plot = PlotSpec { x_label: String::new(), y_label: String::new(), log_x: false, log_y: false, metric: None };
+        let report = |variant: &str| Report { id: "t".into(), title: "t".into(), rows: vec![Row { variant: variant.into(), ..Row::default() }], notes: Vec::new(), plot: plot.clone() };
+        let cpu = |n| vec![Device::Cpu(Arc::new(Cpu::new(Some(n)).unwrap()))];
+        let note = threads_note(&report(ALL_CORES), &cpu(1), 16).expect("1 of 16 cores");
+        assert!(note.contains("1 thread of this machine's 16 cores") && note.contains("are 1 thread"), "{note}");
+        assert_eq!(threads_note(&report(ALL_CORES), &cpu(16), 16), None);
+        assert_eq!(threads_note(&report(ONE_THREAD), &cpu(1), 16), None, "no row says all cores");
+        assert_eq!(threads_note(&report(ALL_CORES), &[], 16), None, "no CPU device");
+    }
 
     #[test]
     fn a_zero_time_has_no_speedup_not_nan() {
