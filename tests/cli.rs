@@ -394,3 +394,27 @@ fn a_closed_stdout_stops_quietly() {
     }
     assert!(read_nifti(&out.join("dwi.nii.gz")).is_ok() && out.join("bvecs").exists());
 }
+
+/// A phantom wider than a NIfTI-1 header holds (32767 voxels along an axis, or volumes) was
+/// simulated and only then refused at the write, naming dwi.nii.gz and a "dimension" rather than
+/// the option; it is refused before any work, naming the options, writing nothing.
+#[test]
+fn synth_refuses_a_phantom_nifti_cannot_hold_before_building_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    for (args, needle) in [
+        (&["--dims", "40000,4,4"][..], "at most 32767 each (a NIfTI-1 header's limit), got [40000, 4, 4]"),
+        (&["--dims", "6,6,4", "--b0", "40000"], "--b0 40000 + --dirs 32 x 1 shell = 40032 volumes: a NIfTI-1 file holds at most 32767"),
+        (&["--dims", "6,6,4", "--dirs", "20000", "--shells", "1000,2000"], "--b0 3 + --dirs 20000 x 2 shells = 40003 volumes"),
+    ] {
+        let mut a = vec!["synth", "--out", s(&out)];
+        a.extend_from_slice(args);
+        let (code, _, err) = run(&a, &[]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(needle) && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?}");
+    }
+    // The limit itself is written.
+    let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "6,6,4", "--b0", "32735"], &[]);
+    assert_eq!(code, 0, "{err}");
+}

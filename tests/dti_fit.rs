@@ -234,3 +234,35 @@ fn every_dti_kernel_matches_the_cpu_on_opencl() {
     let rows = run_all(std::slice::from_ref(&cpu), &cpu, 3);
     assert!(rows.iter().all(|r| r.pass), "{rows:?}");
 }
+
+/// Outside the mask every map is 0, as dtifit writes it and docs/conventions.md says: V1 read
+/// (1, 0, 0) there (a zero tensor's eigenvectors are the identity's columns) while V2, V3 and
+/// every scalar map read 0. Checked on the CPU and on OpenCL where present.
+#[test]
+fn every_map_is_zero_outside_the_mask() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    small_dataset(d, [12, 12, 6], 30.0, 2);
+    let mask = read_nifti(&d.join("mask.nii.gz")).unwrap().into_flat();
+    let outside = mask.iter().filter(|&&m| m == 0.0).count();
+    assert!(outside > 0);
+    let backends = if devices().iter().any(|d| !d.is_cpu()) { vec!["cpu", "opencl"] } else { vec!["cpu"] };
+    for b in backends {
+        let o = d.join(b);
+        let (code, _, err) = run(&["dti", "--dwi", s(&d.join("dwi.nii.gz")), "--bvals", s(&d.join("bvals")), "--bvecs", s(&d.join("bvecs")), "--mask", s(&d.join("mask.nii.gz")), "--out", &format!("{}/", s(&o)), "--backend", b], &[]);
+        assert_eq!(code, 0, "{b}: {err}");
+        for m in ["tensor", "FA", "MD", "MO", "V1", "V2", "V3", "L1", "L2", "L3", "RGB", "S0"] {
+            let v = read_nifti(&o.join(format!("dti_{m}.nii.gz"))).unwrap();
+            let n = v.geom.nvox();
+            let nvol = v.as_flat().len() / n;
+            for c in 0..nvol {
+                let bad = (0..n).filter(|&i| mask[i] == 0.0 && v.as_flat()[c * n + i] != 0.0).count();
+                assert_eq!(bad, 0, "{b}: dti_{m} volume {c} is non-zero at {bad} of the {outside} voxels outside the mask");
+            }
+        }
+        let v1 = read_nifti(&o.join("dti_V1.nii.gz")).unwrap().into_flat();
+        let n = mask.len();
+        let inside_unit = (0..n).filter(|&i| mask[i] != 0.0).all(|i| ((0..3).map(|c| v1[c * n + i].powi(2)).sum::<f32>() - 1.0).abs() < 1e-4);
+        assert!(inside_unit, "{b}: V1 inside the mask is not unit length");
+    }
+}

@@ -203,3 +203,26 @@ fn overlapping_regions_are_warned_about() {
     let (_, _, stderr) = run(&["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--target", s(&j("r2.nii.gz")), "--out", s(&j("p")), "--backend", "cpu"], &[]);
     assert!(!stderr.contains("warning:"), "{stderr}");
 }
+
+/// The sweeping baselines run on the CPU whatever --backend says: the summary said `cpu` and
+/// nothing told the user their --backend opencl went unused. One warning line now; none for
+/// --backend cpu or for fim.
+#[test]
+fn sweeps_warn_when_the_backend_goes_unused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let j = |f: &str| d.join(f);
+    let fim = |solver: &str, backend: &str, out: &str| run(&["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--solver", solver, "--out", s(&j(out)), "--backend", backend], &[]);
+    for (solver, backend) in [("sweep", "opencl"), ("sweep-lf", "cuda")] {
+        let (code, _, stderr) = fim(solver, backend, &format!("{solver}_{backend}"));
+        assert_eq!(code, 0, "{stderr}");
+        let warnings: Vec<&str> = stderr.lines().filter(|l| l.starts_with("warning:")).collect();
+        assert_eq!(warnings.len(), 1, "{stderr}");
+        assert!(warnings[0].contains(&format!("--solver {solver} ")) && warnings[0].contains(&format!("--backend {backend}")), "{stderr}");
+        assert!(stderr.contains(&format!("{solver} solver")) && !stderr.contains("panicked"), "{stderr}");
+    }
+    let (code, _, stderr) = fim("sweep", "cpu", "quiet");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("warning:"), "{stderr}");
+}

@@ -375,3 +375,29 @@ fn a_single_stick_bedpost_folder_is_tracked() {
         assert!(std::fs::read(a.join(n)).unwrap() == std::fs::read(c.join(n)).unwrap(), "{n} differs with a third stick beside");
     }
 }
+
+/// --compaction and --overlap are GPU options: on --backend cpu they were taken without a word
+/// and the summary said "device compaction", though the CPU compacts in memory on the host
+/// whichever is asked for. One warning line now, the summary says "host compaction", and the
+/// outputs are those of the run without the options.
+#[test]
+fn gpu_only_options_on_the_cpu_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    let (code, _, plain) = probtrack(d, &d.join("a"), &[]);
+    assert_eq!(code, 0, "{plain}");
+    assert!(!plain.contains("warning:") && plain.contains("host compaction") && !plain.contains("device compaction"), "{plain}");
+    let (code, _, err) = probtrack(d, &d.join("b"), &["--compaction", "host", "--overlap"]);
+    assert_eq!(code, 0, "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains("--compaction host and --overlap apply to OpenCL/CUDA only"), "{err}");
+    assert!(err.contains("host compaction") && !err.contains("device compaction"), "{err}");
+    let (code, _, err) = probtrack(d, &d.join("c"), &["--compaction", "device"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: --compaction device applies to OpenCL/CUDA only") && !err.contains("device compaction"), "{err}");
+    for f in ["fdt_paths.nii.gz", "waytotal", "lengths.csv"] {
+        assert_eq!(std::fs::read(d.join("b").join(f)).unwrap(), std::fs::read(d.join("a").join(f)).unwrap(), "{f}");
+    }
+}

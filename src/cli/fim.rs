@@ -73,8 +73,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         names.extend(a.out_tck.clone());
     }
     check_free(&names)?;
-    // The sweeping baselines are CPU methods: they ignore a GPU --backend.
-    let pick = || stage("open device", || if a.solver == Solver::Fim { ctx.inventory().select_one(&ctx.backend) } else { ctx.inventory().open_cpu() });
+    // The sweeping baselines are CPU methods: they ignore a GPU --backend (said once the inputs
+    // are read).
+    let pick = || stage("open device", || if a.solver.cpu_only() { ctx.inventory().open_cpu() } else { ctx.inventory().select_one(&ctx.backend) });
     // A tensor file, the masks and the metric are made while the devices are found (discovery
     // runs on its own thread: 0.1-0.3 s on the H100 box); a DWI is fitted on the device first.
     let mut fitted_on = None;
@@ -108,6 +109,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         Some(d) => d,
         None => pick()?,
     };
+    if let Some(w) = fim::unused_backend_warning(a.solver, &ctx.backend) {
+        eprintln!("{w}");
+    }
     let params = Params { solver: a.solver, validity: a.validity, local: a.local, progress: std::io::stderr().is_terminal(), ..Params::default() };
     let mut p = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source: Vec::new() };
     // u1 and u2 over one field: a GPU uploads it once.

@@ -47,11 +47,12 @@ pub struct Args {
     /// Read each step's sample at the nearest voxel instead of probtrackx's random sub-voxel choice
     #[arg(long)]
     no_jitter: bool,
-    /// Where unfinished paths are compacted between segments (GPU backends)
-    #[arg(long, value_enum, default_value_t = Compaction::Device)]
-    compaction: Compaction,
+    /// Where unfinished paths are compacted between segments on OpenCL/CUDA: device (default) or
+    /// host (003's); the cpu backend compacts in memory whichever is given (and warns)
+    #[arg(long, value_enum)]
+    compaction: Option<Compaction>,
     /// Two batches in flight on two GPU queues, the host work of one overlapping the kernels of
-    /// the other (003 Fig. 8); same output as without
+    /// the other (003 Fig. 8); same output as without. OpenCL/CUDA only (the cpu backend warns)
     #[arg(long)]
     overlap: bool,
     /// Seed of the random sub-voxel choice (same seed, same output)
@@ -94,6 +95,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         field.add_target(t, &name)?;
         names.push(name);
     }
+    // The library says what is odd; the command prints it.
+    if let Some(w) = probtrack::unused_option_warning(&split, a.compaction, a.overlap) {
+        eprintln!("{w}");
+    }
     let cfg = Config {
         nsamples: a.nsamples,
         step_mm: a.step,
@@ -103,12 +108,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         schedule: a.schedule,
         jitter: !a.no_jitter,
         seed: a.seed,
-        compaction: a.compaction,
+        compaction: a.compaction.unwrap_or(Compaction::Device),
         max_batch: None,
         overlap: a.overlap,
         progress: std::io::stderr().is_terminal(),
     };
     let (t, shares) = stage("track", || probtrack::run_split(&split, &field, &seeds, &cfg)).with_context(|| format!("probtrack from {}", a.seeds.display()))?;
+    let compaction = probtrack::compaction_label(&split, cfg.compaction);
     let done = super::Released::new(split);
     let p = cfg.params(&field, seeds.len(), true);
     let written = stage("write", || output::write(&t, &field, &seeds, &p, &a.out, a.out_tck.as_deref()))?;
@@ -121,7 +127,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         format!("lengths: too few distinct lengths to fit exp(-lambda x), mean {:.1} steps", fit.mean)
     };
     eprintln!(
-        "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {} compaction); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, tally {:.1} ms, wall {:.1} ms ({:.3e} steps/s of wall); {}",
+        "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {}); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, tally {:.1} ms, wall {:.1} ms ({:.3e} steps/s of wall); {}",
         done.label,
         t.nseeds,
         t.nsamples,
@@ -130,7 +136,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         t.longest,
         t.stats.launches,
         cfg.schedule.name(),
-        cfg.compaction.name(),
+        compaction,
         t.stats.trace.kernel_ms,
         t.stats.compact.total_ms(),
         t.stats.trace.transfer_ms + t.stats.compact.transfer_ms,

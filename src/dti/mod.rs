@@ -223,6 +223,7 @@ pub fn run(k: &mut dyn DtiKernels, dwi: &Volume, grads: &GradientTable, mask: &[
     k.fit_into(Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, &mut FitShare::whole(&mut r.fit, Some(&mut r.scalars)))?;
     r.timings = k.take_timings();
     require_fitted(&r, mask.iter().filter(|&&m| m != 0).count())?;
+    zero_v1_without_tensor(&mut r.scalars, &r.fit.tensor);
     Ok(r)
 }
 
@@ -298,9 +299,27 @@ pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]
         bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
     }
     let design = Design::new(grads)?;
-    let (r, shares) = fit_split(split, Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, true)?;
+    let (mut r, shares) = fit_split(split, Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, true)?;
     require_fitted(&r, mask.iter().filter(|&&m| m != 0).count())?;
+    zero_v1_without_tensor(&mut r.scalars, &r.fit.tensor);
     Ok((r, shares))
+}
+
+/// V1 is zero where the tensor is (outside the mask, unfittable voxels), as every other map is
+/// there and as dtifit writes it: the eigen-decomposition of a zero tensor gives the identity's
+/// first column, so V1 read (1, 0, 0) there while V2 and V3 read 0.
+pub fn zero_v1_without_tensor(scalars: &mut [f32], tensor: &[f32]) {
+    let nvox = tensor.len() / 6;
+    if scalars.len() != NSCALARS * nvox {
+        return;
+    }
+    for v in 0..nvox {
+        if (0..6).all(|c| tensor[c * nvox + v] == 0.0) {
+            for c in 2..5 {
+                scalars[c * nvox + v] = 0.0;
+            }
+        }
+    }
 }
 
 /// The fit of `dwi`'s voxels (`design.ngrad` components, one item per voxel of `mask`) split across

@@ -272,6 +272,27 @@ pub(crate) fn each_source<T>(p: &mut Problem, sources: &mut [Vec<u8>], mut f: im
 /// `NEUROPORT_FIM_SHORT` allows.
 pub const MAX_INNER: usize = 64;
 
+impl Solver {
+    /// Whether the solver runs on the CPU whatever `--backend` names: the sweeping baselines.
+    pub fn cpu_only(self) -> bool {
+        self != Solver::Fim
+    }
+
+    /// The name `--solver` takes (`sweep-lf`).
+    pub fn cli_name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value().map_or_else(String::new, |p| p.get_name().to_string())
+    }
+}
+
+/// The warning for a CPU-only solver run with a `--backend` that names more than the CPU: the
+/// sweeps run on the CPU and that backend goes unused, which the summary's `cpu` alone did not
+/// say. None for fim, and for `auto` and `cpu`.
+pub fn unused_backend_warning(solver: Solver, backend: &crate::runtime::BackendSpec) -> Option<String> {
+    (solver.cpu_only() && backend.asks_beyond_cpu())
+        .then(|| format!("warning: --solver {} is a CPU baseline: it runs on the CPU, not on --backend {backend}", solver.cli_name()))
+}
+
 /// The solver for `params` on `device`: the sweeping baselines always run on the CPU.
 pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> {
     check_params(params)?;
@@ -312,4 +333,26 @@ pub fn solve_regions(device: &Device, p: &mut Problem, sources: &mut [Vec<u8>], 
     let r = k.solve_regions(p, sources, params);
     crate::runtime::stages::stage("fim release", || drop(k));
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{unused_backend_warning, Solver};
+    use crate::runtime::BackendSpec;
+
+    #[test]
+    fn sweeps_warn_that_a_gpu_backend_goes_unused() {
+        let spec = |s: &str| s.parse::<BackendSpec>().unwrap();
+        for (solver, name) in [(Solver::Sweep, "sweep"), (Solver::SweepLf, "sweep-lf")] {
+            for b in ["opencl", "cuda:1", "opencl:0:1", "gpus", "all", "cpu,cuda"] {
+                let w = unused_backend_warning(solver, &spec(b)).unwrap_or_else(|| panic!("--solver {name} --backend {b}: no warning"));
+                assert!(w.starts_with("warning: ") && !w.contains('\n'), "{w}");
+                assert!(w.contains(&format!("--solver {name} ")) && w.contains(&format!("--backend {b}")), "{w}");
+            }
+            for b in ["auto", "cpu", "cpu,cpu"] {
+                assert_eq!(unused_backend_warning(solver, &spec(b)), None, "--backend {b}");
+            }
+        }
+        assert_eq!(unused_backend_warning(Solver::Fim, &spec("opencl")), None);
+    }
 }

@@ -48,6 +48,29 @@ impl Compaction {
     }
 }
 
+/// GPU-only options given for a run on the CPU alone are said, not dropped without a word (as
+/// bedpost's `--variant`): the CPU compacts its paths in memory whichever `--compaction` is asked
+/// for, and has no second queue for `--overlap`. A warning, not an error: the result is the same.
+/// `compaction` is None when the option was not given.
+pub fn unused_option_warning(split: &Split, compaction: Option<Compaction>, overlap: bool) -> Option<String> {
+    let given: Vec<String> = compaction.map(|c| format!("--compaction {}", c.name())).into_iter().chain(overlap.then(|| "--overlap".to_string())).collect();
+    (!given.is_empty() && split.devices().iter().all(|d| d.is_cpu())).then(|| {
+        let verb = if given.len() > 1 { "apply" } else { "applies" };
+        format!("warning: {} {verb} to OpenCL/CUDA only; the cpu backend compacts its paths in memory and traces one batch at a time", given.join(" and "))
+    })
+}
+
+/// How the split's devices compact, for the run summary: `how` on GPUs; the CPU compacts on the
+/// host (cpu.rs: a `retain` in memory, whichever is asked for).
+pub fn compaction_label(split: &Split, how: Compaction) -> String {
+    let (cpu, gpu) = split.devices().iter().fold((false, false), |(c, g), d| (c || d.is_cpu(), g || !d.is_cpu()));
+    match (cpu, gpu) {
+        (true, true) if how != Compaction::Host => format!("{} compaction on GPUs, host on the CPU", how.name()),
+        (true, false) => "host compaction".to_string(),
+        _ => format!("{} compaction", how.name()),
+    }
+}
+
 /// What `neuroport probtrack` asks of the tracker (defaults: probtrackx2's).
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -491,6 +514,23 @@ fn volumes_of_a_range_are_those_its_streamlines_read() {
             }
         }
     }
+}
+
+#[cfg(test)]
+#[test]
+fn a_cpu_run_says_its_compaction_and_the_gpu_options_it_ignores() {
+    let inv = crate::runtime::Inventory::discover_for(Some(1), Some(&crate::runtime::BackendSpec::Cpu));
+    let split = Split::new(vec![inv.open_cpu().unwrap(), inv.open_cpu().unwrap()]);
+    // The CPU compacts on the host whichever way is asked for.
+    for how in [Compaction::Device, Compaction::Host] {
+        assert_eq!(compaction_label(&split, how), "host compaction");
+    }
+    assert_eq!(unused_option_warning(&split, None, false), None);
+    let w = unused_option_warning(&split, Some(Compaction::Host), true).unwrap();
+    assert!(w.starts_with("warning: --compaction host and --overlap apply to OpenCL/CUDA only") && !w.contains('\n'), "{w}");
+    let w = unused_option_warning(&split, Some(Compaction::Device), false).unwrap();
+    assert!(w.starts_with("warning: --compaction device applies to OpenCL/CUDA only"), "{w}");
+    assert!(unused_option_warning(&split, None, true).unwrap().starts_with("warning: --overlap applies"));
 }
 
 /// Smallest range of streamlines a split hands a device (unlike devices; see `Split::plan`).

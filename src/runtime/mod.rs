@@ -125,6 +125,16 @@ impl BackendSpec {
         matches!(self, BackendSpec::Auto | BackendSpec::Cuda(None) | BackendSpec::Cuda(Some(0)))
     }
 
+    /// Whether the spec asks for more than the CPU by name: `auto` (the default) and `cpu` (or a
+    /// list of cpu pools) do not. A CPU-only method run with such a spec ignores it.
+    pub fn asks_beyond_cpu(&self) -> bool {
+        match self {
+            BackendSpec::Auto | BackendSpec::Cpu => false,
+            BackendSpec::List(v) => v.iter().any(BackendSpec::asks_beyond_cpu),
+            BackendSpec::All | BackendSpec::Gpus | BackendSpec::OpenCl(_) | BackendSpec::Cuda(_) => true,
+        }
+    }
+
     /// Whether the spec can pick a (CUDA, OpenCL) device: the APIs worth probing for it.
     fn apis(&self) -> (bool, bool) {
         match self {
@@ -133,6 +143,23 @@ impl BackendSpec {
             BackendSpec::OpenCl(_) => (false, true),
             BackendSpec::List(v) => v.iter().map(BackendSpec::apis).fold((false, false), |a, b| (a.0 || b.0, a.1 || b.1)),
             BackendSpec::All | BackendSpec::Gpus => (true, true),
+        }
+    }
+}
+
+/// The spec as `--backend` spells it (`opencl:0:1`, `cuda:0,cpu`).
+impl fmt::Display for BackendSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendSpec::Auto => f.write_str("auto"),
+            BackendSpec::All => f.write_str("all"),
+            BackendSpec::Cpu => f.write_str("cpu"),
+            BackendSpec::Gpus => f.write_str("gpus"),
+            BackendSpec::OpenCl(None) => f.write_str("opencl"),
+            BackendSpec::OpenCl(Some((p, d))) => write!(f, "opencl:{p}:{d}"),
+            BackendSpec::Cuda(None) => f.write_str("cuda"),
+            BackendSpec::Cuda(Some(n)) => write!(f, "cuda:{n}"),
+            BackendSpec::List(v) => f.write_str(&v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(",")),
         }
     }
 }

@@ -110,13 +110,20 @@ fn flip(v: [f64; 3]) -> [f64; 3] {
 }
 
 /// The grid sizes a phantom (this one or `synth t1`'s) may have: at least 4 each, at most 2^27
-/// voxels (beyond, its arrays outgrow memory: an allocation abort, not an error).
+/// voxels (beyond, its arrays outgrow memory: an allocation abort, not an error), and at most
+/// [`NIFTI_MAX_DIM`] along an axis (a larger one was built and only then refused at the write).
 pub fn check_dims(dims: [usize; 3]) -> Result<()> {
     if dims.iter().any(|&d| d < 4) || dims.iter().try_fold(1usize, |p, &d| p.checked_mul(d)).is_none_or(|n| n > 1 << 27) {
         bail!("phantom dimensions must be at least 4 each and at most 2^27 voxels, got {:?}", dims);
     }
+    if dims.iter().any(|&d| d > NIFTI_MAX_DIM) {
+        bail!("phantom dimensions must be at most {NIFTI_MAX_DIM} each (a NIfTI-1 header's limit), got {:?}", dims);
+    }
     Ok(())
 }
+
+/// The most voxels along an axis, or volumes, that a NIfTI-1 header can hold (an i16).
+pub const NIFTI_MAX_DIM: usize = i16::MAX as usize;
 
 pub fn build(spec: &Spec) -> Result<Dataset> {
     check_dims(spec.dims)?;
@@ -126,6 +133,17 @@ pub fn build(spec: &Spec) -> Result<Dataset> {
     let [x, y, z] = spec.dims;
     let nvol = spec.nb0.saturating_add(spec.ndirs.saturating_mul(spec.shells.len()));
     crate::runtime::memory::check_fits(&format!("a {x}x{y}x{z} phantom with {nvol} volumes"), spec.memory_needed(), crate::runtime::memory::available())?;
+    // A DWI of more volumes than its header can hold was simulated and only then refused at the
+    // write ("cannot write dwi.nii.gz: dimension ... cannot be stored"), seconds later.
+    if nvol > NIFTI_MAX_DIM {
+        bail!(
+            "--b0 {} + --dirs {} x {} shell{} = {nvol} volumes: a NIfTI-1 file holds at most {NIFTI_MAX_DIM}",
+            spec.nb0,
+            spec.ndirs,
+            spec.shells.len(),
+            if spec.shells.len() == 1 { "" } else { "s" }
+        );
+    }
     let voxel_table = spec.table()?;
     // A phantom dti refuses (too few directions, no b=0 on one shell) was written and only
     // failed at the fit: dti's own design check says it now. Over dti's volume limit the

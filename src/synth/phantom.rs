@@ -77,6 +77,7 @@ pub fn brain_like_with(dims: [usize; 3], voxel_size: [f32; 3], seed: u64, bundle
     let mut direction = vec![[0.0f32; 3]; nvox];
     let mut bundles = vec![[[0.0f32; 3]; 2]; nvox];
     let mut r = rng(seed);
+    let (vx, vy) = (voxel_size[0] as f64, voxel_size[1] as f64);
     // arch: a half circle in the x-y plane centred at (cx, cy - ny/8), radius ~ nx/3
     let arch_r = nx.min(ny) * 0.3;
     let arch_c = [c[0], c[1] - ny * 0.12];
@@ -99,7 +100,17 @@ pub fn brain_like_with(dims: [usize; 3], voxel_size: [f32; 3], seed: u64, bundle
                 let (dx, dy) = (p[0] - arch_c[0], p[1] - arch_c[1]);
                 let rho = (dx * dx + dy * dy).sqrt();
                 if dy >= 0.0 && (rho - arch_r).abs() < tube && (p[2] - c[2]).abs() < slab {
-                    dir = Some([-dy / rho, dx / rho, 0.0]);
+                    // The arch is a circle on the voxel grid: in mm, with unequal x and y voxel
+                    // sizes, an ellipse, whose direction is the grid tangent scaled by the voxel
+                    // sizes (it was the grid tangent itself, so the fibres the tensors gave left
+                    // the bundle drawn in wm). Equal sizes: the grid tangent, as before.
+                    dir = Some(if vx == vy {
+                        [-dy / rho, dx / rho, 0.0]
+                    } else {
+                        let (a, b) = (-dy * vx, dx * vy);
+                        let n = (a * a + b * b).sqrt();
+                        [a / n, b / n, 0.0]
+                    });
                     own[0] = dir;
                 }
                 // vertical bundles at x = c +- arch_r, crossing the arch's feet
@@ -139,4 +150,41 @@ pub fn brain_like_with(dims: [usize; 3], voxel_size: [f32; 3], seed: u64, bundle
         }
     }
     Phantom { geom, tensor, mask, wm, direction, bundles }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::brain_like;
+
+    /// The arch's fibres run along the arch as drawn in wm whatever the voxel sizes: a direction
+    /// d (mm, voxel axes) moves (d_x / v_x, d_y / v_y) voxels, tangent to the arch's circle on
+    /// the grid. With 1 x 2 mm voxels the direction was the grid tangent itself, up to ~19
+    /// degrees off the bundle.
+    #[test]
+    fn arch_directions_follow_the_arch_in_mm() {
+        let dims = [40usize, 40, 8];
+        for vox in [[2.0f32, 2.0, 2.0], [1.0, 2.0, 2.0], [2.5, 1.0, 3.0]] {
+            let ph = brain_like(dims, vox, 3);
+            let [nx, ny] = [dims[0] as f64, dims[1] as f64];
+            let arch_c = [nx / 2.0 - 0.5, ny / 2.0 - 0.5 - ny * 0.12];
+            let mut checked = 0;
+            let mut worst = 0.0f64;
+            for v in 0..ph.geom.nvox() {
+                let [b0, b1] = ph.bundles[v];
+                // one-bundle arch voxels: in the x-y plane, no second bundle
+                if ph.wm[v] == 0 || b1 != [0.0; 3] || b0[2] != 0.0 {
+                    continue;
+                }
+                let (x, y) = ((v % dims[0]) as f64, ((v / dims[0]) % dims[1]) as f64);
+                let (dx, dy) = (x - arch_c[0], y - arch_c[1]);
+                let d = ph.direction[v].map(|q| q as f64);
+                let g = [d[0] / vox[0] as f64, d[1] / vox[1] as f64];
+                let cos = (g[0] * dx + g[1] * dy).abs() / ((g[0] * g[0] + g[1] * g[1]).sqrt() * (dx * dx + dy * dy).sqrt());
+                worst = worst.max(cos);
+                checked += 1;
+            }
+            assert!(checked > 50, "{vox:?}: {checked} arch voxels");
+            assert!(worst < 1e-6, "{vox:?}: an arch direction is {:.2} degrees off the arch's tangent", 90.0 - worst.acos().to_degrees());
+        }
+    }
 }
