@@ -309,17 +309,23 @@ pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]
 /// there and as dtifit writes it: the eigen-decomposition of a zero tensor gives the identity's
 /// first column, so V1 read (1, 0, 0) there while V2 and V3 read 0.
 pub fn zero_v1_without_tensor(scalars: &mut [f32], tensor: &[f32]) {
+    use rayon::prelude::*;
     let nvox = tensor.len() / 6;
     if scalars.len() != NSCALARS * nvox {
         return;
     }
-    for v in 0..nvox {
-        if (0..6).all(|c| tensor[c * nvox + v] == 0.0) {
-            for c in 2..5 {
-                scalars[c * nvox + v] = 0.0;
+    // Runs of voxels on every core: dti's every run passes over the whole grid here.
+    const RUN: usize = 16 * 1024;
+    let (x, rest) = scalars[2 * nvox..5 * nvox].split_at_mut(nvox);
+    let (y, z) = rest.split_at_mut(nvox);
+    x.par_chunks_mut(RUN).zip(y.par_chunks_mut(RUN)).zip(z.par_chunks_mut(RUN)).enumerate().for_each(|(k, ((x, y), z))| {
+        for i in 0..x.len() {
+            let v = k * RUN + i;
+            if (0..6).all(|c| tensor[c * nvox + v] == 0.0) {
+                (x[i], y[i], z[i]) = (0.0, 0.0, 0.0);
             }
         }
-    }
+    });
 }
 
 /// The fit of `dwi`'s voxels (`design.ngrad` components, one item per voxel of `mask`) split across
