@@ -77,6 +77,18 @@ impl<'a> Sampler<'a> {
 
 }
 
+/// The trilinear blend of the corners `v(offset)` of a sample, the offsets made of the steps
+/// along x, y and z, in the order of cl/common/register.h: along x, then y, then z.
+#[inline(always)]
+fn blend(v: impl Fn(u32) -> f32, [sx, sy, sz]: [u32; 3], f: [f32; 3]) -> f32 {
+    let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
+    let c00 = lerp(v(0), v(sx), f[0]);
+    let c10 = lerp(v(sy), v(sy + sx), f[0]);
+    let c01 = lerp(v(sz), v(sz + sx), f[0]);
+    let c11 = lerp(v(sz + sy), v(sz + sy + sx), f[0]);
+    lerp(lerp(c00, c10, f[1]), lerp(c01, c11, f[1]), f[2])
+}
+
 /// A trilinear sampler of a box of voxel centres [0, hi]^3, for the row sampler.
 trait Trilinear {
     fn hi(&self) -> [f32; 3];
@@ -98,15 +110,7 @@ impl Trilinear for Sampler<'_> {
         let f = [p[0] - k[0] as f32, p[1] - k[1] as f32, p[2] - k[2] as f32];
         let step = [(k[0] + 1 < self.n[0] as u32) as u32, ((k[1] + 1 < self.n[1] as u32) as u32) * self.stride[0], ((k[2] + 1 < self.n[2] as u32) as u32) * self.stride[1]];
         let base = k[0] + self.stride[0] * k[1] + self.stride[1] * k[2];
-        let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
-        let v = |o: u32| unsafe { *self.data.get_unchecked((base + o) as usize) };
-        let c00 = lerp(v(0), v(step[0]), f[0]);
-        let c10 = lerp(v(step[1]), v(step[1] + step[0]), f[0]);
-        let c01 = lerp(v(step[2]), v(step[2] + step[0]), f[0]);
-        let c11 = lerp(v(step[2] + step[1]), v(step[2] + step[1] + step[0]), f[0]);
-        let c0 = lerp(c00, c10, f[1]);
-        let c1 = lerp(c01, c11, f[1]);
-        lerp(c0, c1, f[2])
+        blend(|o: u32| unsafe { *self.data.get_unchecked((base + o) as usize) }, step, f)
     }
 }
 
@@ -156,15 +160,7 @@ impl Trilinear for Padded {
         let f = [p[0] - k[0] as f32, p[1] - k[1] as f32, p[2] - k[2] as f32];
         let [sy, sz] = self.stride;
         let base = k[0] + sy * k[1] + sz * k[2];
-        let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
-        let v = |o: u32| unsafe { *self.data.get_unchecked((base + o) as usize) };
-        let c00 = lerp(v(0), v(1), f[0]);
-        let c10 = lerp(v(sy), v(sy + 1), f[0]);
-        let c01 = lerp(v(sz), v(sz + 1), f[0]);
-        let c11 = lerp(v(sz + sy), v(sz + sy + 1), f[0]);
-        let c0 = lerp(c00, c10, f[1]);
-        let c1 = lerp(c01, c11, f[1]);
-        lerp(c0, c1, f[2])
+        blend(|o: u32| unsafe { *self.data.get_unchecked((base + o) as usize) }, [1, sy, sz], f)
     }
 }
 
