@@ -89,6 +89,16 @@ fn blend(v: impl Fn(u32) -> f32, [sx, sy, sz]: [u32; 3], f: [f32; 3]) -> f32 {
     lerp(lerp(c00, c10, f[1]), lerp(c01, c11, f[1]), f[2])
 }
 
+/// The voxel whose cell holds `p` and the fractions of the way past it per axis.
+///
+/// # Safety
+/// Every coordinate of `p` lies in [0, 2^24] (not NaN), so the truncations are in range.
+#[inline(always)]
+unsafe fn cell(p: [f32; 3]) -> ([u32; 3], [f32; 3]) {
+    let k: [u32; 3] = unsafe { [p[0].to_int_unchecked(), p[1].to_int_unchecked(), p[2].to_int_unchecked()] };
+    (k, [p[0] - k[0] as f32, p[1] - k[1] as f32, p[2] - k[2] as f32])
+}
+
 /// A trilinear sampler of a box of voxel centres [0, hi]^3, for the row sampler.
 trait Trilinear {
     fn hi(&self) -> [f32; 3];
@@ -106,8 +116,7 @@ impl Trilinear for Sampler<'_> {
         // SAFETY: 0 <= p <= n - 1 < 2^24 per axis (new() checks the sizes), so the
         // truncations are in range, and base + every offset <= (n0 - 1) + s0 (n1 - 1) +
         // s1 (n2 - 1) = nvox - 1 < min(data.len(), 2^32) (checked in new()): no u32 wraps.
-        let k: [u32; 3] = unsafe { [p[0].to_int_unchecked(), p[1].to_int_unchecked(), p[2].to_int_unchecked()] };
-        let f = [p[0] - k[0] as f32, p[1] - k[1] as f32, p[2] - k[2] as f32];
+        let (k, f) = unsafe { cell(p) };
         let step = [(k[0] + 1 < self.n[0] as u32) as u32, ((k[1] + 1 < self.n[1] as u32) as u32) * self.stride[0], ((k[2] + 1 < self.n[2] as u32) as u32) * self.stride[1]];
         let base = k[0] + self.stride[0] * k[1] + self.stride[1] * k[2];
         blend(|o: u32| unsafe { *self.data.get_unchecked((base + o) as usize) }, step, f)
@@ -156,8 +165,7 @@ impl Trilinear for Padded {
     fn at_inside(&self, p: [f32; 3]) -> f32 {
         // SAFETY: 0 <= p <= n - 1 per axis, so k <= n - 1 and base + stride_z + stride_y + 1
         // <= (n0 - 1 + 1) + px (n1 - 1 + 1) + px py (n2 - 1 + 1) = len - 1 < 2^32 (new()).
-        let k: [u32; 3] = unsafe { [p[0].to_int_unchecked(), p[1].to_int_unchecked(), p[2].to_int_unchecked()] };
-        let f = [p[0] - k[0] as f32, p[1] - k[1] as f32, p[2] - k[2] as f32];
+        let (k, f) = unsafe { cell(p) };
         let [sy, sz] = self.stride;
         let base = k[0] + sy * k[1] + sz * k[2];
         blend(|o: u32| unsafe { *self.data.get_unchecked((base + o) as usize) }, [1, sy, sz], f)
