@@ -130,8 +130,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mut summary = format!(
         "{}, {} solver, {} metric: {what} reached {counts} of {} mask voxels in {} iterations ({:.1} updates/voxel{per}, {:.1} ms)",
         label,
-        cli_name(a.solver),
-        cli_name(a.metric),
+        fim::cli_name(a.solver),
+        fim::cli_name(a.metric),
         p.mask.iter().filter(|&&m| m != 0).count(),
         s1.iterations,
         s1.updates_per_voxel(&p.mask),
@@ -163,9 +163,4 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         println!("{}", w.display());
     }
     Ok(0)
-}
-
-/// A value's name as the command line spells it (`sweep-lf`, `sharpened`), for the summary.
-pub(super) fn cli_name<T: clap::ValueEnum>(v: T) -> String {
-    v.to_possible_value().map_or_else(String::new, |p| p.get_name().to_string())
 }

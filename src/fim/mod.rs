@@ -277,12 +277,12 @@ impl Solver {
     pub fn cpu_only(self) -> bool {
         self != Solver::Fim
     }
+}
 
-    /// The name `--solver` takes (`sweep-lf`).
-    pub fn cli_name(self) -> String {
-        use clap::ValueEnum;
-        self.to_possible_value().map_or_else(String::new, |p| p.get_name().to_string())
-    }
+/// A value's name as the command line spells it (`sweep-lf`, `sharpened`), for warnings and
+/// summaries (Debug prints `SweepLf`, which the options refuse).
+pub fn cli_name<T: clap::ValueEnum>(v: T) -> String {
+    v.to_possible_value().map_or_else(String::new, |p| p.get_name().to_string())
 }
 
 /// The warning for a CPU-only solver run with a `--backend` that names more than the CPU: the
@@ -290,7 +290,7 @@ impl Solver {
 /// say. None for fim, and for `auto` and `cpu`.
 pub fn unused_backend_warning(solver: Solver, backend: &crate::runtime::BackendSpec) -> Option<String> {
     (solver.cpu_only() && backend.asks_beyond_cpu())
-        .then(|| format!("warning: --solver {} is a CPU baseline: it runs on the CPU, not on --backend {backend}", solver.cli_name()))
+        .then(|| format!("warning: --solver {} is a CPU baseline: it runs on the CPU, not on --backend {backend}", cli_name(solver)))
 }
 
 /// The solver for `params` on `device`: the sweeping baselines always run on the CPU.

@@ -62,7 +62,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let mut out = neuroport::volume::Outputs::new();
     let active_tmp = a.active_out.as_deref().map(|p| out.temp_for(p)).transpose()?;
     // The names the options take (Debug printed "solver Fim", which --solver refuses).
-    use super::super::fim::cli_name as name;
+    use neuroport::fim::cli_name as name;
     println!("{}, solver {}, validity {}, local solver {}", ex.config, name(a.solver), name(a.validity), name(a.local));
     for dev in &devices {
         if a.solver != Solver::Fim && !dev.is_cpu() {
