@@ -384,3 +384,21 @@ fn compare_does_not_replace_a_file_it_merges() {
         assert_eq!(common_entries(&r), vec!["geodesic-prep.csv".to_string()]);
     }
 }
+
+/// `reproduce --out /proc/x` ran its table and only then failed to make the folder; a folder
+/// that cannot be made is now refused before any work, and no probe is left behind.
+#[test]
+fn an_out_folder_that_cannot_be_made_is_refused_first() {
+    let o = neuroport().args(["reproduce", "geodesic-prep", "--repeats", "1", "--backend", "cpu", "--out", "/proc/neuroport-x"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("cannot create the folder /proc/neuroport-x: /proc takes no new folder"), "{err}");
+    assert!(o.stdout.is_empty() && !err.contains("geodesic-prep:"), "the table ran first: {err}");
+    // A folder that can be made is made, and the probe is gone.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a").join("b");
+    let o = neuroport().args(["synth", "--out"]).arg(&out).args(["--dims", "6,6,4"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("a")]);
+}

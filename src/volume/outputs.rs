@@ -50,11 +50,22 @@ pub fn nifti_twin(p: &Path) -> Option<PathBuf> {
 }
 
 /// An error naming the file when `dir` or a folder above it is a file: mkdir there said only
-/// "File exists" (or "Not a directory"), not which file was in the way.
+/// "File exists" (or "Not a directory"), not which file was in the way. A `dir` still to be made
+/// must be makeable in the folder above it that exists: `reproduce --out /proc/x` ran its table
+/// and only then failed to make the folder. Tried with a folder made and removed at once.
 fn folder_possible(dir: &Path) -> Result<()> {
     for a in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
         match std::fs::metadata(a) {
-            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(m) if m.is_dir() && a == dir => return Ok(()),
+            Ok(m) if m.is_dir() => {
+                static PROBES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+                let n = PROBES.fetch_add(1, Ordering::Relaxed);
+                let probe = a.join(format!(".neuroport-probe-{}-{n}", std::process::id()));
+                return match std::fs::create_dir(&probe) {
+                    Ok(()) => Ok(std::fs::remove_dir(&probe)?),
+                    Err(e) => bail!("cannot create the folder {}: {} takes no new folder ({e})", dir.display(), a.display()),
+                };
+            }
             Ok(_) if a == dir => bail!("cannot write into {}: it is a file, not a folder", dir.display()),
             Ok(_) => bail!("cannot create the folder {}: {} is a file, not a folder", dir.display(), a.display()),
             Err(_) => {}
