@@ -24,10 +24,14 @@ pub fn set_overwrite(on: bool) {
 /// without --force.
 pub fn check_free<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<()> {
     let overwrite = OVERWRITE.load(Ordering::Relaxed);
+    // A command's outputs share a folder or a few: each is looked at (and, when still to be
+    // made, tried with a probe folder) once.
+    let mut folders: Vec<PathBuf> = Vec::new();
     for p in paths {
         let p = p.as_ref();
-        if let Some(dir) = p.parent() {
+        if let Some(dir) = p.parent().filter(|d| !folders.iter().any(|f| f == d)) {
             folder_possible(dir)?;
+            folders.push(dir.to_path_buf());
         }
         if !overwrite && p.symlink_metadata().is_ok() {
             bail!("{} already exists (use --force to overwrite)", p.display());
