@@ -11,18 +11,6 @@ pub fn quiet_catch<R>(f: impl FnOnce() -> R) -> Option<R> {
     r
 }
 
-/// Refuses, as the user's error, a size whose buffers cannot be had: `count` items of
-/// `bytes_each` bytes (an overflow counts as too many) that the allocator will not give, instead
-/// of the abort (with a backtrace) that failing to allocate them would be. `what` names the
-/// option or input that asked for them.
-pub fn room_for(what: &str, count: usize, bytes_each: usize) -> anyhow::Result<()> {
-    let ok = count.checked_mul(bytes_each).is_some_and(|b| Vec::<u8>::new().try_reserve_exact(b).is_ok());
-    if !ok {
-        anyhow::bail!("{what}: too large: {count} x {bytes_each} bytes are more than fit in memory");
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::quiet_catch;

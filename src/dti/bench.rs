@@ -36,7 +36,7 @@ pub fn grid(voxels: usize) -> [usize; 3] {
 /// directions at b = 1000, SNR 30), `repeats` times after one warm-up.
 pub fn measure(dev: &Device, voxels: usize, repeats: usize, seed: u64) -> Result<Vec<BenchRow>> {
     // ~33 volumes of float32 DWI, the tensor and its outputs: ~260 bytes a voxel.
-    crate::guard::room_for(&format!("--voxels {voxels}"), voxels, 260)?;
+    crate::runtime::memory::room_for(&format!("--voxels {voxels}"), voxels, 260)?;
     let dims = grid(voxels);
     let nvox: usize = dims.iter().product();
     let tensor = synth::random_tensor_field(nvox, seed);

@@ -62,7 +62,7 @@ pub fn example(id: u32, n: usize, dims: &[usize], seed: u64) -> Result<Example> 
     }
     // Example 3's phantom holds ~80 bytes a voxel while it is built (tensor, speed, masks).
     let nv = grid.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).filter(|&nv| nv <= i32::MAX as usize);
-    let fits = nv.is_some_and(|nv| crate::guard::room_for(&what, nv, 80).is_ok());
+    let fits = nv.is_some_and(|nv| crate::runtime::memory::room_for(&what, nv, 80).is_ok());
     if !fits {
         anyhow::bail!("{what}: too large a grid ({} voxels): more than fit in memory or in 32-bit voxel indices", grid.iter().map(|&d| d as f64).product::<f64>());
     }

@@ -59,7 +59,7 @@ pub fn measure(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, rep
 pub fn long_fields(dims: [usize; 3]) -> Result<Fields> {
     // The tensor, the metric and its derivatives in float32 and float64: ~500 bytes a voxel.
     let nv = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
-    crate::guard::room_for(&format!("--dims {},{},{}", dims[0], dims[1], dims[2]), nv, 500)?;
+    crate::runtime::memory::room_for(&format!("--dims {},{},{}", dims[0], dims[1], dims[2]), nv, 500)?;
     let geom = Geometry::synthetic(dims, [1.0; 3]);
     let mut tensor = long_volume(dims);
     voxel_axes_to_fsl(&mut tensor, &geom);

@@ -24,6 +24,22 @@ pub fn check_fits(what: &str, needed: f64, available: Option<u64>) -> Result<()>
     }
 }
 
+/// Refuses, as the user's error, `count` items of `bytes_each` bytes that this machine cannot
+/// hold (more than [`available`], or than the allocator would give: an overflow counts as too
+/// many), instead of the abort (with a backtrace) or the OOM kill that allocating them would
+/// be. `what` names the option or input that asked for them.
+pub fn room_for(what: &str, count: usize, bytes_each: usize) -> Result<()> {
+    let needed = count as f64 * bytes_each as f64;
+    let what = format!("{what}: too large:");
+    check_fits(&what, needed, available())?;
+    // Where MemAvailable is unknown (or allows it): what the allocator says, without touching a
+    // page.
+    if !count.checked_mul(bytes_each).is_some_and(|b| Vec::<u8>::new().try_reserve_exact(b).is_ok()) {
+        bail!("{what} {count} x {bytes_each} bytes are more than fit in memory");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -34,5 +50,14 @@ mod tests {
         assert!(check_fits("x", 1e30, None).is_ok());
         let e = check_fits("a thing", 3.0 * (1u64 << 30) as f64, Some(1 << 30)).unwrap_err().to_string();
         assert_eq!(e, "a thing needs about 3.0 GiB of memory, and 1.0 GiB is available");
+    }
+
+    #[test]
+    fn room_for_refuses_an_overflow_and_what_the_allocator_will_not_give() {
+        assert!(room_for("x", 1000, 8).is_ok());
+        for (count, each) in [(usize::MAX, 2), (usize::MAX / 2, 1)] {
+            let e = room_for("--dims 9", count, each).unwrap_err().to_string();
+            assert!(e.starts_with("--dims 9: too large: "), "{e}");
+        }
     }
 }

@@ -19,7 +19,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         bail!("--launches must be at least 10 and --bytes at least 4");
     }
     // Before the table's header: a size beyond memory is the whole output, one error line.
-    neuroport::guard::room_for(&format!("--bytes {}", a.bytes), a.bytes, 3)?;
+    neuroport::runtime::memory::room_for(&format!("--bytes {}", a.bytes), a.bytes, 3)?;
     println!("{:<44} {:>14} {:>14} {:>10} {:>10} {:>10} {:>10}", "device", "launches/s", "launch+wait/s", "up GB/s", "down GB/s", "pin up", "pin down");
     for dev in ctx.inventory().select(&ctx.backend_or_all(), true)? {
         let Some(gpu) = Gpu::new(&dev)? else { continue };

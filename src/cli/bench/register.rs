@@ -43,7 +43,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     }
     neuroport::repro::check_repeats(a.runs.repeats)?;
     // The fixed and moving heads and their pyramids in float32 (the renderer's scratch too).
-    neuroport::guard::room_for(&format!("--dims {x},{y},{z}"), x.saturating_mul(y).saturating_mul(z), 64)?;
+    neuroport::runtime::memory::room_for(&format!("--dims {x},{y},{z}"), x.saturating_mul(y).saturating_mul(z), 64)?;
     if a.evals == 0 {
         bail!("--evals must be at least 1");
     }

@@ -33,7 +33,7 @@ fn best_of<F: FnMut() -> Result<()>>(reps: usize, mut f: F) -> Result<f64> {
 
 pub fn measure(gpu: &Gpu, launches: usize, bytes: usize) -> Result<LayerRates> {
     // A host buffer, its copy back and a pinned one.
-    crate::guard::room_for(&format!("--bytes {bytes}"), bytes, 3)?;
+    crate::runtime::memory::room_for(&format!("--bytes {bytes}"), bytes, 3)?;
     let k = gpu.kernel("layer", super::selftest::SOURCE, "layer_nop")?;
     let a = best_of(3, || {
         for _ in 0..launches {
