@@ -17,11 +17,22 @@ pub fn available() -> Option<u64> {
 
 /// An error naming `what` when it needs more than `available` bytes (unknown: no check).
 pub fn check_fits(what: &str, needed: f64, available: Option<u64>) -> Result<()> {
-    const GIB: f64 = (1u64 << 30) as f64;
     match available {
-        Some(a) if needed > a as f64 => bail!("{what} needs about {:.1} GiB of memory, and {:.1} GiB is available", needed / GIB, a as f64 / GIB),
+        Some(a) if needed > a as f64 => bail!("{what} needs about {} of memory, and {} is available", size(needed), size(a as f64)),
         _ => Ok(()),
     }
+}
+
+/// Bytes in GiB, or in the binary unit above that keeps the figure below 1024.
+fn size(bytes: f64) -> String {
+    let mut v = bytes / (1u64 << 30) as f64;
+    for unit in ["GiB", "TiB", "PiB"] {
+        if v < 1024.0 {
+            return format!("{v:.1} {unit}");
+        }
+        v /= 1024.0;
+    }
+    format!("{v:.1} EiB")
 }
 
 /// Refuses, as the user's error, `count` items of `bytes_each` bytes that this machine cannot
@@ -50,6 +61,8 @@ mod tests {
         assert!(check_fits("x", 1e30, None).is_ok());
         let e = check_fits("a thing", 3.0 * (1u64 << 30) as f64, Some(1 << 30)).unwrap_err().to_string();
         assert_eq!(e, "a thing needs about 3.0 GiB of memory, and 1.0 GiB is available");
+        let e = check_fits("b", 1.5 * (1u64 << 50) as f64, Some(1 << 30)).unwrap_err().to_string();
+        assert_eq!(e, "b needs about 1.5 PiB of memory, and 1.0 GiB is available");
     }
 
     #[test]
