@@ -29,6 +29,7 @@ pub mod output;
 pub mod phantoms;
 pub mod repro;
 pub mod seeding;
+pub mod summary;
 
 use crate::runtime::split::{Shares, Split};
 use crate::runtime::{Device, Timings};
