@@ -42,7 +42,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// List the devices found on this machine
+    /// List the devices found on this machine (with --backend, those it runs on)
     Devices(devices::Args),
     /// Fit diffusion tensors: FA, MD, V1, RGB and the tensor volume (FSL dtifit names)
     Dti(dti::Args),
@@ -89,6 +89,13 @@ impl Ctx {
             BackendSpec::All
         } else {
             self.backend.clone()
+        }
+    }
+
+    /// Says `--backend` and `--threads` when given to a command that runs on no device.
+    pub fn warn_unused_device_options(&self, command: &str, instead: &str) {
+        if let Some(w) = neuroport::runtime::unused::unused_device_options(command, instead, &self.backend, self.threads) {
+            eprintln!("{w}");
         }
     }
 
