@@ -307,3 +307,23 @@ fn the_mean_length_leaves_out_fibres_that_stopped_at_their_seed() {
     let want = format!("mean length {mean:.1} mm over the {} that moved, {still} stopped at their seed (0 mm)", moved.len());
     assert!(err.contains(&want), "want {want:?} in {err}");
 }
+
+/// `--interp` on the cpu backend was accepted and dropped (the CPU interpolates in float64); a
+/// warning says so now, and a run on an OpenCL device, which uses it, has none.
+#[test]
+fn interp_on_the_cpu_alone_is_warned_about() {
+    let d = tempfile::tempdir().unwrap();
+    let (t, roi, _) = phantom(d.path());
+    let mut backends = vec!["cpu"];
+    if neuroport::Inventory::discover(None).opencl.first().is_some() {
+        backends.push("opencl");
+    }
+    for b in backends {
+        let o = d.path().join(format!("{b}.tck"));
+        let r = neuroport(&["--backend", b, "track", "geodesic", "--tensor", s(&t), "--seeds", s(&roi), "--max-steps", "20", "--interp", "kernel", "--out", s(&o)]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{err}");
+        let warned = err.lines().any(|l| l == "warning: --interp kernel applies to OpenCL/CUDA only; the cpu backend interpolates in float64 (its reference)");
+        assert_eq!(warned, b == "cpu", "--backend {b}: {err}");
+    }
+}

@@ -121,6 +121,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     // device.
     let read = if a.input.tensor.is_some() { stage("read tensor", || a.input.read_tensor(mask_in(&a))) } else { None }.transpose()?;
     let split = ctx.split()?;
+    if let Some(w) = geodesic::unused_interp_warning(&split, a.interp) {
+        eprintln!("{w}");
+    }
     let device = split.first().clone();
     let (mut tensor, geom, source, usable) = match read {
         Some(t) => t,
