@@ -61,3 +61,24 @@ fn commands_that_run_on_no_device_say_so() {
         assert_eq!(warnings, if want.is_empty() { vec![] } else { vec![want] }, "{args:?}: {err}");
     }
 }
+
+/// `--threads` sizes the cpu backend's pool: a run on GPUs (or PoCL, which sizes its own) alone
+/// took it without a word.
+#[test]
+fn threads_on_a_run_without_the_cpu_backend_is_said() {
+    let (_, devices, _) = run(&["devices"], &[]);
+    let Some(cl) = devices.lines().find_map(|l| l.split_whitespace().nth(1).filter(|s| s.starts_with("opencl:"))) else {
+        eprintln!("no OpenCL device: skipped");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    small_dataset(d.path(), [8, 8, 4], 30.0, 1);
+    let j = |f: &str| d.path().join(f);
+    for (backend, want) in [(cl, Some(format!("warning: --threads 1 applies to the cpu backend; this run is on {cl}"))), (&format!("cpu,{cl}"), None), ("cpu", None)] {
+        let out = j(&format!("{}/", backend.replace([':', ','], "_")));
+        let (code, _, err) = run(&["dti", "--dwi", s(&j("dwi.nii.gz")), "--bvals", s(&j("bvals")), "--bvecs", s(&j("bvecs")), "--out", s(&out), "--backend", backend, "--threads", "1"], &[]);
+        assert_eq!(code, 0, "{backend}: {err}");
+        let warnings: Vec<String> = err.lines().filter(|l| l.starts_with("warning:")).map(String::from).collect();
+        assert_eq!(warnings, want.into_iter().collect::<Vec<_>>(), "{backend}: {err}");
+    }
+}

@@ -110,6 +110,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         Some(d) => d,
         None => pick()?,
     };
+    ctx.warn_unused_threads(std::slice::from_ref(&device));
     if let Some(w) = fim::unused_backend_warning(a.solver, &ctx.backend) {
         eprintln!("{w}");
     }

@@ -99,9 +99,18 @@ impl Ctx {
         }
     }
 
+    /// Says `--threads` when given to a run on no cpu backend.
+    pub fn warn_unused_threads(&self, devices: &[neuroport::Device]) {
+        if let Some(w) = neuroport::runtime::unused::unused_threads(self.threads, devices) {
+            eprintln!("{w}");
+        }
+    }
+
     /// The devices a command that splits its work runs on (one for a single-device spec).
     pub fn split(&self) -> anyhow::Result<neuroport::runtime::split::Split> {
-        Ok(neuroport::runtime::split::Split::new(self.inventory().select_split(&self.backend)?))
+        let devices = self.inventory().select_split(&self.backend)?;
+        self.warn_unused_threads(&devices);
+        Ok(neuroport::runtime::split::Split::new(devices))
     }
 
     fn new(cli: &Cli) -> Ctx {
