@@ -226,3 +226,29 @@ fn sweeps_warn_when_the_backend_goes_unused() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("warning:"), "{stderr}");
 }
+
+/// Options the run does not read were accepted and dropped: --eps without --target (no pathway
+/// is made), --alpha with --metric inverse, --local and --validity with --solver sweep-lf. --eps
+/// is refused, as --out-tck without --target is; the others are warned about.
+#[test]
+fn options_the_run_does_not_read_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let j = |f: &str| d.join(f);
+    let fim = |extra: &[&str], out: &str| run(&[&["--backend", "cpu", "fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--out", s(&j(out))][..], extra].concat(), &[]);
+    let (code, _, err) = fim(&["--eps", "0.1"], "eps/");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--target") && !j("eps").exists(), "{err}");
+    for (extra, want) in [
+        (&["--metric", "inverse", "--alpha", "2"][..], Some("warning: --alpha 2 applies to --metric sharpened; --metric inverse (D^-1) has no sharpening power")),
+        (&["--solver", "sweep-lf", "--validity", "tsai"], Some("warning: --validity tsai applies to the Godunov solvers (fim, sweep); --solver sweep-lf (Lax-Friedrichs) has none")),
+        (&["--solver", "sweep", "--validity", "tsai", "--local", "paper", "--alpha", "2"], None),
+        (&["--target", s(&j("r2.nii.gz")), "--eps", "0.1"], None),
+    ] {
+        let (code, _, err) = fim(extra, &format!("o{}/", extra.join("_").replace('/', "")));
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+        assert_eq!(warnings, want.into_iter().collect::<Vec<_>>(), "{extra:?}: {err}");
+    }
+}

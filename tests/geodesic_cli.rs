@@ -283,3 +283,47 @@ fn a_target_outside_the_tracking_mask_is_warned_about() {
     assert_eq!(warn, [format!("warning: {}: the target ROI has no voxel inside the tracking mask; no fibre can reach it", target.display()).as_str()], "{err}");
     assert!(err.contains("0 written") && err.contains("mean length 0.0 mm"), "{err}");
 }
+
+/// Seeds outside the tracking mask stop at once at 0 mm; the summary's mean counted them, so it
+/// read far below the length of any fibre traced. Now the mean is over the fibres that moved
+/// (as the CSV gives them) and the others are counted apart.
+#[test]
+fn the_mean_length_leaves_out_fibres_that_stopped_at_their_seed() {
+    let d = tempfile::tempdir().unwrap();
+    let (t, roi, _) = phantom(d.path());
+    let ph = brain_like([40, 40, 10], [2.0, 2.0, 3.0], 5);
+    let right: Vec<f32> = (0..ph.geom.nvox()).map(|v| ((v % 40) >= 20) as u8 as f32).collect();
+    let m = d.path().join("right.nii.gz");
+    write_nifti(&m, &ph.geom, 1, &right).unwrap();
+    let o = d.path().join("m.tck");
+    let r = neuroport(&["--backend", "cpu", "track", "geodesic", "--tensor", s(&t), "--seeds", s(&roi), "--mask", s(&m), "--dirs", "2", "--max-steps", "200", "--out", s(&o)]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    let rows = csv_rows(&d.path().join("m.csv"));
+    let moved: Vec<f64> = rows.iter().filter(|r| r[9] != "0").map(|r| r[8].parse().unwrap()).collect();
+    let still = rows.len() - moved.len();
+    assert!(!moved.is_empty() && still > 0, "{} moved, {still} did not", moved.len());
+    let mean = moved.iter().sum::<f64>() / moved.len() as f64;
+    let want = format!("mean length {mean:.1} mm over the {} that moved, {still} stopped at their seed (0 mm)", moved.len());
+    assert!(err.contains(&want), "want {want:?} in {err}");
+}
+
+/// `--interp` on the cpu backend was accepted and dropped (the CPU interpolates in float64); a
+/// warning says so now, and a run on an OpenCL device, which uses it, has none.
+#[test]
+fn interp_on_the_cpu_alone_is_warned_about() {
+    let d = tempfile::tempdir().unwrap();
+    let (t, roi, _) = phantom(d.path());
+    let mut backends = vec!["cpu"];
+    if neuroport::Inventory::discover(None).opencl.first().is_some() {
+        backends.push("opencl");
+    }
+    for b in backends {
+        let o = d.path().join(format!("{b}.tck"));
+        let r = neuroport(&["--backend", b, "track", "geodesic", "--tensor", s(&t), "--seeds", s(&roi), "--max-steps", "20", "--interp", "kernel", "--out", s(&o)]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{err}");
+        let warned = err.lines().any(|l| l == "warning: --interp kernel applies to OpenCL/CUDA only; the cpu backend interpolates in float64 (its reference)");
+        assert_eq!(warned, b == "cpu", "--backend {b}: {err}");
+    }
+}

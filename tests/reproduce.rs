@@ -37,7 +37,7 @@ fn geodesic_prep_quick_writes_report_and_compare_merges() {
 
     // Rows carry the machine that ran them and the scale.
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
-    assert!(rows.iter().all(|r| r.machine == host && r.scale == "quick"), "{rows:?}");
+    assert!(rows.iter().all(|r| r.machine == host && r.scale == "quick" && r.seed == Some(2011) && r.repeats == Some(1)), "{rows:?}");
 
     // compare: two result files of one machine are told apart by file name as well
     let b = dir.path().join("other.csv");
@@ -60,7 +60,7 @@ fn geodesic_prep_quick_writes_report_and_compare_merges() {
     assert_eq!(neuroport::repro::read_csv(&cmp.join("compare.csv")).unwrap().len(), 6);
 
     // a paper-scale file merged with a quick one: a warning naming both; an older file without
-    // machine and scale columns is still read, labelled by its name
+    // machine, scale, seed and repeats columns is still read, labelled by its name
     let text = std::fs::read_to_string(&b).unwrap();
     let paper = dir.path().join("paper.csv");
     std::fs::write(&paper, text.replace(",quick,", ",paper,")).unwrap();
@@ -68,8 +68,8 @@ fn geodesic_prep_quick_writes_report_and_compare_merges() {
     let old_text: Vec<String> = text
         .lines()
         .map(|l| {
-            let f: Vec<&str> = l.rsplitn(4, ',').collect();
-            format!("{},{}", f[3], f[0])
+            let f: Vec<&str> = l.rsplitn(6, ',').collect();
+            format!("{},{}", f[5], f[0])
         })
         .collect();
     std::fs::write(&old, old_text.join("\n")).unwrap();
@@ -401,4 +401,40 @@ fn an_out_folder_that_cannot_be_made_is_refused_first() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, vec![std::ffi::OsString::from("a")]);
+}
+
+/// GOOD_CSV as `reproduce --seed SEED --repeats N` writes it now.
+fn run_with(seed: u64, repeats: usize) -> String {
+    GOOD_CSV.replace("scale,source", "scale,seed,repeats,source").replace(",vm,quick,", &format!(",vm,quick,{seed},{repeats},"))
+}
+
+/// Runs made with another --seed (other synthetic data) or --repeats (medians of another number
+/// of runs) were merged without a word, unlike runs at another --scale; `compare` names the
+/// files and values now, on stderr and in the Markdown notes.
+#[test]
+fn compare_says_when_runs_differ_in_seed_or_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let (a, a2, b, c) = (file("a.csv", &run_with(2011, 3)), file("a2.csv", &run_with(2011, 3)), file("b.csv", &run_with(7, 3)), file("c.csv", &run_with(2011, 1)));
+    let old = file("old.csv", GOOD_CSV);
+    let seeds = format!("warning: merging runs on different synthetic data: --seed 2011 ({}) and --seed 7 ({})", a.display(), b.display());
+    let repeats = format!("warning: merging runs timed over different numbers of runs: --repeats 3 ({}) and --repeats 1 ({}); their medians are not equally steady", a.display(), c.display());
+    let unrecorded = format!("--seed and --repeats not recorded in {} (written by an older neuroport)", old.display());
+    for (i, (files, want)) in [(vec![&a, &a2], vec![]), (vec![&a, &b], vec![seeds.as_str()]), (vec![&a, &c], vec![repeats.as_str()]), (vec![&a, &old], vec![])].into_iter().enumerate() {
+        let out = dir.path().join(format!("c{i}"));
+        let o = neuroport().arg("compare").args(&files).arg("--out").arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert_eq!(err.lines().collect::<Vec<_>>(), want, "{files:?}");
+        let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+        assert!(want.iter().all(|w| md.contains(w)), "{md}");
+        assert_eq!(md.contains(&unrecorded), files.contains(&&old), "{md}");
+        // The columns round-trip through the merged CSV.
+        let merged = neuroport::repro::read_csv(&out.join("compare.csv")).unwrap();
+        assert_eq!(merged[0].seed, Some(2011));
+    }
 }

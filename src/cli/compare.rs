@@ -16,7 +16,8 @@ pub struct Args {
     name: String,
 }
 
-pub fn run(_ctx: &Ctx, a: Args) -> Result<i32> {
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    ctx.warn_unused_device_options("compare", "merges result files and runs nothing");
     // NAME.csv, .md and .png go inside --out: a name holding a folder would put them elsewhere
     // (`../x` beside --out, `/x` at the root), and an empty one makes hidden `.csv` files.
     if a.name.is_empty() || a.name.contains('/') || a.name.contains(std::path::MAIN_SEPARATOR) {

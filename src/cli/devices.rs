@@ -11,7 +11,12 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let inv = ctx.inventory();
-    let infos = inv.infos();
+    // --backend was accepted and every device listed whatever it named; now the devices it runs
+    // on, as check and bench read it (the default, auto, is every device).
+    let spec = ctx.backend_or_all();
+    let infos = inv.infos_for(&spec)?;
+    // Why a backend lists nothing matters where every backend was asked for.
+    let notes: &[String] = if spec == neuroport::BackendSpec::All { &inv.notes } else { &[] };
     if a.json {
         // Report rows leave the identity out; here it is what a user matches with nvidia-smi.
         let devices: Vec<serde_json::Value> = infos
@@ -23,7 +28,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
                 Ok(v)
             })
             .collect::<Result<_>>()?;
-        let v = serde_json::json!({ "devices": devices, "notes": inv.notes });
+        let v = serde_json::json!({ "devices": devices, "notes": notes });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(0);
     }
@@ -44,7 +49,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         })
         .collect();
     print!("{}", aligned(&["backend", "spec", "name", "vendor", "units", "clock", "memory", "images", "pci"], &rows));
-    for n in &inv.notes {
+    for n in notes {
         println!("{n}");
     }
     Ok(0)

@@ -25,22 +25,22 @@ pub struct Args {
     /// Path-cost metric M: sharpened (004 eq. 3) or inverse (D^-1)
     #[arg(long, value_enum, default_value_t = Metric::Sharpened)]
     metric: Metric,
-    /// Sharpening power of eq. 3 (004 uses 3)
-    #[arg(long, default_value_t = 3.0)]
-    alpha: f64,
-    /// Pathway tolerance: voxels with u1 + u2 < (1 + eps) E(gamma)
-    #[arg(long, default_value_t = 0.05)]
+    /// Sharpening power of eq. 3 (004 uses 3) [default: 3]
+    #[arg(long)]
+    alpha: Option<f64>,
+    /// With --target: pathway tolerance: voxels with u1 + u2 < (1 + eps) E(gamma)
+    #[arg(long, default_value_t = 0.05, requires = "target")]
     eps: f64,
     /// fim (node FIM on the CPU, block FIM on GPUs), or a CPU fast-sweeping baseline
     #[arg(long, value_enum, default_value_t = Solver::Fim)]
     solver: Solver,
-    /// Validity test of the Godunov solution: the paper's index test or Tsai et al.'s
-    #[arg(long, value_enum, default_value_t = Validity::Index)]
-    validity: Validity,
+    /// Validity test of the Godunov solution: the paper's index test or Tsai et al.'s [default: index]
+    #[arg(long, value_enum)]
+    validity: Option<Validity>,
     /// Local solver: exact (monotone: every schedule reaches the same u) or 004's valid-minimum
-    /// candidate as published (faster; block and node FIM may settle slightly apart)
-    #[arg(long = "local", value_enum, default_value_t = Local::Exact)]
-    local: Local,
+    /// candidate as published (faster; block and node FIM may settle slightly apart) [default: exact]
+    #[arg(long = "local", value_enum)]
+    local: Option<Local>,
     /// With --target: the minimal path, traced back along the characteristics, as .tck
     #[arg(long, requires = "target")]
     out_tck: Option<PathBuf>,
@@ -56,8 +56,9 @@ fn named(prefix: &Path, what: &str) -> PathBuf {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
-    if !(a.alpha > 0.0 && a.alpha.is_finite()) {
-        bail!("--alpha must be a positive number, not {}", a.alpha);
+    let alpha = a.alpha.unwrap_or(3.0);
+    if !(alpha > 0.0 && alpha.is_finite()) {
+        bail!("--alpha must be a positive number, not {alpha}");
     }
     if !(a.eps >= 0.0 && a.eps.is_finite()) {
         bail!("--eps must be a non-negative number, not {}", a.eps);
@@ -103,16 +104,20 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if let (Some(t), Some(tp)) = (&target, &a.target) {
         connectivity::warn_shared(&source, &a.source, t, tp, &mask);
     }
-    let (speed, repaired) = stage("metric", || fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, a.alpha))?;
+    let (speed, repaired) = stage("metric", || fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, alpha))?;
     drop(tensor);
     let device = match fitted_on {
         Some(d) => d,
         None => pick()?,
     };
+    ctx.warn_unused_threads(std::slice::from_ref(&device));
     if let Some(w) = fim::unused_backend_warning(a.solver, &ctx.backend) {
         eprintln!("{w}");
     }
-    let params = Params { solver: a.solver, validity: a.validity, local: a.local, progress: std::io::stderr().is_terminal(), ..Params::default() };
+    for w in fim::unused_option_warnings(a.metric, a.alpha, a.solver, a.validity, a.local) {
+        eprintln!("{w}");
+    }
+    let params = Params { solver: a.solver, validity: a.validity.unwrap_or_default(), local: a.local.unwrap_or_default(), progress: std::io::stderr().is_terminal(), ..Params::default() };
     let mut p = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source: Vec::new() };
     // u1 and u2 over one field: a GPU uploads it once.
     let mut regions: Vec<Vec<u8>> = std::iter::once(source).chain(target).collect();

@@ -42,7 +42,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// List the devices found on this machine
+    /// List the devices found on this machine (with --backend, those it runs on)
     Devices(devices::Args),
     /// Fit diffusion tensors: FA, MD, V1, RGB and the tensor volume (FSL dtifit names)
     Dti(dti::Args),
@@ -92,9 +92,25 @@ impl Ctx {
         }
     }
 
+    /// Says `--backend` and `--threads` when given to a command that runs on no device.
+    pub fn warn_unused_device_options(&self, command: &str, instead: &str) {
+        if let Some(w) = neuroport::runtime::unused::unused_device_options(command, instead, &self.backend, self.threads) {
+            eprintln!("{w}");
+        }
+    }
+
+    /// Says `--threads` when given to a run on no cpu backend.
+    pub fn warn_unused_threads(&self, devices: &[neuroport::Device]) {
+        if let Some(w) = neuroport::runtime::unused::unused_threads(self.threads, devices) {
+            eprintln!("{w}");
+        }
+    }
+
     /// The devices a command that splits its work runs on (one for a single-device spec).
     pub fn split(&self) -> anyhow::Result<neuroport::runtime::split::Split> {
-        Ok(neuroport::runtime::split::Split::new(self.inventory().select_split(&self.backend)?))
+        let devices = self.inventory().select_split(&self.backend)?;
+        self.warn_unused_threads(&devices);
+        Ok(neuroport::runtime::split::Split::new(devices))
     }
 
     fn new(cli: &Cli) -> Ctx {

@@ -55,6 +55,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         o.init = Some(affine::read(p)?);
     }
     let device = stage("open device", || ctx.inventory().select_one(&ctx.backend))?;
+    ctx.warn_unused_threads(std::slice::from_ref(&device));
     let mut k = stage("kernels", || register::kernels(&device))?;
     let t0 = std::time::Instant::now();
     let r = stage("register", || register::register(k.as_mut(), &fixed, &moving, &o, &mut |l| {

@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         eprintln!("{}: {}", t.id(), t.title());
         match t.run(&rc).with_context(|| format!("table {}", t.id())) {
             Ok(mut report) => {
-                repro::stamp(&mut report, a.scale);
+                repro::stamp(&mut report, &rc);
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 report.notes.extend(repro::threads_note(&report, &devices, cores));
                 super::print_out(&format!("{}\n", repro::write::to_markdown(&report)))?;

@@ -73,6 +73,7 @@ pub(super) fn parse_voxel(s: &str) -> Result<[f32; 3]> {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    ctx.warn_unused_device_options("synth", "builds its phantoms on the host, on every core");
     match (a.kind, a.dwi) {
         (Some(Kind::T1(t)), _) => super::synth_t1::run(ctx, t),
         (None, Some(d)) => run_dwi(d),

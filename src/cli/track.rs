@@ -121,6 +121,9 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
     // device.
     let read = if a.input.tensor.is_some() { stage("read tensor", || a.input.read_tensor(mask_in(&a))) } else { None }.transpose()?;
     let split = ctx.split()?;
+    if let Some(w) = geodesic::unused_interp_warning(&split, a.interp) {
+        eprintln!("{w}");
+    }
     let device = split.first().clone();
     let (mut tensor, geom, source, usable) = match read {
         Some(t) => t,
@@ -205,10 +208,8 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         (batch, order, t, Some(shares))
     };
     let written = stage("commit", || out.commit())?;
-    // (+ 0.0: the sum of no fibres is -0.0, printed "-0.0 mm")
-    let mean_len = order.iter().map(|&i| batch.ends[i].length_mm as f64).sum::<f64>() / order.len().max(1) as f64 + 0.0;
     eprintln!(
-        "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, mean length {:.1} mm; kernel {:.1} ms, transfer {:.1} ms{}",
+        "{}, {} interpolation, {}: {} fibres traced, {} steps; {} written{}, {}; kernel {:.1} ms, transfer {:.1} ms{}",
         split.label(),
         interp_label(&split, a.interp),
         a.method.name(),
@@ -216,7 +217,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         batch.total_steps(),
         order.len(),
         if target.is_some() { " (reached the target, ranked by connectivity)" } else { "" },
-        mean_len,
+        geodesic::summary::Lengths::of(&batch, &order),
         t.kernel_ms,
         t.transfer_ms,
         dti::repaired_note(repaired)

@@ -293,6 +293,22 @@ pub fn unused_backend_warning(solver: Solver, backend: &crate::runtime::BackendS
         .then(|| format!("warning: --solver {} is a CPU baseline: it runs on the CPU, not on --backend {backend}", cli_name(solver)))
 }
 
+/// Options given that the run does not read, each said in a warning line rather than dropped:
+/// `--alpha` sharpens only the sharpened metric, and the Lax-Friedrichs sweeps have no Godunov
+/// solver for `--local` and `--validity` to choose. None is an option not given.
+pub fn unused_option_warnings(metric: metric::Metric, alpha: Option<f64>, solver: Solver, validity: Option<Validity>, local: Option<Local>) -> Vec<String> {
+    let mut w = Vec::new();
+    if let (metric::Metric::Inverse, Some(a)) = (metric, alpha) {
+        w.push(format!("warning: --alpha {a} applies to --metric sharpened; --metric inverse (D^-1) has no sharpening power"));
+    }
+    let given: Vec<String> = local.map(|l| format!("--local {}", cli_name(l))).into_iter().chain(validity.map(|v| format!("--validity {}", cli_name(v)))).collect();
+    if solver == Solver::SweepLf && !given.is_empty() {
+        let verb = if given.len() > 1 { "apply" } else { "applies" };
+        w.push(format!("warning: {} {verb} to the Godunov solvers (fim, sweep); --solver sweep-lf (Lax-Friedrichs) has none", given.join(" and ")));
+    }
+    w
+}
+
 /// The solver for `params` on `device`: the sweeping baselines always run on the CPU.
 pub fn kernels(device: &Device, params: &Params) -> Result<Box<dyn FimKernels>> {
     check_params(params)?;
@@ -354,5 +370,17 @@ mod tests {
             }
         }
         assert_eq!(unused_backend_warning(Solver::Fim, &spec("opencl")), None);
+    }
+
+    #[test]
+    fn options_the_run_does_not_read_are_warned_about() {
+        use super::{metric::Metric, unused_option_warnings, Local, Validity};
+        assert!(unused_option_warnings(Metric::Sharpened, Some(5.0), Solver::SweepLf, None, None).is_empty());
+        assert!(unused_option_warnings(Metric::Inverse, None, Solver::Sweep, Some(Validity::Tsai), Some(Local::Paper)).is_empty());
+        assert_eq!(unused_option_warnings(Metric::Inverse, Some(5.0), Solver::Fim, None, None), ["warning: --alpha 5 applies to --metric sharpened; --metric inverse (D^-1) has no sharpening power"]);
+        assert_eq!(
+            unused_option_warnings(Metric::Sharpened, None, Solver::SweepLf, Some(Validity::Index), Some(Local::Paper)),
+            ["warning: --local paper and --validity index apply to the Godunov solvers (fim, sweep); --solver sweep-lf (Lax-Friedrichs) has none"]
+        );
     }
 }

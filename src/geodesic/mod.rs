@@ -29,6 +29,7 @@ pub mod output;
 pub mod phantoms;
 pub mod repro;
 pub mod seeding;
+pub mod summary;
 
 use crate::runtime::split::{Shares, Split};
 use crate::runtime::{Device, Timings};
@@ -98,6 +99,14 @@ impl Interp {
             Interp::Kernel => "in-kernel",
         }
     }
+}
+
+/// An `--interp` that no device of the split runs is said, not dropped without a word (as
+/// bedpost's `--variant`): the cpu backend interpolates in float64, whichever is asked for. A
+/// warning, not an error: the run is the one asked for, and a split with a GPU does use it.
+pub fn unused_interp_warning(split: &Split, interp: Option<Interp>) -> Option<String> {
+    let i = interp?;
+    split.devices().iter().all(|d| d.is_cpu()).then(|| format!("warning: --interp {} applies to OpenCL/CUDA only; the cpu backend interpolates in float64 (its reference)", i.name()))
 }
 
 /// Why a fibre ended (codes as in `cl/common/geodesic.h`).

@@ -62,13 +62,15 @@ pub fn machine() -> String {
     if host.is_empty() { crate::runtime::cpu::host_info().name } else { host }
 }
 
-/// Marks every row of a fresh report with this machine and the scale it ran at, so `compare`
-/// can label and check rows from several machines.
-pub fn stamp(report: &mut Report, scale: Scale) {
+/// Marks every row of a fresh report with this machine and the scale, seed and repeats it ran
+/// with, so `compare` can label rows from several machines and say where their runs differ.
+pub fn stamp(report: &mut Report, rc: &RunCtx) {
     let m = machine();
     for r in &mut report.rows {
         r.machine = m.clone();
-        r.scale = scale.name().into();
+        r.scale = rc.scale.name().into();
+        r.seed = Some(rc.seed);
+        r.repeats = Some(rc.repeats);
     }
 }
 
@@ -139,6 +141,12 @@ pub struct Row {
     /// The problem sizes it ran at (`quick` or `paper`); empty in older files.
     #[serde(default)]
     pub scale: String,
+    /// The seed of its synthetic data (`reproduce --seed`); empty in older files.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Its timed runs per median (`reproduce --repeats`); empty in older files.
+    #[serde(default)]
+    pub repeats: Option<usize>,
     /// Which machine or result file a row came from (filled by `compare`).
     #[serde(default)]
     pub source: String,

@@ -157,26 +157,26 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
             labels[i] = format!("{} #{}", labels[i], i + 1);
         }
     }
-    let mut notes = Vec::new();
-    let mut scales: Vec<(String, Vec<String>)> = Vec::new();
-    for ((f, _, _, rows), label) in per_file.iter().zip(&labels) {
-        let mut s: Vec<String> = rows.iter().map(|r| if r.scale.is_empty() { "unknown".to_string() } else { r.scale.clone() }).collect();
-        s.sort();
-        s.dedup();
-        for sc in s {
-            match scales.iter_mut().find(|(k, _)| *k == sc) {
-                Some((_, v)) => v.push(f.display().to_string()),
-                None => scales.push((sc, vec![f.display().to_string()])),
-            }
-        }
-        notes.push(format!("{label}: rows of {}", f.display()));
-    }
-    let known: Vec<String> = scales.iter().filter(|(s, _)| s != "unknown").map(|(s, fs)| format!("{s} scale ({})", fs.join(", "))).collect();
-    if known.len() > 1 {
-        notes.insert(0, format!("warning: merging runs at different problem sizes: {}; their figures do not compare", known.join(" and ")));
-    }
-    if let Some((_, fs)) = scales.iter().find(|(s, _)| s == "unknown") {
+    let sets: Vec<(String, &[Row])> = per_file.iter().map(|(f, _, _, rows)| (f.display().to_string(), rows.as_slice())).collect();
+    let scales = values_in(&sets, |r| (!r.scale.is_empty()).then(|| r.scale.clone()));
+    // Runs on other synthetic data, or timed over another number of runs, were merged without
+    // a word: a user comparing two machines compares the runs as much as the machines.
+    let seeds = values_in(&sets, |r| r.seed.map(|s| s.to_string()));
+    let repeats = values_in(&sets, |r| r.repeats.map(|n| n.to_string()));
+    let mut notes: Vec<String> = [
+        differing(&scales, "{} scale").map(|d| format!("warning: merging runs at different problem sizes: {d}; their figures do not compare")),
+        differing(&seeds, "--seed {}").map(|d| format!("warning: merging runs on different synthetic data: {d}")),
+        differing(&repeats, "--repeats {}").map(|d| format!("warning: merging runs timed over different numbers of runs: {d}; their medians are not equally steady")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    notes.extend(per_file.iter().zip(&labels).map(|((f, ..), label)| format!("{label}: rows of {}", f.display())));
+    if let Some((_, fs)) = scales.iter().find(|(s, _)| s.is_none()) {
         notes.push(format!("scale not recorded in {} (written by an older neuroport): check it matches the others", fs.join(", ")));
+    }
+    if let Some((_, fs)) = seeds.iter().find(|(s, _)| s.is_none()) {
+        notes.push(format!("--seed and --repeats not recorded in {} (written by an older neuroport): check they match the others", fs.join(", ")));
     }
     let mut rows = Vec::new();
     for ((_, _, _, file_rows), label) in per_file.into_iter().zip(labels) {
@@ -186,6 +186,31 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<Row>, Vec<String>)> {
         }));
     }
     Ok((rows, notes))
+}
+
+/// Each value `value` takes in the files' rows (None: not recorded, in an older file), with the
+/// files holding it, in order of first appearance.
+fn values_in(sets: &[(String, &[Row])], value: impl Fn(&Row) -> Option<String>) -> Vec<(Option<String>, Vec<String>)> {
+    let mut out: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    for (f, rows) in sets {
+        let mut vs: Vec<Option<String>> = rows.iter().map(&value).collect();
+        vs.sort();
+        vs.dedup();
+        for v in vs {
+            match out.iter_mut().find(|(k, _)| *k == v) {
+                Some((_, fs)) => fs.push(f.clone()),
+                None => out.push((v, vec![f.clone()])),
+            }
+        }
+    }
+    out
+}
+
+/// "quick scale (a.csv) and paper scale (b.csv)" when the files hold more than one recorded
+/// value; `shown` spells a value ({} stands for it).
+fn differing(values: &[(Option<String>, Vec<String>)], shown: &str) -> Option<String> {
+    let known: Vec<String> = values.iter().filter_map(|(v, fs)| v.as_ref().map(|v| format!("{} ({})", shown.replace("{}", v), fs.join(", ")))).collect();
+    (known.len() > 1).then(|| known.join(" and "))
 }
 
 /// `compare --out D --name N` whose N.csv, N.md or N.png is one of the result files merged

@@ -19,6 +19,7 @@ pub mod source;
 pub mod split;
 pub mod stages;
 pub mod timing;
+pub mod unused;
 
 use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
@@ -259,6 +260,16 @@ impl Inventory {
         v.extend(self.opencl.iter().map(|o| o.3.clone()));
         v.extend(self.cuda.iter().cloned());
         v
+    }
+
+    /// What `neuroport devices --backend SPEC` lists: the devices SPEC runs on (opened, so one
+    /// that cannot be opened is the error a command would meet), or every one for `all`.
+    pub fn infos_for(&self, spec: &BackendSpec) -> Result<Vec<DeviceInfo>> {
+        if *spec == BackendSpec::All {
+            return Ok(self.infos());
+        }
+        let specs: Vec<String> = self.select(spec, true)?.iter().map(|d| d.info().spec.clone()).collect();
+        Ok(self.infos().into_iter().filter(|i| specs.contains(&i.spec)).collect())
     }
 
     /// Opens the devices a spec names. `all`, `gpus` and lists are refused unless `allow_all`

@@ -41,7 +41,8 @@ fn pieces(before: usize) -> &'static str {
     if neuroport::volume::split_reads() > before { "  [one gzip member, inflated in pieces on every core]" } else { "" }
 }
 
-pub fn run(_ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
+pub fn run(ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
+    ctx.warn_unused_device_options("bench nifti", "times the disk and the host's cores (--cores)");
     neuroport::repro::check_repeats(a.repeats)?;
     // A pool of 0 threads is rayon's default (every core), printed as "0 cores".
     if let Some(c) = a.cores.as_ref().and_then(|c| c.iter().find(|&&c| c == 0 || c > 1024)) {
