@@ -47,9 +47,15 @@ fn split_series(name: &str, rows: &[(String, f64, f64)]) -> Vec<(String, Vec<(f6
     if !repeats {
         return vec![(name.to_string(), rows.iter().map(|r| (r.1, r.2)).collect())];
     }
+    // Parts every family shares (the unit in "B/sample" and "B/sample, Euler") tell no line
+    // apart: the legend read "CPU (B/sample)" beside "CPU (B/sample, Euler)".
+    let parts = |f: &str| f.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect::<Vec<_>>();
+    let families: Vec<Vec<String>> = rows.iter().map(|r| parts(&family(&r.0))).collect();
+    let shared: Vec<String> = families[0].iter().filter(|p| families.iter().all(|f| f.contains(p))).cloned().collect();
     let mut by: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for (c, x, y) in rows {
-        by.entry(family(c)).or_default().push((*x, *y));
+    for (f, (_, x, y)) in families.iter().zip(rows) {
+        let own: Vec<&str> = f.iter().filter(|p| !shared.contains(p)).map(|p| p.as_str()).collect();
+        by.entry(own.join(", ")).or_default().push((*x, *y));
     }
     by.into_iter().map(|(f, pts)| (if f.is_empty() { name.to_string() } else { format!("{name} ({f})") }, pts)).collect()
 }
@@ -328,4 +334,14 @@ mod tests {
         let lines = super::split_series("CPU", &rows);
         assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU (dataset 1)", "CPU (dataset 2)"]);
     }
+
+    #[test]
+    fn line_names_keep_only_what_tells_them_apart() {
+        // geodesic-t1's CPU legend read "CPU (B/sample)" and "CPU (B/sample, Euler)": the unit
+        // every label shares named neither line.
+        let rows = vec![("640 B/sample".to_string(), 640.0, 20.0), ("768 B/sample".to_string(), 768.0, 24.0), ("768 B/sample, Euler".to_string(), 768.0, 30.0)];
+        let lines = super::split_series("CPU", &rows);
+        assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU", "CPU (Euler)"]);
+    }
+
 }
