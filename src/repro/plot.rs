@@ -60,6 +60,20 @@ fn split_series(name: &str, rows: &[(String, f64, f64)]) -> Vec<(String, Vec<(f6
     by.into_iter().map(|(f, pts)| (if f.is_empty() { name.to_string() } else { format!("{name} ({f})") }, pts)).collect()
 }
 
+/// Line colours: matplotlib's tab10, with its orange, pink, olive and cyan darkened and grey
+/// left to the published figures, then six darker ones. Palette99 went on to beige, mint,
+/// lavender and pink, near-invisible on white, which hid whole series of compare's plots.
+const PALETTE: [u32; 16] = [
+    0x1f77b4, 0xd62728, 0x2ca02c, 0xd95f02, 0x9467bd, 0x8c564b, 0xc51b7d, 0x0e8a96, 0x808000, 0x000075, 0x800000, 0xa6761d, 0x000000, 0x7570b3,
+    0xe7298a, 0x1b9e77,
+];
+
+/// The `i`th series' colour (cycling after 16).
+fn colour(i: usize) -> RGBColor {
+    let c = PALETTE[i % PALETTE.len()];
+    RGBColor((c >> 16) as u8, (c >> 8) as u8, c as u8)
+}
+
 /// Ticks of a log axis over [lo, hi]: 1, 2, 5 per decade, every integer multiple when that gives
 /// fewer than four, only the powers of ten when the range spans many decades.
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
@@ -121,7 +135,7 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
     let mut lines: Vec<Line> = Vec::new();
     for (name, rows) in &series {
         for (n, pts) in split_series(name, rows) {
-            lines.push(Line { name: n, pts, color: Palette99::pick(lines.len()).to_rgba(), published: false });
+            lines.push(Line { name: n, pts, color: colour(lines.len()).to_rgba(), published: false });
         }
     }
     if categorical && lines.len() > 1 {
@@ -344,4 +358,22 @@ mod tests {
         assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU", "CPU (Euler)"]);
     }
 
+    #[test]
+    fn line_colours_stand_out_on_white() {
+        // Palette99's beige, mint, lavender and pink (contrast 1.1-1.6 against the white
+        // background) hid whole lines of compare's 16-series plots; 3:1 is WCAG's bound for
+        // graphics. Every series up to 16 gets its own colour.
+        fn lin(c: u8) -> f64 {
+            let c = c as f64 / 255.0;
+            if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+        }
+        let cols: Vec<_> = (0..16).map(super::colour).collect();
+        for c in &cols {
+            let l = 0.2126 * lin(c.0) + 0.7152 * lin(c.1) + 0.0722 * lin(c.2);
+            assert!(1.05 / (l + 0.05) >= 3.0, "{c:?}: contrast {}", 1.05 / (l + 0.05));
+        }
+        for (i, a) in cols.iter().enumerate() {
+            assert!(cols[..i].iter().all(|b| (a.0, a.1, a.2) != (b.0, b.1, b.2)), "{a:?} twice");
+        }
+    }
 }
