@@ -283,14 +283,15 @@ fn png(w: u32, h: u32, rgb: &[u8]) -> Vec<u8> {
 }
 
 /// A tick label of at most four significant digits, so float noise never shows
-/// (0.15000000000000002 -> 0.15, 0.010000000001 -> 0.01); scientific outside 1e-3..1e5.
+/// (0.15000000000000002 -> 0.15, 0.010000000001 -> 0.01); scientific outside 1e-4..1e5.
 fn tick(v: &f64) -> String {
     let a = v.abs();
     if *v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
-    if !(1e-3..1e5).contains(&a) {
-        // The mantissa's trailing zeros go, as below ("5e-4" beside "0.001", not "5.00e-4").
+    // Decimals down to 1e-4: an axis read "5e-4" under "0.001" and "0.002" (pipeline's stages).
+    if !(1e-4..1e5).contains(&a) {
+        // The mantissa's trailing zeros go, as below ("5e-5", not "5.00e-5").
         let s = format!("{v:.2e}");
         return match s.split_once('e') {
             Some((m, e)) if m.contains('.') => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
@@ -316,7 +317,9 @@ mod tests {
         assert_eq!(super::tick(&768.0), "768");
         assert_eq!(super::tick(&12345.678), "12346");
         assert_eq!(super::tick(&2.5e-5), "2.5e-5");
-        assert_eq!(super::tick(&5e-4), "5e-4");
+        // Down to 1e-4 in decimals, so an axis reads 0.0005 beside 0.001, not 5e-4 (pipeline).
+        assert_eq!(super::tick(&5e-4), "0.0005");
+        assert_eq!(super::tick(&2e-4), "0.0002");
         assert_eq!(super::tick(&1.234e7), "1.23e7");
         assert_eq!(super::tick(&0.0), "0");
     }
