@@ -193,7 +193,7 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
         let (plot_area, legend_area) = root.split_vertically(700);
         let mut b = ChartBuilder::on(&plot_area);
-        b.caption(&r.title, ("sans-serif", 22)).margin(15).x_label_area_size(45).y_label_area_size(80);
+        b.caption(&r.title, ("sans-serif", caption_px(&r.title, w - 30))).margin(15).x_label_area_size(45).y_label_area_size(80);
         macro_rules! body {
             ($chart:expr) => {{
                 let mut chart = $chart;
@@ -249,6 +249,13 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         root.present().map_err(|e| anyhow!("{e:?}"))?;
     }
     Ok(png(w, h, &rgb))
+}
+
+/// The title's font size: 22 px, smaller where the title would not fit `width` (compare adds
+/// ", N runs merged" to the table's title, and the pipeline's then ran to the image's edges).
+fn caption_px(title: &str, width: u32) -> u32 {
+    ensure_font();
+    (12..=22).rev().find(|&px| ("sans-serif", px).into_font().box_size(title).is_ok_and(|(w, _)| w <= width)).unwrap_or(12)
 }
 
 /// An 8-bit RGB PNG of `rgb` (rows top to bottom, no filter, zlib-compressed).
@@ -359,6 +366,20 @@ mod tests {
         let rows = vec![("640 B/sample".to_string(), 640.0, 20.0), ("768 B/sample".to_string(), 768.0, 24.0), ("768 B/sample, Euler".to_string(), 768.0, 30.0)];
         let lines = super::split_series("CPU", &rows);
         assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU", "CPU (Euler)"]);
+    }
+
+    #[test]
+    fn long_titles_are_set_smaller_to_fit() {
+        use plotters::style::IntoFont;
+        let short = "Tracing time against bytes read per field sample (001 Table 1)";
+        assert_eq!(super::caption_px(short, 1070), 22);
+        let long = "The whole user pipeline: read, tensor fit, bedpost, geodesic tracking, write (wall time per stage), 12 runs merged, quick and paper scales";
+        let px = super::caption_px(long, 1070);
+        assert!(px < 22, "{px}");
+        let (w, _) = ("sans-serif", px).into_font().box_size(long).unwrap();
+        assert!(w <= 1070 && w > 900, "{w} px at {px}");
+        // At 22 px it would have run past the image (1100 px less 2 x 15 px margins).
+        assert!(("sans-serif", 22).into_font().box_size(long).unwrap().0 > 1070);
     }
 
     #[test]
