@@ -99,6 +99,12 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     }
 }
 
+/// Ticks of a log x axis; where every x is a whole number (threads, steps per segment) the
+/// fractional ones go: geodesic-f7's thread axis read 0.8 and 0.9 in the padding before 1.
+fn log_x_ticks(lo: f64, hi: f64, whole: bool) -> Vec<f64> {
+    log_ticks(lo, hi).into_iter().filter(|t| !whole || t.fract() == 0.0).collect()
+}
+
 /// One line per series (device x variant) of `ours` against x (or the configuration's position),
 /// and the published figures as dashed lines with hollow markers. The legend goes below the
 /// plot area, so it never covers data.
@@ -223,7 +229,8 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         let xr = x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0);
         let (lx0, lx1) = (x0 * 0.8, x1 * 1.25);
         let ylog = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
-        let xlog = || (lx0..lx1).log_scale().with_key_points(log_ticks(lx0, lx1));
+        let whole = lines.iter().all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0));
+        let xlog = || (lx0..lx1).log_scale().with_key_points(log_x_ticks(lx0, lx1, whole));
         match (r.plot.log_x && x0 > 0.0 && !categorical, r.plot.log_y) {
             (true, true) => body!(b.build_cartesian_2d(xlog(), ylog()).map_err(|e| anyhow!("{e:?}"))?),
             (true, false) => body!(b.build_cartesian_2d(xlog(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
@@ -366,6 +373,14 @@ mod tests {
         let rows = vec![("640 B/sample".to_string(), 640.0, 20.0), ("768 B/sample".to_string(), 768.0, 24.0), ("768 B/sample, Euler".to_string(), 768.0, 30.0)];
         let lines = super::split_series("CPU", &rows);
         assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU", "CPU (Euler)"]);
+    }
+
+    #[test]
+    fn whole_number_axes_have_no_fractional_ticks() {
+        // geodesic-f7: threads 1, 2, 4 on 0.8..5.
+        assert_eq!(super::log_x_ticks(0.8, 5.0, true), [1.0, 2.0, 3.0, 4.0, 5.0]);
+        // Step sizes keep theirs.
+        assert!(super::log_x_ticks(0.04, 0.6, false).contains(&0.1));
     }
 
     #[test]
