@@ -91,9 +91,66 @@ pub fn run_all(devices: &[Device], reference: &Device, seed: u64) -> Vec<CheckRo
     rows
 }
 
+/// The table `neuroport check` prints: the seed, the devices checked (`spec (name)`) and those
+/// `unavailable`, one row per kernel, the counts, then each failure again with its error against
+/// the bound, so a porter need not hunt for FAIL among sixty rows.
+pub fn text(rows: &[CheckRow], seed: u64, devices: &[String], unavailable: &[String]) -> String {
+    let failed = rows.iter().filter(|r| !r.pass).count();
+    let mut text = format!("seed {seed}\n");
+    if !devices.is_empty() {
+        text += &format!("devices: {}\n", devices.join(", "));
+    }
+    for n in unavailable {
+        text += &format!("{n}\n");
+    }
+    // The bound at the error's precision: 0.025 printed as "3e-2" made a failing 2.70e-2 look
+    // within it (and 1.95e-6 as "2e-6", 37 as "4e1").
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| vec![r.device.clone(), r.kernel.clone(), if r.pass { "pass" } else { "FAIL" }.into(), format!("{:.2e}", r.max_rel_err), format!("{:.2e}", r.tolerance), r.note.clone()])
+        .collect();
+    text += &crate::io::table::aligned(&["device", "kernel", "result", "max rel err", "tol", "note"], &table);
+    text += &format!("{} passed, {} failed\n", rows.len() - failed, failed);
+    for r in rows.iter().filter(|r| !r.pass) {
+        let by = if r.max_rel_err.is_finite() {
+            let times = if r.tolerance > 0.0 { format!(" ({:.1}x the bound)", r.max_rel_err / r.tolerance) } else { String::new() };
+            format!("{:.2e} > {:.2e}{times}", r.max_rel_err, r.tolerance)
+        } else if r.note.starts_with("error:") {
+            String::new()
+        } else {
+            "not finite (NaN or infinity in an output, or a wrong length)".to_string()
+        };
+        let sep = if by.is_empty() || r.note.is_empty() { "" } else { "; " };
+        text += &format!("FAIL {} {}: {by}{sep}{}\n", r.device, r.kernel, r.note);
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(kernel: &str, err: f64, tol: f64, note: &str) -> CheckRow {
+        CheckRow { kernel: kernel.into(), device: "opencl:0:0".into(), max_rel_err: err, tolerance: tol, pass: err.is_finite() && err <= tol, note: note.into() }
+    }
+
+    #[test]
+    fn a_porter_sees_the_device_the_bound_and_each_failure_at_the_end() {
+        let rows = vec![row("dti_fit", 5e-5, 1e-3, ""), row("bedpost_chain[warp]", 0.027, 0.025, "diverged share"), row("fim", f64::INFINITY, 0.0, "error: build failed")];
+        let t = text(&rows, 7, &["opencl:0:0 (pthread-skylake)".into()], &[]);
+        // Which device the spec is.
+        assert!(t.contains("devices: opencl:0:0 (pthread-skylake)\n"), "{t}");
+        // A bound of 0.025 printed as 3e-2 made a failing 2.70e-2 look within it.
+        let chain = t.lines().find(|l| l.contains("bedpost_chain[warp]")).unwrap();
+        assert!(chain.contains("FAIL") && chain.contains("2.70e-2") && chain.contains("2.50e-2") && !chain.contains("3e-2"), "{chain}");
+        // After the counts, each failure again: kernel, device, error against the bound, by how much.
+        let tail = t.split("1 passed, 2 failed\n").nth(1).expect("counts line");
+        assert!(tail.contains("FAIL opencl:0:0 bedpost_chain[warp]: 2.70e-2 > 2.50e-2 (1.1x the bound); diverged share"), "{tail}");
+        assert!(tail.contains("FAIL opencl:0:0 fim: error: build failed"), "{tail}");
+        assert!(!tail.contains("dti_fit"), "{tail}");
+        // Nothing after the counts when everything passed.
+        assert!(text(&rows[..1], 7, &[], &[]).ends_with("1 passed, 0 failed\n"));
+    }
     #[test]
     fn nan_and_length_mismatch_fail() {
         assert!(max_rel_err(&[1.0, f32::NAN], &[1.0, 1.0]).is_infinite());

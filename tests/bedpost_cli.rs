@@ -63,6 +63,11 @@ fn bedpost_writes_fsl_outputs_that_match_the_truth_and_reruns_identically() {
     errs.sort_by(|a, b| a.total_cmp(b));
     let med = errs[errs.len() / 2];
     assert!(med < 5.0, "median angular error of dyads1 on one-fibre voxels {med:.2} deg");
+    // stderr here is a pipe, as in a batch job's log: the bar hid itself and the run said
+    // nothing until its summary; now plain progress lines, without a bar's carriage returns or
+    // escapes.
+    assert!(err.lines().any(|l| l.starts_with("bedpost: ") && l.contains(" voxels (") && l.contains("%), ")), "{err}");
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
     // same seed, same bytes
     let again = dir.path().join("bp2");
     let (code, _, err) = bedpost(&data, &again, "cpu", "4");

@@ -63,11 +63,11 @@ pub fn measure(dev: &Device, variant: Variant, p: &Problem, loops: usize, repeat
     let nvox = p.init.nvox();
     // warm-up: program build and first touch, one launch on a few voxels
     let few = nvox.min(256);
-    sample(k.as_mut(), &p.table, &super::Columns::whole(&p.y, p.table.ndir).part(0..few).to_vec(), &p.init.cut(0..few), &sched, super::SEGMENT.min(loops), None, &indicatif::ProgressBar::hidden())?;
+    sample(k.as_mut(), &p.table, &super::Columns::whole(&p.y, p.table.ndir).part(0..few).to_vec(), &p.init.cut(0..few), &sched, super::SEGMENT.min(loops), None, &crate::io::progress::Progress::hidden())?;
     k.take_timings();
     let (mut kern, mut xfer) = (Vec::new(), Vec::new());
     for _ in 0..repeats.max(1) {
-        sample(k.as_mut(), &p.table, &p.y, &p.init, &sched, loops, None, &indicatif::ProgressBar::hidden())?;
+        sample(k.as_mut(), &p.table, &p.y, &p.init, &sched, loops, None, &crate::io::progress::Progress::hidden())?;
         let t = k.take_timings();
         kern.push(t.kernel_ms);
         xfer.push(t.transfer_ms);

@@ -129,10 +129,10 @@ pub fn run(dev: &Device, reference: &Device, seed: u64) -> Result<Vec<CheckRow>>
 
     let init = start_state(&par, NVOX, seed);
     let loops = SCHED.burnin + SCHED.nsamp * SCHED.thin;
-    let (want, _) = sample(refk.as_mut(), &table, &y, &init, &SCHED, loops, None, &indicatif::ProgressBar::hidden())?;
+    let (want, _) = sample(refk.as_mut(), &table, &y, &init, &SCHED, loops, None, &crate::io::progress::Progress::hidden())?;
     for v in Variant::ALL {
         let mut k = kernels(dev, Some(v))?;
-        let (got, _) = sample(k.as_mut(), &table, &y, &init, &SCHED, loops, None, &indicatif::ProgressBar::hidden())?;
+        let (got, _) = sample(k.as_mut(), &table, &y, &init, &SCHED, loops, None, &crate::io::progress::Progress::hidden())?;
         let err = diverged(&got, &want, NVOX, SCHED.nsamp);
         let note = format!("diverged share; mean |f1+f2 gap| {:.4}", fsum_gap(&got, &want, NVOX, SCHED.nsamp));
         rows.push(CheckRow::new(&format!("bedpost_chain[{}]", v.name()), dev, err, MAX_DIVERGED, note));

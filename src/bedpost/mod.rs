@@ -27,7 +27,7 @@ use crate::runtime::split::{Shares, Split};
 use crate::runtime::{timing::wall_ms, Device, DeviceInfo, Timings};
 use crate::volume::{GradientTable, Volume};
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crate::io::progress::Progress;
 
 /// Parameters per chain, in proposal order (bedpostx's: d, S0, then th, ph, f of each stick).
 pub const NPARAM: usize = 8;
@@ -275,7 +275,7 @@ pub fn sample(
     sched: &Schedule,
     loops: usize,
     max_chunk: Option<usize>,
-    bar: &ProgressBar,
+    bar: &Progress,
 ) -> Result<(Vec<f32>, ChainState)> {
     let nvox = init.nvox();
     if y.len() != table.ndir * nvox {
@@ -302,7 +302,7 @@ pub fn sample_into(
     sched: &Schedule,
     loops: usize,
     max_chunk: Option<usize>,
-    bar: &ProgressBar,
+    bar: &Progress,
     samples: &mut ColumnsMut<f32>,
     state: &mut ChainPartMut,
 ) -> Result<()> {
@@ -355,15 +355,8 @@ fn zeroed_samples(nsamp: usize, nvox: usize) -> Result<Vec<f32>> {
     }
 }
 
-fn progress_bar(len: u64, show: bool) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template("bedpost {bar:40} {pos}/{len} voxels ({eta} left)") {
-        bar.set_style(style);
-    }
-    bar
+fn progress_bar(len: u64, show: bool) -> Progress {
+    Progress::new(len, show, "bedpost {bar:40} {pos}/{len} voxels ({eta} left)", "bedpost", "voxels")
 }
 
 /// Everything one run produces, for the mask voxels in `voxels` (flat indices, ascending).

@@ -159,11 +159,11 @@ fn time_sampling(dev: &Device, table: &Table, y: &[f32], init: &super::ChainStat
     let st = init.cut(0..n);
     let mut k = kernels(dev, None)?;
     let few = n.min(256);
-    sample(k.as_mut(), table, &super::Columns::whole(&ys, table.ndir).part(0..few).to_vec(), &st.cut(0..few), sched, SEGMENT.min(loops), None, &indicatif::ProgressBar::hidden())?;
+    sample(k.as_mut(), table, &super::Columns::whole(&ys, table.ndir).part(0..few).to_vec(), &st.cut(0..few), sched, SEGMENT.min(loops), None, &crate::io::progress::Progress::hidden())?;
     k.take_timings();
     let mut runs = Vec::new();
     for _ in 0..repeats.max(1) {
-        let (s, _) = sample(k.as_mut(), table, &ys, &st, sched, loops, None, &indicatif::ProgressBar::hidden())?;
+        let (s, _) = sample(k.as_mut(), table, &ys, &st, sched, loops, None, &crate::io::progress::Progress::hidden())?;
         runs.push((k.take_timings(), s));
     }
     runs.sort_by(|a, b| a.0.total_ms().total_cmp(&b.0.total_ms()));

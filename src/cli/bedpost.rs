@@ -3,7 +3,6 @@ use anyhow::{Context, Result};
 use neuroport::bedpost::{self, post, Config, Variant};
 use neuroport::runtime::stages::stage;
 use neuroport::volume::{check_free, mask_for, Outputs};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -47,7 +46,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     for w in [bedpost::unused_variant_warning(&split, a.variant), bedpost::all_zero_warning(&dwi, &mask, &a.input.dwi)].into_iter().flatten() {
         eprintln!("{w}");
     }
-    let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: std::io::stderr().is_terminal(), ..Config::default() };
+    let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: true, ..Config::default() };
     let (r, shares) = stage("fit and sample", || bedpost::run_split(&split, a.variant, &dwi, &grads, &mask, &cfg)).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
     let done = super::Released::new(split);
     let written = stage("write", || post::write(&r, &dwi.geom, &a.out))?;

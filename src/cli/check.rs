@@ -1,7 +1,6 @@
 use super::Ctx;
 use anyhow::Result;
 use neuroport::check::run_all;
-use neuroport::io::table::aligned;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -25,17 +24,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if a.json {
         super::print_out(&format!("{}\n", serde_json::to_string_pretty(&serde_json::json!({ "seed": seed, "unavailable": unavailable, "rows": rows }))?))?;
     } else {
-        let mut text = format!("seed {seed}\n");
-        for n in &unavailable {
-            text += &format!("{n}\n");
-        }
-        let table: Vec<Vec<String>> = rows
-            .iter()
-            .map(|r| vec![r.device.clone(), r.kernel.clone(), if r.pass { "pass" } else { "FAIL" }.into(), format!("{:.2e}", r.max_rel_err), format!("{:.0e}", r.tolerance), r.note.clone()])
-            .collect();
-        text += &aligned(&["device", "kernel", "result", "max rel err", "tol", "note"], &table);
-        text += &format!("{} passed, {} failed\n", rows.len() - failed, failed);
-        super::print_out(&text)?;
+        let names: Vec<String> = devices.iter().map(|d| d.label()).collect();
+        let unavailable: Vec<String> = unavailable.into_iter().cloned().collect();
+        super::print_out(&neuroport::check::text(&rows, seed, &names, &unavailable))?;
     }
     Ok(if failed == 0 { 0 } else { 1 })
 }

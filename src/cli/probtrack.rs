@@ -3,7 +3,6 @@ use neuroport::runtime::stages::stage;
 use anyhow::{bail, Context, Result};
 use neuroport::probtrack::{self, output, Compaction, Config, Field, Schedule};
 use neuroport::volume::check_free;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -111,7 +110,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         compaction: a.compaction.unwrap_or(Compaction::Device),
         max_batch: None,
         overlap: a.overlap,
-        progress: std::io::stderr().is_terminal(),
+        progress: true,
     };
     let (t, shares) = stage("track", || probtrack::run_split(&split, &field, &seeds, &cfg)).with_context(|| format!("probtrack from {}", a.seeds.display()))?;
     let compaction = probtrack::compaction_label(&split, cfg.compaction);

@@ -34,7 +34,7 @@ pub mod summary;
 use crate::runtime::split::{Shares, Split};
 use crate::runtime::{Device, Timings};
 use anyhow::{bail, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+use crate::io::progress::Progress;
 use rayon::prelude::*;
 
 /// Field components per voxel: D (6), dG/dx, dG/dy, dG/dz (6 each).
@@ -482,8 +482,12 @@ pub fn batch_within(budget: u64, p: &TraceParams) -> usize {
     ((budget / bytes_per_fibre(p) as u64) as usize).clamp(1, i32::MAX as usize / 6)
 }
 
+fn fibres_bar(seeds: usize, show: bool) -> Progress {
+    Progress::new(seeds as u64, show, "{bar:40} {pos}/{len} fibres {eta}", "track", "fibres")
+}
+
 /// Traces every seed in batches the device can hold, with a progress bar on stderr when
-/// `progress` (hidden when stderr is not a terminal).
+/// `progress` (plain lines now and then where stderr is not a terminal, `io::progress`).
 pub fn trace_all(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, progress: bool) -> Result<FibreBatch> {
     let batch = batch_len(k, seeds.len(), p);
     trace_batched(k, seeds, p, batch, progress)
@@ -506,8 +510,7 @@ pub fn batch_len(k: &dyn GeodesicKernels, seeds: usize, p: &TraceParams) -> usiz
 /// [`trace_batched`] handing each batch to `sink` as it comes back (seed order) instead of keeping
 /// them: a whole-brain run's points are written while the next batch traces.
 pub fn trace_streamed(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, progress: bool, sink: &mut dyn FnMut(FibreBatch) -> Result<()>) -> Result<()> {
-    let bar = if progress && seeds.len() > batch { ProgressBar::new(seeds.len() as u64) } else { ProgressBar::hidden() };
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} fibres {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    let bar = fibres_bar(seeds.len(), progress && seeds.len() > batch);
     k.trace_batches(seeds, p, batch, &mut |b| {
         bar.inc(b.len() as u64);
         sink(b)
@@ -519,8 +522,7 @@ pub fn trace_streamed(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TracePara
 /// Traces `seeds` in batches of at most `batch` fibres, appending the results in seed order.
 pub fn trace_batched(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, progress: bool) -> Result<FibreBatch> {
     let batch = batch.max(1);
-    let bar = if progress && seeds.len() > batch { ProgressBar::new(seeds.len() as u64) } else { ProgressBar::hidden() };
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} fibres {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    let bar = fibres_bar(seeds.len(), progress && seeds.len() > batch);
     let mut all = FibreBatch::default();
     k.trace_batches(seeds, p, batch, &mut |b| {
         bar.inc(b.len() as u64);
@@ -575,8 +577,7 @@ pub fn trace_split_streamed(split: &Split, fields: &Fields, seeds: &[Seed], p: &
 #[allow(clippy::too_many_arguments)]
 fn trace_chunks(split: &Split, fields: &Fields, seeds: &[Seed], p: &TraceParams, interp: Option<Interp>, plan: &[std::ops::Range<usize>], progress: bool, take: impl FnMut(usize, FibreBatch)) -> Result<Shares> {
     let several = plan.len() > 1;
-    let bar = if progress && several { ProgressBar::new(seeds.len() as u64) } else { ProgressBar::hidden() };
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} fibres {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    let bar = fibres_bar(seeds.len(), progress && several);
     let shares = split.run(
         plan.len(),
         |dev| {

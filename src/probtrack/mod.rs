@@ -23,7 +23,7 @@ use crate::runtime::split::{Shares, Split};
 use crate::runtime::{timing::wall_ms, Device, Timings};
 use anyhow::{bail, Result};
 pub use field::Field;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crate::io::progress::Progress;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 pub use tally::{Counts, Kept, Rules};
@@ -354,7 +354,7 @@ fn batch_tally(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, full: boo
 /// its tally) overlaps the kernels of the other (003 Fig. 8). Kept lists are joined in batch
 /// order and the counters are integer sums, so the result is the serial run's.
 #[allow(clippy::too_many_arguments)]
-fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels>>, p: &Params, cfg: &Config, full: bool, batches: &[Batch], bar: &ProgressBar, stats: &mut Stats) -> Result<Kept> {
+fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels>>, p: &Params, cfg: &Config, full: bool, batches: &[Batch], bar: &Progress, stats: &mut Stats) -> Result<Kept> {
     let mut out = Kept::default();
     let Some(twin) = twin.filter(|_| batches.len() > 1) else {
         for b in batches {
@@ -422,7 +422,7 @@ fn filtering(field: &Field) -> bool {
 /// returns the kept streamlines and the counters. With waypoints or an exclusion mask a
 /// streamline is kept only at its end, so the visitation map is counted in a second pass over
 /// the range's kept streamlines alone (they are traced again, identically).
-fn track_range(k: &mut dyn ProbtrackKernels, field: &Field, nseeds: usize, cfg: &Config, range: std::ops::Range<usize>, bar: &ProgressBar, stats: &mut Stats) -> Result<(Kept, Counts)> {
+fn track_range(k: &mut dyn ProbtrackKernels, field: &Field, nseeds: usize, cfg: &Config, range: std::ops::Range<usize>, bar: &Progress, stats: &mut Stats) -> Result<(Kept, Counts)> {
     let filtering = filtering(field);
     k.reset_counts(&Rules::new(field, nseeds, cfg.max_steps))?;
     stats.trace.add(&k.take_timings());
@@ -575,13 +575,6 @@ pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> R
     Ok((finish(kept, counts, &rules, cfg, stats, t0)?, shares))
 }
 
-fn progress_bar(len: u64, show: bool) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template("probtrack {bar:40} {pos}/{len} streamlines ({eta} left)") {
-        bar.set_style(style);
-    }
-    bar
+fn progress_bar(len: u64, show: bool) -> Progress {
+    Progress::new(len, show, "probtrack {bar:40} {pos}/{len} streamlines ({eta} left)", "probtrack", "streamlines")
 }

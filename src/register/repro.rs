@@ -131,7 +131,12 @@ impl Target for Airwc {
                 // The level lines are said after the run: `register` may run on a CPU pool
                 // thread, where the harness's context (not Sync) cannot go.
                 let mut lines = Vec::new();
-                let r = register(k.as_mut(), &c.fixed, &c.moving, &Options::new(c.dof, c.cost, 3), &mut |l| lines.push(format!("    {}", l.line())))?;
+                let r = register(k.as_mut(), &c.fixed, &c.moving, &Options::new(c.dof, c.cost, 3), &mut |l| {
+                    // Said after the run, a still-searching line would only repeat the level's.
+                    if !l.partial {
+                        lines.push(format!("    {}", l.line()))
+                    }
+                })?;
                 let wall = t0.elapsed().as_secs_f64();
                 lines.iter().for_each(|l| ctx.say(l));
                 let err = mean_displacement(&r.transform, &c.truth, &c.fixed.geom, &c.brain);

@@ -47,11 +47,31 @@ fn split_series(name: &str, rows: &[(String, f64, f64)]) -> Vec<(String, Vec<(f6
     if !repeats {
         return vec![(name.to_string(), rows.iter().map(|r| (r.1, r.2)).collect())];
     }
+    // Parts every family shares (the unit in "B/sample" and "B/sample, Euler") tell no line
+    // apart: the legend read "CPU (B/sample)" beside "CPU (B/sample, Euler)".
+    let parts = |f: &str| f.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect::<Vec<_>>();
+    let families: Vec<Vec<String>> = rows.iter().map(|r| parts(&family(&r.0))).collect();
+    let shared: Vec<String> = families[0].iter().filter(|p| families.iter().all(|f| f.contains(p))).cloned().collect();
     let mut by: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for (c, x, y) in rows {
-        by.entry(family(c)).or_default().push((*x, *y));
+    for (f, (_, x, y)) in families.iter().zip(rows) {
+        let own: Vec<&str> = f.iter().filter(|p| !shared.contains(p)).map(|p| p.as_str()).collect();
+        by.entry(own.join(", ")).or_default().push((*x, *y));
     }
     by.into_iter().map(|(f, pts)| (if f.is_empty() { name.to_string() } else { format!("{name} ({f})") }, pts)).collect()
+}
+
+/// Line colours: matplotlib's tab10, with its orange, pink, olive and cyan darkened and grey
+/// left to the published figures, then six darker ones. Palette99 went on to beige, mint,
+/// lavender and pink, near-invisible on white, which hid whole series of compare's plots.
+const PALETTE: [u32; 16] = [
+    0x1f77b4, 0xd62728, 0x2ca02c, 0xd95f02, 0x9467bd, 0x8c564b, 0xc51b7d, 0x0e8a96, 0x808000, 0x000075, 0x800000, 0xa6761d, 0x000000, 0x7570b3,
+    0xe7298a, 0x1b9e77,
+];
+
+/// The `i`th series' colour (cycling after 16).
+fn colour(i: usize) -> RGBColor {
+    let c = PALETTE[i % PALETTE.len()];
+    RGBColor((c >> 16) as u8, (c >> 8) as u8, c as u8)
 }
 
 /// Ticks of a log axis over [lo, hi]: 1, 2, 5 per decade, every integer multiple when that gives
@@ -77,6 +97,12 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     } else {
         mid
     }
+}
+
+/// Ticks of a log x axis; where every x is a whole number (threads, steps per segment) the
+/// fractional ones go: geodesic-f7's thread axis read 0.8 and 0.9 in the padding before 1.
+fn log_x_ticks(lo: f64, hi: f64, whole: bool) -> Vec<f64> {
+    log_ticks(lo, hi).into_iter().filter(|t| !whole || t.fract() == 0.0).collect()
 }
 
 /// One line per series (device x variant) of `ours` against x (or the configuration's position),
@@ -115,7 +141,7 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
     let mut lines: Vec<Line> = Vec::new();
     for (name, rows) in &series {
         for (n, pts) in split_series(name, rows) {
-            lines.push(Line { name: n, pts, color: Palette99::pick(lines.len()).to_rgba(), published: false });
+            lines.push(Line { name: n, pts, color: colour(lines.len()).to_rgba(), published: false });
         }
     }
     if categorical && lines.len() > 1 {
@@ -173,7 +199,7 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
         let (plot_area, legend_area) = root.split_vertically(700);
         let mut b = ChartBuilder::on(&plot_area);
-        b.caption(&r.title, ("sans-serif", 22)).margin(15).x_label_area_size(45).y_label_area_size(80);
+        b.caption(&r.title, ("sans-serif", caption_px(&r.title, w - 30))).margin(15).x_label_area_size(45).y_label_area_size(80);
         macro_rules! body {
             ($chart:expr) => {{
                 let mut chart = $chart;
@@ -203,7 +229,8 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         let xr = x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0);
         let (lx0, lx1) = (x0 * 0.8, x1 * 1.25);
         let ylog = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
-        let xlog = || (lx0..lx1).log_scale().with_key_points(log_ticks(lx0, lx1));
+        let whole = lines.iter().all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0));
+        let xlog = || (lx0..lx1).log_scale().with_key_points(log_x_ticks(lx0, lx1, whole));
         match (r.plot.log_x && x0 > 0.0 && !categorical, r.plot.log_y) {
             (true, true) => body!(b.build_cartesian_2d(xlog(), ylog()).map_err(|e| anyhow!("{e:?}"))?),
             (true, false) => body!(b.build_cartesian_2d(xlog(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
@@ -229,6 +256,13 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         root.present().map_err(|e| anyhow!("{e:?}"))?;
     }
     Ok(png(w, h, &rgb))
+}
+
+/// The title's font size: 22 px, smaller where the title would not fit `width` (compare adds
+/// ", N runs merged" to the table's title, and the pipeline's then ran to the image's edges).
+fn caption_px(title: &str, width: u32) -> u32 {
+    ensure_font();
+    (12..=22).rev().find(|&px| ("sans-serif", px).into_font().box_size(title).is_ok_and(|(w, _)| w <= width)).unwrap_or(12)
 }
 
 /// An 8-bit RGB PNG of `rgb` (rows top to bottom, no filter, zlib-compressed).
@@ -263,14 +297,15 @@ fn png(w: u32, h: u32, rgb: &[u8]) -> Vec<u8> {
 }
 
 /// A tick label of at most four significant digits, so float noise never shows
-/// (0.15000000000000002 -> 0.15, 0.010000000001 -> 0.01); scientific outside 1e-3..1e5.
+/// (0.15000000000000002 -> 0.15, 0.010000000001 -> 0.01); scientific outside 1e-4..1e5.
 fn tick(v: &f64) -> String {
     let a = v.abs();
     if *v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
-    if !(1e-3..1e5).contains(&a) {
-        // The mantissa's trailing zeros go, as below ("5e-4" beside "0.001", not "5.00e-4").
+    // Decimals down to 1e-4: an axis read "5e-4" under "0.001" and "0.002" (pipeline's stages).
+    if !(1e-4..1e5).contains(&a) {
+        // The mantissa's trailing zeros go, as below ("5e-5", not "5.00e-5").
         let s = format!("{v:.2e}");
         return match s.split_once('e') {
             Some((m, e)) if m.contains('.') => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
@@ -296,7 +331,9 @@ mod tests {
         assert_eq!(super::tick(&768.0), "768");
         assert_eq!(super::tick(&12345.678), "12346");
         assert_eq!(super::tick(&2.5e-5), "2.5e-5");
-        assert_eq!(super::tick(&5e-4), "5e-4");
+        // Down to 1e-4 in decimals, so an axis reads 0.0005 beside 0.001, not 5e-4 (pipeline).
+        assert_eq!(super::tick(&5e-4), "0.0005");
+        assert_eq!(super::tick(&2e-4), "0.0002");
         assert_eq!(super::tick(&1.234e7), "1.23e7");
         assert_eq!(super::tick(&0.0), "0");
     }
@@ -327,5 +364,55 @@ mod tests {
         let rows: Vec<(String, f64, f64)> = [(1, 0.1, 0.9), (1, 0.2, 0.8), (2, 0.1, 0.9), (2, 0.2, 0.85)].iter().map(|&(d, x, t)| (format!("dataset {d}: step {x} vox, threshold {t}"), x, 1.0)).collect();
         let lines = super::split_series("CPU", &rows);
         assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU (dataset 1)", "CPU (dataset 2)"]);
+    }
+
+    #[test]
+    fn line_names_keep_only_what_tells_them_apart() {
+        // geodesic-t1's CPU legend read "CPU (B/sample)" and "CPU (B/sample, Euler)": the unit
+        // every label shares named neither line.
+        let rows = vec![("640 B/sample".to_string(), 640.0, 20.0), ("768 B/sample".to_string(), 768.0, 24.0), ("768 B/sample, Euler".to_string(), 768.0, 30.0)];
+        let lines = super::split_series("CPU", &rows);
+        assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU", "CPU (Euler)"]);
+    }
+
+    #[test]
+    fn whole_number_axes_have_no_fractional_ticks() {
+        // geodesic-f7: threads 1, 2, 4 on 0.8..5.
+        assert_eq!(super::log_x_ticks(0.8, 5.0, true), [1.0, 2.0, 3.0, 4.0, 5.0]);
+        // Step sizes keep theirs.
+        assert!(super::log_x_ticks(0.04, 0.6, false).contains(&0.1));
+    }
+
+    #[test]
+    fn long_titles_are_set_smaller_to_fit() {
+        use plotters::style::IntoFont;
+        let short = "Tracing time against bytes read per field sample (001 Table 1)";
+        assert_eq!(super::caption_px(short, 1070), 22);
+        let long = "The whole user pipeline: read, tensor fit, bedpost, geodesic tracking, write (wall time per stage), 12 runs merged, quick and paper scales";
+        let px = super::caption_px(long, 1070);
+        assert!(px < 22, "{px}");
+        let (w, _) = ("sans-serif", px).into_font().box_size(long).unwrap();
+        assert!(w <= 1070 && w > 900, "{w} px at {px}");
+        // At 22 px it would have run past the image (1100 px less 2 x 15 px margins).
+        assert!(("sans-serif", 22).into_font().box_size(long).unwrap().0 > 1070);
+    }
+
+    #[test]
+    fn line_colours_stand_out_on_white() {
+        // Palette99's beige, mint, lavender and pink (contrast 1.1-1.6 against the white
+        // background) hid whole lines of compare's 16-series plots; 3:1 is WCAG's bound for
+        // graphics. Every series up to 16 gets its own colour.
+        fn lin(c: u8) -> f64 {
+            let c = c as f64 / 255.0;
+            if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+        }
+        let cols: Vec<_> = (0..16).map(super::colour).collect();
+        for c in &cols {
+            let l = 0.2126 * lin(c.0) + 0.7152 * lin(c.1) + 0.0722 * lin(c.2);
+            assert!(1.05 / (l + 0.05) >= 3.0, "{c:?}: contrast {}", 1.05 / (l + 0.05));
+        }
+        for (i, a) in cols.iter().enumerate() {
+            assert!(cols[..i].iter().all(|b| (a.0, a.1, a.2) != (b.0, b.1, b.2)), "{a:?} twice");
+        }
     }
 }

@@ -233,14 +233,21 @@ pub fn write_merged(rows: Vec<Row>, notes: Vec<String>, out: &Path, id: &str) ->
 }
 
 fn merged_report(rows: Vec<Row>, notes: Vec<String>, id: &str) -> Report {
-    let title = format!("{id}: merged results ({} rows)", rows.len());
     // The table's own plot: every row on one axis put probtrack-t2's steps/s, step counts and
     // seconds (zeros dropped from the log axis) on one line per series.
     let table = rows.first().map(|r| r.table.clone()).unwrap_or_default();
-    let plot = match super::registry().into_iter().find(|t| t.id() == table) {
+    let target = super::registry().into_iter().find(|t| t.id() == table);
+    let plot = match &target {
         Some(t) => t.plot(),
         None => super::PlotSpec { x_label: "configuration".into(), y_label: "ours".into(), log_x: false, log_y: true, metric: None },
     };
+    // Titled by what the table measures, as reproduce's own plot: "compare: merged results
+    // (28 rows)" said neither what nor on what.
+    let mut sources: Vec<&str> = rows.iter().map(|r| r.source.as_str()).collect();
+    sources.sort();
+    sources.dedup();
+    let runs = if sources.len() == 1 { "1 run".to_string() } else { format!("{} runs", sources.len()) };
+    let title = format!("{}, {runs} merged", target.map(|t| t.title().to_string()).unwrap_or(table));
     Report { id: id.into(), title, rows, notes, plot }
 }
 
@@ -255,5 +262,16 @@ mod tests {
         let r = merged_report(rows, Vec::new(), "compare");
         assert_eq!(r.plot.metric.as_deref(), Some("total time"));
         assert_eq!(r.plot.y_label, "total time (s)");
+    }
+
+    #[test]
+    fn a_merged_plot_is_titled_by_what_it_measures() {
+        // The title read "compare: merged results (28 rows)": neither what was measured nor on what.
+        let row = |source: &str| Row { table: "geodesic-t1".into(), config: "c".into(), source: source.into(), ..Row::default() };
+        let r = merged_report(vec![row("a"), row("a"), row("b")], Vec::new(), "compare");
+        let t1 = super::super::registry().into_iter().find(|t| t.id() == "geodesic-t1").unwrap();
+        assert_eq!(r.title, format!("{}, 2 runs merged", t1.title()));
+        let other = Row { table: "gone".into(), ..Row::default() };
+        assert_eq!(merged_report(vec![other], Vec::new(), "x").title, "gone, 1 run merged");
     }
 }
