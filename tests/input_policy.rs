@@ -137,6 +137,29 @@ fn non_unit_gradients_and_small_b_values_are_warned_about_by_name() {
 }
 
 #[test]
+fn b_values_in_s_per_m2_or_typed_far_too_large_are_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, mask) = dataset(tmp.path());
+    let b: Vec<f64> = rows(&bvals)[0].iter().map(|x| x.parse().unwrap()).collect();
+    let w = b.iter().position(|&x| x > 0.0).unwrap();
+    // s/m^2 (Camino's unit): every weighted b a million times too large
+    let si = tmp.path().join("bvals_si");
+    write_rows(&si, &[b.iter().map(|x| format!("{}", x * 1e6)).collect()]);
+    // one weighted b typed as 1e9 among values in s/mm^2
+    let mut t: Vec<String> = b.iter().map(|x| format!("{x}")).collect();
+    t[w] = "1e9".into();
+    let typo = tmp.path().join("bvals_typo");
+    write_rows(&typo, &[t]);
+    for (f, what) in [(&si, "looks like s/m^2".to_string()), (&typo, format!("volume {w} has b = 1000000000 s/mm^2"))] {
+        let out = tmp.path().join("o");
+        let (code, _, err) = dti(&dwi, f, &bvecs, Some(&mask), &out.join("dti"));
+        assert_ne!(code, 0);
+        assert!(err.starts_with(&format!("error: {}: ", s(f))) && err.contains(&what) && err.lines().count() == 1, "{err}");
+        assert!(!out.exists());
+    }
+}
+
+#[test]
 fn nan_voxels_outside_the_mask_are_ignored_inside_skipped_with_a_count() {
     let tmp = tempfile::tempdir().unwrap();
     let (dwi, bvals, bvecs, mask) = dataset(tmp.path());
