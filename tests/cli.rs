@@ -319,6 +319,33 @@ fn synth_refuses_a_phantom_dti_cannot_fit() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// `synth --shells 1000,1000` wrote the same 32 directions twice as two "shells"; a shell at or
+/// below 10 s/mm^2 wrote b-values the readers take for b = 0 (and warn of as ms/um^2), and one
+/// above 1e6 a table every command refuses. All are refused, naming --shells, writing nothing.
+#[test]
+fn synth_refuses_repeated_shells_and_b_values_its_readers_would_not_take() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    for (shells, says) in [
+        ("1000,1000", "--shells gives 1000 twice"),
+        ("1000,2000,1000", "--shells gives 1000 twice"),
+        ("5", "above 10 s/mm^2"),
+        ("10", "above 10 s/mm^2"),
+        ("1e9", "at most 1e6, got 1000000000"),
+    ] {
+        let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "6,6,4", "--shells", shells], &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{shells}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(says) && err.lines().count() == 1, "{shells}: {err}");
+        assert!(!out.exists(), "{shells}");
+    }
+    // the limits themselves read back
+    let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "6,6,4", "--shells", "11,1e6"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&out.join("dwi.nii.gz")), "--bvals", s(&out.join("bvals")), "--bvecs", s(&out.join("bvecs")), "--out", s(&tmp.path().join("d").join("dti"))], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}
+
 /// The subcommands listed under "Commands:" in a help text (but `help`).
 fn subcommands(help: &str) -> Vec<String> {
     help.lines()

@@ -49,7 +49,8 @@ pub struct DwiArgs {
     /// Gradient directions per shell
     #[arg(long, default_value_t = 32)]
     dirs: usize,
-    /// Shell b-values in s/mm^2, comma-separated (default: 1000 for tensor, 1000,2000 for sticks)
+    /// Shell b-values in s/mm^2, comma-separated, each once, above 10 and at most 1e6 (default:
+    /// 1000 for tensor, 1000,2000 for sticks)
     #[arg(long, value_delimiter = ',')]
     shells: Option<Vec<f64>>,
 }

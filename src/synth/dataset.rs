@@ -8,7 +8,7 @@
 //! `truth_tensor` and `truth_V1` directly.
 
 use super::{gradient_table, phantom, simulate_dwi, sticks, GradientTable};
-use crate::volume::{xyz_of, Geometry, Outputs};
+use crate::volume::{xyz_of, Geometry, Outputs, B0_MAX, B_MAX};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
@@ -79,9 +79,15 @@ impl Spec {
     pub fn table(&self) -> Result<GradientTable> {
         let mut bvals = vec![0.0; self.nb0];
         let mut bvecs = vec![[0.0; 3]; self.nb0];
-        for &b in &self.shells {
-            if !(b > 0.0 && b.is_finite()) {
-                bail!("shell b-values must be positive, got {b}");
+        for (i, &b) in self.shells.iter().enumerate() {
+            // At or below B0_MAX the readers take a volume for b = 0 (and warn of ms/um^2);
+            // above B_MAX they refuse the table: either way the phantom would not read back.
+            if !(b > B0_MAX && b <= B_MAX) {
+                bail!("shell b-values must be above {B0_MAX} s/mm^2 (at or below, a volume counts as b=0) and at most {B_MAX:e}, got {b}");
+            }
+            // The same directions again: a repeat of the shell, not a second shell.
+            if self.shells[..i].contains(&b) {
+                bail!("--shells gives {b} twice: give each shell once (--dirs sets the directions per shell)");
             }
             let g = gradient_table(0, self.ndirs, b);
             bvals.extend(g.bvals);

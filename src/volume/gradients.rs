@@ -202,7 +202,7 @@ fn too_large(bvals: &[f64], path: &Path) -> Result<()> {
             bmax / 1e6
         );
     }
-    bail!("{}: volume {i} has b = {b} s/mm^2, far above any diffusion acquisition (at most {B_MAX} is accepted; a typo?)", path.display())
+    bail!("{}: volume {i} has b = {b} s/mm^2, far above any diffusion acquisition (at most {B_MAX:e} is accepted; a typo?)", path.display())
 }
 
 /// The checks every table passes: b-values not negative nor above [`B_MAX`]; directions finite and non-zero on

@@ -17,7 +17,7 @@ pub mod planes;
 mod temps;
 mod text;
 
-pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable};
+pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable, B0_MAX, B_MAX};
 pub use masks::{mask_for, read_keeping_nonfinite, read_mask, read_mask_like, skip_nonfinite, skip_nonfinite_values, Nonfinite};
 pub use gz_split::split_reads;
 pub use nifti_io::{geometry_of, plain_io, read_nifti};
