@@ -346,6 +346,33 @@ fn synth_refuses_repeated_shells_and_b_values_its_readers_would_not_take() {
     assert!(!err.contains("warning"), "{err}");
 }
 
+/// `synth --voxel 1e-30,1,1` wrote a phantom whose affine every reader then refused as
+/// singular, and `--voxel 1e30,...` one whose fibres took no step; sizes outside 1 um to 1 m are
+/// refused naming --voxel, as zero, negative and NaN ones were, for both phantoms.
+#[test]
+fn synth_refuses_voxel_sizes_no_mri_has() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    for voxel in ["0,2,2", "-1,2,2", "nan,2,2", "inf,2,2", "1e30,2,2", "2,2,1e-30", "1e-4,1e-4,1e-4", "1001,2,2"] {
+        for kind in [&[][..], &["t1"]] {
+            let arg = format!("--voxel={voxel}");
+            let a: Vec<&str> = ["synth"].into_iter().chain(kind.iter().copied()).chain(["--out", s(&out), "--dims", "8,8,8", &arg]).collect();
+            let (code, _, err) = run(&a, &[("RUST_BACKTRACE", "1")]);
+            assert_ne!(code, 0, "{a:?}: {err}");
+            assert!(err.starts_with("error: ") && err.contains("--voxel sizes must be from 0.001 to 1000 mm"), "{a:?}: {err}");
+            assert!(!out.exists(), "{a:?}");
+        }
+    }
+    // the limits themselves are phantoms dti fits
+    for voxel in ["0.001,0.001,0.001", "1000,1000,1000"] {
+        let _ = std::fs::remove_dir_all(&out);
+        let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "6,6,4", "--voxel", voxel], &[]);
+        assert_eq!(code, 0, "{voxel}: {err}");
+        let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&out.join("dwi.nii.gz")), "--bvals", s(&out.join("bvals")), "--bvecs", s(&out.join("bvecs")), "--out", s(&out.join("dti"))], &[]);
+        assert_eq!(code, 0, "{voxel}: {err}");
+    }
+}
+
 /// The subcommands listed under "Commands:" in a help text (but `help`).
 fn subcommands(help: &str) -> Vec<String> {
     help.lines()

@@ -128,11 +128,26 @@ pub fn check_dims(dims: [usize; 3]) -> Result<()> {
     Ok(())
 }
 
+/// Voxel sizes (mm) a phantom may have: 1 um to 1 m, past any MRI's. Smaller ones wrote an
+/// affine the readers refuse as singular (1e-30 mm); larger ones, world coordinates of 1e30 mm
+/// that the trackers step through as nothing.
+pub const VOXEL_MM: [f32; 2] = [1e-3, 1e3];
+
+/// Checks voxel sizes against [`VOXEL_MM`] (NaN and infinities fail too).
+pub fn check_voxel(voxel: [f32; 3]) -> Result<()> {
+    let [lo, hi] = VOXEL_MM;
+    if voxel.iter().any(|v| !(*v >= lo && *v <= hi)) {
+        bail!("--voxel sizes must be from {lo} to {hi} mm, got {voxel:?}");
+    }
+    Ok(())
+}
+
 /// The most voxels along an axis, or volumes, that a NIfTI-1 header can hold (an i16).
 pub const NIFTI_MAX_DIM: usize = i16::MAX as usize;
 
 pub fn build(spec: &Spec) -> Result<Dataset> {
     check_dims(spec.dims)?;
+    check_voxel(spec.voxel_size)?;
     if !(spec.snr > 0.0) {
         bail!("the SNR must be positive (inf for no noise), got {}", spec.snr);
     }
