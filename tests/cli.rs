@@ -319,6 +319,60 @@ fn synth_refuses_a_phantom_dti_cannot_fit() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// `synth --shells 1000,1000` wrote the same 32 directions twice as two "shells"; a shell at or
+/// below 10 s/mm^2 wrote b-values the readers take for b = 0 (and warn of as ms/um^2), and one
+/// above 1e6 a table every command refuses. All are refused, naming --shells, writing nothing.
+#[test]
+fn synth_refuses_repeated_shells_and_b_values_its_readers_would_not_take() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    for (shells, says) in [
+        ("1000,1000", "--shells gives 1000 twice"),
+        ("1000,2000,1000", "--shells gives 1000 twice"),
+        ("5", "above 10 s/mm^2"),
+        ("10", "above 10 s/mm^2"),
+        ("1e9", "at most 1e6, got 1000000000"),
+    ] {
+        let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "6,6,4", "--shells", shells], &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{shells}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(says) && err.lines().count() == 1, "{shells}: {err}");
+        assert!(!out.exists(), "{shells}");
+    }
+    // the limits themselves read back
+    let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "6,6,4", "--shells", "11,1e6"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&out.join("dwi.nii.gz")), "--bvals", s(&out.join("bvals")), "--bvecs", s(&out.join("bvecs")), "--out", s(&tmp.path().join("d").join("dti"))], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}
+
+/// `synth --voxel 1e-30,1,1` wrote a phantom whose affine every reader then refused as
+/// singular, and `--voxel 1e30,...` one whose fibres took no step; sizes outside 1 um to 1 m are
+/// refused naming --voxel, as zero, negative and NaN ones were, for both phantoms.
+#[test]
+fn synth_refuses_voxel_sizes_no_mri_has() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    for voxel in ["0,2,2", "-1,2,2", "nan,2,2", "inf,2,2", "1e30,2,2", "2,2,1e-30", "1e-4,1e-4,1e-4", "1001,2,2"] {
+        for kind in [&[][..], &["t1"]] {
+            let arg = format!("--voxel={voxel}");
+            let a: Vec<&str> = ["synth"].into_iter().chain(kind.iter().copied()).chain(["--out", s(&out), "--dims", "8,8,8", &arg]).collect();
+            let (code, _, err) = run(&a, &[("RUST_BACKTRACE", "1")]);
+            assert_ne!(code, 0, "{a:?}: {err}");
+            assert!(err.starts_with("error: ") && err.contains("--voxel sizes must be from 0.001 to 1000 mm"), "{a:?}: {err}");
+            assert!(!out.exists(), "{a:?}");
+        }
+    }
+    // the limits themselves are phantoms dti fits
+    for voxel in ["0.001,0.001,0.001", "1000,1000,1000"] {
+        let _ = std::fs::remove_dir_all(&out);
+        let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "6,6,4", "--voxel", voxel], &[]);
+        assert_eq!(code, 0, "{voxel}: {err}");
+        let (code, _, err) = run(&["dti", "--backend", "cpu", "--dwi", s(&out.join("dwi.nii.gz")), "--bvals", s(&out.join("bvals")), "--bvecs", s(&out.join("bvecs")), "--out", s(&out.join("dti"))], &[]);
+        assert_eq!(code, 0, "{voxel}: {err}");
+    }
+}
+
 /// The subcommands listed under "Commands:" in a help text (but `help`).
 fn subcommands(help: &str) -> Vec<String> {
     help.lines()

@@ -142,6 +142,28 @@ fn bad_input_is_one_error_line_and_no_output() {
     }
 }
 
+/// A region inside the mask whose tensors are all NaN (taken out of the mask, with a warning)
+/// was refused as having "no voxel inside the mask", which it had.
+#[test]
+fn a_region_whose_tensors_are_nan_is_not_said_to_lie_outside_the_mask() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let t = read_nifti(&d.join("t.nii.gz")).unwrap();
+    let r1 = read_nifti(&d.join("r1.nii.gz")).unwrap();
+    let n = t.geom.nvox();
+    let mut v = t.as_flat().to_vec();
+    (0..n).filter(|&i| r1.as_flat()[i] != 0.0).for_each(|i| v[i] = f32::NAN);
+    let nan = d.join("t_nan.nii.gz");
+    write_nifti(&nan, &t.geom, 6, &v).unwrap();
+    let (out, wm, r1p) = (d.join("bad"), d.join("wm.nii.gz"), d.join("r1.nii.gz"));
+    let (code, _, err) = run(&["fim", "--backend", "cpu", "--tensor", s(&nan), "--mask", s(&wm), "--source", s(&r1p), "--out", s(&out)], &[]);
+    assert_ne!(code, 0, "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(last.starts_with(&format!("error: {}: ", s(&r1p))) && last.contains("was taken out of it") && last.contains(s(&nan)) && !last.contains("no voxel inside"), "{err}");
+    assert!(!d.join("bad_cost1.nii.gz").exists());
+}
+
 /// The README's connectivity example on built-in data: synth's two end regions are joined
 /// through the phantom's white matter, the pathway holds the path's voxels, and the .tck has the
 /// path (first and last points in the two regions).

@@ -137,6 +137,52 @@ fn non_unit_gradients_and_small_b_values_are_warned_about_by_name() {
 }
 
 #[test]
+fn b_values_in_s_per_m2_or_typed_far_too_large_are_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, mask) = dataset(tmp.path());
+    let b: Vec<f64> = rows(&bvals)[0].iter().map(|x| x.parse().unwrap()).collect();
+    let w = b.iter().position(|&x| x > 0.0).unwrap();
+    // s/m^2 (Camino's unit): every weighted b a million times too large
+    let si = tmp.path().join("bvals_si");
+    write_rows(&si, &[b.iter().map(|x| format!("{}", x * 1e6)).collect()]);
+    // one weighted b typed as 1e9 among values in s/mm^2
+    let mut t: Vec<String> = b.iter().map(|x| format!("{x}")).collect();
+    t[w] = "1e9".into();
+    let typo = tmp.path().join("bvals_typo");
+    write_rows(&typo, &[t]);
+    for (f, what) in [(&si, "looks like s/m^2".to_string()), (&typo, format!("volume {w} has b = 1000000000 s/mm^2"))] {
+        let out = tmp.path().join("o");
+        let (code, _, err) = dti(&dwi, f, &bvecs, Some(&mask), &out.join("dti"));
+        assert_ne!(code, 0);
+        assert!(err.starts_with(&format!("error: {}: ", s(f))) && err.contains(&what) && err.lines().count() == 1, "{err}");
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn every_command_that_fits_names_the_gradient_files_of_a_table_that_cannot_determine_a_tensor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dwi, bvals, bvecs, mask) = dataset(tmp.path());
+    let n = rows(&bvecs)[0].len();
+    let collinear = tmp.path().join("bvecs_collinear");
+    write_rows(&collinear, &[vec!["1".to_string(); n], vec!["0".to_string(); n], vec!["0".to_string(); n]]);
+    let roi = tmp.path().join("roi1.nii.gz");
+    let (out, tck) = (tmp.path().join("o"), tmp.path().join("o.tck"));
+    let dwi_args = ["--dwi", s(&dwi), "--bvals", s(&bvals), "--bvecs", s(&collinear), "--mask", s(&mask)];
+    for (cmd, rest) in [
+        (vec!["bedpost"], vec!["--out", s(&out)]),
+        (vec!["fim"], vec!["--source", s(&roi), "--out", s(&out)]),
+        (vec!["track", "geodesic"], vec!["--seeds", s(&roi), "--out", "o.tck"]),
+    ] {
+        let a: Vec<&str> = ["--backend", "cpu"].into_iter().chain(cmd.iter().copied()).chain(dwi_args).chain(rest).collect();
+        let (code, _, err) = run(&a, &[("RUST_BACKTRACE", "1")]);
+        assert_ne!(code, 0);
+        assert!(err.starts_with(&format!("error: {} + {}: ", s(&bvals), s(&collinear))) && err.contains("non-collinear") && err.lines().count() == 1, "{cmd:?}: {err}");
+        assert!(!out.exists() && !tck.exists());
+    }
+}
+
+#[test]
 fn nan_voxels_outside_the_mask_are_ignored_inside_skipped_with_a_count() {
     let tmp = tempfile::tempdir().unwrap();
     let (dwi, bvals, bvecs, mask) = dataset(tmp.path());

@@ -74,6 +74,19 @@ fn voxels_with_nonfinite_samples_leave_the_tracking_mask() {
     assert_eq!(beyond.iter().sum::<f32>(), 0.0, "streamlines went through the slab");
 }
 
+/// Seeds whose samples hold NaN were said to "lie outside the tracking mask", a mask they were
+/// inside; the warning now says how many were taken out of it for their samples.
+#[test]
+fn seeds_taken_out_for_nonfinite_samples_are_not_said_to_lie_outside_the_mask_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // the seeds' own column (x = 3): all 4 seed voxels lose their samples
+    nonfinite_folder(d, &|x, sample| x == 3 && sample == 1);
+    let (code, _, err) = probtrack(d, &d.join("ptx"));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("4 of 4 seed voxels lie outside the tracking mask (4 of them taken out of it for NaN or infinite samples)"), "{err}");
+}
+
 #[test]
 fn samples_nonfinite_everywhere_are_an_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -193,6 +193,10 @@ fn images_that_do_not_overlap_are_an_error() {
         let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
         assert_eq!(errors.len(), 1, "{stderr}");
         assert!(errors[0].contains("hardly overlap") && errors[0].contains("% needed") && errors[0].contains("--init"), "{stderr}");
+        // a run given --init is told to check that matrix, not to give one
+        let given = a.contains(&"--init");
+        assert_eq!(errors[0].contains("Check the --init matrix"), given, "{stderr}");
+        assert_eq!(errors[0].contains("start from a known transform with --init"), !given, "{stderr}");
         assert!(stdout.is_empty() && !stderr.contains("panicked") && !stderr.contains("final cost"), "{stdout}{stderr}");
     }
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with('o') || n.starts_with('.')).collect();

@@ -30,8 +30,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     neuroport::runtime::check_split_spec(&ctx.backend)?;
     let (mut dwi, grads) = stage("read", || a.input.load())?;
     let split = ctx.split()?;
-    // A table that cannot determine a tensor is the gradient files' problem: say so by name.
-    dti::Design::new(&grads).with_context(|| a.input.grad_files().describe())?;
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, a.mask.as_deref()))?;
     let (r, shares) = stage("fit", || dti::run_split(&split, &dwi, &grads, &mask)).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
     let done = super::Released::new(split);

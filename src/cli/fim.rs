@@ -95,6 +95,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let region = |p: &Path| -> Result<Vec<u8>> {
         let r = read_mask_like(p, &geom, &from, "region")?;
         if !(0..n).any(|v| r[v] != 0 && mask[v] != 0) {
+            // `mask` is less the voxels without a usable tensor: a region inside the mask as
+            // given was told it lay outside it.
+            let given = read_mask_like(&a.mask, &geom, &from, "mask")?;
+            if (0..n).any(|v| r[v] != 0 && given[v] != 0) {
+                bail!("{}: every voxel of the region inside the mask {} was taken out of it: its tensor in {} is NaN/Inf or all zero", p.display(), a.mask.display(), from.display());
+            }
             bail!("{}: the region has no voxel inside the mask {}", p.display(), a.mask.display());
         }
         Ok(r)

@@ -31,7 +31,7 @@ pub struct DwiArgs {
     /// Grid size x,y,z
     #[arg(long, default_value = "48,48,24", value_parser = parse_dims)]
     dims: [usize; 3],
-    /// Voxel size in mm: x,y,z
+    /// Voxel size in mm: x,y,z (each 0.001 to 1000)
     #[arg(long, default_value = "2,2,2", value_parser = parse_voxel)]
     voxel: [f32; 3],
     /// Signal-to-noise ratio of the b=0 signal (S0 / sigma of the Rician noise); inf for none
@@ -49,7 +49,8 @@ pub struct DwiArgs {
     /// Gradient directions per shell
     #[arg(long, default_value_t = 32)]
     dirs: usize,
-    /// Shell b-values in s/mm^2, comma-separated (default: 1000 for tensor, 1000,2000 for sticks)
+    /// Shell b-values in s/mm^2, comma-separated, each once, above 10 and at most 1e6 (default:
+    /// 1000 for tensor, 1000,2000 for sticks)
     #[arg(long, value_delimiter = ',')]
     shells: Option<Vec<f64>>,
 }
@@ -66,9 +67,7 @@ pub(super) fn parse_dims(s: &str) -> Result<[usize; 3]> {
 }
 pub(super) fn parse_voxel(s: &str) -> Result<[f32; 3]> {
     let v = parse_list::<f32>(s, "--voxel")?;
-    if v.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
-        bail!("--voxel sizes must be positive, got '{s}'");
-    }
+    dataset::check_voxel(v)?;
     Ok(v)
 }
 

@@ -43,17 +43,8 @@ impl Design {
         if n < MIN_VOLUMES {
             bail!("the gradient table has {n} volumes; a tensor fit needs at least {MIN_VOLUMES}");
         }
-        let mut ata = [[0.0f64; 7]; 7];
-        for r in &rows {
-            for p in 0..7 {
-                for q in 0..7 {
-                    ata[p][q] += r[p] * r[q];
-                }
-            }
-        }
-        let inv = invert7(ata).ok_or_else(|| {
-            anyhow::anyhow!("the gradient table cannot determine a tensor: it needs at least {MIN_DIRECTIONS} non-collinear directions and a b=0 volume or a second shell")
-        })?;
+        let ata = normal(&rows);
+        let inv = invert7(ata).ok_or_else(|| singular(g, &rows))?;
         let pinv64: Vec<[f64; 7]> = (0..n).map(|i| std::array::from_fn(|k| (0..7).map(|q| inv[k][q] * rows[i][q]).sum())).collect();
         let b = rows.iter().flat_map(|r| r.map(|x| x as f32)).collect();
         let pinv = (0..7).flat_map(|k| pinv64.iter().map(move |p| p[k] as f32)).collect();
@@ -61,6 +52,34 @@ impl Design {
         let pinv_cols = (0..7).flat_map(|k| pinv64.iter().map(move |p| p[k])).collect();
         Ok(Design { ngrad: n, b, pinv, b64: rows, pinv64, b_cols, pinv_cols })
     }
+}
+
+/// Why the normal matrix did not invert. Its pivot test is relative to its largest entry, so
+/// b-values far apart (one typed 1e9 among 1000s) or all tiny fail it with good directions;
+/// scaling each row, then each column, to unit length keeps the rank and tells the two apart.
+fn singular(g: &GradientTable, rows: &[[f64; 7]]) -> anyhow::Error {
+    let unit: Vec<[f64; 7]> = rows.iter().map(|r| r.map(|x| x / r.iter().map(|x| x * x).sum::<f64>().sqrt())).collect();
+    let norm: [f64; 7] = std::array::from_fn(|k| unit.iter().map(|r| r[k] * r[k]).sum::<f64>().sqrt());
+    let scaled: Vec<[f64; 7]> = unit.iter().map(|r| std::array::from_fn(|k| if norm[k] > 0.0 { r[k] / norm[k] } else { 0.0 })).collect();
+    if invert7(normal(&scaled)).is_none() {
+        return anyhow::anyhow!("the gradient table cannot determine a tensor: it needs at least {MIN_DIRECTIONS} non-collinear directions and a b=0 volume or a second shell");
+    }
+    let thr = crate::volume::b0_threshold(&g.bvals);
+    let (lo, hi) = g.bvals.iter().filter(|&&b| b > thr).fold((f64::INFINITY, 0.0f64), |(l, h), &b| (l.min(b), h.max(b)));
+    anyhow::anyhow!("the gradient table's directions could determine a tensor, but its b-values ({lo} to {hi} s/mm^2 on the weighted volumes) are too small or too far apart for a stable fit")
+}
+
+/// B^T B of the rows.
+fn normal(rows: &[[f64; 7]]) -> [[f64; 7]; 7] {
+    let mut ata = [[0.0f64; 7]; 7];
+    for r in rows {
+        for p in 0..7 {
+            for q in 0..7 {
+                ata[p][q] += r[p] * r[q];
+            }
+        }
+    }
+    ata
 }
 
 /// Inverse by Gauss-Jordan with partial pivoting; None when (numerically) singular.
@@ -94,4 +113,34 @@ fn invert7(m: [[f64; 7]; 7]) -> Option<[[f64; 7]; 7]> {
         }
     }
     Some(inv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Design;
+    use crate::synth::gradient_table;
+    use crate::volume::GradientTable;
+
+    fn message(g: &GradientTable) -> String {
+        Design::new(g).map(|_| ()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_b_value_far_from_the_rest_is_named_not_the_directions() {
+        let mut g = gradient_table(3, 32, 1000.0);
+        assert!(Design::new(&g).is_ok());
+        g.bvals[5] = 1e9;
+        let e = message(&g);
+        assert!(e.contains("b-values (1000 to 1000000000 s/mm^2") && !e.contains("non-collinear"), "{e}");
+        // all weighting tiny: the same directions, b at most 0.01 s/mm^2
+        let mut g = gradient_table(3, 32, 0.01);
+        let e = message(&g);
+        assert!(e.contains("b-values (0.01 to 0.01 s/mm^2") && !e.contains("non-collinear"), "{e}");
+        // directions that cannot determine a tensor are still said to be the problem
+        for v in g.bvecs.iter_mut().skip(3) {
+            *v = [1.0, 0.0, 0.0];
+        }
+        g.bvals.iter_mut().skip(3).for_each(|b| *b = 1000.0);
+        assert!(message(&g).contains("non-collinear"), "{}", message(&g));
+    }
 }

@@ -39,6 +39,8 @@ pub struct Field {
     /// grid, size and affine, as every command's masks must (`read_mask_like`). None for a field
     /// built from arrays (`from_angles`), whose masks are checked for size only.
     pub grid_file: Option<std::path::PathBuf>,
+    /// Voxels of the tracking mask taken out of it for NaN/Inf samples (ascending).
+    pub nonfinite: Vec<u32>,
 }
 
 /// The record of one stick: unit vector (voxel axes) and fraction.
@@ -192,7 +194,7 @@ impl Field {
         };
         let mut inside = stage("read mask", || tracking_mask(dir, mask, &f.geom, &paths[0]))?;
         let samples = Arc::get_mut(&mut f.samples).expect("records just made, not shared yet");
-        stage("check samples", || super::nonfinite::skip_nonfinite(samples, f.geom.dims, &mut inside, dir))?;
+        f.nonfinite = stage("check samples", || super::nonfinite::skip_nonfinite(samples, f.geom.dims, &mut inside, dir))?;
         // A single-stick folder's second fractions are the records' zeros, never outside.
         stage("check fractions", || check_fractions(samples, f.geom.dims, &inside, [&paths[2], paths.get(5).unwrap_or(&paths[2])]))?;
         f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
@@ -204,7 +206,7 @@ impl Field {
         let (geom, ns) = (files.geom().clone(), files.dims()[3]);
         let mut samples = vec![0.0f32; ns * geom.nvox() * RECORD];
         files.read_into(&mut samples, RECORD, |v, out| fill_records(&geom, v, out))?;
-        Ok(Field { nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None })
+        Ok(Field { nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: Vec::new() })
     }
 
     /// merged_th1samples and the other sample volumes of `names`, each read whole.
@@ -232,7 +234,7 @@ impl Field {
             let stretch: Vec<&[f32]> = vols.iter().map(|v| &v[ks.clone()]).collect();
             fill_records(&geom, &stretch, out);
         });
-        Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None }
+        Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None, nonfinite: Vec::new() }
     }
 
     pub fn nvox(&self) -> usize {
@@ -337,8 +339,11 @@ impl Field {
             bail!("{}: the seed mask holds no voxel", path.display());
         }
         let outside = s.iter().filter(|&&v| self.roi[v as usize] & INSIDE == 0).count();
+        // Those taken out for NaN/Inf samples were inside the mask the user gave: say so.
+        let dropped = s.iter().filter(|v| self.nonfinite.binary_search(v).is_ok()).count();
         if outside > 0 {
-            eprintln!("warning: {}: {outside} of {} seed voxels lie outside the tracking mask; their streamlines stop at once", path.display(), s.len());
+            let why = if dropped > 0 { format!(" ({dropped} of them taken out of it for NaN or infinite samples)") } else { String::new() };
+            eprintln!("warning: {}: {outside} of {} seed voxels lie outside the tracking mask{why}; their streamlines stop at once", path.display(), s.len());
         }
         Ok(s)
     }

@@ -11,9 +11,13 @@ use std::path::Path;
 
 /// Clears the voxels of `inside` where any record of `samples` (nsamp x nvox x RECORD) is not
 /// finite, and zeroes every non-finite value so no kernel sees one; `dir` names the folder.
-pub fn skip_nonfinite(samples: &mut [f32], dims: [usize; 3], inside: &mut [u8], dir: &Path) -> Result<()> {
+/// Returns the voxels it cleared (ascending), so a seed among them is not said to lie outside.
+pub fn skip_nonfinite(samples: &mut [f32], dims: [usize; 3], inside: &mut [u8], dir: &Path) -> Result<Vec<u32>> {
     let nvox = dims[0] * dims[1] * dims[2];
     let names = Nonfinite { path: dir, mask: "tracking mask", values: "samples" };
-    skip_nonfinite_values(samples, dims, |i| (i / RECORD) % nvox, |i| format!(" sample {}", i / (RECORD * nvox)), inside, &names)?;
-    Ok(())
+    let given = inside.to_vec();
+    if skip_nonfinite_values(samples, dims, |i| (i / RECORD) % nvox, |i| format!(" sample {}", i / (RECORD * nvox)), inside, &names)? == 0 {
+        return Ok(Vec::new());
+    }
+    Ok((0..nvox).filter(|&v| given[v] != 0 && inside[v] == 0).map(|v| v as u32).collect())
 }

@@ -363,7 +363,7 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
         if kept[0].f >= cost::NO_OVERLAP_COST {
             let map = voxel_map_f32(&affine::mul(&start, &params::matrix(&kept[0].x, centre)), &fs.geom, &m.geom);
             let best = k.evaluate_many(&[map])?.swap_remove(0);
-            return Err(no_overlap(li + 1, fs.geom.dims, &best));
+            return Err(no_overlap(li + 1, fs.geom.dims, &best, o.init.is_some()));
         }
         evals += level_evals;
         let t = k.take_timings();
@@ -421,10 +421,16 @@ impl simplex::Search<simplex::Minimum> for Partial {
 /// The error for a level whose best transform still leaves too little of the fixed image over
 /// the moving image (`best`: its overlap), where the result would be only the start: the
 /// images' placements in the world are far apart, or the moving image's finite voxels cover
-/// too little (a thin slab, mostly NaN).
-fn no_overlap(level: usize, dims: [usize; 3], best: &Stats) -> anyhow::Error {
+/// too little (a thin slab, mostly NaN). With `init` the search began at --init's matrix, which
+/// is then the first suspect: suggesting --init to a run that had one sent the user in a circle.
+fn no_overlap(level: usize, dims: [usize; 3], best: &Stats, init: bool) -> anyhow::Error {
+    let hint = if init {
+        "Check the --init matrix (the search starts from it: fixed point -> moving point in world mm, as PREFIX_affine.txt), and that both images' NIfTI affines place them in the same world"
+    } else {
+        "Check that both images' NIfTI affines place them in the same world (orientation, origin), or start from a known transform with --init"
+    };
     anyhow::anyhow!(
-        "register: the images hardly overlap: at level {level} ({}x{}x{} voxels) the best transform found puts {} of the fixed image's {} voxels over finite moving voxels ({:.1} %; {} % needed). Check that both images' NIfTI affines place them in the same world (orientation, origin), or start from a known transform with --init",
+        "register: the images hardly overlap: at level {level} ({}x{}x{} voxels) the best transform found puts {} of the fixed image's {} voxels over finite moving voxels ({:.1} %; {} % needed). {hint}",
         dims[0],
         dims[1],
         dims[2],

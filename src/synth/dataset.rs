@@ -8,7 +8,7 @@
 //! `truth_tensor` and `truth_V1` directly.
 
 use super::{gradient_table, phantom, simulate_dwi, sticks, GradientTable};
-use crate::volume::{xyz_of, Geometry, Outputs};
+use crate::volume::{xyz_of, Geometry, Outputs, B0_MAX, B_MAX};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
@@ -79,9 +79,15 @@ impl Spec {
     pub fn table(&self) -> Result<GradientTable> {
         let mut bvals = vec![0.0; self.nb0];
         let mut bvecs = vec![[0.0; 3]; self.nb0];
-        for &b in &self.shells {
-            if !(b > 0.0 && b.is_finite()) {
-                bail!("shell b-values must be positive, got {b}");
+        for (i, &b) in self.shells.iter().enumerate() {
+            // At or below B0_MAX the readers take a volume for b = 0 (and warn of ms/um^2);
+            // above B_MAX they refuse the table: either way the phantom would not read back.
+            if !(b > B0_MAX && b <= B_MAX) {
+                bail!("shell b-values must be above {B0_MAX} s/mm^2 (at or below, a volume counts as b=0) and at most {B_MAX:e}, got {b}");
+            }
+            // The same directions again: a repeat of the shell, not a second shell.
+            if self.shells[..i].contains(&b) {
+                bail!("--shells gives {b} twice: give each shell once (--dirs sets the directions per shell)");
             }
             let g = gradient_table(0, self.ndirs, b);
             bvals.extend(g.bvals);
@@ -122,11 +128,26 @@ pub fn check_dims(dims: [usize; 3]) -> Result<()> {
     Ok(())
 }
 
+/// Voxel sizes (mm) a phantom may have: 1 um to 1 m, past any MRI's. Smaller ones wrote an
+/// affine the readers refuse as singular (1e-30 mm); larger ones, world coordinates of 1e30 mm
+/// that the trackers step through as nothing.
+pub const VOXEL_MM: [f32; 2] = [1e-3, 1e3];
+
+/// Checks voxel sizes against [`VOXEL_MM`] (NaN and infinities fail too).
+pub fn check_voxel(voxel: [f32; 3]) -> Result<()> {
+    let [lo, hi] = VOXEL_MM;
+    if voxel.iter().any(|v| !(*v >= lo && *v <= hi)) {
+        bail!("--voxel sizes must be from {lo} to {hi} mm, got {voxel:?}");
+    }
+    Ok(())
+}
+
 /// The most voxels along an axis, or volumes, that a NIfTI-1 header can hold (an i16).
 pub const NIFTI_MAX_DIM: usize = i16::MAX as usize;
 
 pub fn build(spec: &Spec) -> Result<Dataset> {
     check_dims(spec.dims)?;
+    check_voxel(spec.voxel_size)?;
     if !(spec.snr > 0.0) {
         bail!("the SNR must be positive (inf for no noise), got {}", spec.snr);
     }

@@ -71,6 +71,11 @@ pub fn b0_threshold(bvals: &[f64]) -> f64 {
     B0_MAX.min(bmax / 100.0)
 }
 
+/// The largest b-value accepted (s/mm^2). Ex vivo acquisitions reach about 1e5; at 1e6 even a
+/// diffusivity of 1e-5 mm^2/s attenuates the signal by e^-10, below any noise. Tables in s/m^2
+/// (Camino's unit: b = 1000 s/mm^2 is 1e9) land far above it, and so do typos.
+pub const B_MAX: f64 = 1e6;
+
 /// Gradient lengths further than this from 1 are reported.
 pub const UNIT_TOL: f64 = 0.1;
 
@@ -183,13 +188,31 @@ pub fn read_mrtrix_grad(path: &Path, nvol: usize, geom: &super::Geometry) -> Res
     checked(bvals, bvecs, path, path)
 }
 
-/// The checks every table passes: b-values not negative; directions finite and non-zero on
+/// Refuses b-values above [`B_MAX`]: every weighted one (a table in s/m^2) or some (a typo).
+/// Either way a fit would clamp every tensor to the eigenvalue floor, or fail to invert.
+fn too_large(bvals: &[f64], path: &Path) -> Result<()> {
+    let Some(i) = bvals.iter().position(|&b| b > B_MAX) else { return Ok(()) };
+    let b = bvals[i];
+    // s/m^2: nothing between the b = 0 volumes and the weighted ones, all of which are too large.
+    if bvals.iter().all(|&x| x > B_MAX || x <= B0_MAX) {
+        let bmax = bvals.iter().fold(0.0f64, |a, &x| a.max(x));
+        bail!(
+            "{}: the largest b-value is {bmax}, which looks like s/m^2; neuroport expects s/mm^2 (divide by 1e6: {} s/mm^2)",
+            path.display(),
+            bmax / 1e6
+        );
+    }
+    bail!("{}: volume {i} has b = {b} s/mm^2, far above any diffusion acquisition (at most {B_MAX:e} is accepted; a typo?)", path.display())
+}
+
+/// The checks every table passes: b-values not negative nor above [`B_MAX`]; directions finite and non-zero on
 /// diffusion-weighted volumes (NaN/zero allowed on b ~ 0 ones, which DIPY's sample data write);
 /// warnings for directions far from unit length and for b-values that look like ms/um^2.
 fn checked(bvals: Vec<f64>, mut bvecs: Vec<[f64; 3]>, bvals_path: &Path, bvecs_path: &Path) -> Result<GradientTable> {
     if let Some(v) = bvals.iter().find(|v| **v < 0.0) {
         bail!("{}: negative b-value {v}", bvals_path.display());
     }
+    too_large(&bvals, bvals_path)?;
     let thr = b0_threshold(&bvals);
     let mut far = Vec::new();
     for (i, (v, &b)) in bvecs.iter_mut().zip(&bvals).enumerate() {

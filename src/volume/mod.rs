@@ -17,7 +17,7 @@ pub mod planes;
 mod temps;
 mod text;
 
-pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable};
+pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable, B0_MAX, B_MAX};
 pub use masks::{mask_for, read_keeping_nonfinite, read_mask, read_mask_like, skip_nonfinite, skip_nonfinite_values, Nonfinite};
 pub use gz_split::split_reads;
 pub use nifti_io::{geometry_of, plain_io, read_nifti};
@@ -42,6 +42,10 @@ pub fn read_dwi_with(dwi: &std::path::Path, grad: GradFiles<'_>) -> anyhow::Resu
         anyhow::bail!("{}: a 4-D DWI series is needed, this is 3-D", dwi.display());
     }
     let g = grad.read(v.nvol(), &v.geom)?;
+    // Every command that reads a DWI fits tensors (bedpost starts from them; fim and track fit
+    // --dwi first): a table that cannot determine one is its files' problem, said by name here
+    // rather than later as the fit of the DWI's.
+    crate::dti::Design::new(&g).map_err(|e| anyhow::anyhow!("{}: {e}", grad.describe()))?;
     Ok((v, g))
 }
 
