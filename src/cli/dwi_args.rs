@@ -2,7 +2,7 @@
 //! (FSL) or `--grad` (MRtrix).
 
 use anyhow::{bail, Context, Result};
-use neuroport::volume::{read_dwi_with, read_mask_like, read_tensor, skip_nonfinite, Geometry, GradFiles, GradientTable, Volume};
+use neuroport::volume::{read_mask_like, read_tensor, skip_nonfinite, Geometry, GradFiles, GradientTable, Volume};
 use neuroport::{dti, Device};
 use std::path::{Path, PathBuf};
 
@@ -32,7 +32,7 @@ impl DwiArgs {
         }
     }
     pub fn load(&self) -> Result<(Volume, GradientTable)> {
-        read_dwi_with(&self.dwi, self.grad_files())
+        neuroport::dti::design::read_dwi(&self.dwi, self.grad_files())
     }
 }
 
@@ -76,7 +76,7 @@ impl TensorInput {
             return r;
         }
         let (Some(dwi), Some(bvals), Some(bvecs)) = (&self.dwi, &self.bvals, &self.bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
-        let (mut v, grads) = read_dwi_with(dwi, GradFiles::Fsl { bvals, bvecs })?;
+        let (mut v, grads) = neuroport::dti::design::read_dwi(dwi, GradFiles::Fsl { bvals, bvecs })?;
         let mut m = match mask {
             Some((p, what)) => read_mask_like(p, &v.geom, dwi, what)?,
             None => vec![1u8; v.nvox()],

@@ -54,6 +54,16 @@ impl Design {
     }
 }
 
+/// A DWI and its gradient table ([`crate::volume::read_dwi_with`]), the table checked for a
+/// tensor fit. Every command that reads a DWI fits tensors (bedpost starts from them; fim and
+/// track fit --dwi first): a table that cannot determine one is its files' problem, said by name
+/// here rather than later as the fit of the DWI's. (Here, not in `volume`, which `dti` builds on.)
+pub fn read_dwi(dwi: &std::path::Path, grad: crate::volume::GradFiles<'_>) -> Result<(crate::volume::Volume, GradientTable)> {
+    let (v, g) = crate::volume::read_dwi_with(dwi, grad)?;
+    Design::new(&g).map_err(|e| anyhow::anyhow!("{}: {e}", grad.describe()))?;
+    Ok((v, g))
+}
+
 /// Why the normal matrix did not invert. Its pivot test is relative to its largest entry, so
 /// b-values far apart (one typed 1e9 among 1000s) or all tiny fail it with good directions;
 /// scaling each row, then each column, to unit length keeps the rank and tells the two apart.

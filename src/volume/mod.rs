@@ -42,10 +42,6 @@ pub fn read_dwi_with(dwi: &std::path::Path, grad: GradFiles<'_>) -> anyhow::Resu
         anyhow::bail!("{}: a 4-D DWI series is needed, this is 3-D", dwi.display());
     }
     let g = grad.read(v.nvol(), &v.geom)?;
-    // Every command that reads a DWI fits tensors (bedpost starts from them; fim and track fit
-    // --dwi first): a table that cannot determine one is its files' problem, said by name here
-    // rather than later as the fit of the DWI's.
-    crate::dti::Design::new(&g).map_err(|e| anyhow::anyhow!("{}: {e}", grad.describe()))?;
     Ok((v, g))
 }
 
