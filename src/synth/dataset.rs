@@ -163,7 +163,7 @@ pub fn build(spec: &Spec) -> Result<Dataset> {
     check_dims(spec.dims)?;
     check_voxel(spec.voxel_size)?;
     if !(spec.snr > 0.0) {
-        bail!("the SNR must be positive (inf for no noise), got {}", spec.snr);
+        bail!("--snr must be positive (inf for no noise), got {}", spec.snr);
     }
     let [x, y, z] = spec.dims;
     let nvol = spec.nb0.saturating_add(spec.ndirs.saturating_mul(spec.shells.len()));
@@ -323,6 +323,17 @@ pub fn write(ds: &Dataset, dir: &Path) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_snr_is_refused_naming_the_option() {
+        // The error read "the SNR must be ...", naming no option, unlike every other synth error.
+        for snr in [0.0, -1.0, f64::NAN] {
+            let mut spec = Spec::new([6, 6, 4], Model::Tensor);
+            spec.snr = snr;
+            let e = build(&spec).err().expect("refused").to_string();
+            assert!(e.starts_with("--snr must be positive (inf for no noise), got "), "{snr}: {e}");
+        }
+    }
 
     #[test]
     fn one_voxel_size_is_isotropic_two_are_refused() {
