@@ -31,7 +31,7 @@ pub struct DwiArgs {
     /// Grid size x,y,z
     #[arg(long, default_value = "48,48,24", value_parser = parse_dims)]
     dims: [usize; 3],
-    /// Voxel size in mm: x,y,z (each 0.001 to 1000)
+    /// Voxel size in mm: one size (isotropic) or x,y,z (each 0.001 to 1000)
     #[arg(long, default_value = "2,2,2", value_parser = parse_voxel)]
     voxel: [f32; 3],
     /// Signal-to-noise ratio of the b=0 signal (S0 / sigma of the Rician noise); inf for none
@@ -66,9 +66,7 @@ pub(super) fn parse_dims(s: &str) -> Result<[usize; 3]> {
     parse_list(s, "--dims")
 }
 pub(super) fn parse_voxel(s: &str) -> Result<[f32; 3]> {
-    let v = parse_list::<f32>(s, "--voxel")?;
-    dataset::check_voxel(v)?;
-    Ok(v)
+    dataset::parse_voxel(s)
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {

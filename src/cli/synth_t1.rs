@@ -18,7 +18,7 @@ pub struct Args {
     /// Grid size x,y,z (world origin at the grid's centre; default: 002's scans)
     #[arg(long, default_value = "240,256,176", value_parser = parse_dims)]
     dims: [usize; 3],
-    /// Voxel size in mm: x,y,z (each 0.001 to 1000)
+    /// Voxel size in mm: one size (isotropic) or x,y,z (each 0.001 to 1000)
     #[arg(long, default_value = "1,1,1", value_parser = parse_voxel)]
     voxel: [f32; 3],
     /// Whose head: 0 is the reference; any other number is another person (size, proportions,

@@ -317,6 +317,19 @@ mod tests {
     }
 
     #[test]
+    fn plot_axes_name_units_one_way() {
+        // Axes read "time (s)", "tracing time, s" and "wall time [s]" side by side: a unit goes
+        // in parentheses after the quantity, so no comma, bracket or bare leading unit.
+        for t in registry() {
+            let p = t.plot();
+            for label in [&p.x_label, &p.y_label] {
+                let bare_unit = ["s ", "ms ", "us "].iter().any(|u| label.starts_with(u));
+                assert!(!label.contains([',', '[', ']']) && !bare_unit, "{}: axis label {label:?}", t.id());
+            }
+        }
+    }
+
+    #[test]
     fn a_zero_time_has_no_speedup_not_nan() {
         let row = |ours: f64| Row { device: "cpu".into(), config: "c".into(), metric: "transfer time".into(), ours, ..Row::default() };
         // probtrack-t2's CPU transfer rows: 0 s against a 0 s baseline printed NaN, NaN.

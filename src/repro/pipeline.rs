@@ -143,7 +143,7 @@ impl Target for Pipeline {
         "The whole user pipeline: read, tensor fit, bedpost, geodesic tracking, write (wall time per stage)"
     }
     fn plot(&self) -> PlotSpec {
-        PlotSpec { x_label: "stage".into(), y_label: "wall time [s]".into(), log_x: false, log_y: true, metric: None }
+        PlotSpec { x_label: "stage".into(), y_label: "wall time (s)".into(), log_x: false, log_y: true, metric: None }
     }
 
     fn run(&self, ctx: &RunCtx) -> Result<Report> {

@@ -18,7 +18,7 @@ impl Target for GeodesicPrep {
         "Tensor fit and geodesic metric preparation, ms per million voxels (001 Sec. 5.2)"
     }
     fn plot(&self) -> PlotSpec {
-        PlotSpec { x_label: "stage".into(), y_label: "ms per million voxels".into(), log_x: false, log_y: true, metric: None }
+        PlotSpec { x_label: "stage".into(), y_label: "time per million voxels (ms)".into(), log_x: false, log_y: true, metric: None }
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let dims = match ctx.scale {

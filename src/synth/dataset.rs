@@ -142,6 +142,20 @@ pub fn check_voxel(voxel: [f32; 3]) -> Result<()> {
     Ok(())
 }
 
+/// `--voxel`: one size for isotropic voxels (as MRtrix3's `-voxel` and FSL's `-applyisoxfm`
+/// read one number) or three, x,y,z; checked by [`check_voxel`].
+pub fn parse_voxel(s: &str) -> Result<[f32; 3]> {
+    let bad = || anyhow::anyhow!("--voxel must be one size (isotropic) or three x,y,z, got '{s}'");
+    let v: Vec<f32> = s.split(',').map(|p| p.trim().parse::<f32>()).collect::<Result<_, _>>().map_err(|_| bad())?;
+    let voxel = match v[..] {
+        [d] => [d; 3],
+        [x, y, z] => [x, y, z],
+        _ => return Err(bad()),
+    };
+    check_voxel(voxel)?;
+    Ok(voxel)
+}
+
 /// The most voxels along an axis, or volumes, that a NIfTI-1 header can hold (an i16).
 pub const NIFTI_MAX_DIM: usize = i16::MAX as usize;
 
@@ -149,7 +163,7 @@ pub fn build(spec: &Spec) -> Result<Dataset> {
     check_dims(spec.dims)?;
     check_voxel(spec.voxel_size)?;
     if !(spec.snr > 0.0) {
-        bail!("the SNR must be positive (inf for no noise), got {}", spec.snr);
+        bail!("--snr must be positive (inf for no noise), got {}", spec.snr);
     }
     let [x, y, z] = spec.dims;
     let nvol = spec.nb0.saturating_add(spec.ndirs.saturating_mul(spec.shells.len()));
@@ -309,6 +323,28 @@ pub fn write(ds: &Dataset, dir: &Path) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_snr_is_refused_naming_the_option() {
+        // The error read "the SNR must be ...", naming no option, unlike every other synth error.
+        for snr in [0.0, -1.0, f64::NAN] {
+            let mut spec = Spec::new([6, 6, 4], Model::Tensor);
+            spec.snr = snr;
+            let e = build(&spec).err().expect("refused").to_string();
+            assert!(e.starts_with("--snr must be positive (inf for no noise), got "), "{snr}: {e}");
+        }
+    }
+
+    #[test]
+    fn one_voxel_size_is_isotropic_two_are_refused() {
+        assert_eq!(parse_voxel("2").unwrap(), [2.0; 3]);
+        assert_eq!(parse_voxel("1.25,1.25,2.5").unwrap(), [1.25, 1.25, 2.5]);
+        for bad in ["2,2", "1,2,3,4", "", "a"] {
+            let e = parse_voxel(bad).unwrap_err().to_string();
+            assert!(e.contains("--voxel must be one size (isotropic) or three x,y,z"), "{bad}: {e}");
+        }
+        assert!(parse_voxel("0").unwrap_err().to_string().contains("--voxel sizes must be from"));
+    }
 
     /// `file_names` (what `synth` checks before building) lists exactly the files `write` makes,
     /// in its order, for both models: the two lists are kept apart, so a file added to one only

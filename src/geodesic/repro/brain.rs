@@ -86,7 +86,7 @@ impl Target for GeodesicT3 {
         "Tracing time and speed-up against the seed count (001 Table 3)"
     }
     fn plot(&self) -> PlotSpec {
-        PlotSpec { x_label: "seeds".into(), y_label: "tracing time, s".into(), log_x: false, log_y: true, metric: None }
+        PlotSpec { x_label: "seeds".into(), y_label: "tracing time (s)".into(), log_x: false, log_y: true, metric: None }
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let counts = match ctx.scale {
@@ -142,7 +142,7 @@ impl Target for GeodesicF7 {
         "CPU tracing time against thread count (001 Fig. 7)"
     }
     fn plot(&self) -> PlotSpec {
-        PlotSpec { x_label: "threads".into(), y_label: "tracing time, s".into(), log_x: true, log_y: true, metric: None }
+        PlotSpec { x_label: "threads".into(), y_label: "tracing time (s)".into(), log_x: true, log_y: true, metric: None }
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let (n, threads): (usize, Vec<usize>) = match ctx.scale {

@@ -28,7 +28,7 @@ impl Target for GeodesicT1 {
         "Tracing time against bytes read per field sample (001 Table 1)"
     }
     fn plot(&self) -> PlotSpec {
-        PlotSpec { x_label: "bytes read per field sample".into(), y_label: "tracing kernel time, ms".into(), log_x: false, log_y: true, metric: None }
+        PlotSpec { x_label: "bytes read per field sample".into(), y_label: "tracing kernel time (ms)".into(), log_x: false, log_y: true, metric: None }
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let (dims, nseeds, steps) = setup(ctx.scale);
@@ -104,7 +104,7 @@ impl Target for GeodesicF6 {
         "Texture against in-kernel interpolation over the step size (001 Fig. 6)"
     }
     fn plot(&self) -> PlotSpec {
-        PlotSpec { x_label: "step h, voxels".into(), y_label: "tracing kernel time, ms".into(), log_x: false, log_y: false, metric: None }
+        PlotSpec { x_label: "step h (voxels)".into(), y_label: "tracing kernel time (ms)".into(), log_x: false, log_y: false, metric: None }
     }
     fn run(&self, ctx: &RunCtx) -> Result<Report> {
         let (dims, nseeds, steps) = match ctx.scale {
