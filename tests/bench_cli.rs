@@ -104,3 +104,13 @@ fn bench_nifti_refuses_zero_cores_and_repeats() {
         assert!(err.starts_with(want) && out.is_empty(), "{args:?}: {out}{err}");
     }
 }
+
+/// `bench layer --backend cpu` printed the table's header and footer with no row between and
+/// exited 0 (the CPU backend has no GPU layer to time); it is now one error line, exit 1.
+#[test]
+fn bench_layer_refuses_the_cpu_backend() {
+    let (code, out, err) = run(&["bench", "layer", "--backend", "cpu", "--launches", "10", "--bytes", "4"], &[("RUST_BACKTRACE", "1")]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.starts_with("error: bench layer times the GPU host layer, which --backend cpu does not have") && err.trim_end().lines().count() == 1, "{err}");
+}
