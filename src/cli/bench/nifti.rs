@@ -73,8 +73,9 @@ pub fn run(ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(c.max(1)).build().map_err(|e| anyhow!("thread pool: {e}"))?;
         let s = pool.install(|| best(a.repeats, || write_nifti(&gz, &v.geom, v.nvol(), v.as_flat())))?;
         let size = std::fs::metadata(&gz).map(|m| m.len() as f64 / 1e6).unwrap_or(0.0);
-        let speedup = one.map(|o: f64| format!("  {:.2}x one core", o / s)).unwrap_or_default();
-        one.get_or_insert(s);
+        // Against the first count of --cores, which is 1 only by default.
+        let speedup = one.map(|(o, n): (f64, usize)| format!("  {:.2}x {}", o / s, if n == 1 { "one core".into() } else { format!("{n} cores") })).unwrap_or_default();
+        one.get_or_insert((s, c));
         println!("write .nii.gz {c:>3} cores {s:7.3} s  {:7.0} MB/s  ({size:.0} MB){speedup}", mb / s);
     }
     let nii = dir.join("copy.nii");
