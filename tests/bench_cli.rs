@@ -131,3 +131,18 @@ fn bench_nifti_speedup_names_the_first_core_count() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.lines().any(|l| l.starts_with("write .nii.gz   2 cores") && l.ends_with("x one core")), "{out}");
 }
+
+/// `bench nifti --scratch DIR/missing/deeper` created both folders, ran, and left them behind; a
+/// scratch folder that does not exist is now refused, and nothing is created.
+#[test]
+fn bench_nifti_refuses_a_missing_scratch_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("v.nii");
+    std::fs::write(&input, common::raw_nifti(&[4, 4, 4], 16, 32, &[0u8; 256])).unwrap();
+    let scratch = dir.path().join("missing").join("deeper");
+    let (code, out, err) = run(&["bench", "nifti", "--input", common::s(&input), "--scratch", common::s(&scratch), "--repeats", "1"], &[("RUST_BACKTRACE", "1")]);
+    assert_eq!(code, 1, "{out}{err}");
+    let want = format!("error: --scratch {}: no such folder", scratch.display());
+    assert!(err.starts_with(&want) && err.trim_end().lines().count() == 1, "{err}");
+    assert!(out.is_empty() && !dir.path().join("missing").exists(), "{out}");
+}

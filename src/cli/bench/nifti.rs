@@ -48,6 +48,11 @@ pub fn run(ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
     if let Some(c) = a.cores.as_ref().and_then(|c| c.iter().find(|&&c| c == 0 || c > 1024)) {
         anyhow::bail!("--cores takes core counts from 1 to 1024, not {c}");
     }
+    // Before any output: tempfile_dir's create_dir_all would make a mistyped --scratch and its
+    // parents, and leave them.
+    if let Some(b) = a.scratch.as_ref().filter(|b| !b.is_dir()) {
+        anyhow::bail!("--scratch {}: no such folder", b.display());
+    }
     if a.read_only {
         // One read and nothing else held: the process's peak memory is the read's.
         let (t, before) = (Instant::now(), neuroport::volume::split_reads());
