@@ -104,3 +104,45 @@ fn bench_nifti_refuses_zero_cores_and_repeats() {
         assert!(err.starts_with(want) && out.is_empty(), "{args:?}: {out}{err}");
     }
 }
+
+/// `bench layer --backend cpu` printed the table's header and footer with no row between and
+/// exited 0 (the CPU backend has no GPU layer to time); it is now one error line, exit 1.
+#[test]
+fn bench_layer_refuses_the_cpu_backend() {
+    let (code, out, err) = run(&["bench", "layer", "--backend", "cpu", "--launches", "10", "--bytes", "4"], &[("RUST_BACKTRACE", "1")]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.starts_with("error: bench layer times the GPU host layer, which --backend cpu does not have") && err.trim_end().lines().count() == 1, "{err}");
+}
+
+/// `bench nifti --cores 2,1` labelled the second row's speed-up "x one core" though it was taken
+/// against the first row, 2 cores; the label now names the first row's count.
+#[test]
+fn bench_nifti_speedup_names_the_first_core_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("v.nii");
+    std::fs::write(&input, common::raw_nifti(&[4, 4, 4], 16, 32, &[0u8; 256])).unwrap();
+    let scratch = dir.path().to_str().unwrap();
+    let (code, out, err) = run(&["bench", "nifti", "--input", common::s(&input), "--scratch", scratch, "--repeats", "1", "--cores", "2,1"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let row = out.lines().find(|l| l.starts_with("write .nii.gz   1 cores")).unwrap_or_else(|| panic!("{out}"));
+    assert!(row.ends_with("x 2 cores") && !out.contains("one core"), "{out}");
+    let (code, out, err) = run(&["bench", "nifti", "--input", common::s(&input), "--scratch", scratch, "--repeats", "1", "--cores", "1,2"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.lines().any(|l| l.starts_with("write .nii.gz   2 cores") && l.ends_with("x one core")), "{out}");
+}
+
+/// `bench nifti --scratch DIR/missing/deeper` created both folders, ran, and left them behind; a
+/// scratch folder that does not exist is now refused, and nothing is created.
+#[test]
+fn bench_nifti_refuses_a_missing_scratch_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("v.nii");
+    std::fs::write(&input, common::raw_nifti(&[4, 4, 4], 16, 32, &[0u8; 256])).unwrap();
+    let scratch = dir.path().join("missing").join("deeper");
+    let (code, out, err) = run(&["bench", "nifti", "--input", common::s(&input), "--scratch", common::s(&scratch), "--repeats", "1"], &[("RUST_BACKTRACE", "1")]);
+    assert_eq!(code, 1, "{out}{err}");
+    let want = format!("error: --scratch {}: no such folder", scratch.display());
+    assert!(err.starts_with(&want) && err.trim_end().lines().count() == 1, "{err}");
+    assert!(out.is_empty() && !dir.path().join("missing").exists(), "{out}");
+}

@@ -3,6 +3,7 @@
 use crate::cli::Ctx;
 use anyhow::{bail, Result};
 use neuroport::runtime::gpu::{bench, Gpu};
+use neuroport::runtime::Device;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,9 +21,14 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     }
     // Before the table's header: a size beyond memory is the whole output, one error line.
     neuroport::runtime::memory::room_for(&format!("--bytes {}", a.bytes), a.bytes, 3)?;
+    // The CPU backend has no GPU layer: with only it selected the table would be a bare header.
+    let devs: Vec<Device> = ctx.inventory().select(&ctx.backend_or_all(), true)?.into_iter().filter(|d| !d.is_cpu()).collect();
+    if devs.is_empty() {
+        bail!("bench layer times the GPU host layer, which --backend cpu does not have: give opencl, cuda or all");
+    }
     println!("{:<44} {:>14} {:>14} {:>10} {:>10} {:>10} {:>10}", "device", "launches/s", "launch+wait/s", "up GB/s", "down GB/s", "pin up", "pin down");
-    for dev in ctx.inventory().select(&ctx.backend_or_all(), true)? {
-        let Some(gpu) = Gpu::new(&dev)? else { continue };
+    for dev in devs {
+        let gpu = Gpu::require(&dev)?;
         let r = bench::measure(&gpu, a.launches, a.bytes)?;
         println!(
             "{:<44} {:>14.3e} {:>14.3e} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",

@@ -48,6 +48,11 @@ pub fn run(ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
     if let Some(c) = a.cores.as_ref().and_then(|c| c.iter().find(|&&c| c == 0 || c > 1024)) {
         anyhow::bail!("--cores takes core counts from 1 to 1024, not {c}");
     }
+    // Before any output: tempfile_dir's create_dir_all would make a mistyped --scratch and its
+    // parents, and leave them.
+    if let Some(b) = a.scratch.as_ref().filter(|b| !b.is_dir()) {
+        anyhow::bail!("--scratch {}: no such folder", b.display());
+    }
     if a.read_only {
         // One read and nothing else held: the process's peak memory is the read's.
         let (t, before) = (Instant::now(), neuroport::volume::split_reads());
@@ -73,8 +78,9 @@ pub fn run(ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(c.max(1)).build().map_err(|e| anyhow!("thread pool: {e}"))?;
         let s = pool.install(|| best(a.repeats, || write_nifti(&gz, &v.geom, v.nvol(), v.as_flat())))?;
         let size = std::fs::metadata(&gz).map(|m| m.len() as f64 / 1e6).unwrap_or(0.0);
-        let speedup = one.map(|o: f64| format!("  {:.2}x one core", o / s)).unwrap_or_default();
-        one.get_or_insert(s);
+        // Against the first count of --cores, which is 1 only by default.
+        let speedup = one.map(|(o, n): (f64, usize)| format!("  {:.2}x {}", o / s, if n == 1 { "one core".into() } else { format!("{n} cores") })).unwrap_or_default();
+        one.get_or_insert((s, c));
         println!("write .nii.gz {c:>3} cores {s:7.3} s  {:7.0} MB/s  ({size:.0} MB){speedup}", mb / s);
     }
     let nii = dir.join("copy.nii");
