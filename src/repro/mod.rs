@@ -34,6 +34,12 @@ pub fn add_speedups(rows: &mut [Row]) {
     }
 }
 
+/// What a bench's timed figure is over `n` repeats: "median of 5 runs", but "one run" for
+/// `--repeats 1`, where "median of 1 runs" claimed a statistic that was not taken.
+pub fn median_of(n: usize) -> String {
+    if n == 1 { "one run".into() } else { format!("median of {n} runs") }
+}
+
 /// A float32 setting (a step of 0.1 voxel) as the decimal it was written as: `0.1f32 as f64` is
 /// 0.10000000149011612, which the CSV's x column printed beside the published 0.1.
 pub fn decimal(v: f32) -> f64 {
@@ -302,6 +308,13 @@ pub fn timed_median<T>(repeats: usize, mut f: impl FnMut() -> Result<(f64, T)>) 
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn one_repeat_is_not_called_a_median() {
+        assert_eq!(median_of(1), "one run");
+        assert_eq!(median_of(5), "median of 5 runs");
+    }
+
     use super::*;
 
     #[test]

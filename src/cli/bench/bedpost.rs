@@ -50,7 +50,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         print!("{}", bench::table(&rows));
-        println!("kernel times from device events (wall clock on the cpu backend), median of {} runs after a warm-up launch; 4 b=0 + 64 directions, {} loops", a.runs.repeats, a.loops);
+        println!("kernel times from device events (wall clock on the cpu backend), {} after a warm-up launch; 4 b=0 + 64 directions, {} loops", neuroport::repro::median_of(a.runs.repeats), a.loops);
     }
     Ok(0)
 }

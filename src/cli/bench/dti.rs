@@ -33,7 +33,7 @@ pub fn dti(ctx: &Ctx, a: DtiArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         print!("{}", bench::table(&rows));
-        println!("device-event times (wall clock on the cpu backend), median of {} runs after a warm-up", a.repeats);
+        println!("device-event times (wall clock on the cpu backend), {} after a warm-up", neuroport::repro::median_of(a.repeats));
     }
     Ok(0)
 }

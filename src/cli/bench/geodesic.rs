@@ -99,7 +99,7 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         println!(
-            "geodesic {} steps/s: {} fibres ({} on CPUs) x {} steps, h = {}, {:?} volume, points {}; kernel time, median of {} after a warm-up (none on the native CPU)",
+            "geodesic {} steps/s: {} fibres ({} on CPUs) x {} steps, h = {}, {:?} volume, points {}; kernel time, {} after a warm-up (none on the native CPU)",
             a.method.name(),
             a.fibres,
             a.cpu_fibres.min(a.fibres),
@@ -107,7 +107,7 @@ pub fn geodesic(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
             a.step,
             dims,
             if a.points { "written" } else { "not written" },
-            a.runs.repeats
+            neuroport::repro::median_of(a.runs.repeats)
         );
         print!("{}", aligned(&["device", "interpolation", "fibres", "steps", "kernel ms", "steps/s", "bytes/step", "effective GB/s", "stopped early"], &rows));
     }

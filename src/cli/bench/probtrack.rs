@@ -103,8 +103,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         return Ok(0);
     }
     println!(
-        "probtrack steps/s: dataset {} stand-in ({}x{}x{}, {} seeds x {NSAMP} streamlines x 2 halves; 1 seed in {} on CPU-like devices), step {} voxel, threshold {}, schedule {}, max {MAX_STEPS} steps; median wall of {} after a warm-up",
-        ds.id, ds.dims[0], ds.dims[1], ds.dims[2], seeds.len(), a.cpu_every, a.step, a.threshold, a.schedule.name(), a.runs.repeats
+        "probtrack steps/s: dataset {} stand-in ({}x{}x{}, {} seeds x {NSAMP} streamlines x 2 halves; 1 seed in {} on CPU-like devices), step {} voxel, threshold {}, schedule {}, max {MAX_STEPS} steps; wall, {} after a warm-up",
+        ds.id, ds.dims[0], ds.dims[1], ds.dims[2], seeds.len(), a.cpu_every, a.step, a.threshold, a.schedule.name(), neuroport::repro::median_of(a.runs.repeats)
     );
     print!(
         "{}",

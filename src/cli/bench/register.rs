@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         .collect();
     let nvox = fixed.nvox() as f64;
     let devices = ctx.inventory().select(&ctx.backend_or_all(), true)?;
-    println!("registration cost, {x}x{y}x{z} fixed and moving, {} evaluations per run, median of {} runs", a.evals, a.runs.repeats);
+    println!("registration cost, {x}x{y}x{z} fixed and moving, {} evaluations per run, {}", a.evals, neuroport::repro::median_of(a.runs.repeats));
     let mut json = Vec::new();
     for dev in &devices {
         let samplings: &[Sampling] = if dev.is_cpu() { &[Sampling::InKernel] } else { &[Sampling::InKernel, Sampling::Texture] };
