@@ -24,7 +24,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // The CPU backend has no GPU layer: with only it selected the table would be a bare header.
     let devs: Vec<Device> = ctx.inventory().select(&ctx.backend_or_all(), true)?.into_iter().filter(|d| !d.is_cpu()).collect();
     if devs.is_empty() {
-        bail!("bench layer times the GPU host layer, which --backend cpu does not have: give opencl, cuda or all");
+        let what = if ctx.backend == neuroport::BackendSpec::Cpu { "which --backend cpu does not have: give opencl, cuda or all" } else { "and this machine has no OpenCL or CUDA device (neuroport devices says why)" };
+        bail!("bench layer times the GPU host layer, {what}");
     }
     println!("{:<44} {:>14} {:>14} {:>10} {:>10} {:>10} {:>10}", "device", "launches/s", "launch+wait/s", "up GB/s", "down GB/s", "pin up", "pin down");
     for dev in devs {
