@@ -179,3 +179,55 @@ fn fim_and_track_refuse_a_tensor_that_is_zero_everywhere_in_the_mask() {
     assert_eq!(err.trim_end(), format!("error: {}: every voxel of the tracking mask holds a zero tensor (all six components 0)", t.display()));
     assert_eq!(entries(d), before, "outputs left behind");
 }
+
+/// A seed ROI at x = 1, 2 and 11 of the line: x = 11 is off the mask file, x = 1 (NaN, or a zero
+/// tensor) inside it. Seeds on voxels taken out of the mask for their tensor were said to "lie
+/// outside the tracking mask", the mask the user sees them inside; they are counted apart, in the
+/// words probtrack and fim use, and only the x = 11 ones are said to lie outside.
+#[test]
+fn track_says_seeds_on_taken_out_voxels_are_there_for_their_tensor_not_outside_the_mask() {
+    for (zero, data) in [(false, "NaN/Inf data"), (true, "all-zero tensors")] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write_inputs(d, &|v, t| {
+            if v == at(1) && zero {
+                *t = [0.0; 6];
+            } else if v == at(1) {
+                t[4] = f32::NAN;
+            }
+        });
+        let g = read_nifti(&d.join("wm.nii.gz")).unwrap().geom;
+        let seeds: Vec<f32> = (0..g.nvox()).map(|v| [at(1), at(2), at(11)].contains(&v) as u8 as f32).collect();
+        let (j, sp) = (|f: &str| d.join(f), d.join("seeds.nii.gz"));
+        write_nifti(&sp, &g, 1, &seeds).unwrap();
+        let (code, _, err) = run(&["track", "geodesic", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--seeds", s(&sp), "--dirs", "4", "--out", s(&j("f.tck")), "--backend", "cpu"], &[]);
+        assert_eq!(code, 0, "{err}");
+        let (seeds, t) = (sp.display(), s(&j("t.nii.gz")).to_string());
+        let taken = format!("warning: {seeds}: 4 of 12 seeds lie on voxels with {data} in {t} (taken out of the tracking mask); they stop at once");
+        let outside = format!("warning: {seeds}: 4 of 12 seeds lie outside the tracking mask; they stop at once");
+        assert!(err.lines().any(|l| l == taken) && err.lines().any(|l| l == outside), "{err}");
+    }
+}
+
+/// A region partly on NaN tensors: the front starts from the rest, and the user is told how many
+/// of its voxels were taken out of the mask and why (they were dropped without a word).
+#[test]
+fn fim_counts_region_voxels_taken_out_for_their_tensor() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_inputs(d, &|v, t| {
+        if v == at(1) {
+            t[0] = f32::NAN;
+        }
+    });
+    let g = read_nifti(&d.join("wm.nii.gz")).unwrap().geom;
+    let r: Vec<f32> = (0..g.nvox()).map(|v| [at(1), at(2), at(11)].contains(&v) as u8 as f32).collect();
+    write_nifti(&d.join("r1.nii.gz"), &g, 1, &r).unwrap();
+    let (code, _, err) = fim(d);
+    assert_eq!(code, 0, "{err}");
+    let (r1, t, wm) = (d.join("r1.nii.gz"), d.join("t.nii.gz"), d.join("wm.nii.gz"));
+    let want = format!("warning: {}: 1 of 3 voxels of the region hold NaN/Inf data in {} (taken out of the mask {}); the front starts from the 1 left in it", r1.display(), t.display(), wm.display());
+    assert!(err.lines().any(|l| l == want), "{err}");
+    let u = read_nifti(&d.join("res_cost1.nii.gz")).unwrap();
+    assert_eq!(u.as_flat()[at(2)], 0.0);
+}

@@ -2,7 +2,7 @@
 //! (FSL) or `--grad` (MRtrix).
 
 use anyhow::{bail, Context, Result};
-use neuroport::volume::{read_mask_like, read_tensor, skip_nonfinite, Geometry, GradFiles, GradientTable, Volume};
+use neuroport::volume::{read_mask_like, read_tensor, skip_nonfinite, Geometry, GradFiles, GradientTable, TakenOut, Volume};
 use neuroport::{dti, Device};
 use std::path::{Path, PathBuf};
 
@@ -36,8 +36,9 @@ impl DwiArgs {
     }
 }
 
-/// A tensor volume (flat), its grid, the file it came from and the mask it may be used in.
-pub type Loaded = (Vec<f32>, Geometry, PathBuf, Vec<u8>);
+/// A tensor volume (flat), its grid, the file it came from, the mask it may be used in and the
+/// voxels taken out of that mask for their data.
+pub type Loaded = (Vec<f32>, Geometry, PathBuf, Vec<u8>, TakenOut);
 
 /// The tensor input of the commands that take `--tensor` or `--dwi/--bvals/--bvecs` (track, fim).
 #[derive(clap::Args)]
@@ -62,15 +63,16 @@ impl TensorInput {
     /// command can read it while the devices are found); None for a DWI to fit.
     pub fn read_tensor(&self, mask: Option<(&Path, &str)>) -> Option<Result<Loaded>> {
         let t = self.tensor.as_ref()?;
-        Some(read_tensor(t, mask).map(|(v, m)| {
+        Some(read_tensor(t, mask).map(|(v, m, taken)| {
             let g = v.geom.clone();
-            (v.into_flat(), g, t.clone(), m)
+            (v.into_flat(), g, t.clone(), m, taken)
         }))
     }
 
     /// The tensor volume (6 volumes, FSL order, mm^2/s), read or fitted on `device` inside `mask`
     /// (its file and what to call it; every voxel without one), the file it came from, and the
-    /// mask less the voxels whose tensor or DWI holds NaN/Inf (zeroed, with a warning).
+    /// mask less the voxels whose tensor or DWI holds NaN/Inf (zeroed, with a warning), and those
+    /// voxels.
     pub fn load(&self, device: &Device, mask: Option<(&Path, &str)>) -> Result<Loaded> {
         if let Some(r) = self.read_tensor(mask) {
             return r;
@@ -81,9 +83,9 @@ impl TensorInput {
             Some((p, what)) => read_mask_like(p, &v.geom, dwi, what)?,
             None => vec![1u8; v.nvox()],
         };
-        skip_nonfinite(&mut v, dwi, &mut m)?;
+        let taken = skip_nonfinite(&mut v, dwi, &mut m)?;
         let mut k = dti::kernels(device)?;
         let r = dti::run(k.as_mut(), &v, &grads, &m).with_context(|| format!("tensor fit of {}", dwi.display()))?;
-        Ok((r.fit.tensor, v.geom, dwi.clone(), m))
+        Ok((r.fit.tensor, v.geom, dwi.clone(), m, taken))
     }
 }

@@ -81,7 +81,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // runs on its own thread: 0.1-0.3 s on the H100 box); a DWI is fitted on the device first.
     let mut fitted_on = None;
     let mask_in = Some((a.mask.as_path(), "mask"));
-    let (tensor, geom, from, mask) = match stage("read", || a.input.read_tensor(mask_in)) {
+    let (tensor, geom, from, mask, taken) = match stage("read", || a.input.read_tensor(mask_in)) {
         Some(r) => r?,
         None => {
             let d = pick()?;
@@ -91,18 +91,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         }
     };
     let dims = geom.dims;
-    let n = geom.nvox();
     let region = |p: &Path| -> Result<Vec<u8>> {
         let r = read_mask_like(p, &geom, &from, "region")?;
-        if !(0..n).any(|v| r[v] != 0 && mask[v] != 0) {
-            // `mask` is less the voxels without a usable tensor: a region inside the mask as
-            // given was told it lay outside it.
-            let given = read_mask_like(&a.mask, &geom, &from, "mask")?;
-            if (0..n).any(|v| r[v] != 0 && given[v] != 0) {
-                bail!("{}: every voxel of the region inside the mask {} was taken out of it: its tensor in {} is NaN/Inf or all zero", p.display(), a.mask.display(), from.display());
-            }
-            bail!("{}: the region has no voxel inside the mask {}", p.display(), a.mask.display());
-        }
+        fim::regions::check_region(&r, p, &mask, &a.mask, &taken)?;
         Ok(r)
     };
     let source = stage("read regions", || region(&a.source))?;

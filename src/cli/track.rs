@@ -125,7 +125,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         eprintln!("{w}");
     }
     let device = split.first().clone();
-    let (mut tensor, geom, source, usable) = match read {
+    let (mut tensor, geom, source, usable, taken) = match read {
         Some(t) => t,
         None => stage("fit tensor", || a.input.load(&device, mask_in(&a)))?,
     };
@@ -167,7 +167,7 @@ fn geodesic_run(ctx: &Ctx, a: GeodesicArgs) -> Result<i32> {
         })
     })?;
     let seed_source = a.seeds.as_ref().or(a.seed_file.as_ref()).expect("one of the two, checked above");
-    stage("check seeds", || seeding::check_seeds(&seeds, &geom, &mask, seed_source))?;
+    stage("check seeds", || seeding::check_seeds(&seeds, &geom, &mask, &taken, seed_source))?;
     if let (Some(t), Some(path)) = (&target, &a.target) {
         seeding::check_target(t, &mask, path);
     }

@@ -19,6 +19,7 @@ pub mod gpu;
 pub mod hg;
 pub mod lf;
 pub mod metric;
+pub mod regions;
 pub mod repro;
 pub mod stack;
 pub mod voxels;

@@ -8,7 +8,7 @@
 use super::Seed;
 use crate::dti::{cpu::voxel_frame, sym3, Frame};
 use crate::synth::{unit_vector, SeededRng};
-use crate::volume::{invert3, xyz_of, Geometry};
+use crate::volume::{invert3, xyz_of, Geometry, TakenOut};
 use anyhow::{anyhow, bail, Result};
 use rand::Rng;
 use std::path::Path;
@@ -174,17 +174,20 @@ pub fn check_target(target: &[u8], mask: &[u8], path: &Path) {
     }
 }
 
-/// Seeds that cannot start a fibre: outside the volume, or outside the tracking mask. A warning
-/// counts them (they give single-point fibres); when every seed is outside the volume it is an
-/// error (a mask that excludes every seed may be meant, e.g. a strict --min-fa: warned only).
-pub fn check_seeds(seeds: &[Seed], geom: &Geometry, mask: &[u8], source: &Path) -> Result<()> {
+/// Seeds that cannot start a fibre: outside the volume, outside the tracking mask, or on voxels
+/// `taken` out of it for their data (said apart: the user sees them inside the mask file). A
+/// warning counts each (they give single-point fibres); when every seed is outside the volume it
+/// is an error (a mask that excludes every seed may be meant, e.g. a strict --min-fa: warned only).
+pub fn check_seeds(seeds: &[Seed], geom: &Geometry, mask: &[u8], taken: &TakenOut, source: &Path) -> Result<()> {
     let d = geom.dims;
     let voxel = |p: [f32; 3]| -> Option<usize> {
         let i: [f32; 3] = std::array::from_fn(|c| p[c].round());
         (0..3).all(|c| i[c] >= 0.0 && (i[c] as usize) < d[c]).then(|| geom.index(i[0] as usize, i[1] as usize, i[2] as usize))
     };
     let outside = seeds.iter().filter(|s| voxel(s.pos).is_none()).count();
-    let unmasked = seeds.iter().filter(|s| voxel(s.pos).is_some_and(|v| mask[v] == 0)).count();
+    let off = || seeds.iter().filter_map(|s| voxel(s.pos)).filter(|&v| mask[v] == 0);
+    let bad = taken.hits(off());
+    let unmasked = off().count() - bad.total();
     let shown = source.display();
     if outside == seeds.len() {
         bail!("{shown}: none of the {} seeds can start a fibre: all lie outside the {}x{}x{} volume", seeds.len(), d[0], d[1], d[2]);
@@ -195,6 +198,9 @@ pub fn check_seeds(seeds: &[Seed], geom: &Geometry, mask: &[u8], source: &Path) 
     }
     if unmasked > 0 {
         eprintln!("warning: {shown}: {unmasked} of {} seeds lie outside the tracking mask; they stop at once", seeds.len());
+    }
+    if bad.total() > 0 {
+        eprintln!("warning: {shown}: {}; they stop at once", taken.lie_on(bad, seeds.len(), "seeds", "tracking mask"));
     }
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! Components below 1e-12 are stored as 0 so no product in the step is subnormal (GPUs that
 //! flush subnormals then agree with the CPU to the bit).
 
-use crate::volume::{read_mask, read_mask_like, read_nifti, xyz_of, Geometry, SideBySide};
+use crate::volume::{read_mask, read_mask_like, read_nifti, xyz_of, Geometry, SideBySide, TakenOut};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::path::Path;
@@ -39,8 +39,8 @@ pub struct Field {
     /// grid, size and affine, as every command's masks must (`read_mask_like`). None for a field
     /// built from arrays (`from_angles`), whose masks are checked for size only.
     pub grid_file: Option<std::path::PathBuf>,
-    /// Voxels of the tracking mask taken out of it for NaN/Inf samples (ascending).
-    pub nonfinite: Vec<u32>,
+    /// Voxels of the tracking mask taken out of it for NaN/Inf samples.
+    pub nonfinite: TakenOut,
 }
 
 /// The record of one stick: unit vector (voxel axes) and fraction.
@@ -206,7 +206,7 @@ impl Field {
         let (geom, ns) = (files.geom().clone(), files.dims()[3]);
         let mut samples = vec![0.0f32; ns * geom.nvox() * RECORD];
         files.read_into(&mut samples, RECORD, |v, out| fill_records(&geom, v, out))?;
-        Ok(Field { nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: Vec::new() })
+        Ok(Field { nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default() })
     }
 
     /// merged_th1samples and the other sample volumes of `names`, each read whole.
@@ -234,7 +234,7 @@ impl Field {
             let stretch: Vec<&[f32]> = vols.iter().map(|v| &v[ks.clone()]).collect();
             fill_records(&geom, &stretch, out);
         });
-        Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None, nonfinite: Vec::new() }
+        Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None, nonfinite: TakenOut::default() }
     }
 
     pub fn nvox(&self) -> usize {
@@ -338,12 +338,15 @@ impl Field {
         if s.is_empty() {
             bail!("{}: the seed mask holds no voxel", path.display());
         }
-        let outside = s.iter().filter(|&&v| self.roi[v as usize] & INSIDE == 0).count();
-        // Those taken out for NaN/Inf samples were inside the mask the user gave: say so.
-        let dropped = s.iter().filter(|v| self.nonfinite.binary_search(v).is_ok()).count();
+        let off = || s.iter().map(|&v| v as usize).filter(|&v| self.roi[v] & INSIDE == 0);
+        // Those taken out for NaN/Inf samples were inside the mask the user gave: said apart.
+        let taken = self.nonfinite.hits(off());
+        let outside = off().count() - taken.total();
         if outside > 0 {
-            let why = if dropped > 0 { format!(" ({dropped} of them taken out of it for NaN or infinite samples)") } else { String::new() };
-            eprintln!("warning: {}: {outside} of {} seed voxels lie outside the tracking mask{why}; their streamlines stop at once", path.display(), s.len());
+            eprintln!("warning: {}: {outside} of {} seed voxels lie outside the tracking mask; their streamlines stop at once", path.display(), s.len());
+        }
+        if taken.total() > 0 {
+            eprintln!("warning: {}: {}; their streamlines stop at once", path.display(), self.nonfinite.lie_on(taken, s.len(), "seeds", "tracking mask"));
         }
         Ok(s)
     }

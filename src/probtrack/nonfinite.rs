@@ -5,19 +5,15 @@
 //! word, and samples NaN everywhere gave exit 0 with empty outputs.
 
 use super::field::RECORD;
-use crate::volume::{skip_nonfinite_values, Nonfinite};
+use crate::volume::{skip_nonfinite_values, Nonfinite, TakenOut};
 use anyhow::Result;
 use std::path::Path;
 
 /// Clears the voxels of `inside` where any record of `samples` (nsamp x nvox x RECORD) is not
 /// finite, and zeroes every non-finite value so no kernel sees one; `dir` names the folder.
-/// Returns the voxels it cleared (ascending), so a seed among them is not said to lie outside.
-pub fn skip_nonfinite(samples: &mut [f32], dims: [usize; 3], inside: &mut [u8], dir: &Path) -> Result<Vec<u32>> {
+/// Returns the voxels it cleared, so a seed among them is not said to lie outside.
+pub fn skip_nonfinite(samples: &mut [f32], dims: [usize; 3], inside: &mut [u8], dir: &Path) -> Result<TakenOut> {
     let nvox = dims[0] * dims[1] * dims[2];
     let names = Nonfinite { path: dir, mask: "tracking mask", values: "samples" };
-    let given = inside.to_vec();
-    if skip_nonfinite_values(samples, dims, |i| (i / RECORD) % nvox, |i| format!(" sample {}", i / (RECORD * nvox)), inside, &names)? == 0 {
-        return Ok(Vec::new());
-    }
-    Ok((0..nvox).filter(|&v| given[v] != 0 && inside[v] == 0).map(|v| v as u32).collect())
+    skip_nonfinite_values(samples, dims, |i| (i / RECORD) % nvox, |i| format!(" sample {}", i / (RECORD * nvox)), inside, &names)
 }

@@ -3,7 +3,7 @@
 //! empty; NaN/Inf voxels outside the mask are ignored, inside it they are reported and skipped.
 
 use super::nifti_io::read_into;
-use super::{xyz_of, Geometry, Volume};
+use super::{xyz_of, Geometry, TakenOut, Volume};
 use anyhow::{bail, Result};
 use std::path::Path;
 
@@ -78,14 +78,15 @@ pub fn mask_for(data: &mut Volume, data_path: &Path, mask_path: Option<&Path>) -
 }
 
 /// Takes voxels holding NaN/Inf out of `mask` (warning with their count and the first one) and
-/// zeroes every non-finite value; an error when no voxel of the mask is left.
-pub fn skip_nonfinite(data: &mut Volume, data_path: &Path, mask: &mut [u8]) -> Result<usize> {
+/// zeroes every non-finite value; an error when no voxel of the mask is left. Returns the voxels
+/// it took out, so a seed or region on one is told why.
+pub fn skip_nonfinite(data: &mut Volume, data_path: &Path, mask: &mut [u8]) -> Result<TakenOut> {
     skip_nonfinite_in(data, data_path, mask, "mask")
 }
 
 /// [`skip_nonfinite`] with the mask named `what` in the warning and error, as its caller names it
 /// in its own messages ("tracking mask", ...).
-pub(super) fn skip_nonfinite_in(data: &mut Volume, data_path: &Path, mask: &mut [u8], what: &str) -> Result<usize> {
+pub(super) fn skip_nonfinite_in(data: &mut Volume, data_path: &Path, mask: &mut [u8], what: &str) -> Result<TakenOut> {
     let n = data.nvox();
     let dims = data.geom.dims;
     let names = Nonfinite { path: data_path, mask: what, values: "values" };
@@ -102,8 +103,8 @@ pub struct Nonfinite<'a> {
 /// The rule for NaN/Inf in data read for a method confined to a mask (a DWI, a tensor volume,
 /// bedpost's samples), whatever the data's layout: value `i` of `flat` belongs to voxel
 /// `voxel_of(i)` of a `dims` grid (`which(i)` names its volume or sample in the message). Voxels
-/// holding one leave `mask`, counted in a warning that names the first; every non-finite value
-/// is set to 0 so no kernel sees it; an error when no voxel of the mask is left.
+/// holding one leave `mask`, counted in a warning that names the first, and are returned; every
+/// non-finite value is set to 0 so no kernel sees it; an error when no voxel of the mask is left.
 pub fn skip_nonfinite_values(
     flat: &mut [f32],
     dims: [usize; 3],
@@ -111,12 +112,13 @@ pub fn skip_nonfinite_values(
     which: impl Fn(usize) -> String,
     mask: &mut [u8],
     names: &Nonfinite,
-) -> Result<usize> {
+) -> Result<TakenOut> {
+    let mut taken = TakenOut::new(names.path);
     // The usual case, every value finite, in one pass over memory on every core.
     {
         use rayon::prelude::*;
         if flat.par_chunks(1 << 16).all(|c| c.iter().all(|x| x.is_finite())) {
-            return Ok(0);
+            return Ok(taken);
         }
     }
     let mut bad = vec![false; mask.len()];
@@ -125,9 +127,10 @@ pub fn skip_nonfinite_values(
             bad[voxel_of(i)] = true;
         }
     }
-    let (skipped, first) = leave_mask(mask, |v| bad[v]);
+    let left = leave_mask(mask, |v| bad[v]);
+    let skipped = left.len();
     // The first voxel's first non-finite value, found before the values are zeroed.
-    let first = first.map(|v| (v, (0..flat.len()).find(|&i| voxel_of(i) == v && !flat[i].is_finite()).unwrap_or(0)));
+    let first = left.first().map(|&v| (v, (0..flat.len()).find(|&i| voxel_of(i) == v && !flat[i].is_finite()).unwrap_or(0)));
     flat.iter_mut().filter(|x| !x.is_finite()).for_each(|x| *x = 0.0);
     if let Some((v, i)) = first {
         let [x, y, z] = xyz_of(v, dims);
@@ -138,20 +141,20 @@ pub fn skip_nonfinite_values(
         let (s, verb) = holds(skipped);
         eprintln!("warning: {path}: {skipped} voxel{s} in the {what} {verb} NaN or infinite {values} (first at x={x} y={y} z={z}{at}); skipped");
     }
-    Ok(skipped)
+    taken.add_nonfinite(left);
+    Ok(taken)
 }
 
-/// Takes the voxels of `mask` where `bad(v)` out of it: how many left, and the first.
-pub(super) fn leave_mask(mask: &mut [u8], bad: impl Fn(usize) -> bool) -> (usize, Option<usize>) {
-    let (mut left, mut first) = (0usize, None);
+/// Takes the voxels of `mask` where `bad(v)` out of it; returns them, ascending.
+pub(super) fn leave_mask(mask: &mut [u8], bad: impl Fn(usize) -> bool) -> Vec<usize> {
+    let mut left = Vec::new();
     for v in 0..mask.len() {
         if mask[v] != 0 && bad(v) {
             mask[v] = 0;
-            left += 1;
-            first.get_or_insert(v);
+            left.push(v);
         }
     }
-    (left, first)
+    left
 }
 
 /// The plural's suffix and the verb for `n` voxels: ("", "holds") for one, ("s", "hold") else.
@@ -212,7 +215,25 @@ pub fn inside(mask: &[u8]) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::inside;
+    use super::{inside, skip_nonfinite_values, Nonfinite};
+    use crate::volume::Hits;
+    use std::path::Path;
+
+    /// The rule returns the mask voxels it took out (not those off the mask, not the finite),
+    /// and nothing when every value is finite; the values are zeroed either way.
+    #[test]
+    fn skipping_nonfinite_values_returns_the_voxels_taken_out() {
+        let names = Nonfinite { path: Path::new("d.nii"), mask: "mask", values: "values" };
+        // 2 volumes of a 4x1x1 grid: voxel 1 NaN in volume 1, voxel 2 (off the mask) Inf.
+        let mut flat = [1.0, 2.0, f32::INFINITY, 4.0, 5.0, f32::NAN, 7.0, 8.0];
+        let mut mask = [1u8, 1, 0, 1];
+        let taken = skip_nonfinite_values(&mut flat, [4, 1, 1], |i| i % 4, |i| format!(" volume {}", i / 4), &mut mask, &names).unwrap();
+        assert_eq!(mask, [1, 0, 0, 1]);
+        assert_eq!((taken.len(), taken.hits([0, 1, 2, 3, 1])), (1, Hits { nonfinite: 2, zero: 0 }));
+        assert!(flat.iter().all(|x| x.is_finite()));
+        let taken = skip_nonfinite_values(&mut flat, [4, 1, 1], |i| i % 4, |i| format!(" volume {}", i / 4), &mut mask, &names).unwrap();
+        assert!(taken.is_empty() && mask == [1, 0, 0, 1]);
+    }
 
     /// The word-skipping scan finds the plain filter's voxels on fresh random masks: sparse,
     /// clustered in runs, empty, full, lengths off the 8-voxel words and the slabs.

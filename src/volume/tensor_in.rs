@@ -11,14 +11,15 @@
 //! background, left to the command (track's default mask is the voxels with a fitted tensor).
 
 use super::masks::{holds, leave_mask, skip_nonfinite_in};
-use super::{read_mask_like, read_nifti, xyz_of, Volume};
+use super::{read_mask_like, read_nifti, xyz_of, TakenOut, Volume};
 use anyhow::{bail, Result};
 use std::path::Path;
 
 /// The tensor volume at `path` (6 volumes, FSL order) and the mask it may be used in: `mask`'s
 /// file (read on the tensor's grid, named as `what` in warnings and errors) or every voxel, less
-/// the voxels whose tensor is not finite. Non-finite values are set to 0 so no kernel sees them.
-pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, Vec<u8>)> {
+/// the voxels whose tensor is not finite (or, in a mask file, all 0), which are returned too.
+/// Non-finite values are set to 0 so no kernel sees them.
+pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, Vec<u8>, TakenOut)> {
     let mut v = read_nifti(path)?;
     if v.nvol() != 6 {
         bail!("{}: a tensor volume has 6 volumes (FSL order xx,xy,xz,yy,yz,zz), this has {}", path.display(), v.nvol());
@@ -27,21 +28,21 @@ pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, 
         Some((p, what)) => read_mask_like(p, &v.geom, path, what)?,
         None => vec![1u8; v.nvox()],
     };
-    let nonfinite = skip_nonfinite_in(&mut v, path, &mut m, mask.map_or("mask", |(_, what)| what))?;
+    let mut taken = skip_nonfinite_in(&mut v, path, &mut m, mask.map_or("mask", |(_, what)| what))?;
     if let Some((_, what)) = mask {
-        skip_zero(&v, path, &mut m, what, nonfinite)?;
+        taken.add_zero(skip_zero(&v, path, &mut m, what, taken.len())?);
     }
-    Ok((v, m))
+    Ok((v, m, taken))
 }
 
 /// Takes the voxels of `mask` (named `what`) whose tensor is all 0 out of it, with a warning
-/// that counts them and names the first; an error when none is left (`nonfinite`: how many
-/// left it before for NaN/Inf, so the error names both causes).
-fn skip_zero(v: &Volume, path: &Path, mask: &mut [u8], what: &str, nonfinite: usize) -> Result<()> {
+/// that counts them and names the first, and returns them; an error when none is left
+/// (`nonfinite`: how many left it before for NaN/Inf, so the error names both causes).
+fn skip_zero(v: &Volume, path: &Path, mask: &mut [u8], what: &str, nonfinite: usize) -> Result<Vec<usize>> {
     let n = v.nvox();
     let flat = v.as_flat();
-    let (skipped, first) = leave_mask(mask, |i| (0..6).all(|c| flat[c * n + i] == 0.0));
-    let Some(first) = first else { return Ok(()) };
+    let left = leave_mask(mask, |i| (0..6).all(|c| flat[c * n + i] == 0.0));
+    let (skipped, Some(&first)) = (left.len(), left.first()) else { return Ok(left) };
     let shown = path.display();
     if mask.iter().all(|&m| m == 0) {
         let or = if nonfinite > 0 { " or NaN or infinite values" } else { "" };
@@ -50,5 +51,5 @@ fn skip_zero(v: &Volume, path: &Path, mask: &mut [u8], what: &str, nonfinite: us
     let [x, y, z] = xyz_of(first, v.geom.dims);
     let (s, verb) = holds(skipped);
     eprintln!("warning: {shown}: {skipped} voxel{s} in the {what} {verb} a zero tensor (all six components 0; first at x={x} y={y} z={z}); skipped");
-    Ok(())
+    Ok(left)
 }
