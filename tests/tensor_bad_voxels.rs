@@ -231,3 +231,22 @@ fn fim_counts_region_voxels_taken_out_for_their_tensor() {
     let u = read_nifti(&d.join("res_cost1.nii.gz")).unwrap();
     assert_eq!(u.as_flat()[at(2)], 0.0);
 }
+
+/// A voxel with a NaN in Dxx kept the rest of its tensor (0 on the diagonal), which the read
+/// tensor's repair then raised to the eigenvalue floor and counted: the summary said "1 tensors
+/// not positive definite were repaired" of a voxel taken out of the mask. Its whole tensor now
+/// goes, as a voxel without one.
+#[test]
+fn a_taken_out_voxel_is_not_counted_as_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_inputs(d, &|v, t| {
+        if v == at(5) {
+            t[0] = f32::NAN;
+        }
+    });
+    let (code, _, err) = track(d, "4");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1 voxel in the tracking mask holds NaN"), "{err}");
+    assert!(!err.contains("repaired"), "{err}");
+}

@@ -42,6 +42,11 @@ impl TakenOut {
         add(&mut self.zero, voxels);
     }
 
+    /// The voxels taken out for NaN/Inf data, ascending.
+    pub(super) fn nonfinite_voxels(&self) -> &[usize] {
+        &self.nonfinite
+    }
+
     /// How many voxels were taken out, for any cause.
     pub fn len(&self) -> usize {
         self.nonfinite.len() + self.zero.len()

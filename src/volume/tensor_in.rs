@@ -29,6 +29,14 @@ pub fn read_tensor(path: &Path, mask: Option<(&Path, &str)>) -> Result<(Volume, 
         None => vec![1u8; v.nvox()],
     };
     let mut taken = skip_nonfinite_in(&mut v, path, &mut m, mask.map_or("mask", |(_, what)| what))?;
+    // The rest of a taken-out voxel's components go too: what is left of a tensor with one NaN
+    // is no tensor, and was "repaired" (and counted so) and read by the trackers' interpolation
+    // beside the mask, where a voxel without a tensor takes the isotropic background's.
+    let n = v.nvox();
+    let flat = v.as_flat_mut();
+    for &i in taken.nonfinite_voxels() {
+        (0..6).for_each(|c| flat[c * n + i] = 0.0);
+    }
     if let Some((_, what)) = mask {
         taken.add_zero(skip_zero(&v, path, &mut m, what, taken.len())?);
     }
