@@ -12,6 +12,7 @@ pub mod huge_pages;
 mod probtrack;
 mod register;
 mod reproduce;
+mod resample;
 mod synth;
 mod synth_t1;
 mod track;
@@ -54,6 +55,8 @@ pub enum Command {
     Probtrack(probtrack::Args),
     /// Affine registration (002 AIRWC): NIfTI world mm, outputs a warped image, a world matrix and a FLIRT .mat
     Register(register::Args),
+    /// Apply a register matrix (or a FLIRT .mat) to another image, as flirt -applyxfm, reg_resample or antsApplyTransforms: onto the reference grid, linear or nearest neighbour; runs on the CPU
+    Resample(resample::Args),
     /// Rerun a paper's benchmark table on the selected devices (CSV, Markdown and plot)
     Reproduce(reproduce::Args),
     /// Merge result CSVs from several machines into one table and plot
@@ -130,7 +133,7 @@ impl Ctx {
         // command does with NEUROPORT_DISCOVERY=late, for measuring what the overlap costs: round
         // 26 on the H100 host, the reading 20-25 % faster without it beside, the command slower).
         let late = std::env::var("NEUROPORT_DISCOVERY").is_ok_and(|v| v == "late");
-        let background = !late && !matches!(cli.command, Command::Compare(_) | Command::Synth(_));
+        let background = !late && !matches!(cli.command, Command::Compare(_) | Command::Synth(_) | Command::Resample(_));
         let probe = spec.clone();
         let pending = background
             .then(|| {
@@ -295,6 +298,7 @@ fn run_cli() -> i32 {
         Command::Bedpost(a) => bedpost::run(&ctx, a),
         Command::Probtrack(a) => probtrack::run(&ctx, a),
         Command::Register(a) => register::run(&ctx, a),
+        Command::Resample(a) => resample::run(&ctx, a),
         Command::Reproduce(a) => reproduce::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Synth(a) => synth::run(&ctx, a),

@@ -66,7 +66,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     // The device is done with: released while the warped image is made and written.
     let _release = super::release((k, device));
     let mut out = Outputs::new();
-    let warped = stage("warp", || register::warp(&moving, &fixed.geom, &r.transform));
+    // Through the matrix as PREFIX_affine.txt holds it, so that `resample` with that file
+    // makes this image again bit for bit.
+    let warped = stage("warp", || register::warp(&moving, &fixed.geom, &affine::as_written(&r.transform)));
     stage("write", || out.nifti(&PathBuf::from(format!("{prefix}_warped.nii.gz")), &fixed.geom, 1, &warped))?;
     out.file(&PathBuf::from(format!("{prefix}_affine.txt")), |p| affine::write(p, &r.transform))?;
     let flirt = affine::to_flirt(&r.transform, &fixed.geom, &moving.geom);

@@ -93,6 +93,14 @@ pub fn format(m: &Mat4) -> String {
     m.iter().map(|r| r.iter().map(|v| format!("{v:.10}")).collect::<Vec<_>>().join(" ") + "\n").collect()
 }
 
+/// `m` as [`read`] gets it back from [`write`]'s file (10 decimals): a transform once written.
+/// register warps through this, so that the matrix file gives its warped image again bit for
+/// bit (`resample`): the float32 voxel map of the unrounded matrix can differ in a last bit.
+pub fn as_written(m: &Mat4) -> Mat4 {
+    let nums: Vec<f64> = format(m).split_whitespace().map(|w| w.parse().unwrap_or(f64::NAN)).collect();
+    std::array::from_fn(|r| std::array::from_fn(|c| nums[4 * r + c]))
+}
+
 pub fn write(path: &Path, m: &Mat4) -> Result<()> {
     std::fs::write(path, format(m)).with_context(|| format!("cannot write {}", path.display()))
 }
@@ -184,6 +192,25 @@ mod tests {
         for k in 0..3 {
             assert!((got[k] - want[k]).abs() < 1e-9, "{got:?} vs {want:?}");
         }
+    }
+
+    /// `as_written` is what the file gives back, bit for bit, and it is not the matrix itself:
+    /// without it, register's warped image came from a matrix its file does not hold.
+    #[test]
+    fn as_written_is_what_read_gives() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("m.txt");
+        let mut r = crate::synth::rng(7);
+        let mut changed = 0;
+        for _ in 0..50 {
+            let q: Vec<f64> = (0..12).map(|_| rand::Rng::random_range(&mut r, -8.0..8.0)).collect();
+            let t = crate::register::params::matrix(&q, [1.5, -2.0, 3.0]);
+            write(&p, &t).unwrap();
+            let w = as_written(&t);
+            assert_eq!(read(&p).unwrap().map(|r| r.map(f64::to_bits)), w.map(|r| r.map(f64::to_bits)));
+            changed += (w != t) as usize;
+        }
+        assert!(changed > 40, "{changed} of 50 matrices changed by the 10 decimals");
     }
 
     #[test]

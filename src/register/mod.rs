@@ -17,6 +17,7 @@ pub mod lockstep;
 pub mod params;
 pub mod pyramid;
 pub mod repro;
+pub mod resample;
 pub mod sampling;
 pub mod simplex;
 

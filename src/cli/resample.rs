@@ -1,0 +1,74 @@
+use super::Ctx;
+use anyhow::Result;
+use neuroport::register::resample::{self, Interp, MatrixFile};
+use neuroport::runtime::stages::stage;
+use neuroport::volume::{check_free, read_keeping_nonfinite, read_nifti, resolve_prefix, Outputs};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("matrix").required(true).args(["affine", "fsl_mat"])))]
+pub struct Args {
+    /// Reference image: the output's grid and affine (register's --fixed, flirt -ref)
+    #[arg(long = "ref", value_name = "REF", visible_alias = "fixed")]
+    reference: PathBuf,
+    /// Image to resample, 3-D or 4-D (each volume in turn) (register's --moving, flirt -in)
+    #[arg(long, visible_alias = "in")]
+    moving: PathBuf,
+    /// 4x4 world matrix, reference point -> moving point in mm: register's PREFIX_affine.txt
+    /// (reg_aladin -aff)
+    #[arg(long)]
+    affine: Option<PathBuf>,
+    /// An FSL FLIRT matrix instead (register's PREFIX.mat, flirt -omat), read through both
+    /// images' grids
+    #[arg(long)]
+    fsl_mat: Option<PathBuf>,
+    /// linear (trilinear: register's PREFIX_warped) or nearest (labels, masks, atlases: the
+    /// moving image's values kept exactly)
+    #[arg(long, value_enum, default_value = "linear")]
+    interp: Interp,
+    /// Output image, float32 on the reference grid (.nii.gz, or .nii under
+    /// FSLOUTPUTTYPE=NIFTI; a name ending in / is a folder: writes FOLDER/resampled.nii.gz)
+    #[arg(long)]
+    out: PathBuf,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    if let Some(w) = resample::unused_options_warning(&ctx.backend, ctx.threads) {
+        eprintln!("{w}");
+    }
+    let mut out = Outputs::new();
+    let name = PathBuf::from(format!("{}.nii.gz", resolve_prefix(&a.out, "resampled").display()));
+    check_free([out.nifti_name(&name)])?;
+    let Some((path, kind)) = a.affine.as_ref().map(|p| (p, MatrixFile::World)).or(a.fsl_mat.as_ref().map(|p| (p, MatrixFile::Flirt))) else {
+        anyhow::bail!("resample needs --affine A.txt or --fsl-mat A.mat");
+    };
+    let m = resample::read_matrix(path, kind)?;
+    let fate = match a.interp {
+        Interp::Linear => "kept: a linear sample that reads one is NaN or infinite, as in register's warped image",
+        Interp::Nearest => "kept: copied where they are the nearest voxel",
+    };
+    // The reference's error first when both fail.
+    let (reference, moving) = rayon::join(|| stage("read ref", || read_nifti(&a.reference)), || stage("read moving", || read_keeping_nonfinite(&a.moving, fate)));
+    let (reference, moving) = (reference?, moving?);
+    resample::check_reference(&reference, &a.reference.display().to_string())?;
+    if a.interp == Interp::Nearest {
+        if let Some(w) = resample::large_label_warning(&moving, &a.moving.display().to_string()) {
+            eprintln!("{w}");
+        }
+    }
+    let t = resample::world(&m, kind, &reference.geom, &moving.geom);
+    let t0 = std::time::Instant::now();
+    let data = stage("resample", || resample::resample(&moving, &reference.geom, &t, a.interp));
+    let wall = t0.elapsed().as_secs_f64();
+    let g = resample::output_geometry(&reference.geom, &moving);
+    stage("write", || out.nifti(&name, &g, moving.nvol(), &data))?;
+    let written = stage("commit", || out.commit())?;
+    let [x, y, z] = g.dims;
+    let vols = if moving.nvol() > 1 { format!("{} volumes", moving.nvol()) } else { "1 volume".to_string() };
+    let how = if a.interp == Interp::Nearest { "nearest neighbour" } else { "linear" };
+    eprintln!("cpu: {vols} resampled onto {x}x{y}x{z} ({how}) in {wall:.2} s");
+    for w in written {
+        println!("{}", w.display());
+    }
+    Ok(0)
+}

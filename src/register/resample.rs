@@ -1,0 +1,247 @@
+//! Applying a transform to other images (`neuroport resample`, as `flirt -applyxfm`,
+//! `reg_resample`, `antsApplyTransforms`): a label image with nearest neighbour, another
+//! contrast of the same subject trilinearly, onto the reference (fixed) grid.
+//!
+//! Linear is `register`'s own warp ([`super::warp`]: the same voxel map, positions and
+//! samples, 0 outside the box of moving voxel centres), so the matrix `register` wrote gives
+//! its PREFIX_warped.nii.gz again, bit for bit. Nearest takes the same positions and the same
+//! inside test, and copies the nearest voxel's value. Both run on the host's cores: the warp of
+//! `register` does too, and one pass over the output grid is no work for a device.
+
+use super::affine::{self, Mat4};
+use super::{cpu, voxel_map_f32};
+use crate::runtime::BackendSpec;
+use crate::volume::{Geometry, Volume};
+use anyhow::{bail, Result};
+use std::path::Path;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Interp {
+    /// Trilinear, as register's PREFIX_warped
+    #[value(alias = "trilinear")]
+    Linear,
+    /// Nearest neighbour: the moving image's values as they are (labels, masks, atlases)
+    #[value(alias = "nn", alias = "nearestneighbour", alias = "nearestneighbor")]
+    Nearest,
+}
+
+/// How a matrix file is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixFile {
+    /// World mm, reference (fixed) point -> moving point: register's PREFIX_affine.txt,
+    /// reg_aladin's -aff.
+    World,
+    /// FSL FLIRT's .mat (register's PREFIX.mat): moving scaled voxels -> reference ones.
+    Flirt,
+}
+
+/// The matrix in `path`, checked (4x4, finite, affine, invertible: [`affine::read`]), as the
+/// file holds it: before the images are read, so a bad matrix fails at once. A world matrix
+/// in a file named `.mat` is refused: register writes its FLIRT matrix under that name, and
+/// read as world coordinates it would resample to the wrong place without a word.
+pub fn read_matrix(path: &Path, kind: MatrixFile) -> Result<Mat4> {
+    if kind == MatrixFile::World && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat")) {
+        bail!(
+            "{}: a .mat file is taken for FSL FLIRT's convention (register's PREFIX.mat): give it with --fsl-mat; --affine reads a world matrix (register's PREFIX_affine.txt, reg_aladin's -aff)",
+            path.display()
+        );
+    }
+    affine::read(path)
+}
+
+/// The world transform (reference point -> moving point) of a matrix `m` read as `kind`: the
+/// FLIRT convention depends on both grids (affine.rs `from_flirt`).
+pub fn world(m: &Mat4, kind: MatrixFile, reference: &Geometry, moving: &Geometry) -> Mat4 {
+    match kind {
+        MatrixFile::World => *m,
+        MatrixFile::Flirt => affine::from_flirt(m, reference, moving),
+    }
+}
+
+/// Refuses a reference that cannot give the output grid, naming `what` (the file).
+pub fn check_reference(v: &Volume, what: &str) -> Result<()> {
+    if v.nvol() != 1 {
+        bail!("{what}: the reference must be a 3-D image (it gives the output grid), this has {} volumes", v.nvol());
+    }
+    Ok(())
+}
+
+/// `moving` (every volume of it, one at a time) resampled onto the `reference` grid through
+/// `t` (reference world -> moving world). Linear: [`super::warp`]'s values (NaN or infinite
+/// where a sample reads such a voxel); nearest: the moving voxels' values, copied. 0 outside.
+pub fn resample(moving: &Volume, reference: &Geometry, t: &Mat4, interp: Interp) -> Vec<f32> {
+    let m = voxel_map_f32(t, reference, &moving.geom);
+    let (n, dims) = (moving.geom.dims, reference.dims);
+    let mut out = vec![0.0f32; reference.nvox() * moving.nvol()];
+    for (k, o) in out.chunks_mut(reference.nvox().max(1)).enumerate() {
+        match interp {
+            Interp::Linear => cpu::resample_into(moving.frame(k), n, &m, dims, o),
+            Interp::Nearest => cpu::nearest_into(moving.frame(k), n, &m, dims, o),
+        }
+    }
+    out
+}
+
+/// The output's geometry: the reference grid and affine; a 4-D output keeps the moving
+/// series' time step and unit (pixdim[4], xyzt_units), which a 3-D reference has not.
+pub fn output_geometry(reference: &Geometry, moving: &Volume) -> Geometry {
+    let mut g = reference.clone();
+    if moving.nvol() > 1 {
+        let mh = &moving.geom.header;
+        g.header.pixdim[4] = mh.pixdim[4];
+        g.header.xyzt_units = (g.header.xyzt_units & 0x07) | (mh.xyzt_units & 0x38);
+    }
+    g
+}
+
+/// The warning for `--backend` (other than cpu and the default auto) or `--threads`: the
+/// resampling runs on the host's cores whatever they name.
+pub fn unused_options_warning(backend: &BackendSpec, threads: Option<usize>) -> Option<String> {
+    let b = if *backend == BackendSpec::Cpu { BackendSpec::Auto } else { backend.clone() };
+    crate::runtime::unused::unused_device_options("resample", "runs on the CPU, on every core (as register's warped image)", &b, threads)
+}
+
+/// Integer labels above 2^24 are not all float32 numbers: the reader has already rounded them
+/// (outputs are float32), so two such labels may have become one. Says so for a nearest run
+/// whose moving image is stored as integers and holds such values.
+pub fn large_label_warning(moving: &Volume, what: &str) -> Option<String> {
+    // NIfTI datatypes INT32, UINT32, INT64, UINT64: integers float32 cannot all hold.
+    let wide = [8, 768, 1024, 1280].contains(&moving.geom.header.datatype);
+    let big = wide && moving.as_flat().iter().any(|v| v.abs() > (1u32 << 24) as f32);
+    big.then(|| format!("warning: {what}: values above 16777216 (2^24) are rounded to float32 on reading (outputs are float32), so labels that large may merge"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::register::params;
+
+    fn geometry(dims: [usize; 3], vs: f32, shift: [f64; 3]) -> Geometry {
+        let mut g = Geometry::synthetic(dims, [vs; 3]);
+        for r in 0..3 {
+            g.affine[r][3] += shift[r];
+        }
+        g
+    }
+
+    /// A label image resampled with nearest neighbour through a rotation keeps its label set
+    /// (no value appears that the moving image lacks), and every voxel inside holds the value
+    /// of the moving voxel nearest its mapped position.
+    #[test]
+    fn nearest_keeps_the_labels() {
+        let mg = geometry([20, 22, 18], 2.0, [3.0, -4.0, 1.0]);
+        let labels: Vec<f32> = (0..mg.nvox()).map(|i| [0.0, 2.0, 7.0, 41.0, 1003.0][(i * 7 + i / 20) % 5]).collect();
+        let moving = Volume::from_flat(mg.clone(), 1, labels);
+        let rg = geometry([25, 21, 19], 1.7, [0.0; 3]);
+        let t = params::matrix(&[2.0, -1.0, 3.0, 7.0, -5.0, 11.0], [10.0, 10.0, 10.0]);
+        let out = resample(&moving, &rg, &t, Interp::Nearest);
+        let mut set: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+        set.sort_unstable();
+        set.dedup();
+        let want: Vec<u32> = [0.0f32, 2.0, 7.0, 41.0, 1003.0].iter().map(|v| v.to_bits()).collect();
+        assert_eq!(set, want, "labels out: {:?}", set.iter().map(|&b| f32::from_bits(b)).collect::<Vec<_>>());
+        let m = voxel_map_f32(&t, &rg, &mg);
+        let (mut inside, mut checked) = (0, 0);
+        for z in 0..rg.dims[2] {
+            for y in 0..rg.dims[1] {
+                for x in 0..rg.dims[0] {
+                    let p = cpu::map_point(&m, x as f32, y as f32, z as f32);
+                    let got = out[rg.index(x, y, z)];
+                    if cpu::sample(moving.as_flat(), mg.dims, p).is_none() {
+                        assert_eq!(got, 0.0);
+                        continue;
+                    }
+                    inside += 1;
+                    // Away from a half, the nearest centre is unambiguous.
+                    if p.iter().any(|q| (q - q.floor() - 0.5).abs() < 1e-3) {
+                        continue;
+                    }
+                    let k = p.map(|q| q.round() as usize);
+                    assert_eq!(got, moving.as_flat()[mg.index(k[0], k[1], k[2])], "({x},{y},{z}) at {p:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(inside > 1000 && inside < rg.nvox() && checked > inside / 2, "{inside} inside, {checked} checked of {}", rg.nvox());
+    }
+
+    /// Linear is register's warp, bit for bit; a 4-D image is resampled volume by volume (each
+    /// volume as it would be alone), and nearest fills exactly the voxels linear fills.
+    #[test]
+    fn linear_is_the_warp_and_volumes_are_independent() {
+        let mg = geometry([16, 14, 12], 2.5, [1.0, 2.0, -3.0]);
+        let n = mg.nvox();
+        let data: Vec<f32> = (0..3 * n).map(|i| ((i * 37) % 101) as f32 + 1.0 + (i / n) as f32 * 0.25).collect();
+        let four = Volume::from_flat(mg.clone(), 3, data.clone());
+        let rg = geometry([20, 18, 15], 2.0, [-2.0, 0.0, 1.0]);
+        let t = params::matrix(&[1.5, -2.0, 0.5, 4.0, -3.0, 6.0, 3.0, -2.0, 1.0], [15.0, 15.0, 15.0]);
+        let lin = resample(&four, &rg, &t, Interp::Linear);
+        let near = resample(&four, &rg, &t, Interp::Nearest);
+        assert_eq!(lin.len(), 3 * rg.nvox());
+        for k in 0..3 {
+            let one = Volume::from_flat(mg.clone(), 1, data[k * n..(k + 1) * n].to_vec());
+            let w = super::super::warp(&one, &rg, &t);
+            let got = &lin[k * rg.nvox()..(k + 1) * rg.nvox()];
+            assert!(got.iter().zip(&w).all(|(a, b)| a.to_bits() == b.to_bits()), "volume {k} differs from the warp");
+            // Every moving value is >= 1, so 0 marks outside in both.
+            let nz = &near[k * rg.nvox()..(k + 1) * rg.nvox()];
+            assert!(got.iter().zip(nz).all(|(a, b)| (*a == 0.0) == (*b == 0.0)), "volume {k}: nearest and linear fill different voxels");
+        }
+        let outside = lin[..rg.nvox()].iter().filter(|v| **v == 0.0).count();
+        assert!(outside > 0 && outside < rg.nvox(), "{outside} outside: both kinds needed");
+        // The volumes differ, so a mix-up of frames would show.
+        assert_ne!(lin[..rg.nvox()], lin[rg.nvox()..2 * rg.nvox()]);
+    }
+
+    #[test]
+    fn flirt_matrices_are_read_through_both_grids() {
+        let d = tempfile::tempdir().unwrap();
+        let (rg, mg) = (geometry([30, 30, 20], 2.0, [5.0, 0.0, 0.0]), geometry([20, 24, 20], 3.0, [0.0, -6.0, 2.0]));
+        let t = params::matrix(&[3.0, -2.0, 1.0, 5.0, 4.0, -6.0], [0.0; 3]);
+        let (world, flirt, misnamed) = (d.path().join("a.txt"), d.path().join("a.mat"), d.path().join("w.mat"));
+        affine::write(&world, &t).unwrap();
+        affine::write(&flirt, &affine::to_flirt(&t, &rg, &mg)).unwrap();
+        affine::write(&misnamed, &t).unwrap();
+        let a = super::world(&read_matrix(&world, MatrixFile::World).unwrap(), MatrixFile::World, &rg, &mg);
+        let b = super::world(&read_matrix(&flirt, MatrixFile::Flirt).unwrap(), MatrixFile::Flirt, &rg, &mg);
+        for r in 0..4 {
+            for c in 0..4 {
+                // 10 decimals written: entries up to ~100 mm agree to ~1e-8.
+                assert!((a[r][c] - t[r][c]).abs() < 1e-9 && (b[r][c] - t[r][c]).abs() < 1e-7, "{a:?} {b:?} {t:?}");
+            }
+        }
+        let e = read_matrix(&misnamed, MatrixFile::World).unwrap_err().to_string();
+        assert!(e.contains("w.mat") && e.contains("--fsl-mat"), "{e}");
+    }
+
+    #[test]
+    fn device_options_other_than_the_cpu_are_said() {
+        let w = |b: &str, t| unused_options_warning(&b.parse().unwrap(), t);
+        assert_eq!(w("auto", None), None);
+        assert_eq!(w("cpu", None), None);
+        assert_eq!(w("opencl", None).unwrap(), "warning: --backend opencl does not apply to resample, which runs on the CPU, on every core (as register's warped image)");
+        assert!(w("cpu", Some(2)).unwrap().starts_with("warning: --threads 2 does not apply to resample"));
+    }
+
+    /// Labels above 2^24 in an integer image are said (they may have merged on reading); the
+    /// same values stored as floats, or smaller integers, are not.
+    #[test]
+    fn large_integer_labels_are_said() {
+        let mut g = Geometry::synthetic([2, 2, 2], [1.0; 3]);
+        let big = Volume::from_flat(g.clone(), 1, vec![0.0, 1.0, 16_777_218.0, 3.0, 0.0, 0.0, 0.0, 0.0]);
+        assert!(large_label_warning(&big, "a.nii").is_none(), "float32 data: nothing was rounded on reading");
+        g.header.datatype = 8;
+        let big = Volume::from_flat(g.clone(), 1, big.as_flat().to_vec());
+        assert!(large_label_warning(&big, "a.nii").unwrap().starts_with("warning: a.nii: values above 16777216"));
+        let small = Volume::from_flat(g, 1, vec![16_777_216.0; 8]);
+        assert!(large_label_warning(&small, "a.nii").is_none());
+    }
+
+    #[test]
+    fn a_4d_reference_is_refused() {
+        let g = Geometry::synthetic([4, 4, 4], [1.0; 3]);
+        let v = Volume::from_flat(g, 2, vec![0.0; 128]);
+        let e = check_reference(&v, "ref.nii.gz").unwrap_err().to_string();
+        assert!(e.starts_with("ref.nii.gz:") && e.contains("2 volumes"), "{e}");
+    }
+}
