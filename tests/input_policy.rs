@@ -110,6 +110,55 @@ fn the_cli_takes_an_mrtrix_grad_table() {
     assert!(worst < 1e-4, "FA differs by {worst}");
 }
 
+/// `fim --dwi` and `track geodesic --dwi` took only --bvals/--bvecs, where dti and bedpost take
+/// an MRtrix table too: `--grad` was refused as an unknown option. The same table either way
+/// gives the same path costs (up to the table's text round trip) and the same fibre count.
+#[test]
+fn fim_and_track_take_an_mrtrix_grad_table_with_dwi() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (dwi, bvals, bvecs, mask) = dataset(d);
+    let v = read_nifti(&dwi).unwrap();
+    let t = read_bvals_bvecs(&bvals, &bvecs, v.nvol()).unwrap();
+    let b = d.join("grad.b");
+    let text: String = t.bvecs.iter().zip(&t.bvals).map(|(g, b)| {
+        let w = v.geom.bvecs_to_world(*g);
+        format!("{} {} {} {}\n", w[0], w[1], w[2], b)
+    }).collect();
+    std::fs::write(&b, text).unwrap();
+    let m = read_nifti(&mask).unwrap();
+    let first = m.as_flat().iter().position(|&x| x != 0.0).unwrap();
+    let src: Vec<f32> = (0..m.nvox()).map(|i| (i == first) as u8 as f32).collect();
+    let r1 = d.join("r1.nii.gz");
+    write_nifti(&r1, &m.geom, 1, &src).unwrap();
+    let fim = |grads: &[&str], out: &Path| {
+        let mut a = vec!["fim", "--backend", "cpu", "--dwi", s(&dwi), "--mask", s(&mask), "--source", s(&r1), "--out", s(out)];
+        a.extend_from_slice(grads);
+        run(&a, &[])
+    };
+    let (fsl, mrt) = (d.join("fsl"), d.join("mrt"));
+    let (code, _, err) = fim(&["--bvals", s(&bvals), "--bvecs", s(&bvecs)], &fsl);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = fim(&["--grad", s(&b)], &mrt);
+    assert_eq!(code, 0, "{err}");
+    let a = read_nifti(&PathBuf::from(format!("{}_cost1.nii.gz", fsl.display()))).unwrap();
+    let c = read_nifti(&PathBuf::from(format!("{}_cost1.nii.gz", mrt.display()))).unwrap();
+    let reached = a.as_flat().iter().filter(|x| x.is_finite()).count();
+    assert!(reached > 10, "{reached} voxels reached");
+    for (x, y) in a.as_flat().iter().zip(c.as_flat()) {
+        assert_eq!(x.is_finite(), y.is_finite());
+        // the table's text round trip moves the fit in its last float32 bits
+        assert!(!x.is_finite() || (x - y).abs() <= 1e-3 * x.abs().max(1.0), "{x} vs {y}");
+    }
+    let tck = d.join("f.tck");
+    let (code, _, err) = run(&["track", "geodesic", "--backend", "cpu", "--dwi", s(&dwi), "--grad", s(&b), "--mask", s(&mask), "--seeds", s(&r1), "--dirs", "4", "--out", s(&tck)], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(tck.exists());
+    let (code, _, err) = run(&["fim", "--backend", "cpu", "--dwi", s(&dwi), "--mask", s(&mask), "--source", s(&r1), "--out", s(&d.join("none"))], &[]);
+    assert_eq!((code, err.lines().count()), (1, 1), "{err}");
+    assert!(err.contains("--grad"), "{err}");
+}
+
 #[test]
 fn non_unit_gradients_and_small_b_values_are_warned_about_by_name() {
     let tmp = tempfile::tempdir().unwrap();

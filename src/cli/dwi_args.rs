@@ -44,18 +44,22 @@ pub type Loaded = (Vec<f32>, Geometry, PathBuf, Vec<u8>, TakenOut);
 #[derive(clap::Args)]
 pub struct TensorInput {
     /// Tensor volume from `neuroport dti` (PREFIX_tensor.nii.gz: 6 volumes, FSL order, mm^2/s)
-    #[arg(long, required_unless_present = "dwi", conflicts_with_all = ["dwi", "bvals", "bvecs"])]
+    #[arg(long, required_unless_present = "dwi", conflicts_with_all = ["dwi", "bvals", "bvecs", "grad"])]
     pub tensor: Option<PathBuf>,
-    /// 4-D DWI volume, fitted first (with --bvals and --bvecs) instead of --tensor
-    #[arg(long, requires_all = ["bvals", "bvecs"])]
+    /// 4-D DWI volume, fitted first (with --bvals and --bvecs, or --grad) instead of --tensor
+    #[arg(long)]
     pub dwi: Option<PathBuf>,
     /// FSL bvals file of --dwi (s/mm^2; one row)
-    #[arg(long)]
+    #[arg(long, requires_all = ["dwi", "bvecs"])]
     pub bvals: Option<PathBuf>,
     /// FSL bvecs file of --dwi (3 rows of N, or N rows of 3; image axes; NaN allowed on b=0
     /// volumes)
-    #[arg(long)]
+    #[arg(long, requires_all = ["dwi", "bvals"])]
     pub bvecs: Option<PathBuf>,
+    /// MRtrix gradient table of --dwi instead of --bvals/--bvecs (.b: one row "x y z b" per
+    /// volume, scanner axes), as dti and bedpost take
+    #[arg(long, requires = "dwi", conflicts_with_all = ["bvals", "bvecs"])]
+    pub grad: Option<PathBuf>,
 }
 
 impl TensorInput {
@@ -77,8 +81,13 @@ impl TensorInput {
         if let Some(r) = self.read_tensor(mask) {
             return r;
         }
-        let (Some(dwi), Some(bvals), Some(bvecs)) = (&self.dwi, &self.bvals, &self.bvecs) else { bail!("give --tensor, or --dwi with --bvals and --bvecs") };
-        let (mut v, grads) = neuroport::dti::design::read_dwi(dwi, GradFiles::Fsl { bvals, bvecs })?;
+        let files = match (&self.grad, &self.bvals, &self.bvecs) {
+            (Some(g), _, _) => Some(GradFiles::Mrtrix(g)),
+            (None, Some(bvals), Some(bvecs)) => Some(GradFiles::Fsl { bvals, bvecs }),
+            _ => None,
+        };
+        let (Some(dwi), Some(files)) = (&self.dwi, files) else { bail!("give --tensor, or --dwi with --bvals and --bvecs (or --grad)") };
+        let (mut v, grads) = neuroport::dti::design::read_dwi(dwi, files)?;
         let mut m = match mask {
             Some((p, what)) => read_mask_like(p, &v.geom, dwi, what)?,
             None => vec![1u8; v.nvox()],
