@@ -146,3 +146,18 @@ fn bench_nifti_refuses_a_missing_scratch_folder() {
     assert!(err.starts_with(&want) && err.trim_end().lines().count() == 1, "{err}");
     assert!(out.is_empty() && !dir.path().join("missing").exists(), "{out}");
 }
+
+/// `bench layer`'s last two columns were headed "pin up" and "pin down" with no unit, though every
+/// other rate column names its own; they are GB/s like "up GB/s" and now say so.
+#[test]
+fn bench_layer_names_the_pinned_columns_unit() {
+    let (code, out, err) = run(&["bench", "layer", "--backend", "opencl", "--launches", "10", "--bytes", "4"], &[]);
+    if code == 1 && err.contains("no OpenCL") {
+        assert!(std::env::var("NEUROPORT_REQUIRE_OPENCL").map_or(true, |v| v != "1"), "no OpenCL device but NEUROPORT_REQUIRE_OPENCL=1: {err}");
+        eprintln!("skipped: no OpenCL device");
+        return;
+    }
+    assert_eq!(code, 0, "{out}{err}");
+    let header = out.lines().next().unwrap_or_default();
+    assert!(header.ends_with("   pin up GB/s  pin down GB/s"), "{out}");
+}
