@@ -107,9 +107,21 @@ pub fn text(rows: &[CheckRow], seed: u64, devices: &[String], unavailable: &[Str
     // within it (and 1.95e-6 as "2e-6", 37 as "4e1").
     let table: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| vec![r.device.clone(), r.kernel.clone(), if r.pass { "pass" } else { "FAIL" }.into(), format!("{:.2e}", r.max_rel_err), format!("{:.2e}", r.tolerance), r.note.clone()])
+        .map(|r| vec![r.device.clone(), r.kernel.clone(), if r.pass { "pass" } else { "FAIL" }.into(), format!("{:.2e}", r.max_rel_err), format!("{:.2e}", r.tolerance)])
         .collect();
-    text += &crate::io::table::aligned(&["device", "kernel", "result", "max rel err", "tol", "note"], &table);
+    // A note as a last column made rows ~250 characters wide: each note goes below its row,
+    // under the kernel column, wrapped to a 100-column terminal. Rows still start with their
+    // device and notes with a space, so scripts can tell them apart.
+    let aligned = crate::io::table::aligned(&["device", "kernel", "result", "max rel err", "tol"], &table);
+    let indent = rows.iter().map(|r| r.device.chars().count()).chain([6]).max().unwrap_or(6) + 2;
+    let mut lines = aligned.lines();
+    text += &format!("{}\n", lines.next().unwrap_or_default());
+    for (r, line) in rows.iter().zip(lines) {
+        text += &format!("{line}\n");
+        for l in wrap(&r.note, NOTE_WIDTH.saturating_sub(indent)) {
+            text += &format!("{:indent$}{l}\n", "");
+        }
+    }
     text += &format!("{} passed, {} failed\n", rows.len() - failed, failed);
     for r in rows.iter().filter(|r| !r.pass) {
         let by = if r.max_rel_err.is_finite() {
@@ -124,6 +136,24 @@ pub fn text(rows: &[CheckRow], seed: u64, devices: &[String], unavailable: &[Str
         text += &format!("FAIL {} {}: {by}{sep}{}\n", r.device, r.kernel, r.note);
     }
     text
+}
+
+/// The terminal width the notes of [`text`] are wrapped to.
+const NOTE_WIDTH: usize = 100;
+
+/// `s` in lines of at most `width` characters, broken at spaces (a longer word gets a line).
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for w in s.split_whitespace() {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + w.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(w);
+            }
+            _ => lines.push(w.to_string()),
+        }
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -150,6 +180,26 @@ mod tests {
         assert!(!tail.contains("dti_fit"), "{tail}");
         // Nothing after the counts when everything passed.
         assert!(text(&rows[..1], 7, &[], &[]).ends_with("1 passed, 0 failed\n"));
+    }
+    #[test]
+    fn a_row_s_note_goes_below_it_within_100_columns() {
+        let long = "13x14x9 random anisotropic field: largest lowering by one more update, which a 004 local solver with roots deferred may still make on a slow device";
+        let rows = vec![row("fim_block[004 local, fixed point, roots deferred]", 1.4e-7, 1.95e-6, long), row("dti_fit", 5e-5, 1e-3, "")];
+        let t = text(&rows, 7, &[], &[]);
+        // The header and rows hold no note column (they were ~250 characters wide with one).
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+        assert!(t.lines().any(|l| l.ends_with("tol")), "{t}");
+        let lines: Vec<&str> = t.lines().collect();
+        let at = lines.iter().position(|l| l.starts_with("opencl:0:0  fim_block[004 local, fixed point, roots deferred]  pass")).expect("the row");
+        assert!(lines[at].ends_with("1.95e-6"), "{t}");
+        // The note follows on indented lines under the kernel column, every word kept in order;
+        // the next row starts again at the margin.
+        let note: Vec<&str> = lines[at + 1..].iter().take_while(|l| l.starts_with(' ')).copied().collect();
+        assert!(note.len() == 2 && note.iter().all(|l| l.starts_with("            ") && !l.starts_with("             ")), "{t}");
+        assert_eq!(note.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" "), long);
+        assert!(lines[at + 1 + note.len()].starts_with("opencl:0:0  dti_fit"), "{t}");
+        // A row without a note has no line below it.
+        assert_eq!(lines[at + 2 + note.len()], "2 passed, 0 failed");
     }
     #[test]
     fn nan_and_length_mismatch_fail() {

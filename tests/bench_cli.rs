@@ -146,3 +146,41 @@ fn bench_nifti_refuses_a_missing_scratch_folder() {
     assert!(err.starts_with(&want) && err.trim_end().lines().count() == 1, "{err}");
     assert!(out.is_empty() && !dir.path().join("missing").exists(), "{out}");
 }
+
+/// `bench layer`'s last two columns were headed "pin up" and "pin down" with no unit, though every
+/// other rate column names its own; they are GB/s like "up GB/s" and now say so.
+#[test]
+fn bench_layer_names_the_pinned_columns_unit() {
+    let (code, out, err) = run(&["bench", "layer", "--backend", "opencl", "--launches", "10", "--bytes", "4"], &[]);
+    if code == 1 && err.contains("no OpenCL") {
+        assert!(std::env::var("NEUROPORT_REQUIRE_OPENCL").map_or(true, |v| v != "1"), "no OpenCL device but NEUROPORT_REQUIRE_OPENCL=1: {err}");
+        eprintln!("skipped: no OpenCL device");
+        return;
+    }
+    assert_eq!(code, 0, "{out}{err}");
+    let header = out.lines().next().unwrap_or_default();
+    assert!(header.ends_with("   pin up GB/s  pin down GB/s"), "{out}");
+}
+
+/// `bench split --workloads geodesic,geodesic` ran geodesic twice and printed two rows alike, and
+/// `bench register --costs sad,sad` likewise; every bench list of things to time (--workloads,
+/// --costs, --variant, --compaction, --cores) now refuses a repeated value before any run.
+#[test]
+fn bench_lists_refuse_a_value_given_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("v.nii");
+    std::fs::write(&input, common::raw_nifti(&[4, 4, 4], 16, 32, &[0u8; 256])).unwrap();
+    for (args, want) in [
+        (&["split", "--backend", "cpu", "--scale", "quick", "--repeats", "1", "--workloads", "geodesic,probtrack,geodesic"][..], "error: --workloads lists geodesic twice: give each value once"),
+        (&["register", "--backend", "cpu", "--dims", "8,8,8", "--evals", "1", "--repeats", "1", "--costs", "sad,ncc,sad"][..], "error: --costs lists sad twice: give each value once"),
+        (&["bedpost", "--backend", "cpu", "--voxels", "8", "--loops", "1", "--repeats", "1", "--variant", "warp,warp,warp"][..], "error: --variant lists warp 3 times: give each value once"),
+        (&["probtrack", "--backend", "cpu", "--quick", "--repeats", "1", "--compaction", "host,host"][..], "error: --compaction lists host twice: give each value once"),
+        (&["nifti", "--input", common::s(&input), "--repeats", "1", "--cores", "1,1"][..], "error: --cores lists 1 twice: give each value once"),
+    ] {
+        let mut a = vec!["bench"];
+        a.extend_from_slice(args);
+        let (code, out, err) = run(&a, &[("RUST_BACKTRACE", "1")]);
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
+        assert!(out.is_empty() && err.starts_with(want) && err.trim_end().lines().count() == 1, "{args:?}: {out}{err}");
+    }
+}

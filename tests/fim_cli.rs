@@ -274,3 +274,18 @@ fn options_the_run_does_not_read_are_said() {
         assert_eq!(warnings, want.into_iter().collect::<Vec<_>>(), "{extra:?}: {err}");
     }
 }
+
+/// In a batch job's log (stderr not a terminal) the spinner hid itself and a CPU solve said
+/// nothing until its summary; it now writes plain lines of the mask voxels reached.
+#[test]
+fn a_solve_reports_progress_in_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    inputs(dir.path(), [1.0; 3]);
+    let j = |n: &str| dir.path().join(n);
+    let (code, _, err) = run(&["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--out", s(&j("o")), "--backend", "cpu"], &[]);
+    assert_eq!(code, 0, "{err}");
+    // 20x12x10 voxels, as the summary counts them.
+    let line = err.lines().find(|l| l.starts_with("fim: ")).unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains("/2400 mask voxels reached (") && line.contains(" active nodes, ") && err.contains("reached 2400 of 2400 mask voxels"), "{err}");
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+}

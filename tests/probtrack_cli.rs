@@ -401,3 +401,24 @@ fn gpu_only_options_on_the_cpu_are_warned_about() {
         assert_eq!(std::fs::read(d.join("b").join(f)).unwrap(), std::fs::read(d.join("a").join(f)).unwrap(), "{f}");
     }
 }
+
+/// A run smaller than one batch (2^20 streamlines on the CPU) said nothing in a log until its
+/// summary: the bar moved once, at the batch's end, from 0 to 100 %. It now moves as paths end,
+/// after each segment's compaction, and the outputs are the same bytes whatever the schedule.
+#[test]
+fn a_run_of_one_batch_reports_progress_in_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    folder(d);
+    // stderr is a pipe here, as in a batch job: plain lines, no bar.
+    let (code, _, err) = probtrack(d, &d.join("o"), &[]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("probtrack: ")).collect();
+    assert!(!lines.is_empty(), "{err}");
+    for l in &lines {
+        let (done, rest) = l["probtrack: ".len()..].split_once('/').unwrap();
+        let done: u32 = done.parse().unwrap();
+        assert!(rest.starts_with("64 streamlines (") && (7..64).contains(&done), "{l}");
+    }
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+}

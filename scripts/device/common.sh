@@ -84,14 +84,14 @@ register_brains() {
 # checks SEED BACKEND...: `check --seed SEED` on each backend into $OUT/check-<spec>.txt (the
 # spec's colons as dashes: cuda, opencl-1-0); shown:
 # failures, the rows matching $CHECK_ROWS (a grep -E pattern; default the FIM and registration
-# rows) and the summary line.
+# rows) with their notes (the indented lines below a row) and the summary line.
 checks() {
   local seed=$1 be f; shift
   for be in "$@"; do
     stamp "check --backend $be"
     f="$OUT/check-${be//:/-}.txt"
     step 150 "$B" check --backend "$be" --seed "$seed" > "$f" 2>&1
-    grep -E "FAIL|error" "$f" | head; grep -E "${CHECK_ROWS:-fim_|register}" "$f"; tail -n 1 "$f"
+    grep -E "FAIL|error" "$f" | head; awk -v re="${CHECK_ROWS:-fim_|register}" '/^[^ ]/ { show = $0 ~ re } show' "$f"; tail -n 1 "$f"
   done
 }
 # fim LABEL BINARY BACKEND LOCAL [ENV...]: `bench fim --example 3` (median of 3, stages on) with

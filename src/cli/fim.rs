@@ -6,7 +6,6 @@ use anyhow::{bail, Result};
 use neuroport::fim::{self, connectivity, metric::Metric, Local, Params, Problem, Solver, Validity};
 use neuroport::runtime::stages::stage;
 use neuroport::volume::{check_free, prefixed, read_mask_like, Outputs};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -114,7 +113,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     for w in fim::unused_option_warnings(a.metric, a.alpha, a.solver, a.validity, a.local) {
         eprintln!("{w}");
     }
-    let params = Params { solver: a.solver, validity: a.validity.unwrap_or_default(), local: a.local.unwrap_or_default(), progress: std::io::stderr().is_terminal(), ..Params::default() };
+    let params = Params { solver: a.solver, validity: a.validity.unwrap_or_default(), local: a.local.unwrap_or_default(), progress: true, ..Params::default() };
     let mut p = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source: Vec::new() };
     // u1 and u2 over one field: a GPU uploads it once.
     let mut regions: Vec<Vec<u8>> = std::iter::once(source).chain(target).collect();

@@ -95,8 +95,12 @@ pub fn node_fim<R: Real>(p: &Problem, params: &Params) -> Solution {
         in_list[v] = true;
     }
     let mut sol = Solution::default();
-    let progress = super::Progress::new(params);
+    let progress = super::Progress::reaching(params, || {
+        let inside = p.mask.iter().filter(|&&m| m != 0).count();
+        (inside as u64, (inside - (0..p.nvox()).filter(|&v| free(p, v)).count()) as u64)
+    });
     while !list.is_empty() {
+        let mut reached = 0;
         sol.iterations += 1;
         sol.active.push(list.len() as u32);
         progress.at(sol.iterations, list.len(), "nodes");
@@ -107,6 +111,7 @@ pub fn node_fim<R: Real>(p: &Problem, params: &Params) -> Solution {
         for (&v, &q) in list.iter().zip(&new) {
             let old = u[v];
             if q < old {
+                reached += !old.is_finite() as u64;
                 u[v] = q;
             }
             if settled(old, q, tol) { converged.push(v) } else { keep.push(v) }
@@ -127,11 +132,13 @@ pub fn node_fim<R: Real>(p: &Problem, params: &Params) -> Solution {
         }
         for (&v, &q) in cand.iter().zip(&q) {
             if q < u[v] {
+                reached += !u[v].is_finite() as u64;
                 u[v] = q;
                 in_list[v] = true;
                 keep.push(v);
             }
         }
+        progress.reached(reached, sol.iterations, keep.len());
         keep.par_sort_unstable();
         list = keep;
     }

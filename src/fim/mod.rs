@@ -26,6 +26,7 @@ pub mod voxels;
 
 use crate::runtime::{Device, Timings};
 use anyhow::{bail, Result};
+use std::io::IsTerminal;
 pub use godunov::{Local, Validity};
 
 /// Which solver computes u.
@@ -136,7 +137,8 @@ pub struct Params {
     /// Fast sweeping: stop after this many sweeps even if not converged (0: no limit); the
     /// solution then says `capped`.
     pub max_sweeps: usize,
-    /// A progress line on stderr while solving (the CLI sets it when stderr is a terminal).
+    /// Progress on stderr while solving: a spinner on a terminal; elsewhere (a batch job's log)
+    /// plain lines of the mask voxels reached, from the CPU's node FIM (the CLI sets it).
     pub progress: bool,
 }
 
@@ -214,33 +216,92 @@ impl Solution {
     }
 }
 
-/// The progress line of a solve: iterations and the active list, the elapsed time; cleared at
-/// the end. Hidden unless [`Params::progress`].
-pub(crate) struct Progress(indicatif::ProgressBar);
+/// The progress of a solve, hidden unless [`Params::progress`]. On a terminal a spinner with the
+/// iteration and the active list, cleared at the end (the work has no length up front). In a
+/// log the spinner hid itself and a long CPU solve said nothing until it ended; there the node
+/// FIM writes plain lines ([`Reach`]).
+pub(crate) struct Progress {
+    spinner: indicatif::ProgressBar,
+    lines: Option<std::cell::RefCell<Reach>>,
+}
 
 impl Progress {
     pub(crate) fn new(params: &Params) -> Progress {
         if !params.progress {
-            return Progress(indicatif::ProgressBar::hidden());
+            return Progress { spinner: indicatif::ProgressBar::hidden(), lines: None };
         }
-        let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        let spinner = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
         if let Ok(style) = indicatif::ProgressStyle::with_template("fim {spinner} {msg} ({elapsed})") {
-            bar.set_style(style);
+            spinner.set_style(style);
         }
-        Progress(bar)
+        Progress { spinner, lines: None }
+    }
+
+    /// [`Progress::new`] with lines in a log of the mask voxels reached: `counts` gives the mask's
+    /// voxels and those reached at the start (its sources), as the command's summary counts them.
+    pub(crate) fn reaching(params: &Params, counts: impl FnOnce() -> (u64, u64)) -> Progress {
+        let mut p = Progress::new(params);
+        if params.progress && !std::io::stderr().is_terminal() {
+            let (inside, sources) = counts();
+            p.lines = Some(std::cell::RefCell::new(Reach::new(inside, sources, std::time::Instant::now())));
+        }
+        p
+    }
+
+    /// After iteration `it`: `n` more voxels reached since the last call, `active` on the list.
+    pub(crate) fn reached(&self, n: u64, it: usize, active: usize) {
+        if let Some(line) = self.lines.as_ref().and_then(|l| l.borrow_mut().advance(n, it, active, std::time::Instant::now())) {
+            eprintln!("{line}");
+        }
     }
 
     /// After iteration `it` with `active` nodes (CPU) or blocks (GPU) on the list.
     pub(crate) fn at(&self, it: usize, active: usize, unit: &str) {
-        if !self.0.is_hidden() {
-            self.0.set_message(format!("iteration {it}, {active} active {unit}"));
+        if !self.spinner.is_hidden() {
+            self.spinner.set_message(format!("iteration {it}, {active} active {unit}"));
         }
+    }
+
+}
+
+/// The log lines of a node FIM solve: the mask voxels the front has reached (u finite, each
+/// counted once as an update makes it finite: monotone, and no pass over the grid), with the
+/// iteration and the active list. Reaching every voxel is not the end (values go on lowering
+/// until the list empties), so no time left is guessed and that point gets a line too. Lines as
+/// `io::progress`'s: at each new tenth (the first at once, later ones MIN_GAP apart), and after
+/// MAX_GAP without one.
+pub(crate) struct Reach {
+    len: u64,
+    pos: u64,
+    start: std::time::Instant,
+    last: Option<std::time::Instant>,
+    tenth: u64,
+}
+
+impl Reach {
+    pub(crate) fn new(len: u64, pos: u64, start: std::time::Instant) -> Reach {
+        Reach { len, pos, start, last: None, tenth: (pos * 10).checked_div(len).unwrap_or(0) }
+    }
+
+    pub(crate) fn advance(&mut self, n: u64, it: usize, active: usize, now: std::time::Instant) -> Option<String> {
+        use crate::io::progress::{span, MAX_GAP, MIN_GAP};
+        self.pos = (self.pos + n).min(self.len);
+        let tenth = (self.pos * 10).checked_div(self.len).unwrap_or(10);
+        let since = self.last.map(|t| now.duration_since(t));
+        let due = (tenth > self.tenth && since.is_none_or(|s| s >= MIN_GAP)) || since.unwrap_or(now.duration_since(self.start)) >= MAX_GAP;
+        if !due {
+            return None;
+        }
+        self.tenth = tenth;
+        self.last = Some(now);
+        let pct = self.pos * 100 / self.len.max(1);
+        Some(format!("fim: {}/{} mask voxels reached ({pct}%), iteration {it}, {active} active nodes, {} elapsed", self.pos, self.len, span(now.duration_since(self.start).as_secs_f64())))
     }
 }
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        self.0.finish_and_clear();
+        self.spinner.finish_and_clear();
     }
 }
 
@@ -383,5 +444,20 @@ mod tests {
             unused_option_warnings(Metric::Sharpened, None, Solver::SweepLf, Some(Validity::Index), Some(Local::Paper)),
             ["warning: --local paper and --validity index apply to the Godunov solvers (fim, sweep); --solver sweep-lf (Lax-Friedrichs) has none"]
         );
+    }
+
+    #[test]
+    fn a_log_hears_the_voxels_reached_and_that_reaching_all_is_not_the_end() {
+        let t0 = std::time::Instant::now();
+        let at = |s: u64| t0 + std::time::Duration::from_secs(s);
+        let mut r = super::Reach::new(1000, 0, t0);
+        assert_eq!(r.advance(50, 1, 40, at(0)), None);
+        assert_eq!(r.advance(60, 2, 80, at(1)).as_deref(), Some("fim: 110/1000 mask voxels reached (11%), iteration 2, 80 active nodes, 1s elapsed"));
+        // Every voxel reached within MIN_GAP: said once the gap has passed, while the list still
+        // works; later iterations then say nothing until MAX_GAP.
+        assert_eq!(r.advance(890, 3, 900, at(2)), None);
+        assert_eq!(r.advance(0, 9, 500, at(7)).as_deref(), Some("fim: 1000/1000 mask voxels reached (100%), iteration 9, 500 active nodes, 7s elapsed"));
+        assert_eq!(r.advance(0, 10, 400, at(100)), None);
+        assert!(r.advance(0, 90, 3, at(400)).unwrap().contains("iteration 90, 3 active nodes, 6m40s elapsed"));
     }
 }

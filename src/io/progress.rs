@@ -8,9 +8,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Lines closer than this are skipped even at a new tenth (short runs print one or two).
-const MIN_GAP: Duration = Duration::from_secs(5);
+pub(crate) const MIN_GAP: Duration = Duration::from_secs(5);
 /// A line at least this often, so a tenth that takes an hour still shows the run is alive.
-const MAX_GAP: Duration = Duration::from_secs(300);
+pub(crate) const MAX_GAP: Duration = Duration::from_secs(300);
 
 pub struct Progress {
     bar: ProgressBar,
@@ -92,7 +92,7 @@ impl Log {
 }
 
 /// A duration as people read it in a log: 42s, 3m05s, 2h07m.
-fn span(secs: f64) -> String {
+pub(crate) fn span(secs: f64) -> String {
     let s = secs.round() as u64;
     match s {
         0..60 => format!("{s}s"),

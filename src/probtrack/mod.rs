@@ -315,11 +315,14 @@ impl Stats {
 
 /// Runs one batch through the schedule on one kernel object: start, then per segment a launch
 /// and a compaction of the unfinished paths; then its tally (`full`: counted into the run's
-/// counters), whose keep words it returns.
-pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: Compaction, b: Batch, full: bool, t: &mut Stats) -> Result<Vec<u32>> {
+/// counters), whose keep words it returns. `ended` hears how many of the batch's paths have
+/// ended so far, after the start and after each compaction (counts the loop has anyway).
+#[allow(clippy::too_many_arguments)]
+pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: Compaction, b: Batch, full: bool, t: &mut Stats, ended: &mut dyn FnMut(usize)) -> Result<Vec<u32>> {
     let mut live = k.start(p, b)?;
     t.paths += 2 * b.len() as u64;
     t.batches += 1;
+    ended(2 * b.len() - live);
     for &n in segs {
         if live == 0 {
             break;
@@ -329,6 +332,7 @@ pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: 
         live = k.compact(how)?;
         t.compact.add(&k.take_timings());
         t.launches += 1;
+        ended(2 * b.len() - live);
     }
     if live != 0 {
         bail!("{live} paths still live after the last segment");
@@ -339,9 +343,16 @@ pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: 
     words
 }
 
-/// One batch traced and tallied on `k`: its kept streamlines.
-fn batch_tally(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, full: bool, b: Batch, t: &mut Stats) -> Result<Kept> {
-    let words = run_batch(k, p, &cfg.schedule.segments(cfg.max_steps), cfg.compaction, b, full, t)?;
+/// One batch traced and tallied on `k`: its kept streamlines. The bar moves as the batch's paths
+/// end, two (a streamline's halves) to a streamline, not once at the batch's end: a batch holds
+/// up to 2^20 streamlines on the CPU, a whole small run, whose progress went from 0 to 100 %.
+fn batch_tally(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, full: bool, b: Batch, t: &mut Stats, bar: &Progress) -> Result<Kept> {
+    let mut shown = 0;
+    let mut ended = |paths: usize| {
+        bar.inc((paths / 2 - shown) as u64);
+        shown = paths / 2;
+    };
+    let words = run_batch(k, p, &cfg.schedule.segments(cfg.max_steps), cfg.compaction, b, full, t, &mut ended)?;
     let mut kept = Kept::default();
     let ((), ms) = wall_ms(|| kept.push_words(&b, &words));
     t.tally_ms += ms;
@@ -358,9 +369,8 @@ fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels
     let mut out = Kept::default();
     let Some(twin) = twin.filter(|_| batches.len() > 1) else {
         for b in batches {
-            let t = batch_tally(k, p, cfg, full, *b, stats)?;
+            let t = batch_tally(k, p, cfg, full, *b, stats, bar)?;
             out.append(&t);
-            bar.inc(b.len() as u64);
         }
         return Ok(out);
     };
@@ -374,14 +384,13 @@ fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels
             if i >= batches.len() || failed.load(Ordering::Relaxed) {
                 return Ok(st);
             }
-            match batch_tally(k, p, cfg, full, batches[i], &mut st) {
+            match batch_tally(k, p, cfg, full, batches[i], &mut st, bar) {
                 Ok(t) => *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(t),
                 Err(e) => {
                     failed.store(true, Ordering::Relaxed);
                     return Err(e);
                 }
             }
-            bar.inc(batches[i].len() as u64);
         }
     };
     let (a, b) = std::thread::scope(|s| {

@@ -293,6 +293,19 @@ pub fn check_repeats(n: usize) -> Result<()> {
     Ok(())
 }
 
+/// A comma list of things to time (bench's --workloads, --costs, --variant, --compaction,
+/// --cores): a value given twice was run and reported twice, two rows the user cannot tell apart.
+pub fn check_distinct<T: PartialEq>(option: &str, values: &[T], name: impl Fn(&T) -> String) -> Result<()> {
+    for v in values {
+        let n = values.iter().filter(|w| *w == v).count();
+        if n > 1 {
+            let times = if n == 2 { "twice".to_string() } else { format!("{n} times") };
+            anyhow::bail!("{option} lists {} {times}: give each value once", name(v));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `f` once to warm up, then `repeats` times; returns the run with the median figure
 /// (the first element `f` returns) together with what that run returned.
 pub fn timed_median<T>(repeats: usize, mut f: impl FnMut() -> Result<(f64, T)>) -> Result<(f64, T)> {
@@ -313,6 +326,16 @@ mod tests {
     fn one_repeat_is_not_called_a_median() {
         assert_eq!(median_of(1), "one run");
         assert_eq!(median_of(5), "median of 5 runs");
+    }
+
+    #[test]
+    fn a_list_naming_a_value_twice_is_refused() {
+        let name = |w: &&str| w.to_string();
+        assert!(check_distinct("--workloads", &["geodesic", "probtrack"], name).is_ok());
+        let e = check_distinct("--workloads", &["probtrack", "geodesic", "bedpost-t3", "geodesic"], name).unwrap_err();
+        assert_eq!(e.to_string(), "--workloads lists geodesic twice: give each value once");
+        let e = check_distinct("--cores", &[2, 2, 2], |c| c.to_string()).unwrap_err();
+        assert_eq!(e.to_string(), "--cores lists 2 3 times: give each value once");
     }
 
     use super::*;

@@ -26,6 +26,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    neuroport::repro::check_distinct("--variant", &a.variant, |v| v.name().into())?;
     if a.voxels == 0 || a.cpu_voxels == 0 || a.loops == 0 || a.runs.repeats == 0 {
         bail!("--voxels, --cpu-voxels, --loops and --repeats must be positive");
     }

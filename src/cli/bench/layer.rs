@@ -27,12 +27,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         let what = if ctx.backend == neuroport::BackendSpec::Cpu { "which --backend cpu does not have: give opencl, cuda or all" } else { "and this machine has no OpenCL or CUDA device (neuroport devices says why)" };
         bail!("bench layer times the GPU host layer, {what}");
     }
-    println!("{:<44} {:>14} {:>14} {:>10} {:>10} {:>10} {:>10}", "device", "launches/s", "launch+wait/s", "up GB/s", "down GB/s", "pin up", "pin down");
+    println!("{:<44} {:>14} {:>14} {:>10} {:>10} {:>14} {:>14}", "device", "launches/s", "launch+wait/s", "up GB/s", "down GB/s", "pin up GB/s", "pin down GB/s");
     for dev in devs {
         let gpu = Gpu::require(&dev)?;
         let r = bench::measure(&gpu, a.launches, a.bytes)?;
         println!(
-            "{:<44} {:>14.3e} {:>14.3e} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            "{:<44} {:>14.3e} {:>14.3e} {:>10.1} {:>10.1} {:>14.1} {:>14.1}",
             dev.label(),
             r.launches_async_per_s,
             r.launches_sync_per_s,

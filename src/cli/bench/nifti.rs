@@ -48,6 +48,7 @@ pub fn run(ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
     if let Some(c) = a.cores.as_ref().and_then(|c| c.iter().find(|&&c| c == 0 || c > 1024)) {
         anyhow::bail!("--cores takes core counts from 1 to 1024, not {c}");
     }
+    neuroport::repro::check_distinct("--cores", a.cores.as_deref().unwrap_or_default(), |c| c.to_string())?;
     // Before any output: tempfile_dir's create_dir_all would make a mistyped --scratch and its
     // parents, and leave them.
     if let Some(b) = a.scratch.as_ref().filter(|b| !b.is_dir()) {

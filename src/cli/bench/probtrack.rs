@@ -48,6 +48,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     neuroport::repro::check_repeats(a.runs.repeats)?;
+    neuroport::repro::check_distinct("--compaction", &a.compaction, |c| c.name().into())?;
     let sets = if a.quick { QUICK } else { PAPER };
     let Some(ds) = sets.iter().find(|d| d.id == a.dataset) else { bail!("--dataset is 1 or 2, not {}", a.dataset) };
     if a.cpu_every == 0 || !a.bandwidth.is_finite() || a.bandwidth <= 0.0 {

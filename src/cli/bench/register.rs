@@ -37,6 +37,7 @@ struct Measured {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    neuroport::repro::check_distinct("--costs", &a.costs, |c| c.name().into())?;
     let &[x, y, z] = &a.dims[..] else { bail!("--dims takes three sizes x,y,z, not {:?}", a.dims) };
     if x < 2 || y < 2 || z < 2 {
         bail!("--dims: every axis needs at least 2 voxels, got {x},{y},{z}");

@@ -20,6 +20,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
+    neuroport::repro::check_distinct("--workloads", &a.workloads, |w| w.clone())?;
     if a.runs.repeats == 0 {
         bail!("--repeats must be positive");
     }
