@@ -29,7 +29,7 @@ fi
 if [[ $PART == *c* ]]; then
   gpu_setup
   B=$NEW
-  [ -n "${W:-}" ] || { issue7_volume; fim_phantom; }
+  [ -e "$W/d/dti_tensor.nii.gz" ] || fim_phantom
   stamp "fim on the CPU, progress in a log"
   step 120 "$NEW" fim --backend cpu --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --target "$W/tgt.nii.gz" --out "$W/fim-cpu/f" --force 2> "$OUT/fim-cpu-log.txt" > /dev/null
   cat "$OUT/fim-cpu-log.txt"
