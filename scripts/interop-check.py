@@ -9,7 +9,7 @@ Each OUT (a folder, searched recursively, or a file) is checked:
 - every .nii/.nii.gz neuroport wrote (descrip "neuroport"; others are skipped) loads; float32, scl_slope 1 (or 0) and scl_inter 0, no intent, dim[0] as the
   data, pixdim[4] > 0 on 4-D files, and sform/qform codes and matrices equal to the reference's
   (--ref, else a dwi.nii.gz or nodif_brain_mask beside the files) on files of its grid;
-- every .tck: MRtrix header (Float32LE, count, file offset, END), count = streamlines read, the
+- every .tck: MRtrix header (Float32LE, count <= total_count, file offset, END), count = streamlines read, the
   (Inf, Inf, Inf) trailer, points inside the reference's world bounding box;
 - bvecs/bvals: FSL's layout (one row of N, 3 rows of N), unit directions where b > 10;
 - PREFIX_tensor with PREFIX_FA/MD/V1/L3 and a DWI (--dwi..., else dwi.nii.gz, bvals, bvecs and
@@ -91,6 +91,8 @@ def check_tck(p, ref):
         problems.append(f"datatype {fields.get('datatype')}")
     if int(fields.get("count", -1)) != len(t.streamlines):
         problems.append(f"count {fields.get('count')} for {len(t.streamlines)} streamlines")
+    if int(fields.get("total_count", fields.get("count", -1))) < int(fields.get("count", -1)):
+        problems.append(f"total_count {fields.get('total_count')} below count {fields.get('count')}")
     if not np.isinf(trailer).all():
         problems.append("no (Inf, Inf, Inf) trailer")
     if ref is not None and len(pts):
