@@ -76,6 +76,13 @@ fn tracks_writes_and_repeats() {
     assert!(rows.iter().all(|r| r[12] == "1"));
     let cm: Vec<f64> = rows.iter().map(|r| r[11].parse().unwrap()).collect();
     assert!(cm.windows(2).all(|w| w[0] >= w[1]), "ranked by connectivity: {cm:?}");
+    // As a .tck: count the fibres kept, total_count every fibre traced (tckgen's meaning).
+    let out5 = d.path().join("t2.tck");
+    let r = neuroport(&[&base[..], &["--seed", "9", "--target", s(&target), "--out", s(&out5)]].concat());
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let b = std::fs::read(&out5).unwrap();
+    let head = String::from_utf8_lossy(&b[..b.len().min(200)]).to_string();
+    assert!(head.contains(&format!("\ncount: {}\ntotal_count: {}\n", kept.len(), fibres.len())), "{head}");
 }
 
 #[test]

@@ -86,10 +86,16 @@ fn probtrack_writes_probtrackx_outputs_identically_for_any_schedule() {
     assert_eq!(code, 0, "{err}");
     let kept: usize = std::fs::read_to_string(d.join("w/waytotal")).unwrap().trim().parse().unwrap();
     assert!(kept > 0 && kept <= nseeds * 16);
-    let (code, _, err) = probtrack(d, &d.join("x"), &["--exclusion", s(&d.join("mid.nii.gz"))]);
+    let xtck = d.join("x.tck");
+    let (code, _, err) = probtrack(d, &d.join("x"), &["--exclusion", s(&d.join("mid.nii.gz")), "--out-tck", s(&xtck)]);
     assert_eq!(code, 0, "{err}");
     let left: usize = std::fs::read_to_string(d.join("x/waytotal")).unwrap().trim().parse().unwrap();
     assert_eq!(left + kept, nseeds * 16, "every streamline either passes the mid plane or not");
+    // As tckgen: count is what the file holds, total_count every streamline started (tckinfo
+    // shows both; count / total_count is the fraction kept).
+    let b = std::fs::read(&xtck).unwrap();
+    let head = String::from_utf8_lossy(&b[..b.len().min(200)]).to_string();
+    assert!(head.contains(&format!("\ncount: {left}\ntotal_count: {}\n", nseeds * 16)), "{head}");
 }
 
 #[test]

@@ -66,6 +66,23 @@ fn sform_and_qform_survive_nii_and_nii_gz() {
     round_trip(&g, 4);
 }
 
+/// An input's intent (code, parameters, name) does not reach what is written from it: the
+/// outputs are float maps of another quantity, and FSL's fslhd and nibabel show a stale
+/// intent_name beside intent_code 0.
+#[test]
+fn intent_of_the_input_is_not_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut g = Geometry::synthetic([3, 2, 2], [2.0, 2.0, 2.0]);
+    g.header.intent_code = 1005; // NIFTI_INTENT_SYMMATRIX
+    g.header.intent_p1 = 3.0;
+    g.header.intent_name = *b"dwi stats\0\0\0\0\0\0\0";
+    let p = tmp.path().join("o.nii");
+    write_nifti(&p, &g, 1, &[1.0; 12]).unwrap();
+    let b = std::fs::read(&p).unwrap();
+    assert_eq!(&b[56..70], &[0u8; 14], "intent_p1..3 and intent_code");
+    assert_eq!(&b[328..344], &[0u8; 16], "intent_name");
+}
+
 #[test]
 fn qform_only_file_keeps_its_geometry() {
     // 90 degrees about z (b = c = 0, d = sin 45deg) with qfac = -1 (pixdim[0]), no sform.

@@ -49,7 +49,8 @@ fn world(geom: &Geometry, batch: &FibreBatch, i: usize) -> Vec<[f32; 3]> {
 pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch, seeds: &[Seed], order: &[usize]) -> Result<()> {
     match Format::of(path)? {
         Format::Tck => out.file(path, |tmp| {
-            let mut w = tck::TckWriter::create(tmp, order.len())?;
+            // total_count: every fibre traced, as tckgen counts those a target rejected.
+            let mut w = tck::TckWriter::create_of(tmp, order.len(), batch.len())?;
             w.append(order.len(), |k| batch.fibre(order[k]).len(), |k, pts| world_into(geom, batch, order[k], pts))?;
             w.finish()
         })?,

@@ -18,8 +18,15 @@ pub fn require_tck_name(path: &Path) -> Result<()> {
 
 /// Writes streamlines (world mm) to `path`.
 pub fn write_tck<S: AsRef<[[f32; 3]]> + Sync>(path: &Path, streamlines: impl ExactSizeIterator<Item = S>) -> Result<()> {
+    let n = streamlines.len();
+    write_tck_of(path, streamlines, n)
+}
+
+/// [`write_tck`] for streamlines selected from `total` generated (the header's `total_count`,
+/// as tckgen writes it when it keeps only some).
+pub fn write_tck_of<S: AsRef<[[f32; 3]]> + Sync>(path: &Path, streamlines: impl ExactSizeIterator<Item = S>, total: usize) -> Result<()> {
     let all: Vec<S> = streamlines.collect();
-    let mut w = TckWriter::create(path, all.len())?;
+    let mut w = TckWriter::create_of(path, all.len(), total)?;
     w.append(all.len(), |i| all[i].as_ref().len(), |i, out| out.copy_from_slice(all[i].as_ref()))?;
     w.finish()
 }
@@ -50,7 +57,12 @@ pub struct TckWriter {
 
 impl TckWriter {
     pub fn create(path: &Path, count: usize) -> Result<TckWriter> {
-        let head = format!("mrtrix tracks\ndatatype: Float32LE\ncount: {count}\ntotal_count: {count}\n");
+        Self::create_of(path, count, count)
+    }
+
+    /// [`TckWriter::create`] for `count` streamlines kept of `total` generated.
+    pub fn create_of(path: &Path, count: usize, total: usize) -> Result<TckWriter> {
+        let head = format!("mrtrix tracks\ndatatype: Float32LE\ncount: {count}\ntotal_count: {total}\n");
         // The offset counts the header including its own line: grow it until the digits settle.
         let mut offset = head.len() + "file: . \nEND\n".len();
         loop {

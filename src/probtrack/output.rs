@@ -3,7 +3,7 @@
 //! streamlines as .tck. All or nothing, through `volume::Outputs`.
 
 use super::{cpu::trace_points, Field, Params, Tracks};
-use crate::io::{table::write_csv, tck::write_tck};
+use crate::io::{table::write_csv, tck::write_tck_of};
 use crate::volume::{xyz_of, Outputs};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -101,7 +101,7 @@ pub fn write(t: &Tracks, field: &Field, seeds: &[u32], p: &Params, dir: &Path, t
                 .map(|&st| trace_points(field, seeds, p, st).into_iter().map(|q| geom.voxel_to_world(q.map(|x| x as f64)).map(|x| x as f32)).collect())
                 .collect()
         };
-        out.file(path, |f| write_tck(f, lines.iter()))?;
+        out.file(path, |f| write_tck_of(f, lines.iter(), t.nseeds * t.nsamples))?;
     }
     out.commit()
 }

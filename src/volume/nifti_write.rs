@@ -277,7 +277,9 @@ fn header_bytes(geom: &Geometry, nvol: usize, nvals: usize) -> Result<Vec<u8>> {
     f32s(&mut b, &h.srow_x);
     f32s(&mut b, &h.srow_y);
     f32s(&mut b, &h.srow_z);
-    b.extend_from_slice(&h.intent_name);
+    // The intent is not carried over (its code is 0 above): a name from the input (a DWI's
+    // "dwi", a statistic's) would label every map written from it.
+    b.extend_from_slice(&[0u8; 16]); // intent_name
     b.extend_from_slice(b"n+1\0");
     debug_assert_eq!(b.len(), 348);
     b.extend_from_slice(&[0u8; 4]);
