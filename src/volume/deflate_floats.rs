@@ -424,7 +424,7 @@ mod tests {
             match rng.random_range(0..4) {
                 0 => v.extend(std::iter::repeat_n(0.0, len)),
                 1 => v.extend(std::iter::repeat_n(rng.random_range(-2.0f32..2.0), len)),
-                _ => v.extend((0..len).map(|_| rng.random_range(0.0f32..3.1416))),
+                _ => v.extend((0..len).map(|_| rng.random_range(0.0f32..std::f32::consts::PI))),
             }
         }
         bytemuck::cast_slice(&v).to_vec()
