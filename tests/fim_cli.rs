@@ -61,6 +61,25 @@ fn two_regions_write_costs_pathway_and_path() {
     assert!((p[0][0] - 2.0).abs() < 0.51 && (p.last().unwrap()[0] - 17.0).abs() < 0.51, "path {:?} .. {:?}", p[0], p.last());
 }
 
+/// With --target two solves write log lines (stderr is a pipe here) that looked alike; each now
+/// names its region, and a run from --source alone keeps the plain "fim:".
+#[test]
+fn each_solve_names_its_region_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let [t, wm, r1, r2, two, one] = ["t.nii.gz", "wm.nii.gz", "r1.nii.gz", "r2.nii.gz", "two", "one"].map(|f| d.join(f));
+    let base = ["fim", "--tensor", s(&t), "--mask", s(&wm), "--source", s(&r1), "--backend", "cpu"];
+    let (code, _, stderr) = run(&[&base[..], &["--target", s(&r2), "--out", s(&two)]].concat(), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let starting = |e: &str, w: &str| e.lines().filter(|l| l.starts_with(w)).count();
+    assert!(starting(&stderr, "fim u1 (from --source): ") > 0 && starting(&stderr, "fim u2 (from --target): ") > 0, "{stderr}");
+    assert_eq!(starting(&stderr, "fim: "), 0, "{stderr}");
+    let (code, _, stderr) = run(&[&base[..], &["--out", s(&one)]].concat(), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(starting(&stderr, "fim: ") > 0 && !stderr.contains("from --"), "{stderr}");
+}
+
 /// The largest alpha the data allow runs, and a tiny alpha gives the isotropic metric's costs
 /// (S = |D|^(1/3) I: 15 voxels cost 15 / sqrt(|D|^(1/3))).
 #[test]

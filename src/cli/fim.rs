@@ -113,7 +113,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     for w in fim::unused_option_warnings(a.metric, a.alpha, a.solver, a.validity, a.local) {
         eprintln!("{w}");
     }
-    let params = Params { solver: a.solver, validity: a.validity.unwrap_or_default(), local: a.local.unwrap_or_default(), progress: true, ..Params::default() };
+    // Two solves' lines in a log are told apart by their region.
+    let regions: &[&str] = if target.is_some() { &["u1 (from --source)", "u2 (from --target)"] } else { &[] };
+    let params = Params { solver: a.solver, validity: a.validity.unwrap_or_default(), local: a.local.unwrap_or_default(), progress: true, regions, ..Params::default() };
     let mut p = Problem { dims, voxel: geom.voxel_size.map(|h| h as f64), speed, mask, source: Vec::new() };
     // u1 and u2 over one field: a GPU uploads it once.
     let mut regions: Vec<Vec<u8>> = std::iter::once(source).chain(target).collect();

@@ -317,7 +317,7 @@ impl FimKernels for GpuFim {
             let run = self.run(FieldRef { sblock: &sb, vox: None, ..f.as_ref() }, &q, par)?;
             return Ok(stack.split(run));
         }
-        super::each_source(p, sources, |p| self.run(f.as_ref(), p, par))
+        super::each_source(p, sources, |p, i| self.run(f.as_ref(), p, &par.region(i)))
     }
 }
 

@@ -140,12 +140,31 @@ pub struct Params {
     /// Progress on stderr while solving: a spinner on a terminal; elsewhere (a batch job's log)
     /// plain lines of the mask voxels reached, from the CPU's node FIM (the CLI sets it).
     pub progress: bool,
+    /// The regions' names in the progress, in [`solve_regions`]' order ("u1 (from --source)"):
+    /// with `--target` two solves' lines looked alike. Empty: a plain "fim".
+    pub regions: &'static [&'static str],
+}
+
+impl Params {
+    /// The settings for region `i` of [`solve_regions`] alone (its name only).
+    pub(crate) fn region(&self, i: usize) -> Params {
+        Params { regions: self.regions.get(i..i + 1).unwrap_or(&[]), ..*self }
+    }
+
+    /// The solve's name in its progress: "fim", or "fim u1 (from --source)"; a stacked solve of
+    /// several regions names them all.
+    fn what(&self) -> String {
+        match self.regions {
+            [] => "fim".into(),
+            r => format!("fim {}", r.join(" and ")),
+        }
+    }
 }
 
 impl Default for Params {
     fn default() -> Params {
         // 1e-6 relative is ~8 float ulps: below it an f32 update cannot be told from rounding.
-        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 0, host_list: false, lanes: 0, defer: None, probe: None, settle: true, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false }
+        Params { solver: Solver::Fim, validity: Validity::Index, local: Local::Exact, tol: 1e-6, block: 4, inner: 0, host_list: false, lanes: 0, defer: None, probe: None, settle: true, folded: true, eager: true, skip: true, max_sweeps: 0, progress: false, regions: &[] }
     }
 }
 
@@ -231,7 +250,7 @@ impl Progress {
             return Progress { spinner: indicatif::ProgressBar::hidden(), lines: None };
         }
         let spinner = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template("fim {spinner} {msg} ({elapsed})") {
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!("{} {{spinner}} {{msg}} ({{elapsed}})", params.what())) {
             spinner.set_style(style);
         }
         Progress { spinner, lines: None }
@@ -243,7 +262,7 @@ impl Progress {
         let mut p = Progress::new(params);
         if params.progress && !std::io::stderr().is_terminal() {
             let (inside, sources) = counts();
-            p.lines = Some(std::cell::RefCell::new(Reach::new(inside, sources, std::time::Instant::now())));
+            p.lines = Some(std::cell::RefCell::new(Reach::new(&params.what(), inside, sources, std::time::Instant::now())));
         }
         p
     }
@@ -271,6 +290,7 @@ impl Progress {
 /// `io::progress`'s: at each new tenth (the first at once, later ones MIN_GAP apart), and after
 /// MAX_GAP without one.
 pub(crate) struct Reach {
+    what: String,
     len: u64,
     pos: u64,
     start: std::time::Instant,
@@ -279,8 +299,8 @@ pub(crate) struct Reach {
 }
 
 impl Reach {
-    pub(crate) fn new(len: u64, pos: u64, start: std::time::Instant) -> Reach {
-        Reach { len, pos, start, last: None, tenth: (pos * 10).checked_div(len).unwrap_or(0) }
+    pub(crate) fn new(what: &str, len: u64, pos: u64, start: std::time::Instant) -> Reach {
+        Reach { what: what.into(), len, pos, start, last: None, tenth: (pos * 10).checked_div(len).unwrap_or(0) }
     }
 
     pub(crate) fn advance(&mut self, n: u64, it: usize, active: usize, now: std::time::Instant) -> Option<String> {
@@ -295,7 +315,7 @@ impl Reach {
         self.tenth = tenth;
         self.last = Some(now);
         let pct = self.pos * 100 / self.len.max(1);
-        Some(format!("fim: {}/{} mask voxels reached ({pct}%), iteration {it}, {active} active nodes, {} elapsed", self.pos, self.len, span(now.duration_since(self.start).as_secs_f64())))
+        Some(format!("{}: {}/{} mask voxels reached ({pct}%), iteration {it}, {active} active nodes, {} elapsed", self.what, self.pos, self.len, span(now.duration_since(self.start).as_secs_f64())))
     }
 }
 
@@ -312,18 +332,19 @@ pub trait FimKernels {
     /// u from each of `sources` in turn over `p`'s field (each swapped into `p.source` for its
     /// solve and put back). A GPU reorders and uploads S once for all of them.
     fn solve_regions(&mut self, p: &mut Problem, sources: &mut [Vec<u8>], params: &Params) -> Result<Vec<Solution>> {
-        each_source(p, sources, |p| self.solve(p, params))
+        each_source(p, sources, |p, i| self.solve(p, &params.region(i)))
     }
 }
 
-/// `f(p)` with each of `sources` in turn as `p.source`, put back after each: the regions share
-/// one field without a copy of it per region.
-pub(crate) fn each_source<T>(p: &mut Problem, sources: &mut [Vec<u8>], mut f: impl FnMut(&Problem) -> Result<T>) -> Result<Vec<T>> {
+/// `f(p, i)` with each of `sources` in turn as `p.source` (i its index), put back after each:
+/// the regions share one field without a copy of it per region.
+pub(crate) fn each_source<T>(p: &mut Problem, sources: &mut [Vec<u8>], mut f: impl FnMut(&Problem, usize) -> Result<T>) -> Result<Vec<T>> {
     sources
         .iter_mut()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
             std::mem::swap(&mut p.source, s);
-            let r = f(p);
+            let r = f(p, i);
             std::mem::swap(&mut p.source, s);
             r
         })
@@ -406,7 +427,7 @@ pub fn solve(device: &Device, p: &Problem, params: &Params) -> Result<Solution> 
 /// `p.source` is not read. The same u as [`solve`] for each region alone, without a copy of the
 /// field per region, and a GPU uploads S once.
 pub fn solve_regions(device: &Device, p: &mut Problem, sources: &mut [Vec<u8>], params: &Params) -> Result<Vec<Solution>> {
-    each_source(p, sources, |p| p.validate())?;
+    each_source(p, sources, |p, _| p.validate())?;
     let mut k = crate::runtime::stages::stage("fim kernels", || kernels(device, params))?;
     let r = k.solve_regions(p, sources, params);
     crate::runtime::stages::stage("fim release", || drop(k));
@@ -450,7 +471,7 @@ mod tests {
     fn a_log_hears_the_voxels_reached_and_that_reaching_all_is_not_the_end() {
         let t0 = std::time::Instant::now();
         let at = |s: u64| t0 + std::time::Duration::from_secs(s);
-        let mut r = super::Reach::new(1000, 0, t0);
+        let mut r = super::Reach::new("fim", 1000, 0, t0);
         assert_eq!(r.advance(50, 1, 40, at(0)), None);
         assert_eq!(r.advance(60, 2, 80, at(1)).as_deref(), Some("fim: 110/1000 mask voxels reached (11%), iteration 2, 80 active nodes, 1s elapsed"));
         // Every voxel reached within MIN_GAP: said once the gap has passed, while the list still

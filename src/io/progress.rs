@@ -35,7 +35,23 @@ impl Progress {
             }
             return Progress { bar, log: None };
         }
-        Progress { bar: ProgressBar::hidden(), log: Some(Mutex::new(Log::new(what, unit, len, Instant::now()))) }
+        Progress { bar: ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden()), log: Some(Mutex::new(Log::new(what, unit, len, Instant::now()))) }
+    }
+
+    /// `len` units counted and never shown: for tests of how far a run moves its bar.
+    #[cfg(test)]
+    pub(crate) fn silent(len: u64) -> Progress {
+        Progress { bar: ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden()), log: None }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn position(&self) -> u64 {
+        self.bar.position()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn length(&self) -> Option<u64> {
+        self.bar.length()
     }
 
     pub fn inc(&self, n: u64) {

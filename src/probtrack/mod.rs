@@ -438,8 +438,10 @@ fn track_range(k: &mut dyn ProbtrackKernels, field: &Field, nseeds: usize, cfg: 
     let per = batch_size(k, cfg, range.len(), cfg.overlap);
     let mut twin = if cfg.overlap && range.len() > per { k.twin()? } else { None };
     let p1 = cfg.params(field, nseeds, !filtering);
-    let kept = pass(k, twin.as_mut(), &p1, cfg, true, &batches(range, per), bar, stats)?;
+    let kept = pass(k, twin.as_mut(), &p1, cfg, true, &batches(range.clone(), per), bar, stats)?;
     if filtering {
+        // The bar holds two passes of the range; the second traces only the kept streamlines.
+        bar.inc((range.len() - kept.len()) as u64);
         let p2 = cfg.params(field, nseeds, true);
         let list = kept.to_vec();
         let lists: Vec<Batch> = list.chunks(per).map(Batch::List).collect();
@@ -586,4 +588,39 @@ pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> R
 
 fn progress_bar(len: u64, show: bool) -> Progress {
     Progress::new(len, show, "probtrack {bar:40} {pos}/{len} streamlines ({eta} left)", "probtrack", "streamlines")
+}
+
+#[cfg(test)]
+#[test]
+fn a_filtered_run_moves_its_bar_exactly_to_the_end() {
+    let t = phantom::straight();
+    let a = t.angles(4, 10.0, 2);
+    let mut f = t.field(&a);
+    let [nx, ny, nz] = t.geom.dims;
+    let pick = |keep: &dyn Fn(usize, usize) -> bool| -> Vec<u8> {
+        let mut m = vec![0u8; nx * ny * nz];
+        for z in 2..8 {
+            for y in 2..8 {
+                for x in 0..nx {
+                    m[t.geom.index(x, y, z)] = keep(x, y) as u8;
+                }
+            }
+        }
+        m
+    };
+    // Half the bundle's cross-section at x = 12: some streamlines kept, some not.
+    f.add_waypoint_voxels(&pick(&|x, y| x == 12 && y < 5)).unwrap();
+    let seeds: Vec<u32> = pick(&|x, _| x == 3).iter().enumerate().filter(|(_, &m)| m != 0).map(|(v, _)| v as u32).collect();
+    let cfg = Config { nsamples: 8, max_steps: 300, max_batch: Some(7), ..Config::default() };
+    let total = seeds.len() * cfg.nsamples;
+    let mut k = kernels(&Device::Cpu(std::sync::Arc::new(crate::runtime::cpu::Cpu::new(Some(1)).unwrap()))).unwrap();
+    k.upload(&f, &seeds).unwrap();
+    // As run_split: one bar of both passes, ranges tracked one after another.
+    let bar = Progress::silent(2 * total as u64);
+    let mut kept = 0;
+    for r in [0..total / 3, total / 3..total] {
+        kept += track_range(k.as_mut(), &f, seeds.len(), &cfg, r, &bar, &mut Stats::default()).unwrap().0.len();
+    }
+    assert!(kept > 0 && kept < total, "the waypoint must select: {kept} of {total}");
+    assert_eq!(bar.position(), bar.length().unwrap(), "{kept} of {total} streamlines kept");
 }
