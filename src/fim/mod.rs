@@ -293,29 +293,22 @@ pub(crate) struct Reach {
     what: String,
     len: u64,
     pos: u64,
-    start: std::time::Instant,
-    last: Option<std::time::Instant>,
-    tenth: u64,
+    cadence: crate::io::progress::Cadence,
 }
 
 impl Reach {
     pub(crate) fn new(what: &str, len: u64, pos: u64, start: std::time::Instant) -> Reach {
-        Reach { what: what.into(), len, pos, start, last: None, tenth: (pos * 10).checked_div(len).unwrap_or(0) }
+        Reach { what: what.into(), len, pos, cadence: crate::io::progress::Cadence::new(start, (pos * 10).checked_div(len).unwrap_or(0)) }
     }
 
     pub(crate) fn advance(&mut self, n: u64, it: usize, active: usize, now: std::time::Instant) -> Option<String> {
-        use crate::io::progress::{span, MAX_GAP, MIN_GAP};
         self.pos = (self.pos + n).min(self.len);
-        let tenth = (self.pos * 10).checked_div(self.len).unwrap_or(10);
-        let since = self.last.map(|t| now.duration_since(t));
-        let due = (tenth > self.tenth && since.is_none_or(|s| s >= MIN_GAP)) || since.unwrap_or(now.duration_since(self.start)) >= MAX_GAP;
-        if !due {
+        if !self.cadence.due((self.pos * 10).checked_div(self.len).unwrap_or(10), now) {
             return None;
         }
-        self.tenth = tenth;
-        self.last = Some(now);
         let pct = self.pos * 100 / self.len.max(1);
-        Some(format!("{}: {}/{} mask voxels reached ({pct}%), iteration {it}, {active} active nodes, {} elapsed", self.what, self.pos, self.len, span(now.duration_since(self.start).as_secs_f64())))
+        let elapsed = crate::io::progress::span(now.duration_since(self.cadence.start).as_secs_f64());
+        Some(format!("{}: {}/{} mask voxels reached ({pct}%), iteration {it}, {active} active nodes, {elapsed} elapsed", self.what, self.pos, self.len))
     }
 }
 

@@ -69,20 +69,43 @@ impl Progress {
     }
 }
 
+/// When a log line is due: at each new tenth of the work (the first at once, later ones
+/// MIN_GAP apart), and after MAX_GAP without one. Shared by [`Log`] and fim's reached-voxel lines.
+pub(crate) struct Cadence {
+    pub(crate) start: Instant,
+    last: Option<Instant>,
+    tenth: u64,
+}
+
+impl Cadence {
+    pub(crate) fn new(start: Instant, tenth: u64) -> Cadence {
+        Cadence { start, last: None, tenth }
+    }
+
+    /// Whether a line is due at `now` with the work at `tenth`; if so it counts as written.
+    pub(crate) fn due(&mut self, tenth: u64, now: Instant) -> bool {
+        let since = self.last.map(|t| now.duration_since(t));
+        let due = (tenth > self.tenth && since.is_none_or(|s| s >= MIN_GAP)) || since.unwrap_or(now.duration_since(self.start)) >= MAX_GAP;
+        if due {
+            self.tenth = tenth;
+            self.last = Some(now);
+        }
+        due
+    }
+}
+
 /// The line-by-line form of a bar.
 pub(crate) struct Log {
     what: String,
     unit: String,
     len: u64,
     pos: u64,
-    start: Instant,
-    last: Option<Instant>,
-    tenth: u64,
+    cadence: Cadence,
 }
 
 impl Log {
     pub(crate) fn new(what: &str, unit: &str, len: u64, start: Instant) -> Log {
-        Log { what: what.into(), unit: unit.into(), len, pos: 0, start, last: None, tenth: 0 }
+        Log { what: what.into(), unit: unit.into(), len, pos: 0, cadence: Cadence::new(start, 0) }
     }
 
     /// Moves on by `n` at `now`; the line due then, if any: at each new tenth of the work (the
@@ -93,15 +116,10 @@ impl Log {
         if self.len == 0 || self.pos >= self.len {
             return None;
         }
-        let tenth = self.pos * 10 / self.len;
-        let since = self.last.map(|t| now.duration_since(t));
-        let due = (tenth > self.tenth && since.is_none_or(|s| s >= MIN_GAP)) || since.unwrap_or(now.duration_since(self.start)) >= MAX_GAP;
-        if !due {
+        if !self.cadence.due(self.pos * 10 / self.len, now) {
             return None;
         }
-        self.tenth = tenth;
-        self.last = Some(now);
-        let elapsed = now.duration_since(self.start).as_secs_f64();
+        let elapsed = now.duration_since(self.cadence.start).as_secs_f64();
         let left = elapsed * (self.len - self.pos) as f64 / self.pos.max(1) as f64;
         Some(format!("{}: {}/{} {} ({}%), {} elapsed, about {} left", self.what, self.pos, self.len, self.unit, self.pos * 100 / self.len, span(elapsed), span(left)))
     }
