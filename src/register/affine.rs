@@ -57,13 +57,16 @@ pub fn voxel_map(t: &Mat4, fixed: &Geometry, moving: &Geometry) -> Mat4 {
 
 /// FSL's "scaled voxel" frame of an image: voxel indices times pixdim, with x reversed
 /// ((nx - 1 - i) * dx) when the voxel-to-world determinant is positive (FSL's radiological
-/// internal convention).
+/// internal convention). An image with neither sform nor qform code is radiological to FSL
+/// (fslio's FslGetLeftRightOrder starts from det = -1), so never reversed, though the
+/// pixdim diagonal standing in for its affine has a positive determinant.
 pub fn fsl_frame(g: &Geometry) -> Mat4 {
     let mut s = IDENTITY;
     for i in 0..3 {
         s[i][i] = g.voxel_size[i] as f64;
     }
-    if g.det() > 0.0 {
+    let oriented = g.header.sform_code > 0 || g.header.qform_code > 0;
+    if oriented && g.det() > 0.0 {
         s[0][0] = -(g.voxel_size[0] as f64);
         s[0][3] = (g.dims[0] as f64 - 1.0) * g.voxel_size[0] as f64;
     }
@@ -191,6 +194,27 @@ mod tests {
         assert!((want[0] - (39.0 - 10.0) * 2.0).abs() < 1e-12);
         for k in 0..3 {
             assert!((got[k] - want[k]).abs() < 1e-9, "{got:?} vs {want:?}");
+        }
+    }
+
+    /// An image with neither sform nor qform code is radiological to FSL: its x is not
+    /// reversed, so FLIRT's identity .mat between two such images of other widths takes
+    /// reference voxel i to moving voxel i (reversed, it took i to i + 10 here). A qform or
+    /// sform code alone brings the reversal back, the pixdim diagonal's det being positive.
+    #[test]
+    fn images_without_orientation_are_radiological_to_fsl() {
+        let plain = |dims: [usize; 3], q: i16, s: i16| {
+            let mut g = Geometry::synthetic(dims, [2.0; 3]);
+            (g.header.qform_code, g.header.sform_code) = (q, s);
+            g
+        };
+        let (f, m) = (plain([30, 20, 10], 0, 0), plain([40, 20, 10], 0, 0));
+        assert_eq!(fsl_frame(&f)[0], [2.0, 0.0, 0.0, 0.0]);
+        let t = from_flirt(&IDENTITY, &f, &m);
+        let got = m.world_to_voxel(apply(&t, f.voxel_to_world([3.0, 4.0, 5.0])));
+        assert!((0..3).all(|k| (got[k] - [3.0, 4.0, 5.0][k]).abs() < 1e-9), "{got:?}");
+        for (q, s) in [(1, 0), (0, 2)] {
+            assert_eq!(fsl_frame(&plain([30, 20, 10], q, s))[0], [-2.0, 0.0, 0.0, 58.0], "qform {q} sform {s}");
         }
     }
 
