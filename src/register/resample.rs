@@ -103,6 +103,15 @@ pub fn unused_options_warning(backend: &BackendSpec, threads: Option<usize>) -> 
     crate::runtime::unused::unused_device_options("resample", "runs on the CPU, on every core (as register's warped image)", &b, threads)
 }
 
+/// Says when the output is 0 everywhere though the moving image is not: the matrix took every
+/// reference voxel outside the moving image's data (a matrix for other images, the inverse one,
+/// or --affine and --fsl-mat mixed up). register stops on no overlap; this wrote an empty image
+/// without a word.
+pub fn empty_output_warning(out: &[f32], moving: &Volume, out_name: &str, moving_name: &str) -> Option<String> {
+    let empty = out.iter().all(|v| *v == 0.0) && moving.as_flat().iter().any(|v| *v != 0.0);
+    empty.then(|| format!("warning: {out_name}: every voxel is 0, though {moving_name} is not: the matrix takes the whole reference grid off the moving image's data (a matrix for other images, or its inverse?)"))
+}
+
 /// Integer labels above 2^24 are not all float32 numbers: the reader has already rounded them
 /// (outputs are float32), so two such labels may have become one. Says so for a nearest run
 /// whose moving image is stored as integers and holds such values.
