@@ -26,8 +26,9 @@ pub struct Args {
     /// moving image's values kept exactly)
     #[arg(long, value_enum, default_value = "linear")]
     interp: Interp,
-    /// Output image, float32 on the reference grid (.nii.gz, or .nii under
-    /// FSLOUTPUTTYPE=NIFTI; a name ending in / is a folder: writes FOLDER/resampled.nii.gz)
+    /// Output image, float32 on the reference grid: .nii.gz, or .nii under FSLOUTPUTTYPE=NIFTI,
+    /// whatever ending is given, as FSL's tools do (--out lab.nii writes lab.nii.gz); a name
+    /// ending in / is a folder: writes FOLDER/resampled.nii.gz
     #[arg(long)]
     out: PathBuf,
 }
