@@ -195,3 +195,42 @@ fn a_device_backend_is_said_to_be_unused() {
         assert_eq!(err.contains(&format!("warning: --backend {backend} does not apply to resample, which runs on the CPU")), warned, "{backend}: {err}");
     }
 }
+
+/// A matrix that takes the whole reference grid off the moving image (here 5 m along x) writes
+/// an all-0 image with a warning saying so; a matrix with overlap has none.
+#[test]
+fn an_all_zero_output_is_said() {
+    let d = tempfile::tempdir().unwrap();
+    write_pair(d.path());
+    let (fx, mv) = (d.path().join("fixed.nii.gz"), d.path().join("moving.nii.gz"));
+    for (shift, warned) in [(5000.0, true), (3.0, false)] {
+        let t = d.path().join("t.txt");
+        affine::write(&t, &affine::translation([shift, 0.0, 0.0])).unwrap();
+        let out = d.path().join(format!("o{shift}.nii.gz"));
+        let (code, _, err) = run(&["resample", "--ref", s(&fx), "--moving", s(&mv), "--affine", s(&t), "--out", s(&out)], &[]);
+        assert_eq!(code, 0, "{err}");
+        let zero = read_nifti(&out).unwrap().as_flat().iter().all(|v| *v == 0.0);
+        assert_eq!(zero, warned, "shift {shift}");
+        assert_eq!(err.contains(&format!("warning: {}: every voxel is 0, though {} is not", s(&out), s(&mv))), warned, "shift {shift}: {err}");
+    }
+}
+
+/// The output's ending follows FSLOUTPUTTYPE, not the name given (as FSL's tools): --out
+/// lab.nii writes lab.nii.gz, and the help says so (it promised .nii only "under
+/// FSLOUTPUTTYPE=NIFTI", leaving a user to expect lab.nii).
+#[test]
+fn the_output_ending_follows_fsloutputtype_as_the_help_says() {
+    let d = tempfile::tempdir().unwrap();
+    write_pair(d.path());
+    let (fx, mv) = (d.path().join("fixed.nii.gz"), d.path().join("moving.nii.gz"));
+    let t = d.path().join("t.txt");
+    affine::write(&t, &affine::IDENTITY).unwrap();
+    for (given, env, written) in [("lab.nii", "NIFTI_GZ", "lab.nii.gz"), ("lab2.nii.gz", "NIFTI", "lab2.nii")] {
+        let (code, stdout, err) = run(&["resample", "--ref", s(&fx), "--moving", s(&mv), "--affine", s(&t), "--out", s(&d.path().join(given))], &[("FSLOUTPUTTYPE", env)]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(stdout.trim(), s(&d.path().join(written)));
+        assert!(d.path().join(written).is_file() && !d.path().join(given).exists(), "{given}");
+    }
+    let (_, help, _) = run(&["resample", "--help"], &[]);
+    assert!(help.contains("whatever ending is given") && help.contains("--out lab.nii writes lab.nii.gz"), "{help}");
+}

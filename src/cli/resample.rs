@@ -26,8 +26,9 @@ pub struct Args {
     /// moving image's values kept exactly)
     #[arg(long, value_enum, default_value = "linear")]
     interp: Interp,
-    /// Output image, float32 on the reference grid (.nii.gz, or .nii under
-    /// FSLOUTPUTTYPE=NIFTI; a name ending in / is a folder: writes FOLDER/resampled.nii.gz)
+    /// Output image, float32 on the reference grid: .nii.gz, or .nii under FSLOUTPUTTYPE=NIFTI,
+    /// whatever ending is given, as FSL's tools do (--out lab.nii writes lab.nii.gz); a name
+    /// ending in / is a folder: writes FOLDER/resampled.nii.gz
     #[arg(long)]
     out: PathBuf,
 }
@@ -60,6 +61,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let t0 = std::time::Instant::now();
     let data = stage("resample", || resample::resample(&moving, &reference.geom, &t, a.interp));
     let wall = t0.elapsed().as_secs_f64();
+    if let Some(w) = resample::empty_output_warning(&data, &moving, &out.nifti_name(&name).display().to_string(), &a.moving.display().to_string()) {
+        eprintln!("{w}");
+    }
     let g = resample::output_geometry(&reference.geom, &moving);
     stage("write", || out.nifti(&name, &g, moving.nvol(), &data))?;
     let written = stage("commit", || out.commit())?;

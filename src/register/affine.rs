@@ -57,13 +57,16 @@ pub fn voxel_map(t: &Mat4, fixed: &Geometry, moving: &Geometry) -> Mat4 {
 
 /// FSL's "scaled voxel" frame of an image: voxel indices times pixdim, with x reversed
 /// ((nx - 1 - i) * dx) when the voxel-to-world determinant is positive (FSL's radiological
-/// internal convention).
+/// internal convention). An image with neither sform nor qform code is radiological to FSL
+/// (fslio's FslGetLeftRightOrder starts from det = -1), so never reversed, though the
+/// pixdim diagonal standing in for its affine has a positive determinant.
 pub fn fsl_frame(g: &Geometry) -> Mat4 {
     let mut s = IDENTITY;
     for i in 0..3 {
         s[i][i] = g.voxel_size[i] as f64;
     }
-    if g.det() > 0.0 {
+    let oriented = g.header.sform_code > 0 || g.header.qform_code > 0;
+    if oriented && g.det() > 0.0 {
         s[0][0] = -(g.voxel_size[0] as f64);
         s[0][3] = (g.dims[0] as f64 - 1.0) * g.voxel_size[0] as f64;
     }
@@ -105,9 +108,32 @@ pub fn write(path: &Path, m: &Mat4) -> Result<()> {
     std::fs::write(path, format(m)).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Refuses an ITK/ANTs transform file (antsRegistration's binary 0GenericAffine.mat, or ITK's
+/// text "#Insight Transform File"), saying how to get a matrix from it: these were refused as
+/// "not valid UTF-8" or "'Transform:' is not a number", and a binary .mat given to --affine
+/// was sent to --fsl-mat. A file that cannot be opened is left to the reader's own error.
+pub fn refuse_itk(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        // Both forms name their transform class near the start (the binary one as its first
+        // variable's name, after a 20-byte header).
+        let _ = f.take(4096).read_to_end(&mut head);
+    }
+    let has = |w: &[u8]| head.windows(w.len()).any(|x| x == w);
+    if has(b"Insight Transform File") || has(b"Transform_double_") || has(b"Transform_float_") {
+        bail!(
+            "{}: an ITK/ANTs transform, not a 4x4 matrix: convert it with ConvertTransformFile 3 IN OUT.txt --homogeneousMatrix, then negate rows and columns x and y (ITK is LPS, this reads RAS world mm)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Reads a 4x4 affine text file (whitespace-separated, 16 numbers; the last row must be
 /// 0 0 0 1 and the 3x3 part invertible), naming the file in every error.
 pub fn read(path: &Path) -> Result<Mat4> {
+    refuse_itk(path)?;
     let shown = path.display();
     let text = crate::volume::read_text(path)?;
     // From # to the end of a line is a comment (a note of where the matrix came from, as tools
@@ -194,6 +220,27 @@ mod tests {
         }
     }
 
+    /// An image with neither sform nor qform code is radiological to FSL: its x is not
+    /// reversed, so FLIRT's identity .mat between two such images of other widths takes
+    /// reference voxel i to moving voxel i (reversed, it took i to i + 10 here). A qform or
+    /// sform code alone brings the reversal back, the pixdim diagonal's det being positive.
+    #[test]
+    fn images_without_orientation_are_radiological_to_fsl() {
+        let plain = |dims: [usize; 3], q: i16, s: i16| {
+            let mut g = Geometry::synthetic(dims, [2.0; 3]);
+            (g.header.qform_code, g.header.sform_code) = (q, s);
+            g
+        };
+        let (f, m) = (plain([30, 20, 10], 0, 0), plain([40, 20, 10], 0, 0));
+        assert_eq!(fsl_frame(&f)[0], [2.0, 0.0, 0.0, 0.0]);
+        let t = from_flirt(&IDENTITY, &f, &m);
+        let got = m.world_to_voxel(apply(&t, f.voxel_to_world([3.0, 4.0, 5.0])));
+        assert!((0..3).all(|k| (got[k] - [3.0, 4.0, 5.0][k]).abs() < 1e-9), "{got:?}");
+        for (q, s) in [(1, 0), (0, 2)] {
+            assert_eq!(fsl_frame(&plain([30, 20, 10], q, s))[0], [-2.0, 0.0, 0.0, 58.0], "qform {q} sform {s}");
+        }
+    }
+
     /// `as_written` is what the file gives back, bit for bit, and it is not the matrix itself:
     /// without it, register's warped image came from a matrix its file does not hold.
     #[test]
@@ -223,5 +270,26 @@ mod tests {
         assert_eq!(read(&p).unwrap()[1][3], 2.0);
         std::fs::write(&p, "0 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1").unwrap();
         assert!(read(&p).unwrap_err().to_string().contains("singular"));
+    }
+
+    /// ANTs' binary 0GenericAffine.mat (MATLAB v4: a 20-byte header, then the variable's name)
+    /// and ITK's text transform are named as such, with the conversion; a FLIRT-like matrix
+    /// whose comment mentions ITK is still a matrix.
+    #[test]
+    fn itk_transforms_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        let mut bin: Vec<u8> = [0i32, 12, 1, 0, 27].iter().flat_map(|v| v.to_le_bytes()).collect();
+        bin.extend_from_slice(b"AffineTransform_double_3_3\0");
+        bin.extend([1.0f64, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0].iter().flat_map(|v| v.to_le_bytes()));
+        let ants = d.path().join("0GenericAffine.mat");
+        std::fs::write(&ants, &bin).unwrap();
+        let text = d.path().join("t.txt");
+        std::fs::write(&text, "#Insight Transform File V1.0\n#Transform 0\nTransform: AffineTransform_double_3_3\nParameters: 1 0 0 0 1 0 0 0 1 2 3 4\nFixedParameters: 0 0 0\n").unwrap();
+        for p in [&ants, &text] {
+            let e = read(p).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{}: an ITK/ANTs transform", p.display())) && e.contains("ConvertTransformFile"), "{e}");
+        }
+        std::fs::write(&text, "# converted from ITK (LPS -> RAS)\n1 0 0 2\n0 1 0 3\n0 0 1 4\n0 0 0 1\n").unwrap();
+        assert_eq!(read(&text).unwrap(), translation([2.0, 3.0, 4.0]));
     }
 }

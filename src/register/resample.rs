@@ -40,6 +40,8 @@ pub enum MatrixFile {
 /// in a file named `.mat` is refused: register writes its FLIRT matrix under that name, and
 /// read as world coordinates it would resample to the wrong place without a word.
 pub fn read_matrix(path: &Path, kind: MatrixFile) -> Result<Mat4> {
+    // An ANTs .mat is neither kind: say so before sending it to --fsl-mat.
+    affine::refuse_itk(path)?;
     if kind == MatrixFile::World && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat")) {
         bail!(
             "{}: a .mat file is taken for FSL FLIRT's convention (register's PREFIX.mat): give it with --fsl-mat; --affine reads a world matrix (register's PREFIX_affine.txt, reg_aladin's -aff)",
@@ -99,6 +101,15 @@ pub fn output_geometry(reference: &Geometry, moving: &Volume) -> Geometry {
 pub fn unused_options_warning(backend: &BackendSpec, threads: Option<usize>) -> Option<String> {
     let b = if *backend == BackendSpec::Cpu { BackendSpec::Auto } else { backend.clone() };
     crate::runtime::unused::unused_device_options("resample", "runs on the CPU, on every core (as register's warped image)", &b, threads)
+}
+
+/// Says when the output is 0 everywhere though the moving image is not: the matrix took every
+/// reference voxel outside the moving image's data (a matrix for other images, the inverse one,
+/// or --affine and --fsl-mat mixed up). register stops on no overlap; this wrote an empty image
+/// without a word.
+pub fn empty_output_warning(out: &[f32], moving: &Volume, out_name: &str, moving_name: &str) -> Option<String> {
+    let empty = out.iter().all(|v| *v == 0.0) && moving.as_flat().iter().any(|v| *v != 0.0);
+    empty.then(|| format!("warning: {out_name}: every voxel is 0, though {moving_name} is not: the matrix takes the whole reference grid off the moving image's data (a matrix for other images, or its inverse?)"))
 }
 
 /// Integer labels above 2^24 are not all float32 numbers: the reader has already rounded them
@@ -212,6 +223,22 @@ mod tests {
         }
         let e = read_matrix(&misnamed, MatrixFile::World).unwrap_err().to_string();
         assert!(e.contains("w.mat") && e.contains("--fsl-mat"), "{e}");
+    }
+
+    /// ANTs' 0GenericAffine.mat given to --affine is named as an ITK transform, not sent to
+    /// --fsl-mat (where it failed as "not valid UTF-8").
+    #[test]
+    fn an_ants_mat_is_not_sent_to_fsl_mat() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("0GenericAffine.mat");
+        let mut bin: Vec<u8> = [0i32, 12, 1, 0, 27].iter().flat_map(|v| v.to_le_bytes()).collect();
+        bin.extend_from_slice(b"AffineTransform_double_3_3\0");
+        bin.extend([0xffu8; 96]);
+        std::fs::write(&p, bin).unwrap();
+        for kind in [MatrixFile::World, MatrixFile::Flirt] {
+            let e = read_matrix(&p, kind).unwrap_err().to_string();
+            assert!(e.contains("an ITK/ANTs transform") && !e.contains("--fsl-mat"), "{kind:?}: {e}");
+        }
     }
 
     #[test]
