@@ -183,8 +183,8 @@ fn sample_row_body<S: Trilinear>(s: &S, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &
     let (mx0, mx1, mx2) = (&mx[0][..n], &mx[1][..n], &mx[2][..n]);
     let ok = &mut ok[..n];
     for x in 0..n {
-        let p = [mx0[x] + c[0] + c[1] + c[2], mx1[x] + c[3] + c[4] + c[5], mx2[x] + c[6] + c[7] + c[8]];
-        let inside = (p[0] >= 0.0) & (p[0] <= hi[0]) & (p[1] >= 0.0) & (p[1] <= hi[1]) & (p[2] >= 0.0) & (p[2] <= hi[2]);
+        let p = row_point([mx0[x], mx1[x], mx2[x]], &c);
+        let inside = within(p, hi);
         let q = if inside { p } else { [0.0; 3] };
         ok[x] = inside;
         vals[x] = s.at_inside(q);
@@ -210,6 +210,19 @@ fn sample_row_padded(s: &Padded, mx: &[Vec<f32>; 3], c: [f32; 9], vals: &mut [f3
 fn row_terms(m: &[f32; 12], y: usize, z: usize) -> [f32; 9] {
     let (yf, zf) = (y as f32, z as f32);
     [m[1] * yf, m[2] * zf, m[3], m[5] * yf, m[6] * zf, m[7], m[9] * yf, m[10] * zf, m[11]]
+}
+
+/// A row's position: the x table's three values plus [`row_terms`], in map_point's order. The
+/// samplers and [`nearest_into`] share it, so both interpolations see the same positions.
+#[inline(always)]
+fn row_point(mx: [f32; 3], c: &[f32; 9]) -> [f32; 3] {
+    [mx[0] + c[0] + c[1] + c[2], mx[1] + c[3] + c[4] + c[5], mx[2] + c[6] + c[7] + c[8]]
+}
+
+/// Whether `p` lies in the box of voxel centres 0..=hi (no branch: the row loop vectorises).
+#[inline(always)]
+fn within(p: [f32; 3], hi: [f32; 3]) -> bool {
+    (p[0] >= 0.0) & (p[0] <= hi[0]) & (p[1] >= 0.0) & (p[1] <= hi[1]) & (p[2] >= 0.0) & (p[2] <= hi[2])
 }
 
 /// m[4r] x for every x of a row of `nx`, r = 0, 1, 2.
@@ -259,9 +272,8 @@ pub fn nearest_into(data: &[f32], n: [usize; 3], m: &[f32; 12], dims: [usize; 3]
         for (y, row) in slab.chunks_mut(nx).enumerate() {
             let c = row_terms(m, y, z);
             for (x, v) in row.iter_mut().enumerate() {
-                let p = [mx[0][x] + c[0] + c[1] + c[2], mx[1][x] + c[3] + c[4] + c[5], mx[2][x] + c[6] + c[7] + c[8]];
-                let inside = (0..3).all(|a| p[a] >= 0.0 && p[a] <= hi[a]);
-                *v = if inside {
+                let p = row_point([mx[0][x], mx[1][x], mx[2][x]], &c);
+                *v = if within(p, hi) {
                     // 0 <= p <= n - 1, an integer: the rounded index is a voxel (round is exact,
                     // where q + 0.5 could round up to the next integer from just below a half).
                     let k = p.map(|q| q.round() as usize);
