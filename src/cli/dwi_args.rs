@@ -25,14 +25,20 @@ pub struct DwiArgs {
 
 impl DwiArgs {
     pub fn grad_files(&self) -> GradFiles<'_> {
-        match (&self.grad, &self.bvals, &self.bvecs) {
-            (Some(g), _, _) => GradFiles::Mrtrix(g),
-            (None, Some(bvals), Some(bvecs)) => GradFiles::Fsl { bvals, bvecs },
-            _ => unreachable!("clap requires --grad or both --bvals and --bvecs"),
-        }
+        grad_files(&self.grad, &self.bvals, &self.bvecs).expect("clap requires --grad or both --bvals and --bvecs")
     }
     pub fn load(&self) -> Result<(Volume, GradientTable)> {
         neuroport::dti::design::read_dwi(&self.dwi, self.grad_files())
+    }
+}
+
+/// The gradient table's files: `--grad` (MRtrix), else `--bvals` with `--bvecs` (FSL); None
+/// when neither is complete.
+fn grad_files<'a>(grad: &'a Option<PathBuf>, bvals: &'a Option<PathBuf>, bvecs: &'a Option<PathBuf>) -> Option<GradFiles<'a>> {
+    match (grad, bvals, bvecs) {
+        (Some(g), _, _) => Some(GradFiles::Mrtrix(g)),
+        (None, Some(bvals), Some(bvecs)) => Some(GradFiles::Fsl { bvals, bvecs }),
+        _ => None,
     }
 }
 
@@ -81,12 +87,7 @@ impl TensorInput {
         if let Some(r) = self.read_tensor(mask) {
             return r;
         }
-        let files = match (&self.grad, &self.bvals, &self.bvecs) {
-            (Some(g), _, _) => Some(GradFiles::Mrtrix(g)),
-            (None, Some(bvals), Some(bvecs)) => Some(GradFiles::Fsl { bvals, bvecs }),
-            _ => None,
-        };
-        let (Some(dwi), Some(files)) = (&self.dwi, files) else { bail!("give --tensor, or --dwi with --bvals and --bvecs (or --grad)") };
+        let (Some(dwi), Some(files)) = (&self.dwi, grad_files(&self.grad, &self.bvals, &self.bvecs)) else { bail!("give --tensor, or --dwi with --bvals and --bvecs (or --grad)") };
         let (mut v, grads) = neuroport::dti::design::read_dwi(dwi, files)?;
         let mut m = match mask {
             Some((p, what)) => read_mask_like(p, &v.geom, dwi, what)?,

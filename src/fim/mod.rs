@@ -280,7 +280,6 @@ impl Progress {
             self.spinner.set_message(format!("iteration {it}, {active} active {unit}"));
         }
     }
-
 }
 
 /// The log lines of a node FIM solve: the mask voxels the front has reached (u finite, each
