@@ -21,7 +21,7 @@ fn main() {
             let t2 = std::time::Instant::now();
             touch(&mut v, par);
             let b = t2.elapsed().as_secs_f64() * 1e3;
-            eprintln!("par {par} huge {huge}: first touch {a:.1} ms, second {b:.2} ms ({} MB)", 4 * n >> 20);
+            eprintln!("par {par} huge {huge}: first touch {a:.1} ms, second {b:.2} ms ({} MB)", (4 * n) >> 20);
         }
     }
 }

@@ -12,3 +12,11 @@ fi
 . scripts/setup.sh
 export NEUROPORT_REQUIRE_OPENCL=1 NEUROPORT_REQUIRE_NVRTC=1 NEUROPORT_REQUIRE_NIBABEL=1
 cargo test --release --locked "$@"
+# The lints, after the tests (Cargo.toml's [lints.clippy] says which are allowed and why).
+if [ $# -eq 0 ]; then
+  if cargo clippy --version >/dev/null 2>&1; then
+    cargo clippy --release --locked --all-targets -- -D warnings
+  else
+    echo "test: cargo clippy is not installed; lints not checked" >&2
+  fi
+fi

@@ -322,7 +322,7 @@ fn interp_on_the_cpu_alone_is_warned_about() {
     let d = tempfile::tempdir().unwrap();
     let (t, roi, _) = phantom(d.path());
     let mut backends = vec!["cpu"];
-    if neuroport::Inventory::discover(None).opencl.first().is_some() {
+    if !neuroport::Inventory::discover(None).opencl.is_empty() {
         backends.push("opencl");
     }
     for b in backends {

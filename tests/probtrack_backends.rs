@@ -154,7 +154,7 @@ fn device_tally_counts_equal_the_cpu_for_fresh_inputs() {
     f.add_target_voxels(&(0..g.nvox() as u64).map(|v| (v % nx == plane) as u8).collect::<Vec<_>>(), "plane").unwrap();
     f.add_target_voxels(&(0..g.nvox() as u64).map(|v| (v % nx >= nx - 3) as u8).collect::<Vec<_>>(), "far").unwrap();
     let every = 3 + (seed >> 8) % 5;
-    let seeds: Vec<u32> = (0..g.nvox() as u32).filter(|&v| t.sticks[v as usize].f[0] > 0.0 && v as u64 % every == 0).collect();
+    let seeds: Vec<u32> = (0..g.nvox() as u32).filter(|&v| t.sticks[v as usize].f[0] > 0.0 && (v as u64).is_multiple_of(every)).collect();
     let long = Config { nsamples: 3, step_mm: 0.02, max_steps: 3000, schedule: "A500".parse().unwrap(), seed, ..Config::default() };
     let short = Config { nsamples: 5, max_steps: 400, seed: seed ^ 1, ..Config::default() };
     for (name, c) in [("long", long), ("short", short)] {

@@ -86,17 +86,19 @@ fn intent_of_the_input_is_not_written() {
 #[test]
 fn qform_only_file_keeps_its_geometry() {
     // 90 degrees about z (b = c = 0, d = sin 45deg) with qfac = -1 (pixdim[0]), no sform.
-    let mut h = nifti::NiftiHeader::default();
-    h.pixdim = [-1.0, 2.0, 3.0, 4.0, 1.0, 1.0, 1.0, 1.0];
-    h.sform_code = 0;
-    h.qform_code = 1;
-    h.quatern_b = 0.0;
-    h.quatern_c = 0.0;
-    h.quatern_d = std::f32::consts::FRAC_1_SQRT_2;
-    h.quatern_x = 10.0;
-    h.quatern_y = -20.0;
-    h.quatern_z = 30.0;
-    h.xyzt_units = 2;
+    let h = nifti::NiftiHeader {
+        pixdim: [-1.0, 2.0, 3.0, 4.0, 1.0, 1.0, 1.0, 1.0],
+        sform_code: 0,
+        qform_code: 1,
+        quatern_b: 0.0,
+        quatern_c: 0.0,
+        quatern_d: std::f32::consts::FRAC_1_SQRT_2,
+        quatern_x: 10.0,
+        quatern_y: -20.0,
+        quatern_z: 30.0,
+        xyzt_units: 2,
+        ..Default::default()
+    };
     let g = geometry_of(&h, [4, 3, 2]).unwrap();
     // R = [[0,-1,0],[1,0,0],[0,0,1]], columns scaled by (2, 3, 4 * qfac)
     let want = [[0.0, -3.0, 0.0, 10.0], [2.0, 0.0, 0.0, -20.0], [0.0, 0.0, -4.0, 30.0], [0.0, 0.0, 0.0, 1.0]];

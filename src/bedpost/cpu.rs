@@ -546,7 +546,7 @@ mod tests {
         let (s, mag) = shift(&m, c);
         assert!(!(s.ss > SHIFT_GUARD * mag), "the guard must see cancellation: ss {} of magnitude {mag}", s.ss);
         let fresh = Mom { ss: 0.25, r: [-0.5, 0.0, 0.0], g: m.g };
-        let got = shift_or_pass(&m, c, || fresh.clone());
+        let got = shift_or_pass(&m, c, || fresh);
         assert_eq!(got.ss, 0.25);
         // A shift of ordinary size is kept (no extra pass).
         let small = [10.0f32, 0.0, 0.0];

@@ -221,10 +221,10 @@ impl Fields {
         if metric.len() != NCOMP * nvox || mask.len() != nvox || target.is_some_and(|t| t.len() != nvox) {
             bail!("metric fields, mask and target do not share one {dims:?} grid");
         }
-        if 6 * nvox > i32::MAX as usize || dims.iter().any(|&d| d == 0) {
+        if 6 * nvox > i32::MAX as usize || dims.contains(&0) {
             bail!("grid {dims:?} is empty or too large for 32-bit voxel indices on the devices");
         }
-        let labels = (0..nvox).map(|v| (mask[v] != 0) as u8 * IN_MASK | target.map_or(0, |t| (t[v] != 0) as u8 * IN_TARGET)).collect();
+        let labels = (0..nvox).map(|v| ((mask[v] != 0) as u8 * IN_MASK) | target.map_or(0, |t| (t[v] != 0) as u8 * IN_TARGET)).collect();
         Ok(Fields { dims, voxel_size, metric, labels, packed: Default::default() })
     }
     pub fn nvox(&self) -> usize {
@@ -402,12 +402,12 @@ pub fn seeds_component_major(seeds: &[Seed]) -> Vec<f32> {
 /// and the last ([`TraceParams::every`]).
 pub fn kept_points(steps: u32, every: u32) -> usize {
     let every = every.max(1);
-    (steps / every) as usize + 1 + (steps % every != 0) as usize
+    (steps / every) as usize + 1 + (!steps.is_multiple_of(every)) as usize
 }
 
 /// Whether point `j` of a fibre of `steps` steps is kept ([`TraceParams::every`]).
 pub fn is_kept(j: usize, steps: u32, every: u32) -> bool {
-    j % every.max(1) as usize == 0 || j == steps as usize
+    j.is_multiple_of(every.max(1) as usize) || j == steps as usize
 }
 
 /// Start of each fibre's kept points in a packed list (`n + 1` entries).

@@ -334,7 +334,7 @@ impl GpuCost {
     fn launch(&mut self, maps: &[[f32; 12]], out: &mut Vec<Stats>) -> Result<()> {
         let (Some(l), Some(sc)) = (&self.loaded, &mut self.scratch) else { bail!("register: evaluate before load") };
         let g = &self.gpu;
-        let timed = self.launches % TIME_EVERY == 0;
+        let timed = self.launches.is_multiple_of(TIME_EVERY);
         g.set_timing(timed);
         self.launches += 1;
         self.timed += timed as u64;

@@ -20,7 +20,7 @@ pub struct Place {
 
 impl Place {
     fn whole(total: usize, ncomp: usize) -> Place {
-        let n = if ncomp == 0 { 0 } else { total / ncomp };
+        let n = total.checked_div(ncomp).unwrap_or(0);
         Place { ncomp, n, start: 0, len: n }
     }
 

@@ -153,6 +153,19 @@ fn twin(cl: &DeviceInfo, cuda: &[DeviceInfo], taken: &[bool]) -> Option<usize> {
     free.find(|&n| cuda[n].name == cl.name && cuda[n].global_mem_bytes == cl.global_mem_bytes)
 }
 
+/// What a command that splits its work can say about `spec` before any device is probed (so a
+/// misuse is reported before the command reads its inputs).
+pub fn check_split_spec(spec: &BackendSpec) -> Result<()> {
+    if *spec == BackendSpec::All {
+        return Err(split_spec_error());
+    }
+    Ok(())
+}
+
+fn split_spec_error() -> anyhow::Error {
+    anyhow!("--backend all is for check, bench and reproduce (each device in turn); to split this command's work across devices give a list (cuda:0,cuda:1 or gpus,cpu) or gpus")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,17 +276,4 @@ mod tests {
         assert!(inv.select_split(&"all".parse().unwrap()).is_err());
         assert!(inv.select(&"cpu,cpu".parse().unwrap(), false).is_err());
     }
-}
-
-/// What a command that splits its work can say about `spec` before any device is probed (so a
-/// misuse is reported before the command reads its inputs).
-pub fn check_split_spec(spec: &BackendSpec) -> Result<()> {
-    if *spec == BackendSpec::All {
-        return Err(split_spec_error());
-    }
-    Ok(())
-}
-
-fn split_spec_error() -> anyhow::Error {
-    anyhow!("--backend all is for check, bench and reproduce (each device in turn); to split this command's work across devices give a list (cuda:0,cuda:1 or gpus,cpu) or gpus")
 }

@@ -45,7 +45,7 @@ pub fn room_for(what: &str, count: usize, bytes_each: usize) -> Result<()> {
     check_fits(&what, needed, available())?;
     // Where MemAvailable is unknown (or allows it): what the allocator says, without touching a
     // page.
-    if !count.checked_mul(bytes_each).is_some_and(|b| Vec::<u8>::new().try_reserve_exact(b).is_ok()) {
+    if count.checked_mul(bytes_each).is_none_or(|b| Vec::<u8>::new().try_reserve_exact(b).is_err()) {
         bail!("{what} {count} x {bytes_each} bytes are more than fit in memory");
     }
     Ok(())

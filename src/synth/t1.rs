@@ -235,7 +235,7 @@ mod tests {
     fn memory_needed_counts_the_arrays_held_at_once() {
         let dims = [24, 28, 20];
         let a = render(&Head::subject(0), &centred_geometry(dims, [8.0; 3]), &IDENTITY, 0.02, 3);
-        let image = (a.volume.as_flat().len() * size_of::<f32>() + a.brain.len()) as f64;
+        let image = (std::mem::size_of_val(a.volume.as_flat()) + a.brain.len()) as f64;
         let joining = 2.0 * image;
         let writing = image + (a.brain.len() * size_of::<f32>()) as f64;
         assert_eq!(memory_needed(dims), joining.max(writing));

@@ -122,17 +122,19 @@ impl Geometry {
             affine[i][i] = voxel_size[i] as f64;
         }
         affine[3][3] = 1.0;
-        let mut header = nifti::NiftiHeader::default();
-        header.pixdim = [1.0, voxel_size[0], voxel_size[1], voxel_size[2], 1.0, 1.0, 1.0, 1.0];
-        header.sform_code = 1;
-        header.qform_code = 1;
-        header.srow_x = [voxel_size[0], 0.0, 0.0, 0.0];
-        header.srow_y = [0.0, voxel_size[1], 0.0, 0.0];
-        header.srow_z = [0.0, 0.0, voxel_size[2], 0.0];
-        header.quatern_b = 0.0;
-        header.quatern_c = 0.0;
-        header.quatern_d = 0.0;
-        header.xyzt_units = 2 | 8; // mm, s
+        let header = nifti::NiftiHeader {
+            pixdim: [1.0, voxel_size[0], voxel_size[1], voxel_size[2], 1.0, 1.0, 1.0, 1.0],
+            sform_code: 1,
+            qform_code: 1,
+            srow_x: [voxel_size[0], 0.0, 0.0, 0.0],
+            srow_y: [0.0, voxel_size[1], 0.0, 0.0],
+            srow_z: [0.0, 0.0, voxel_size[2], 0.0],
+            quatern_b: 0.0,
+            quatern_c: 0.0,
+            quatern_d: 0.0,
+            xyzt_units: 2 | 8, // mm, s
+            ..Default::default()
+        };
         Geometry { dims, voxel_size, affine, header }
     }
 }

@@ -10,7 +10,7 @@ pub const RUN: usize = 4096;
 
 /// The `K` planes (each of the same length) cut into runs of [`RUN`] voxels: item r holds run r
 /// of every plane, so runs can be filled in parallel.
-pub fn runs<'a, const K: usize>(planes: [&'a mut [f32]; K]) -> Vec<[&'a mut [f32]; K]> {
+pub fn runs<const K: usize>(planes: [&mut [f32]; K]) -> Vec<[&mut [f32]; K]> {
     let n = planes.first().map_or(0, |p| p.len());
     assert!(planes.iter().all(|p| p.len() == n), "planes of one length");
     let mut chunks = planes.map(|p| p.chunks_mut(RUN));
