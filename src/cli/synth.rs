@@ -32,7 +32,7 @@ pub struct DwiArgs {
     #[arg(long, default_value = "48,48,24", value_parser = parse_dims)]
     dims: [usize; 3],
     /// Voxel size in mm: one size (isotropic) or x,y,z (each 0.001 to 1000)
-    #[arg(long, default_value = "2,2,2", value_parser = parse_voxel)]
+    #[arg(long, default_value = "2,2,2", value_parser = dataset::parse_voxel)]
     voxel: [f32; 3],
     /// Signal-to-noise ratio of the b=0 signal (S0 / sigma of the Rician noise); inf for none
     #[arg(long, default_value_t = 30.0)]
@@ -64,9 +64,6 @@ fn parse_list<T: std::str::FromStr>(s: &str, what: &str) -> Result<[T; 3]> {
 }
 pub(super) fn parse_dims(s: &str) -> Result<[usize; 3]> {
     parse_list(s, "--dims")
-}
-pub(super) fn parse_voxel(s: &str) -> Result<[f32; 3]> {
-    dataset::parse_voxel(s)
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {

@@ -2,10 +2,11 @@
 //! can make a registration pair: one call per image, a second subject by `--subject`, a known
 //! placement by `--move`, the right answer in truth_affine.txt.
 
-use super::synth::{parse_dims, parse_voxel};
+use super::synth::parse_dims;
 use super::Ctx;
 use anyhow::{bail, Result};
 use neuroport::register::affine;
+use neuroport::synth::dataset::parse_voxel;
 use neuroport::synth::t1::{centred_geometry, placed_subject, placement, require_brain};
 use neuroport::volume::{check_free, Outputs};
 use std::path::PathBuf;
