@@ -61,9 +61,9 @@ pub fn world(m: &Mat4, kind: MatrixFile, reference: &Geometry, moving: &Geometry
 }
 
 /// Refuses a reference that cannot give the output grid, naming `what` (the file).
-pub fn check_reference(v: &Volume, what: &str) -> Result<()> {
-    if v.nvol() != 1 {
-        bail!("{what}: the reference must be a 3-D image (it gives the output grid), this has {} volumes", v.nvol());
+pub fn check_reference(nvol: usize, what: &str) -> Result<()> {
+    if nvol != 1 {
+        bail!("{what}: the reference must be a 3-D image (it gives the output grid), this has {nvol} volumes");
     }
     Ok(())
 }
@@ -322,9 +322,7 @@ mod tests {
 
     #[test]
     fn a_4d_reference_is_refused() {
-        let g = Geometry::synthetic([4, 4, 4], [1.0; 3]);
-        let v = Volume::from_flat(g, 2, vec![0.0; 128]);
-        let e = check_reference(&v, "ref.nii.gz").unwrap_err().to_string();
+        let e = check_reference(2, "ref.nii.gz").unwrap_err().to_string();
         assert!(e.starts_with("ref.nii.gz:") && e.contains("2 volumes"), "{e}");
     }
 }
