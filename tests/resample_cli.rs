@@ -155,6 +155,9 @@ fn bad_inputs_fail_with_one_line_naming_the_file() {
         (vec!["--ref", s(&fx), "--moving", s(&mv), "--affine", s(&nan)], "nan.txt", "non-finite"),
         (vec!["--ref", s(&fx), "--moving", s(&mv), "--fsl-mat", s(&singular)], "singular.txt", "singular"),
         (vec!["--ref", s(&four), "--moving", s(&mv), "--affine", s(&good)], "four.nii.gz", "3-D"),
+        // The reference gives only a grid: its header is checked before the moving image is
+        // read (a 4-D one was read whole, beside the moving series, and only then refused).
+        (vec!["--ref", s(&four), "--moving", s(&gone), "--affine", s(&good)], "four.nii.gz", "3-D"),
         (vec!["--ref", s(&fx), "--moving", s(&mv), "--affine", s(&flirt)], "reg.mat", "--fsl-mat"),
     ];
     let out = d.path().join("o.nii.gz");

@@ -2,8 +2,9 @@ use super::Ctx;
 use anyhow::Result;
 use neuroport::register::resample::{self, Interp, MatrixFile};
 use neuroport::runtime::stages::stage;
-use neuroport::volume::{check_free, read_keeping_nonfinite, read_nifti, resolve_prefix, Outputs};
+use neuroport::volume::{check_free, read_header, read_keeping_nonfinite, resolve_prefix, Outputs, Voxels};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("matrix").required(true).args(["affine", "fsl_mat"])))]
@@ -48,29 +49,37 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         Interp::Linear => "kept: a linear sample that reads one is NaN or infinite, as in register's warped image",
         Interp::Nearest => "kept: copied where they are the nearest voxel",
     };
-    // The reference's error first when both fail.
-    let (reference, moving) = rayon::join(|| stage("read ref", || read_nifti(&a.reference)), || stage("read moving", || read_keeping_nonfinite(&a.moving, fate)));
-    let (reference, moving) = (reference?, moving?);
-    resample::check_reference(&reference, &a.reference.display().to_string())?;
+    // The reference gives only the grid: its header, checked before the moving image is read.
+    let (reference, ref_dims) = stage("read ref", || read_header(&a.reference))?;
+    resample::check_reference(ref_dims[3], &a.reference.display().to_string())?;
+    let moving = stage("read moving", || read_keeping_nonfinite(&a.moving, fate))?;
     if a.interp == Interp::Nearest {
         if let Some(w) = resample::large_label_warning(&moving, &a.moving.display().to_string()) {
             eprintln!("{w}");
         }
     }
-    let t = resample::world(&m, kind, &reference.geom, &moving.geom);
+    let t = resample::world(&m, kind, &reference, &moving.geom);
+    let g = resample::output_geometry(&reference, &moving);
+    // The output is made as the writer compresses it, a member at a time: never held whole.
+    let nonzero = AtomicBool::new(false);
+    let fill = |first: usize, part: &mut [f32]| {
+        resample::resample_part(&moving, &reference, &t, a.interp, first, part);
+        if part.iter().any(|v| *v != 0.0) {
+            nonzero.store(true, Ordering::Relaxed);
+        }
+    };
     let t0 = std::time::Instant::now();
-    let data = stage("resample", || resample::resample(&moving, &reference.geom, &t, a.interp));
+    let made = Voxels::Made(reference.nvox() * moving.nvol(), &fill);
+    stage("resample and write", || out.niftis_of(&g, &[(name.clone(), moving.nvol(), made)]))?;
     let wall = t0.elapsed().as_secs_f64();
-    if let Some(w) = resample::empty_output_warning(&data, &moving, &out.nifti_name(&name).display().to_string(), &a.moving.display().to_string()) {
+    if let Some(w) = resample::empty_output_warning(!nonzero.load(Ordering::Relaxed), &moving, &out.nifti_name(&name).display().to_string(), &a.moving.display().to_string()) {
         eprintln!("{w}");
     }
-    let g = resample::output_geometry(&reference.geom, &moving);
-    stage("write", || out.nifti(&name, &g, moving.nvol(), &data))?;
     let written = stage("commit", || out.commit())?;
     let [x, y, z] = g.dims;
     let vols = if moving.nvol() > 1 { format!("{} volumes", moving.nvol()) } else { "1 volume".to_string() };
     let how = if a.interp == Interp::Nearest { "nearest neighbour" } else { "linear" };
-    eprintln!("cpu: {vols} resampled onto {x}x{y}x{z} ({how}) in {wall:.2} s");
+    eprintln!("cpu: {vols} resampled onto {x}x{y}x{z} ({how}) and written in {wall:.2} s");
     for w in written {
         println!("{}", w.display());
     }

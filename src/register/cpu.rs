@@ -246,17 +246,31 @@ pub fn resample_into(data: &[f32], n: [usize; 3], m: &[f32; 12], dims: [usize; 3
     let [nx, ny, _] = dims;
     let s = Sampler::new(data, n);
     let mx = x_table(m, nx);
-    out.par_chunks_mut((nx * ny).max(1)).enumerate().for_each(|(z, slab)| {
-        let mut ok = vec![false; nx];
-        for (y, row) in slab.chunks_mut(nx).enumerate() {
-            sample_row(&s, &mx, row_terms(m, y, z), row, &mut ok);
-            for (v, &o) in row.iter_mut().zip(&ok) {
-                if !o {
-                    *v = 0.0;
-                }
+    out.par_chunks_mut((nx * ny).max(1)).enumerate().for_each(|(z, slab)| linear_slab(&s, &mx, m, nx, z, slab));
+}
+
+/// Slab `z` (rows of `nx`) of [`resample_into`].
+fn linear_slab(s: &Sampler, mx: &[Vec<f32>; 3], m: &[f32; 12], nx: usize, z: usize, slab: &mut [f32]) {
+    let mut ok = vec![false; nx];
+    for (y, row) in slab.chunks_mut(nx).enumerate() {
+        sample_row(s, mx, row_terms(m, y, z), row, &mut ok);
+        for (v, &o) in row.iter_mut().zip(&ok) {
+            if !o {
+                *v = 0.0;
             }
         }
-    });
+    }
+}
+
+/// Slab `z` (a plane of `dims`) of [`resample_into`], or of [`nearest_into`] with `nearest`,
+/// alone on the calling thread: the same values as the whole volume's pass.
+pub fn slab_into(data: &[f32], n: [usize; 3], m: &[f32; 12], dims: [usize; 3], z: usize, nearest: bool, slab: &mut [f32]) {
+    let mx = x_table(m, dims[0]);
+    if nearest {
+        nearest_slab(data, n, &mx, m, dims[0], z, slab);
+    } else {
+        linear_slab(&Sampler::new(data, n), &mx, m, dims[0], z, slab);
+    }
 }
 
 /// The moving voxel nearest each fixed voxel's position through `m`, its value as it is (a
@@ -265,25 +279,28 @@ pub fn resample_into(data: &[f32], n: [usize; 3], m: &[f32; 12], dims: [usize; 3
 /// voxel centres); a position halfway between two centres takes the higher index.
 pub fn nearest_into(data: &[f32], n: [usize; 3], m: &[f32; 12], dims: [usize; 3], out: &mut [f32]) {
     let [nx, ny, _] = dims;
+    let mx = x_table(m, nx);
+    out.par_chunks_mut((nx * ny).max(1)).enumerate().for_each(|(z, slab)| nearest_slab(data, n, &mx, m, nx, z, slab));
+}
+
+/// Slab `z` (rows of `nx`) of [`nearest_into`].
+fn nearest_slab(data: &[f32], n: [usize; 3], mx: &[Vec<f32>; 3], m: &[f32; 12], nx: usize, z: usize, slab: &mut [f32]) {
     assert!(data.len() >= n.iter().product::<usize>(), "nearest: {n:?} voxels, {} values", data.len());
     let hi = n.map(|d| d.saturating_sub(1) as f32);
-    let mx = x_table(m, nx);
-    out.par_chunks_mut((nx * ny).max(1)).enumerate().for_each(|(z, slab)| {
-        for (y, row) in slab.chunks_mut(nx).enumerate() {
-            let c = row_terms(m, y, z);
-            for (x, v) in row.iter_mut().enumerate() {
-                let p = row_point([mx[0][x], mx[1][x], mx[2][x]], &c);
-                *v = if within(p, hi) {
-                    // 0 <= p <= n - 1, an integer: the rounded index is a voxel (round is exact,
-                    // where q + 0.5 could round up to the next integer from just below a half).
-                    let k = p.map(|q| q.round() as usize);
-                    data[k[0] + n[0] * (k[1] + n[1] * k[2])]
-                } else {
-                    0.0
-                };
-            }
+    for (y, row) in slab.chunks_mut(nx).enumerate() {
+        let c = row_terms(m, y, z);
+        for (x, v) in row.iter_mut().enumerate() {
+            let p = row_point([mx[0][x], mx[1][x], mx[2][x]], &c);
+            *v = if within(p, hi) {
+                // 0 <= p <= n - 1, an integer: the rounded index is a voxel (round is exact,
+                // where q + 0.5 could round up to the next integer from just below a half).
+                let k = p.map(|q| q.round() as usize);
+                data[k[0] + n[0] * (k[1] + n[1] * k[2])]
+            } else {
+                0.0
+            };
         }
-    });
+    }
 }
 
 /// One evaluation's invariants: the fixed image, the moving sampler, the map and its x table.

@@ -21,7 +21,7 @@ mod text;
 pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable, B0_MAX, B_MAX};
 pub use masks::{mask_for, read_keeping_nonfinite, read_mask, read_mask_like, skip_nonfinite, skip_nonfinite_values, Nonfinite};
 pub use gz_split::split_reads;
-pub use nifti_io::{geometry_of, plain_io, read_nifti};
+pub use nifti_io::{geometry_of, plain_io, read_header, read_nifti};
 pub use nifti_write::{member_size, write_gz, write_gz_blocks, write_nifti, write_nifti_to, write_voxels_to, OutputType, Voxels};
 #[cfg(test)]
 pub(crate) use nifti_write::write_nifti_members;

@@ -63,7 +63,27 @@ fn io_error(shown: &str, e: std::io::Error, gz: bool, part: &str) -> anyhow::Err
     }
 }
 
-fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + Sync), split: bool) -> Result<(Geometry, [usize; 4], Vec<O>)> {
+/// A file's geometry and grid (x, y, z, volumes) from its header alone, no voxel read: for an
+/// image that gives only a grid (resample's --ref), whose voxels a whole read held for nothing
+/// (and a 4-D one, refused there, was read whole first).
+pub fn read_header(path: &Path) -> Result<(Geometry, [usize; 4])> {
+    let o = open_header(path, false)?;
+    Ok((o.geom, o.dims))
+}
+
+/// A file opened and its header read and checked.
+struct Opened {
+    /// The header's file (the .hdr of a pair named by its .img).
+    path: std::path::PathBuf,
+    /// The stream, past the 348 header bytes, and whether it is gzip.
+    input: (Input, bool),
+    header: nifti::NiftiHeader,
+    dims: [usize; 4],
+    elem: &'static str,
+    geom: Geometry,
+}
+
+fn open_header(path: &Path, split: bool) -> Result<Opened> {
     // A pair named by its .img (FSL and nibabel take either file): read it through its .hdr,
     // else the voxels would be parsed as a header.
     let pair_header = pair_header(path);
@@ -97,6 +117,12 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
         Failed(e) => io_error(&shown.to_string(), e, gz, "header"),
     })?;
     let (header, dims, elem, geom) = parse_header(&head, &shown.to_string(), gz)?;
+    Ok(Opened { path: path.to_path_buf(), input, header, dims, elem, geom })
+}
+
+fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + Sync), split: bool) -> Result<(Geometry, [usize; 4], Vec<O>)> {
+    let Opened { path, input, header, dims, elem, geom } = open_header(path, split)?;
+    let (path, shown) = (path.as_path(), path.display());
     // A single file (n+1) holds the data at vox_offset; a pair (ni1) in the .img beside the .hdr.
     let (mut data_in, data_path, skip) = if &header.magic == b"ni1\0" {
         let img = pair_image(path).ok_or_else(|| anyhow!("{shown}: a NIfTI pair header, but no .img file beside it"))?;
