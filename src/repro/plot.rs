@@ -3,6 +3,7 @@
 
 use super::Report;
 use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use std::collections::BTreeMap;
@@ -105,11 +106,41 @@ fn log_x_ticks(lo: f64, hi: f64, whole: bool) -> Vec<f64> {
     log_ticks(lo, hi).into_iter().filter(|t| !whole || t.fract() == 0.0).collect()
 }
 
+/// What one report's plot shows, worked out before drawing: its lines, axes and image size.
+struct Plot<'a> {
+    r: &'a Report,
+    lines: Vec<Line>,
+    /// The configurations in row order: the categories where no row has a numeric x.
+    configs: Vec<String>,
+    categorical: bool,
+    /// Data ranges with their padding (x of categories: -0.5 .. n - 0.5).
+    x: (f64, f64),
+    y: (f64, f64),
+    /// Integer x values over a short span (example numbers, counts): integer ticks only.
+    integral_x: bool,
+    /// Legend columns.
+    cols: usize,
+    size: (u32, u32),
+}
+
 /// One line per series (device x variant) of `ours` against x (or the configuration's position),
 /// and the published figures as dashed lines with hollow markers. The legend goes below the
 /// plot area, so it never covers data.
 /// Returns the PNG file's bytes (the caller writes it through its output set).
 pub fn draw(r: &Report) -> Result<Vec<u8>> {
+    let p = layout(r)?;
+    let (w, h) = p.size;
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    // The drawing area borrows `rgb` until the end of this block.
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        render(&p, &root)?;
+        root.present().map_err(|e| anyhow!("{e:?}"))?;
+    }
+    Ok(png(w, h, &rgb))
+}
+
+fn layout(r: &Report) -> Result<Plot<'_>> {
     ensure_font();
     let rows: Vec<&super::Row> = r.rows.iter().filter(|row| r.plot.metric.as_ref().is_none_or(|m| row.metric == *m)).collect();
     let configs: Vec<String> = {
@@ -168,14 +199,6 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         x0 -= 0.5;
         x1 += 0.5;
     }
-    let label_x = |x: &f64| {
-        if categorical {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 { configs.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
-        } else {
-            tick(x)
-        }
-    };
     if r.plot.log_y {
         y0 /= 2.0;
         y1 *= 2.0;
@@ -184,78 +207,98 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         y0 = (y0 - pad).min(0.0);
         y1 += pad;
     }
-    // Integer x values over a short span (example numbers, counts) get integer ticks only.
     let integral_x = !r.plot.log_x && (x1 - x0) <= 12.0 && lines.iter().all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0));
     // Legend below the chart: two columns of entries, one where a name would run into the
     // second column (~6.5 px a character at 13 px, 468 px of text per column).
     let cols = if lines.iter().all(|l| l.name.chars().count() <= 70) { 2 } else { 1 };
     let legend_rows = lines.len().div_ceil(cols) as u32;
     let legend_h = 20 * legend_rows + 20;
-    let (w, h) = (1100u32, 700 + legend_h);
-    let mut rgb = vec![0u8; (w * h * 3) as usize];
-    // The drawing areas borrow `rgb` until the end of this block.
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
-        let (plot_area, legend_area) = root.split_vertically(700);
-        let mut b = ChartBuilder::on(&plot_area);
-        b.caption(&r.title, ("sans-serif", caption_px(&r.title, w - 30))).margin(15).x_label_area_size(45).y_label_area_size(80);
-        macro_rules! body {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc(&r.plot.x_label)
-                    .x_labels(if categorical { configs.len() * 2 + 1 } else if integral_x { (x1 - x0) as usize + 1 } else { 10 })
-                    .x_label_formatter(&label_x)
-                    .y_label_formatter(&tick)
-                    .y_desc(&r.plot.y_label)
-                    .label_style(("sans-serif", 14))
-                    .draw()
-                    .map_err(|e| anyhow!("{e:?}"))?;
-                for l in &lines {
-                    let line: Vec<(f64, f64)> = if categorical { Vec::new() } else { l.pts.clone() };
-                    let c = l.color;
-                    if l.published {
-                        chart.draw_series(DashedLineSeries::new(line, 6, 4, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
-                        chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 9, c.stroke_width(2)))).map_err(|e| anyhow!("{e:?}"))?;
-                    } else {
-                        chart.draw_series(LineSeries::new(line, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
-                        chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(|e| anyhow!("{e:?}"))?;
-                    }
-                }
-            }};
+    Ok(Plot { r, lines, configs, categorical, x: (x0, x1), y: (y0, y1), integral_x, cols, size: (1100, 700 + legend_h) })
+}
+
+impl Plot<'_> {
+    /// An x tick's label: the configuration at a category's position, else the number.
+    fn label_x(&self, x: &f64) -> String {
+        if self.categorical {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 { self.configs.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+        } else {
+            tick(x)
         }
-        let xr = x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0);
-        let (lx0, lx1) = (x0 * 0.8, x1 * 1.25);
-        let ylog = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
-        let whole = lines.iter().all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0));
-        let xlog = || (lx0..lx1).log_scale().with_key_points(log_x_ticks(lx0, lx1, whole));
-        match (r.plot.log_x && x0 > 0.0 && !categorical, r.plot.log_y) {
-            (true, true) => body!(b.build_cartesian_2d(xlog(), ylog()).map_err(|e| anyhow!("{e:?}"))?),
-            (true, false) => body!(b.build_cartesian_2d(xlog(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
-            (false, true) => body!(b.build_cartesian_2d(xr, ylog()).map_err(|e| anyhow!("{e:?}"))?),
-            (false, false) => body!(b.build_cartesian_2d(xr, y0..y1).map_err(|e| anyhow!("{e:?}"))?),
-        }
-        let font = ("sans-serif", 13).into_font();
-        for (i, l) in lines.iter().enumerate() {
-            let (x, y) = (95 + 500 * (i % cols) as i32, 10 + 20 * (i / cols) as i32);
-            let style = l.color.stroke_width(2);
-            if l.published {
-                legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 10, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
-                legend_area.draw(&Circle::new((x + 15, y + 7), 5, style)).map_err(|e| anyhow!("{e:?}"))?;
-            } else {
-                // Categories are drawn as markers alone; so is their legend.
-                if !categorical {
-                    legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 25, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
-                }
-                legend_area.draw(&Circle::new((x + 12, y + 7), 4, l.color.filled())).map_err(|e| anyhow!("{e:?}"))?;
-            }
-            legend_area.draw(&Text::new(l.name.clone(), (x + 32, y), font.clone())).map_err(|e| anyhow!("{e:?}"))?;
-        }
-        root.present().map_err(|e| anyhow!("{e:?}"))?;
     }
-    Ok(png(w, h, &rgb))
+}
+
+/// Draws `p` on `root` (a bitmap for the report, SVG in tests).
+fn render<DB: DrawingBackend>(p: &Plot, root: &DrawingArea<DB, Shift>) -> Result<()> {
+    let (r, lines, configs, categorical, integral_x, cols, w) = (p.r, &p.lines, &p.configs, p.categorical, p.integral_x, p.cols, p.size.0);
+    let ((x0, x1), (y0, y1)) = (p.x, p.y);
+    let label_x = |x: &f64| p.label_x(x);
+    root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+    let (plot_area, legend_area) = root.split_vertically(700);
+    let mut b = ChartBuilder::on(&plot_area);
+    b.caption(&r.title, ("sans-serif", caption_px(&r.title, w - 30))).margin(15).x_label_area_size(45).y_label_area_size(80);
+    macro_rules! body {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(&r.plot.x_label)
+                .x_labels(if categorical { configs.len() * 2 + 1 } else if integral_x { (x1 - x0) as usize + 1 } else { 10 })
+                .x_max_light_lines(x_light_lines(categorical))
+                .x_label_formatter(&label_x)
+                .y_label_formatter(&tick)
+                .y_desc(&r.plot.y_label)
+                .label_style(("sans-serif", 14))
+                .draw()
+                .map_err(|e| anyhow!("{e:?}"))?;
+            for l in lines {
+                let line: Vec<(f64, f64)> = if categorical { Vec::new() } else { l.pts.clone() };
+                let c = l.color;
+                if l.published {
+                    chart.draw_series(DashedLineSeries::new(line, 6, 4, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
+                    chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 9, c.stroke_width(2)))).map_err(|e| anyhow!("{e:?}"))?;
+                } else {
+                    chart.draw_series(LineSeries::new(line, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
+                    chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(|e| anyhow!("{e:?}"))?;
+                }
+            }
+        }};
+    }
+    let xr = x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0);
+    let (lx0, lx1) = (x0 * 0.8, x1 * 1.25);
+    let ylog = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
+    let whole = lines.iter().all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0));
+    let xlog = || (lx0..lx1).log_scale().with_key_points(log_x_ticks(lx0, lx1, whole));
+    match (r.plot.log_x && x0 > 0.0 && !categorical, r.plot.log_y) {
+        (true, true) => body!(b.build_cartesian_2d(xlog(), ylog()).map_err(|e| anyhow!("{e:?}"))?),
+        (true, false) => body!(b.build_cartesian_2d(xlog(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
+        (false, true) => body!(b.build_cartesian_2d(xr, ylog()).map_err(|e| anyhow!("{e:?}"))?),
+        (false, false) => body!(b.build_cartesian_2d(xr, y0..y1).map_err(|e| anyhow!("{e:?}"))?),
+    }
+    let font = ("sans-serif", 13).into_font();
+    for (i, l) in lines.iter().enumerate() {
+        let (x, y) = (95 + 500 * (i % cols) as i32, 10 + 20 * (i / cols) as i32);
+        let style = l.color.stroke_width(2);
+        if l.published {
+            legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 10, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+            legend_area.draw(&Circle::new((x + 15, y + 7), 5, style)).map_err(|e| anyhow!("{e:?}"))?;
+        } else {
+            // Categories are drawn as markers alone; so is their legend.
+            if !categorical {
+                legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 25, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+            }
+            legend_area.draw(&Circle::new((x + 12, y + 7), 4, l.color.filled())).map_err(|e| anyhow!("{e:?}"))?;
+        }
+        legend_area.draw(&Text::new(l.name.clone(), (x + 32, y), font.clone())).map_err(|e| anyhow!("{e:?}"))?;
+    }
+    Ok(())
+}
+
+/// Light grid lines between two x ticks: plotters' 10 on a numeric axis, none between
+/// categories, where a fraction of the way from one configuration to the next means nothing
+/// (airwc's and fim-t1's plots had ten faint lines between every two configurations).
+fn x_light_lines(categorical: bool) -> usize {
+    if categorical { 0 } else { 10 }
 }
 
 /// The title's font size: 22 px, smaller where the title would not fit `width` (compare adds
@@ -323,6 +366,45 @@ fn tick(v: &f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::repro::{PlotSpec, Report, Row};
+
+    /// A report of `rows` (config, x, series variant, time) on one CPU, log time axis.
+    pub(super) fn report(rows: &[(&str, Option<f64>, &str, f64)]) -> Report {
+        let rows = rows.iter().map(|&(c, x, v, t)| Row { config: c.into(), x, device: "cpu".into(), device_name: "test".into(), variant: v.into(), metric: "time".into(), ours: t, ..Row::default() }).collect();
+        let plot = PlotSpec { x_label: "configuration".into(), y_label: "time (s)".into(), log_x: false, log_y: true, metric: None };
+        Report { id: "t".into(), title: "A test table".into(), rows, notes: Vec::new(), plot }
+    }
+
+    /// The plot of `r` as SVG, whose elements tests can read where the PNG has only pixels.
+    pub(super) fn svg(r: &Report) -> String {
+        use plotters::prelude::*;
+        let p = super::layout(r).unwrap();
+        let mut s = String::new();
+        {
+            let root = SVGBackend::with_string(&mut s, p.size).into_drawing_area();
+            super::render(&p, &root).unwrap();
+            root.present().unwrap();
+        }
+        s
+    }
+
+    /// Vertical grid lines drawn in plotters' light mesh colour (black at 10%).
+    fn light_vertical_lines(svg: &str) -> usize {
+        svg.lines().filter(|l| l.contains("<line") && l.contains(r#"opacity="0.1""#)).filter(|l| {
+            let attr = |k: &str| l.split(&format!(" {k}=\"")).nth(1).and_then(|v| v.split('"').next()).map(str::to_string);
+            attr("x1").is_some() && attr("x1") == attr("x2")
+        }).count()
+    }
+
+    #[test]
+    fn categories_have_no_light_grid_lines_between_them() {
+        let cat = report(&[("same subject", None, "1 thread", 0.5), ("two subjects", None, "1 thread", 0.6), ("same subject", None, "all cores", 0.4), ("two subjects", None, "all cores", 0.45)]);
+        assert_eq!(light_vertical_lines(&svg(&cat)), 0);
+        // A numeric axis keeps them (and the count above could have been non-zero).
+        let num = report(&[("64 seeds", Some(64.0), "", 0.002), ("128 seeds", Some(128.0), "", 0.004), ("256 seeds", Some(256.0), "", 0.008)]);
+        assert!(light_vertical_lines(&svg(&num)) > 10);
+    }
+
     #[test]
     fn ticks_are_rounded() {
         assert_eq!(super::tick(&0.15000000000000002), "0.15");
