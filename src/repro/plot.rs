@@ -279,14 +279,15 @@ fn render<DB: DrawingBackend>(p: &Plot, root: &DrawingArea<DB, Shift>) -> Result
     for (i, l) in lines.iter().enumerate() {
         let (x, y) = (95 + 500 * (i % cols) as i32, 10 + 20 * (i / cols) as i32);
         let style = l.color.stroke_width(2);
+        // Categories are drawn as markers alone; so is their legend, published figures' too
+        // (geodesic-prep's legend showed a line beside the published figure the plot has not).
+        if !categorical {
+            let end = if l.published { x + 10 } else { x + 25 };
+            legend_area.draw(&PathElement::new(vec![(x, y + 7), (end, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+        }
         if l.published {
-            legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 10, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
             legend_area.draw(&Circle::new((x + 15, y + 7), 5, style)).map_err(|e| anyhow!("{e:?}"))?;
         } else {
-            // Categories are drawn as markers alone; so is their legend.
-            if !categorical {
-                legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 25, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
-            }
             legend_area.draw(&Circle::new((x + 12, y + 7), 4, l.color.filled())).map_err(|e| anyhow!("{e:?}"))?;
         }
         legend_area.draw(&Text::new(l.name.clone(), (x + 32, y), font.clone())).map_err(|e| anyhow!("{e:?}"))?;
@@ -394,6 +395,26 @@ mod tests {
             let attr = |k: &str| l.split(&format!(" {k}=\"")).nth(1).and_then(|v| v.split('"').next()).map(str::to_string);
             attr("x1").is_some() && attr("x1") == attr("x2")
         }).count()
+    }
+
+    /// Straight segments (`<polyline>`) drawn below `y` px: the legend's line glyphs.
+    fn polylines_below(svg: &str, y: i32) -> usize {
+        svg.lines().filter(|l| l.contains("<polyline")).filter(|l| {
+            let pts = l.split(r#"points=""#).nth(1).and_then(|v| v.split('"').next()).unwrap_or("");
+            let ys: Vec<i32> = pts.split_whitespace().filter_map(|p| p.split(',').nth(1)?.parse().ok()).collect();
+            !ys.is_empty() && ys.iter().all(|py| *py > y)
+        }).count()
+    }
+
+    #[test]
+    fn a_categorical_legend_has_no_lines() {
+        let mut r = report(&[("preparation", None, "1 thread", 270.0), ("tensor fit", None, "1 thread", 1300.0)]);
+        r.rows[0].published = Some(50.0);
+        r.rows[0].published_device = "GeForce GTX 260".into();
+        assert_eq!(polylines_below(&svg(&r), 700), 0);
+        // On a numeric axis both entries show their line (so the count above could be non-zero).
+        r.rows.iter_mut().zip([1.0, 2.0]).for_each(|(row, x)| row.x = Some(x));
+        assert_eq!(polylines_below(&svg(&r), 700), 2);
     }
 
     #[test]
