@@ -236,7 +236,8 @@ fn render<DB: DrawingBackend>(p: &Plot, root: &DrawingArea<DB, Shift>) -> Result
     root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
     let (plot_area, legend_area) = root.split_vertically(700);
     let mut b = ChartBuilder::on(&plot_area);
-    b.caption(&r.title, ("sans-serif", caption_px(&r.title, w - 30))).margin(15).x_label_area_size(45).y_label_area_size(80);
+    let title = caption(&r.title);
+    b.caption(&title, ("sans-serif", caption_px(&title, w - 30))).margin(15).x_label_area_size(45).y_label_area_size(80);
     macro_rules! body {
         ($chart:expr) => {{
             let mut chart = $chart;
@@ -300,6 +301,12 @@ fn render<DB: DrawingBackend>(p: &Plot, root: &DrawingArea<DB, Shift>) -> Result
 /// (airwc's and fim-t1's plots had ten faint lines between every two configurations).
 fn x_light_lines(categorical: bool) -> usize {
     if categorical { 0 } else { 10 }
+}
+
+/// The plot's title: the table's, less its "and speed-up" (geodesic-t3, probtrack-t2), which
+/// promised a reader something only the table has: plots draw the measured figures alone.
+fn caption(title: &str) -> String {
+    title.replacen(" and speed-up", "", 1)
 }
 
 /// The title's font size: 22 px, smaller where the title would not fit `width` (compare adds
@@ -404,6 +411,15 @@ mod tests {
             let ys: Vec<i32> = pts.split_whitespace().filter_map(|p| p.split(',').nth(1)?.parse().ok()).collect();
             !ys.is_empty() && ys.iter().all(|py| *py > y)
         }).count()
+    }
+
+    #[test]
+    fn plot_titles_name_only_what_is_drawn() {
+        for t in crate::repro::registry() {
+            let c = super::caption(t.title());
+            assert!(!c.contains("speed-up"), "{}: {c}", t.id());
+        }
+        assert_eq!(super::caption("Tracing time and speed-up against the seed count (001 Table 3), 2 runs merged"), "Tracing time against the seed count (001 Table 3), 2 runs merged");
     }
 
     #[test]
