@@ -100,6 +100,23 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     }
 }
 
+/// The span of a log axis around data over [lo, hi]: a fifth more each way, then out to the
+/// next tick, so both ends are labelled. Halving and doubling left a third of geodesic-f7's and
+/// probtrack-t4's time axes above their last label (0.01 of 0.016, 0.1 of 0.16).
+fn log_span(lo: f64, hi: f64) -> (f64, f64) {
+    let out = |mult: &[f64]| {
+        let at = |v: f64| (v.log10().floor() as i32 - 1..=v.log10().floor() as i32 + 1).flat_map(|d| mult.iter().map(move |m| m * 10f64.powi(d)));
+        let a = at(lo / 1.25).filter(|t| *t <= lo / 1.25 * (1.0 + 1e-9)).fold(f64::MIN, f64::max);
+        let b = at(hi * 1.25).filter(|t| *t >= hi * 1.25 * (1.0 - 1e-9)).fold(f64::MAX, f64::min);
+        (a, b)
+    };
+    let (a, b) = out(&[1.0, 2.0, 5.0]);
+    // Spans that log_ticks labels at powers of ten alone end at powers of ten.
+    let (a, b) = if log_ticks(a, b).iter().all(|t| (t.log10() - t.log10().round()).abs() < 1e-9) { out(&[1.0]) } else { (a, b) };
+    // A hair beyond the ticks, so rounding never drops the end labels off the axis.
+    (a * (1.0 - 1e-6), b * (1.0 + 1e-6))
+}
+
 /// Ticks of a log x axis; where every x is a whole number (threads, steps per segment) the
 /// fractional ones go: geodesic-f7's thread axis read 0.8 and 0.9 in the padding before 1.
 fn log_x_ticks(lo: f64, hi: f64, whole: bool) -> Vec<f64> {
@@ -200,8 +217,7 @@ fn layout(r: &Report) -> Result<Plot<'_>> {
         x1 += 0.5;
     }
     if r.plot.log_y {
-        y0 /= 2.0;
-        y1 *= 2.0;
+        (y0, y1) = log_span(y0, y1);
     } else {
         let pad = (y1 - y0).abs() * 0.1 + 1e-9;
         y0 = (y0 - pad).min(0.0);
@@ -492,6 +508,22 @@ mod tests {
         let rows = vec![("640 B/sample".to_string(), 640.0, 20.0), ("768 B/sample".to_string(), 768.0, 24.0), ("768 B/sample, Euler".to_string(), 768.0, 30.0)];
         let lines = super::split_series("CPU", &rows);
         assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU", "CPU (Euler)"]);
+    }
+
+    #[test]
+    fn log_time_axes_end_at_labelled_ticks() {
+        // geodesic-f7 (0.0079..0.0082 s), probtrack-t4, geodesic-prep, pipeline, fim-t1.
+        for (lo, hi) in [(0.0079, 0.0082), (0.038, 0.082), (39.0, 3800.0), (0.00065, 1.1), (0.012, 2.8), (3.0, 3.0), (1e-3, 1e9)] {
+            let (a, b) = super::log_span(lo, hi);
+            assert!(a < lo && b > hi, "{lo}..{hi}: {a}..{b}");
+            let t = super::log_ticks(a, b);
+            let near = |v: f64| t.iter().any(|x| (x / v - 1.0).abs() < 1e-5);
+            assert!(near(a) && near(b), "{lo}..{hi}: span {a}..{b}, ticks {t:?}");
+            // Padding past the data's 1.25 each way: one step of 1, 2, 5 (x 2.5), or of 10 where
+            // only powers of ten are labelled.
+            let step = if t.iter().all(|x| (x.log10() - x.log10().round()).abs() < 1e-9) { 10.0 } else { 2.5 };
+            assert!(lo / a <= 1.25 * step * (1.0 + 1e-5) && b / hi <= 1.25 * step * (1.0 + 1e-5), "{lo}..{hi}: {a}..{b}");
+        }
     }
 
     #[test]
