@@ -3,6 +3,7 @@
 
 use super::Report;
 use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use std::collections::BTreeMap;
@@ -99,10 +100,44 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     }
 }
 
+/// The span of a log axis around data over [lo, hi]: a fifth more each way, then out to the
+/// next tick, so both ends are labelled. Halving and doubling left a third of geodesic-f7's and
+/// probtrack-t4's time axes above their last label (0.01 of 0.016, 0.1 of 0.16).
+fn log_span(lo: f64, hi: f64) -> (f64, f64) {
+    let out = |mult: &[f64]| {
+        let at = |v: f64| (v.log10().floor() as i32 - 1..=v.log10().floor() as i32 + 1).flat_map(|d| mult.iter().map(move |m| m * 10f64.powi(d)));
+        let a = at(lo / 1.25).filter(|t| *t <= lo / 1.25 * (1.0 + 1e-9)).fold(f64::MIN, f64::max);
+        let b = at(hi * 1.25).filter(|t| *t >= hi * 1.25 * (1.0 - 1e-9)).fold(f64::MAX, f64::min);
+        (a, b)
+    };
+    let (a, b) = out(&[1.0, 2.0, 5.0]);
+    // Spans that log_ticks labels at powers of ten alone end at powers of ten.
+    let (a, b) = if log_ticks(a, b).iter().all(|t| (t.log10() - t.log10().round()).abs() < 1e-9) { out(&[1.0]) } else { (a, b) };
+    // A hair beyond the ticks, so rounding never drops the end labels off the axis.
+    (a * (1.0 - 1e-6), b * (1.0 + 1e-6))
+}
+
 /// Ticks of a log x axis; where every x is a whole number (threads, steps per segment) the
 /// fractional ones go: geodesic-f7's thread axis read 0.8 and 0.9 in the padding before 1.
 fn log_x_ticks(lo: f64, hi: f64, whole: bool) -> Vec<f64> {
     log_ticks(lo, hi).into_iter().filter(|t| !whole || t.fract() == 0.0).collect()
+}
+
+/// What one report's plot shows, worked out before drawing: its lines, axes and image size.
+struct Plot<'a> {
+    r: &'a Report,
+    lines: Vec<Line>,
+    /// The configurations in row order: the categories where no row has a numeric x.
+    configs: Vec<String>,
+    categorical: bool,
+    /// Data ranges with their padding (x of categories: -0.5 .. n - 0.5).
+    x: (f64, f64),
+    y: (f64, f64),
+    /// Integer x values over a short span (example numbers, counts): integer ticks only.
+    integral_x: bool,
+    /// Legend columns.
+    cols: usize,
+    size: (u32, u32),
 }
 
 /// One line per series (device x variant) of `ours` against x (or the configuration's position),
@@ -110,6 +145,19 @@ fn log_x_ticks(lo: f64, hi: f64, whole: bool) -> Vec<f64> {
 /// plot area, so it never covers data.
 /// Returns the PNG file's bytes (the caller writes it through its output set).
 pub fn draw(r: &Report) -> Result<Vec<u8>> {
+    let p = layout(r)?;
+    let (w, h) = p.size;
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    // The drawing area borrows `rgb` until the end of this block.
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        render(&p, &root)?;
+        root.present().map_err(|e| anyhow!("{e:?}"))?;
+    }
+    Ok(png(w, h, &rgb))
+}
+
+fn layout(r: &Report) -> Result<Plot<'_>> {
     ensure_font();
     let rows: Vec<&super::Row> = r.rows.iter().filter(|row| r.plot.metric.as_ref().is_none_or(|m| row.metric == *m)).collect();
     let configs: Vec<String> = {
@@ -122,7 +170,8 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         v
     };
     // Without numeric x the configurations are categories: one tick each, markers only, each
-    // series shifted a little so markers at one category do not hide each other.
+    // series shifted a little so markers at one category do not hide each other (over 0.6 of a
+    // category: over 0.3, fim-t1's nine series stood 10 px apart, markers 10 px wide, touching).
     let categorical = rows.iter().all(|row| row.x.is_none());
     let xof = |row: &super::Row| row.x.unwrap_or_else(|| configs.iter().position(|c| *c == row.config).unwrap_or(0) as f64);
     let mut series: BTreeMap<String, Vec<(String, f64, f64)>> = BTreeMap::new();
@@ -147,7 +196,7 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
     if categorical && lines.len() > 1 {
         let k = lines.len() as f64;
         for (i, l) in lines.iter_mut().enumerate() {
-            let dx = (i as f64 - (k - 1.0) / 2.0) * (0.3 / k);
+            let dx = (i as f64 - (k - 1.0) / 2.0) * (0.6 / k);
             l.pts.iter_mut().for_each(|p| p.0 += dx);
         }
     }
@@ -168,94 +217,113 @@ pub fn draw(r: &Report) -> Result<Vec<u8>> {
         x0 -= 0.5;
         x1 += 0.5;
     }
-    let label_x = |x: &f64| {
-        if categorical {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 { configs.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
-        } else {
-            tick(x)
-        }
-    };
     if r.plot.log_y {
-        y0 /= 2.0;
-        y1 *= 2.0;
+        (y0, y1) = log_span(y0, y1);
     } else {
         let pad = (y1 - y0).abs() * 0.1 + 1e-9;
         y0 = (y0 - pad).min(0.0);
         y1 += pad;
     }
-    // Integer x values over a short span (example numbers, counts) get integer ticks only.
     let integral_x = !r.plot.log_x && (x1 - x0) <= 12.0 && lines.iter().all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0));
     // Legend below the chart: two columns of entries, one where a name would run into the
     // second column (~6.5 px a character at 13 px, 468 px of text per column).
     let cols = if lines.iter().all(|l| l.name.chars().count() <= 70) { 2 } else { 1 };
     let legend_rows = lines.len().div_ceil(cols) as u32;
     let legend_h = 20 * legend_rows + 20;
-    let (w, h) = (1100u32, 700 + legend_h);
-    let mut rgb = vec![0u8; (w * h * 3) as usize];
-    // The drawing areas borrow `rgb` until the end of this block.
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
-        let (plot_area, legend_area) = root.split_vertically(700);
-        let mut b = ChartBuilder::on(&plot_area);
-        b.caption(&r.title, ("sans-serif", caption_px(&r.title, w - 30))).margin(15).x_label_area_size(45).y_label_area_size(80);
-        macro_rules! body {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc(&r.plot.x_label)
-                    .x_labels(if categorical { configs.len() * 2 + 1 } else if integral_x { (x1 - x0) as usize + 1 } else { 10 })
-                    .x_label_formatter(&label_x)
-                    .y_label_formatter(&tick)
-                    .y_desc(&r.plot.y_label)
-                    .label_style(("sans-serif", 14))
-                    .draw()
-                    .map_err(|e| anyhow!("{e:?}"))?;
-                for l in &lines {
-                    let line: Vec<(f64, f64)> = if categorical { Vec::new() } else { l.pts.clone() };
-                    let c = l.color;
-                    if l.published {
-                        chart.draw_series(DashedLineSeries::new(line, 6, 4, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
-                        chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 9, c.stroke_width(2)))).map_err(|e| anyhow!("{e:?}"))?;
-                    } else {
-                        chart.draw_series(LineSeries::new(line, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
-                        chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(|e| anyhow!("{e:?}"))?;
-                    }
-                }
-            }};
+    Ok(Plot { r, lines, configs, categorical, x: (x0, x1), y: (y0, y1), integral_x, cols, size: (1100, 700 + legend_h) })
+}
+
+impl Plot<'_> {
+    /// An x tick's label: the configuration at a category's position, else the number.
+    fn label_x(&self, x: &f64) -> String {
+        if self.categorical {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 { self.configs.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+        } else {
+            tick(x)
         }
-        let xr = x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0);
-        let (lx0, lx1) = (x0 * 0.8, x1 * 1.25);
-        let ylog = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
-        let whole = lines.iter().all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0));
-        let xlog = || (lx0..lx1).log_scale().with_key_points(log_x_ticks(lx0, lx1, whole));
-        match (r.plot.log_x && x0 > 0.0 && !categorical, r.plot.log_y) {
-            (true, true) => body!(b.build_cartesian_2d(xlog(), ylog()).map_err(|e| anyhow!("{e:?}"))?),
-            (true, false) => body!(b.build_cartesian_2d(xlog(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
-            (false, true) => body!(b.build_cartesian_2d(xr, ylog()).map_err(|e| anyhow!("{e:?}"))?),
-            (false, false) => body!(b.build_cartesian_2d(xr, y0..y1).map_err(|e| anyhow!("{e:?}"))?),
-        }
-        let font = ("sans-serif", 13).into_font();
-        for (i, l) in lines.iter().enumerate() {
-            let (x, y) = (95 + 500 * (i % cols) as i32, 10 + 20 * (i / cols) as i32);
-            let style = l.color.stroke_width(2);
-            if l.published {
-                legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 10, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
-                legend_area.draw(&Circle::new((x + 15, y + 7), 5, style)).map_err(|e| anyhow!("{e:?}"))?;
-            } else {
-                // Categories are drawn as markers alone; so is their legend.
-                if !categorical {
-                    legend_area.draw(&PathElement::new(vec![(x, y + 7), (x + 25, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
-                }
-                legend_area.draw(&Circle::new((x + 12, y + 7), 4, l.color.filled())).map_err(|e| anyhow!("{e:?}"))?;
-            }
-            legend_area.draw(&Text::new(l.name.clone(), (x + 32, y), font.clone())).map_err(|e| anyhow!("{e:?}"))?;
-        }
-        root.present().map_err(|e| anyhow!("{e:?}"))?;
     }
-    Ok(png(w, h, &rgb))
+}
+
+/// Draws `p` on `root` (a bitmap for the report, SVG in tests).
+fn render<DB: DrawingBackend>(p: &Plot, root: &DrawingArea<DB, Shift>) -> Result<()> {
+    let (r, lines, configs, categorical, integral_x, cols, w) = (p.r, &p.lines, &p.configs, p.categorical, p.integral_x, p.cols, p.size.0);
+    let ((x0, x1), (y0, y1)) = (p.x, p.y);
+    let label_x = |x: &f64| p.label_x(x);
+    root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+    let (plot_area, legend_area) = root.split_vertically(700);
+    let mut b = ChartBuilder::on(&plot_area);
+    let title = caption(&r.title);
+    b.caption(&title, ("sans-serif", caption_px(&title, w - 30))).margin(15).x_label_area_size(45).y_label_area_size(80);
+    macro_rules! body {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(&r.plot.x_label)
+                .x_labels(if categorical { configs.len() * 2 + 1 } else if integral_x { (x1 - x0) as usize + 1 } else { 10 })
+                .x_max_light_lines(x_light_lines(categorical))
+                .x_label_formatter(&label_x)
+                .y_label_formatter(&tick)
+                .y_desc(&r.plot.y_label)
+                .label_style(("sans-serif", 14))
+                .draw()
+                .map_err(|e| anyhow!("{e:?}"))?;
+            for l in lines {
+                let line: Vec<(f64, f64)> = if categorical { Vec::new() } else { l.pts.clone() };
+                let c = l.color;
+                if l.published {
+                    chart.draw_series(DashedLineSeries::new(line, 6, 4, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
+                    chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 9, c.stroke_width(2)))).map_err(|e| anyhow!("{e:?}"))?;
+                } else {
+                    chart.draw_series(LineSeries::new(line, c.stroke_width(2))).map_err(|e| anyhow!("{e:?}"))?;
+                    chart.draw_series(l.pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(|e| anyhow!("{e:?}"))?;
+                }
+            }
+        }};
+    }
+    let xr = x0 - 0.05 * (x1 - x0)..x1 + 0.05 * (x1 - x0);
+    let (lx0, lx1) = (x0 * 0.8, x1 * 1.25);
+    let ylog = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
+    let whole = lines.iter().all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0));
+    let xlog = || (lx0..lx1).log_scale().with_key_points(log_x_ticks(lx0, lx1, whole));
+    match (r.plot.log_x && x0 > 0.0 && !categorical, r.plot.log_y) {
+        (true, true) => body!(b.build_cartesian_2d(xlog(), ylog()).map_err(|e| anyhow!("{e:?}"))?),
+        (true, false) => body!(b.build_cartesian_2d(xlog(), y0..y1).map_err(|e| anyhow!("{e:?}"))?),
+        (false, true) => body!(b.build_cartesian_2d(xr, ylog()).map_err(|e| anyhow!("{e:?}"))?),
+        (false, false) => body!(b.build_cartesian_2d(xr, y0..y1).map_err(|e| anyhow!("{e:?}"))?),
+    }
+    let font = ("sans-serif", 13).into_font();
+    for (i, l) in lines.iter().enumerate() {
+        let (x, y) = (95 + 500 * (i % cols) as i32, 10 + 20 * (i / cols) as i32);
+        let style = l.color.stroke_width(2);
+        // Categories are drawn as markers alone; so is their legend, published figures' too
+        // (geodesic-prep's legend showed a line beside the published figure the plot has not).
+        if !categorical {
+            let end = if l.published { x + 10 } else { x + 25 };
+            legend_area.draw(&PathElement::new(vec![(x, y + 7), (end, y + 7)], style)).map_err(|e| anyhow!("{e:?}"))?;
+        }
+        if l.published {
+            legend_area.draw(&Circle::new((x + 15, y + 7), 5, style)).map_err(|e| anyhow!("{e:?}"))?;
+        } else {
+            legend_area.draw(&Circle::new((x + 12, y + 7), 4, l.color.filled())).map_err(|e| anyhow!("{e:?}"))?;
+        }
+        legend_area.draw(&Text::new(l.name.clone(), (x + 32, y), font.clone())).map_err(|e| anyhow!("{e:?}"))?;
+    }
+    Ok(())
+}
+
+/// Light grid lines between two x ticks: plotters' 10 on a numeric axis, none between
+/// categories, where a fraction of the way from one configuration to the next means nothing
+/// (airwc's and fim-t1's plots had ten faint lines between every two configurations).
+fn x_light_lines(categorical: bool) -> usize {
+    if categorical { 0 } else { 10 }
+}
+
+/// The plot's title: the table's, less its "and speed-up" (geodesic-t3, probtrack-t2), which
+/// promised a reader something only the table has: plots draw the measured figures alone.
+fn caption(title: &str) -> String {
+    title.replacen(" and speed-up", "", 1)
 }
 
 /// The title's font size: 22 px, smaller where the title would not fit `width` (compare adds
@@ -323,6 +391,88 @@ fn tick(v: &f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::repro::{PlotSpec, Report, Row};
+
+    /// A report of `rows` (config, x, series variant, time) on one CPU, log time axis.
+    pub(super) fn report(rows: &[(&str, Option<f64>, &str, f64)]) -> Report {
+        let rows = rows.iter().map(|&(c, x, v, t)| Row { config: c.into(), x, device: "cpu".into(), device_name: "test".into(), variant: v.into(), metric: "time".into(), ours: t, ..Row::default() }).collect();
+        let plot = PlotSpec { x_label: "configuration".into(), y_label: "time (s)".into(), log_x: false, log_y: true, metric: None };
+        Report { id: "t".into(), title: "A test table".into(), rows, notes: Vec::new(), plot }
+    }
+
+    /// The plot of `r` as SVG, whose elements tests can read where the PNG has only pixels.
+    pub(super) fn svg(r: &Report) -> String {
+        use plotters::prelude::*;
+        let p = super::layout(r).unwrap();
+        let mut s = String::new();
+        {
+            let root = SVGBackend::with_string(&mut s, p.size).into_drawing_area();
+            super::render(&p, &root).unwrap();
+            root.present().unwrap();
+        }
+        s
+    }
+
+    /// Vertical grid lines drawn in plotters' light mesh colour (black at 10%).
+    fn light_vertical_lines(svg: &str) -> usize {
+        svg.lines().filter(|l| l.contains("<line") && l.contains(r#"opacity="0.1""#)).filter(|l| {
+            let attr = |k: &str| l.split(&format!(" {k}=\"")).nth(1).and_then(|v| v.split('"').next()).map(str::to_string);
+            attr("x1").is_some() && attr("x1") == attr("x2")
+        }).count()
+    }
+
+    /// Straight segments (`<polyline>`) drawn below `y` px: the legend's line glyphs.
+    fn polylines_below(svg: &str, y: i32) -> usize {
+        svg.lines().filter(|l| l.contains("<polyline")).filter(|l| {
+            let pts = l.split(r#"points=""#).nth(1).and_then(|v| v.split('"').next()).unwrap_or("");
+            let ys: Vec<i32> = pts.split_whitespace().filter_map(|p| p.split(',').nth(1)?.parse().ok()).collect();
+            !ys.is_empty() && ys.iter().all(|py| *py > y)
+        }).count()
+    }
+
+    #[test]
+    fn plot_titles_name_only_what_is_drawn() {
+        for t in crate::repro::registry() {
+            let c = super::caption(t.title());
+            assert!(!c.contains("speed-up"), "{}: {c}", t.id());
+        }
+        assert_eq!(super::caption("Tracing time and speed-up against the seed count (001 Table 3), 2 runs merged"), "Tracing time against the seed count (001 Table 3), 2 runs merged");
+    }
+
+    #[test]
+    fn a_categorical_legend_has_no_lines() {
+        let mut r = report(&[("preparation", None, "1 thread", 270.0), ("tensor fit", None, "1 thread", 1300.0)]);
+        r.rows[0].published = Some(50.0);
+        r.rows[0].published_device = "GeForce GTX 260".into();
+        assert_eq!(polylines_below(&svg(&r), 700), 0);
+        // On a numeric axis both entries show their line (so the count above could be non-zero).
+        r.rows.iter_mut().zip([1.0, 2.0]).for_each(|(row, x)| row.x = Some(x));
+        assert_eq!(polylines_below(&svg(&r), 700), 2);
+    }
+
+    #[test]
+    fn markers_of_one_category_stand_apart() {
+        // fim-t1: nine series at each of three examples; equal times are the worst case.
+        let rows: Vec<(String, String)> = (0..3).flat_map(|c| (0..9).map(move |v| (format!("example {c}"), format!("variant {v}")))).collect();
+        let r = report(&rows.iter().map(|(c, v)| (c.as_str(), None, v.as_str(), 1.0)).collect::<Vec<_>>());
+        let svg = svg(&r);
+        let num = |l: &str, k: &str| l.split(&format!(" {k}=\"")).nth(1).and_then(|v| v.split('"').next()).and_then(|v| v.parse::<f64>().ok());
+        let centres: Vec<(f64, f64)> = svg.lines().filter(|l| l.contains("<circle") && num(l, "r") == Some(5.0)).filter_map(|l| Some((num(l, "cx")?, num(l, "cy")?))).collect();
+        assert_eq!(centres.len(), 27);
+        let closest = centres.iter().enumerate().flat_map(|(i, a)| centres[..i].iter().map(move |b| (a.0 - b.0).hypot(a.1 - b.1))).fold(f64::MAX, f64::min);
+        // Markers 10 px wide, and 2 px of white between two.
+        assert!(closest >= 12.0, "{closest} px");
+    }
+
+    #[test]
+    fn categories_have_no_light_grid_lines_between_them() {
+        let cat = report(&[("same subject", None, "1 thread", 0.5), ("two subjects", None, "1 thread", 0.6), ("same subject", None, "all cores", 0.4), ("two subjects", None, "all cores", 0.45)]);
+        assert_eq!(light_vertical_lines(&svg(&cat)), 0);
+        // A numeric axis keeps them (and the count above could have been non-zero).
+        let num = report(&[("64 seeds", Some(64.0), "", 0.002), ("128 seeds", Some(128.0), "", 0.004), ("256 seeds", Some(256.0), "", 0.008)]);
+        assert!(light_vertical_lines(&svg(&num)) > 10);
+    }
+
     #[test]
     fn ticks_are_rounded() {
         assert_eq!(super::tick(&0.15000000000000002), "0.15");
@@ -373,6 +523,22 @@ mod tests {
         let rows = vec![("640 B/sample".to_string(), 640.0, 20.0), ("768 B/sample".to_string(), 768.0, 24.0), ("768 B/sample, Euler".to_string(), 768.0, 30.0)];
         let lines = super::split_series("CPU", &rows);
         assert_eq!(lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(), ["CPU", "CPU (Euler)"]);
+    }
+
+    #[test]
+    fn log_time_axes_end_at_labelled_ticks() {
+        // geodesic-f7 (0.0079..0.0082 s), probtrack-t4, geodesic-prep, pipeline, fim-t1.
+        for (lo, hi) in [(0.0079, 0.0082), (0.038, 0.082), (39.0, 3800.0), (0.00065, 1.1), (0.012, 2.8), (3.0, 3.0), (1e-3, 1e9)] {
+            let (a, b) = super::log_span(lo, hi);
+            assert!(a < lo && b > hi, "{lo}..{hi}: {a}..{b}");
+            let t = super::log_ticks(a, b);
+            let near = |v: f64| t.iter().any(|x| (x / v - 1.0).abs() < 1e-5);
+            assert!(near(a) && near(b), "{lo}..{hi}: span {a}..{b}, ticks {t:?}");
+            // Padding past the data's 1.25 each way: one step of 1, 2, 5 (x 2.5), or of 10 where
+            // only powers of ten are labelled.
+            let step = if t.iter().all(|x| (x.log10() - x.log10().round()).abs() < 1e-9) { 10.0 } else { 2.5 };
+            assert!(lo / a <= 1.25 * step * (1.0 + 1e-5) && b / hi <= 1.25 * step * (1.0 + 1e-5), "{lo}..{hi}: {a}..{b}");
+        }
     }
 
     #[test]
