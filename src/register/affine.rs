@@ -108,32 +108,14 @@ pub fn write(path: &Path, m: &Mat4) -> Result<()> {
     std::fs::write(path, format(m)).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Refuses an ITK/ANTs transform file (antsRegistration's binary 0GenericAffine.mat, or ITK's
-/// text "#Insight Transform File"), saying how to get a matrix from it: these were refused as
-/// "not valid UTF-8" or "'Transform:' is not a number", and a binary .mat given to --affine
-/// was sent to --fsl-mat. A file that cannot be opened is left to the reader's own error.
-pub fn refuse_itk(path: &Path) -> Result<()> {
-    use std::io::Read;
-    let mut head = Vec::new();
-    if let Ok(f) = std::fs::File::open(path) {
-        // Both forms name their transform class near the start (the binary one as its first
-        // variable's name, after a 20-byte header).
-        let _ = f.take(4096).read_to_end(&mut head);
-    }
-    let has = |w: &[u8]| head.windows(w.len()).any(|x| x == w);
-    if has(b"Insight Transform File") || has(b"Transform_double_") || has(b"Transform_float_") {
-        bail!(
-            "{}: an ITK/ANTs transform, not a 4x4 matrix: convert it with ConvertTransformFile 3 IN OUT.txt --homogeneousMatrix, then negate rows and columns x and y (ITK is LPS, this reads RAS world mm)",
-            path.display()
-        );
-    }
-    Ok(())
-}
-
 /// Reads a 4x4 affine text file (whitespace-separated, 16 numbers; the last row must be
-/// 0 0 0 1 and the 3x3 part invertible), naming the file in every error.
+/// 0 0 0 1 and the 3x3 part invertible), naming the file in every error. An ITK/ANTs transform
+/// file, which says what it is in its first bytes, is read as such ([`super::itk`]): those were
+/// refused, with a conversion to do by hand.
 pub fn read(path: &Path) -> Result<Mat4> {
-    refuse_itk(path)?;
+    if super::itk::detect(path).is_some() {
+        return super::itk::read(path);
+    }
     let shown = path.display();
     let text = crate::volume::read_text(path)?;
     // From # to the end of a line is a comment (a note of where the matrix came from, as tools
@@ -272,24 +254,26 @@ mod tests {
         assert!(read(&p).unwrap_err().to_string().contains("singular"));
     }
 
-    /// ANTs' binary 0GenericAffine.mat (MATLAB v4: a 20-byte header, then the variable's name)
-    /// and ITK's text transform are named as such, with the conversion; a FLIRT-like matrix
-    /// whose comment mentions ITK is still a matrix.
+    /// ANTs' binary 0GenericAffine.mat and ITK's text transform (an identity shifted by
+    /// (2, 3, 4) in LPS) are read as such (they were refused); a 4x4 matrix whose comment
+    /// mentions ITK is still a matrix.
     #[test]
-    fn itk_transforms_are_named() {
+    fn itk_transforms_are_read() {
         let d = tempfile::tempdir().unwrap();
         let mut bin: Vec<u8> = [0i32, 12, 1, 0, 27].iter().flat_map(|v| v.to_le_bytes()).collect();
         bin.extend_from_slice(b"AffineTransform_double_3_3\0");
         bin.extend([1.0f64, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0].iter().flat_map(|v| v.to_le_bytes()));
+        bin.extend([0i32, 3, 1, 0, 6].iter().flat_map(|v| v.to_le_bytes()));
+        bin.extend_from_slice(b"fixed\0");
+        bin.extend([0.0f64; 3].iter().flat_map(|v| v.to_le_bytes()));
         let ants = d.path().join("0GenericAffine.mat");
         std::fs::write(&ants, &bin).unwrap();
         let text = d.path().join("t.txt");
         std::fs::write(&text, "#Insight Transform File V1.0\n#Transform 0\nTransform: AffineTransform_double_3_3\nParameters: 1 0 0 0 1 0 0 0 1 2 3 4\nFixedParameters: 0 0 0\n").unwrap();
         for p in [&ants, &text] {
-            let e = read(p).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("{}: an ITK/ANTs transform", p.display())) && e.contains("ConvertTransformFile"), "{e}");
+            assert_eq!(read(p).unwrap(), translation([-2.0, -3.0, 4.0]), "{}", p.display());
         }
-        std::fs::write(&text, "# converted from ITK (LPS -> RAS)\n1 0 0 2\n0 1 0 3\n0 0 1 4\n0 0 0 1\n").unwrap();
+        std::fs::write(&text, "# converted from ITK (LPS -> RAS), AffineTransform_double_3_3\n1 0 0 2\n0 1 0 3\n0 0 1 4\n0 0 0 1\n").unwrap();
         assert_eq!(read(&text).unwrap(), translation([2.0, 3.0, 4.0]));
     }
 }

@@ -9,6 +9,7 @@
 //! `register` does too, and one pass over the output grid is no work for a device.
 
 use super::affine::{self, Mat4};
+use super::itk;
 use super::{cpu, voxel_map_f32};
 use crate::runtime::BackendSpec;
 use crate::volume::{Geometry, Volume};
@@ -38,10 +39,16 @@ pub enum MatrixFile {
 /// The matrix in `path`, checked (4x4, finite, affine, invertible: [`affine::read`]), as the
 /// file holds it: before the images are read, so a bad matrix fails at once. A world matrix
 /// in a file named `.mat` is refused: register writes its FLIRT matrix under that name, and
-/// read as world coordinates it would resample to the wrong place without a word.
+/// read as world coordinates it would resample to the wrong place without a word. An ITK/ANTs
+/// transform file says what it is, so `World` reads it whatever its name (ANTs writes
+/// 0GenericAffine.mat); given as a FLIRT matrix it is refused, naming the option that reads it.
 pub fn read_matrix(path: &Path, kind: MatrixFile) -> Result<Mat4> {
-    // An ANTs .mat is neither kind: say so before sending it to --fsl-mat.
-    affine::refuse_itk(path)?;
+    if itk::detect(path).is_some() {
+        if kind == MatrixFile::Flirt {
+            bail!("{}: an ITK/ANTs transform, not an FSL FLIRT matrix: give it with --affine (which reads ITK transform files)", path.display());
+        }
+        return itk::read(path);
+    }
     if kind == MatrixFile::World && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat")) {
         bail!(
             "{}: a .mat file is taken for FSL FLIRT's convention (register's PREFIX.mat): give it with --fsl-mat; --affine reads a world matrix (register's PREFIX_affine.txt, reg_aladin's -aff)",
@@ -281,20 +288,24 @@ mod tests {
         assert!(e.contains("w.mat") && e.contains("--fsl-mat"), "{e}");
     }
 
-    /// ANTs' 0GenericAffine.mat given to --affine is named as an ITK transform, not sent to
-    /// --fsl-mat (where it failed as "not valid UTF-8").
+    /// ANTs' 0GenericAffine.mat given to --affine is read as the ITK transform it is, though
+    /// named .mat; given to --fsl-mat it is refused, naming --affine (as a FLIRT matrix it
+    /// failed as "not valid UTF-8").
     #[test]
-    fn an_ants_mat_is_not_sent_to_fsl_mat() {
+    fn an_ants_mat_is_read_by_affine_not_fsl_mat() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("0GenericAffine.mat");
-        let mut bin: Vec<u8> = [0i32, 12, 1, 0, 27].iter().flat_map(|v| v.to_le_bytes()).collect();
-        bin.extend_from_slice(b"AffineTransform_double_3_3\0");
-        bin.extend([0xffu8; 96]);
-        std::fs::write(&p, bin).unwrap();
-        for kind in [MatrixFile::World, MatrixFile::Flirt] {
-            let e = read_matrix(&p, kind).unwrap_err().to_string();
-            assert!(e.contains("an ITK/ANTs transform") && !e.contains("--fsl-mat"), "{kind:?}: {e}");
-        }
+        let var = |name: &str, v: &[f64]| -> Vec<u8> {
+            let mut b: Vec<u8> = [0, v.len() as i32, 1, 0, name.len() as i32 + 1].iter().flat_map(|x: &i32| x.to_le_bytes()).collect();
+            b.extend(name.bytes().chain([0]));
+            b.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+            b
+        };
+        let shift = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 5.0, -6.0, 7.0];
+        std::fs::write(&p, [var("AffineTransform_double_3_3", &shift), var("fixed", &[0.0; 3])].concat()).unwrap();
+        assert_eq!(read_matrix(&p, MatrixFile::World).unwrap(), affine::translation([-5.0, 6.0, 7.0]));
+        let e = read_matrix(&p, MatrixFile::Flirt).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: an ITK/ANTs transform", p.display())) && e.contains("--affine"), "{e}");
     }
 
     #[test]
