@@ -8,6 +8,7 @@ mod gz_split;
 mod inflate_marked;
 pub mod masks;
 mod nifti_decode;
+mod nifti2;
 mod nifti_io;
 mod nifti_write;
 mod side_by_side;
