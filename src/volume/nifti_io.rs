@@ -182,6 +182,11 @@ pub(super) fn parse_header(head: &[u8; 348], shown: &str, gz: bool) -> Result<(n
     if size == 540 || size.swap_bytes() == 540 {
         bail!("{shown}: a NIfTI-2 header (540 bytes), read by read_once, not here");
     }
+    // Analyze 7.5 (SPM2, old FSL) shares NIfTI-1's size but has no magic and no defined
+    // orientation; FSL and nibabel guess one (and differ), so it is named, with how to convert.
+    if (size == 348 || size.swap_bytes() == 348) && ![b"n+1\0", b"ni1\0"].contains(&&[head[344], head[345], head[346], head[347]]) {
+        bail!("{shown}: an Analyze 7.5 header (no NIfTI magic), whose left-right orientation is not defined: convert it to NIfTI with the orientation checked (fslchfiletype NIFTI_GZ, or nibabel)");
+    }
     let header = quiet_catch(|| nifti::NiftiHeader::from_reader(&head[..]))
         .ok_or_else(|| anyhow!("{shown}: not a readable NIfTI-1 header"))?
         .map_err(|e| anyhow!("{shown}: {}", describe(e, gz, "header")))?;
@@ -328,6 +333,11 @@ pub(super) fn describe_io(e: std::io::Error, gz: bool, part: &str) -> String {
 
 /// The grid (x, y, z, volumes) and the voxel type's name, or why neuroport cannot read the file.
 fn check_header(h: &nifti::NiftiHeader) -> Result<([usize; 4], &'static str)> {
+    // CIFTI-2 (HCP's dtseries, dscalar, dconn...) is NIfTI-2 with intent codes 3000-3099: a
+    // matrix over surface vertices and voxels, not an image on a grid.
+    if (3000..3100).contains(&h.intent_code) {
+        bail!("a CIFTI file (NIfTI intent code {}), grayordinate data rather than a volume image", h.intent_code);
+    }
     let ndim = h.dim[0] as usize;
     if !(1..=7).contains(&ndim) {
         bail!("invalid dimension count {} in the header", h.dim[0]);
