@@ -77,6 +77,8 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
     let f128 = write(&d, "float128.nii", &raw_nifti(&dims4, 1536, 128, &vec![0u8; 16 * nvals]));
     let unknown = write(&d, "unknown_type.nii", &raw_nifti(&dims4, 99, 32, &vec![0u8; 4 * nvals]));
     let bitpix = write(&d, "bitpix.nii", &raw_nifti(&dims4, 16, 8, &vec![0u8; nvals]));
+    // A 4-D header of one volume (as DIPY's S0_10slices.nii.gz): "this is 3-D" misread it.
+    let one_vol = write(&d, "one_volume.nii", &raw_nifti(&[8, 8, 5, 1], 16, 32, &vec![0u8; 4 * 8 * 8 * 5]));
     let five_d = write(&d, "five_d.nii", &raw_nifti(&[8, 8, 5, nvol as u16, 2], 16, 32, &vec![0u8; 8 * nvals]));
     let text = write(&d, "text.nii.gz", b"this is not a NIfTI file\n");
     let zeros = write(&d, "zeros.nii", &[0u8; 400]);
@@ -153,6 +155,7 @@ fn every_bad_input_is_one_clean_error_and_leaves_no_file() {
         case("header promising terabytes (.nii.gz)", &huge_gz, &huge_gz, &["truncated"]),
         // NaN/Inf voxels are skipped with a warning, not refused: tests/input_policy.rs.
         case("3-D where 4-D is needed", &mask, &mask, &["4-d", "3-d"]),
+        case("one volume where a series is needed", &one_vol, &one_vol, &["4-d", "has 1 volume"]),
     ];
     let grad = |name, bv: &PathBuf, bc: &PathBuf, names: &PathBuf, says| Case {
         name,

@@ -236,6 +236,21 @@ pub fn voxel_map_f32(t: &Mat4, fixed: &Geometry, moving: &Geometry) -> [f32; 12]
     std::array::from_fn(|i| m[i / 4][i % 4] as f32)
 }
 
+/// [`voxel_map_f32`] for writing a resampled image: an entry within float64 rounding of an
+/// integer (1e-9) is that integer. An image resampled onto its own grid (or one sharing its
+/// voxel centres) composes A^-1 A, whose rounding (1e-16 off the diagonal, 1e-14 in the
+/// translation) put a whole face of centres a hair outside the box, written as 0: DIPY's
+/// oblique aniso_vox.nii.gz resampled onto itself through the identity lost its first slice.
+/// The search keeps [`voxel_map_f32`] (a cost is not an output, and every backend's
+/// evaluations stay what they were).
+pub fn output_map(t: &Mat4, fixed: &Geometry, moving: &Geometry) -> [f32; 12] {
+    let m = affine::voxel_map(t, fixed, moving);
+    std::array::from_fn(|i| {
+        let (v, r) = (m[i / 4][i % 4], m[i / 4][i % 4].round());
+        (if (v - r).abs() <= 1e-9 { r } else { v }) as f32
+    })
+}
+
 /// The fixed image's centre in world mm: the pivot of rotations, scales and shears.
 pub fn pivot(fixed: &Geometry) -> [f64; 3] {
     fixed.voxel_to_world(pyramid::centre_voxel(fixed))
@@ -460,7 +475,7 @@ fn rotated_starts(p: &[f64]) -> Vec<Vec<f64>> {
 /// The moving image resampled onto the fixed grid through `t` (trilinear; 0 outside; NaN or
 /// infinite where a sample reads a non-finite moving voxel, as the cost leaves those out).
 pub fn warp(moving: &Volume, fixed: &Geometry, t: &Mat4) -> Vec<f32> {
-    cpu::resample(moving, fixed.dims, &voxel_map_f32(t, fixed, &moving.geom))
+    cpu::resample(moving, fixed.dims, &output_map(t, fixed, &moving.geom))
 }
 
 /// Mean distance (mm) between where `a` and `b` send the world positions of the fixed voxels

@@ -8,6 +8,7 @@ mod gz_split;
 mod inflate_marked;
 pub mod masks;
 mod nifti_decode;
+mod nifti2;
 mod nifti_io;
 mod nifti_write;
 mod side_by_side;
@@ -41,7 +42,10 @@ pub fn read_dwi(dwi: &std::path::Path, bvals: &std::path::Path, bvecs: &std::pat
 pub fn read_dwi_with(dwi: &std::path::Path, grad: GradFiles<'_>) -> anyhow::Result<(Volume, GradientTable)> {
     let v = read_nifti(dwi)?;
     if v.nvol() < 2 {
-        anyhow::bail!("{}: a 4-D DWI series is needed, this is 3-D", dwi.display());
+        // A 4-D header of one volume (DIPY's S0_10slices.nii.gz, a b=0 extracted by fslroi)
+        // is not "3-D" to the user who reads its header.
+        let what = if v.geom.header.dim[0] >= 4 { "this has 1 volume" } else { "this is 3-D" };
+        anyhow::bail!("{}: a 4-D DWI series is needed, {what}", dwi.display());
     }
     let g = grad.read(v.nvol(), &v.geom)?;
     Ok((v, g))

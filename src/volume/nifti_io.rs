@@ -2,7 +2,7 @@
 //! are decoded here in one pass into the final array, and every failure is turned into an error
 //! that names the file and the problem.
 
-use super::{Geometry, Volume};
+use super::{nifti2, Geometry, Volume};
 use crate::guard::quiet_catch;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{BufRead, Read};
@@ -81,6 +81,9 @@ struct Opened {
     dims: [usize; 4],
     elem: &'static str,
     geom: Geometry,
+    /// The header's length (348, or NIfTI-2's 540) and where the voxels start (vox_offset).
+    head_len: u64,
+    vox: u64,
 }
 
 fn open_header(path: &Path, split: bool) -> Result<Opened> {
@@ -116,23 +119,38 @@ fn open_header(path: &Path, split: bool) -> Result<Opened> {
         Short(_) => anyhow!("{shown}: {}", describe_io(std::io::ErrorKind::UnexpectedEof.into(), gz, "header")),
         Failed(e) => io_error(&shown.to_string(), e, gz, "header"),
     })?;
-    let (header, dims, elem, geom) = parse_header(&head, &shown.to_string(), gz)?;
-    Ok(Opened { path: path.to_path_buf(), input, header, dims, elem, geom })
+    let (header, dims, elem, geom, head_len, vox) = if nifti2::is_nifti2(&head) {
+        let mut full = [0u8; nifti2::SIZE];
+        full[..348].copy_from_slice(&head);
+        read_full(input.0.stream(), &mut full[348..]).map_err(|e| match e {
+            Short(_) => anyhow!("{shown}: {}", describe_io(std::io::ErrorKind::UnexpectedEof.into(), gz, "header")),
+            Failed(e) => io_error(&shown.to_string(), e, gz, "header"),
+        })?;
+        let (h, vox) = nifti2::to_nifti1(&full).map_err(|e| anyhow!("{shown}: {e}"))?;
+        let (dims, elem, geom) = checked(&h, &shown.to_string())?;
+        (h, dims, elem, geom, nifti2::SIZE as u64, vox)
+    } else {
+        let (h, dims, elem, geom) = parse_header(&head, &shown.to_string(), gz)?;
+        let vox = h.vox_offset.max(0.0) as u64;
+        (h, dims, elem, geom, 348, vox)
+    };
+    Ok(Opened { path: path.to_path_buf(), input, header, dims, elem, geom, head_len, vox })
 }
 
 fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + Sync), split: bool) -> Result<(Geometry, [usize; 4], Vec<O>)> {
-    let Opened { path, input, header, dims, elem, geom } = open_header(path, split)?;
+    let Opened { path, input, header, dims, elem, geom, head_len, vox } = open_header(path, split)?;
     let (path, shown) = (path.as_path(), path.display());
     // A single file (n+1) holds the data at vox_offset; a pair (ni1) in the .img beside the .hdr.
     let (mut data_in, data_path, skip) = if &header.magic == b"ni1\0" {
         let img = pair_image(path).ok_or_else(|| anyhow!("{shown}: a NIfTI pair header, but no .img file beside it"))?;
         let r = open_maybe_gz(&img, split)?;
-        (r, img, header.vox_offset.max(0.0) as u64)
+        (r, img, vox)
     } else {
-        if header.vox_offset < 352.0 || !header.vox_offset.is_finite() {
-            bail!("{shown}: invalid vox_offset {} (at least 352 in a single-file NIfTI)", header.vox_offset);
+        let least = head_len as f32 + 4.0;
+        if header.vox_offset < least || !header.vox_offset.is_finite() {
+            bail!("{shown}: invalid vox_offset {} (at least {least} in a single-file NIfTI)", header.vox_offset);
         }
-        (input, path.to_path_buf(), header.vox_offset as u64 - 348)
+        (input, path.to_path_buf(), vox - head_len)
     };
     let dshown = data_path.display().to_string();
     let skipped = std::io::copy(&mut data_in.0.stream().take(skip), &mut std::io::sink())
@@ -142,7 +160,7 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
     }
     let n: usize = dims.iter().product();
     let decode = super::nifti_decode::Decode::of(&header, elem)?;
-    fits_in_file(&data_path, data_in.1, header.vox_offset.max(0.0) as u64, (n * decode.bytes) as u64)?;
+    fits_in_file(&data_path, data_in.1, vox, (n * decode.bytes) as u64)?;
     let mut out = vec![O::default(); n];
     let decoded = match &mut data_in.0 {
         Input::Members(m) => decode.read_members(m, &mut out, conv),
@@ -191,14 +209,25 @@ fn fits_in_file(data_path: &Path, gz: bool, offset: u64, data: u64) -> Result<()
 pub(super) fn parse_header(head: &[u8; 348], shown: &str, gz: bool) -> Result<(nifti::NiftiHeader, [usize; 4], &'static str, Geometry)> {
     let size = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
     if size == 540 || size.swap_bytes() == 540 {
-        bail!("{shown}: NIfTI-2 files are not supported (convert to NIfTI-1, e.g. with fslchfiletype NIFTI_GZ)");
+        bail!("{shown}: a NIfTI-2 header (540 bytes), read by read_once, not here");
+    }
+    // Analyze 7.5 (SPM2, old FSL) shares NIfTI-1's size but has no magic and no defined
+    // orientation; FSL and nibabel guess one (and differ), so it is named, with how to convert.
+    if (size == 348 || size.swap_bytes() == 348) && ![b"n+1\0", b"ni1\0"].contains(&&[head[344], head[345], head[346], head[347]]) {
+        bail!("{shown}: an Analyze 7.5 header (no NIfTI magic), whose left-right orientation is not defined: convert it to NIfTI with the orientation checked (fslchfiletype NIFTI_GZ, or nibabel)");
     }
     let header = quiet_catch(|| nifti::NiftiHeader::from_reader(&head[..]))
         .ok_or_else(|| anyhow!("{shown}: not a readable NIfTI-1 header"))?
         .map_err(|e| anyhow!("{shown}: {}", describe(e, gz, "header")))?;
-    let (dims, elem) = check_header(&header).map_err(|e| anyhow!("{shown}: {e}"))?;
-    let geom = geometry_of(&header, [dims[0], dims[1], dims[2]]).with_context(|| format!("{shown}: bad spatial header"))?;
+    let (dims, elem, geom) = checked(&header, shown)?;
     Ok((header, dims, elem, geom))
+}
+
+/// A parsed header's grid, voxel type and geometry, or why neuroport cannot read the file.
+fn checked(header: &nifti::NiftiHeader, shown: &str) -> Result<([usize; 4], &'static str, Geometry)> {
+    let (dims, elem) = check_header(header).map_err(|e| anyhow!("{shown}: {e}"))?;
+    let geom = geometry_of(header, [dims[0], dims[1], dims[2]]).with_context(|| format!("{shown}: bad spatial header"))?;
+    Ok((dims, elem, geom))
 }
 
 /// The OS's message without Rust's "(os error N)" suffix.
@@ -333,8 +362,10 @@ pub(super) fn describe_io(e: std::io::Error, gz: bool, part: &str) -> String {
 
 /// The grid (x, y, z, volumes) and the voxel type's name, or why neuroport cannot read the file.
 fn check_header(h: &nifti::NiftiHeader) -> Result<([usize; 4], &'static str)> {
-    if h.sizeof_hdr == 540 {
-        bail!("NIfTI-2 files are not supported (convert to NIfTI-1, e.g. with fslchfiletype NIFTI_GZ)");
+    // CIFTI-2 (HCP's dtseries, dscalar, dconn...) is NIfTI-2 with intent codes 3000-3099: a
+    // matrix over surface vertices and voxels, not an image on a grid.
+    if (3000..3100).contains(&h.intent_code) {
+        bail!("a CIFTI file (NIfTI intent code {}), grayordinate data rather than a volume image", h.intent_code);
     }
     let ndim = h.dim[0] as usize;
     if !(1..=7).contains(&ndim) {
