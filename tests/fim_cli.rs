@@ -245,6 +245,32 @@ fn overlapping_regions_are_warned_about() {
     assert!(!stderr.contains("warning:"), "{stderr}");
 }
 
+/// In a log the GPU's block FIM and the sweeps said nothing until their summary, where the CPU
+/// node FIM writes the voxels reached; they now write the iteration and the active list (the
+/// first line at once, the next after minutes), and the node FIM only its own lines.
+#[test]
+fn gpu_and_sweep_solves_report_progress_in_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d, [1.0; 3]);
+    let j = |f: &str| d.join(f);
+    let mut cases = vec![(["--solver", "sweep", "--backend", "cpu"], Some(" active nodes (sweep), ")), (["--solver", "fim", "--backend", "cpu"], None)];
+    if common::opencl().is_some() {
+        cases.push((["--solver", "fim", "--backend", "opencl"], Some(" active blocks, ")));
+    }
+    for (extra, unit) in cases {
+        let out = j(&extra.join("_"));
+        let (code, _, err) = run(&[&["fim", "--tensor", s(&j("t.nii.gz")), "--mask", s(&j("wm.nii.gz")), "--source", s(&j("r1.nii.gz")), "--out", s(&out)][..], &extra].concat(), &[]);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("fim: iteration ")).collect();
+        match unit {
+            Some(unit) => assert!(!lines.is_empty() && lines.iter().all(|l| l.contains(unit) && l.ends_with(" elapsed")), "{extra:?}: {err}"),
+            None => assert!(lines.is_empty() && err.contains(" mask voxels reached ("), "{extra:?}: {err}"),
+        }
+        assert!(!err.contains('\r') && !err.contains('\x1b'), "{extra:?}: {err:?}");
+    }
+}
+
 /// The sweeping baselines run on the CPU whatever --backend says: the summary said `cpu` and
 /// nothing told the user their --backend opencl went unused. One warning line now; none for
 /// --backend cpu or for fim.

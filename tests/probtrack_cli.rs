@@ -261,6 +261,8 @@ fn seeds_outside_the_tracking_mask_are_counted_in_a_warning() {
         assert_eq!(warn, [want.as_str()], "--mask {mask}: {err}");
         // Every length 0 (far.nii.gz) fits no exp(-lambda x): said, not "lambda NaN/step".
         assert!(!err.contains("NaN"), "--mask {mask}: {err}");
+        // Streamlines that took no step are counted apart, not averaged in as "mean 0.0 steps".
+        assert!(err.contains(" took no step") && !err.contains("mean 0.0 steps"), "--mask {mask}: {err}");
     }
     let (code, _, err) = probtrack(d, &d.join("o_all"), &[]);
     assert_eq!(code, 0, "{err}");

@@ -117,14 +117,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let done = super::Released::new(split);
     let p = cfg.params(&field, seeds.len(), true);
     let written = stage("write", || output::write(&t, &field, &seeds, &p, &a.out, a.out_tck.as_deref()))?;
-    let fit = output::exp_fit(&t.lengths);
     let steps_per_s = t.total_steps as f64 / t.stats.wall_ms.max(1e-9) * 1e3;
-    // Fewer than two distinct lengths (every streamline stopped at its seed) fit no line.
-    let lengths = if fit.lambda.is_finite() {
-        format!("lengths ~ exp(-lambda x): lambda {:.4}/step, R^2 {:.3}, mean {:.1} steps", fit.lambda, fit.r2, fit.mean)
-    } else {
-        format!("lengths: too few distinct lengths to fit exp(-lambda x), mean {:.1} steps", fit.mean)
-    };
+    let lengths = output::lengths_summary(&t.lengths);
     eprintln!(
         "{}: {} seeds x {} streamlines, waytotal {}; {} steps (longest half {}), {} launches ({}, {}); kernel {:.1} ms, compaction {:.1} ms, transfer {:.1} ms, tally {:.1} ms, wall {:.1} ms ({:.3e} steps/s of wall); {}",
         done.label,

@@ -505,6 +505,7 @@ impl GpuFim {
                 // The state in conv's low two bits (fim.cl NP_FIM_STATE): 0 is still active.
                 let hl: Vec<i32> = (0..nb as i32).filter(|&b| conv[b as usize] & 3 == 0).collect();
                 count = hl.len();
+                progress.at(sol.iterations, count, "blocks");
                 if count > 0 {
                     g.write(list, 0, &hl)?;
                 }
@@ -533,6 +534,8 @@ impl GpuFim {
                             pending.take().expect("just queued").wait()?;
                             count = count_host[0].max(0) as usize;
                             sol.host_syncs += 1;
+                            // The count the loop reads anyway: no read of its own for the progress.
+                            progress.at(sol.iterations, count, "blocks");
                         }
                     }
                     if probing && sol.iterations == PROBE_ITERATIONS {

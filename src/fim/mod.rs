@@ -237,23 +237,25 @@ impl Solution {
 
 /// The progress of a solve, hidden unless [`Params::progress`]. On a terminal a spinner with the
 /// iteration and the active list, cleared at the end (the work has no length up front). In a
-/// log the spinner hid itself and a long CPU solve said nothing until it ended; there the node
-/// FIM writes plain lines ([`Reach`]).
+/// log the spinner hid itself and a long solve said nothing until it ended; there the node FIM
+/// writes plain lines of the voxels reached ([`Reach`]), the others of the iteration ([`Beat`]).
 pub(crate) struct Progress {
     spinner: indicatif::ProgressBar,
     lines: Option<std::cell::RefCell<Reach>>,
+    beat: Option<std::cell::RefCell<Beat>>,
 }
 
 impl Progress {
     pub(crate) fn new(params: &Params) -> Progress {
         if !params.progress {
-            return Progress { spinner: indicatif::ProgressBar::hidden(), lines: None };
+            return Progress { spinner: indicatif::ProgressBar::hidden(), lines: None, beat: None };
         }
         let spinner = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
         if let Ok(style) = indicatif::ProgressStyle::with_template(&format!("{} {{spinner}} {{msg}} ({{elapsed}})", params.what())) {
             spinner.set_style(style);
         }
-        Progress { spinner, lines: None }
+        let beat = (!std::io::stderr().is_terminal()).then(|| std::cell::RefCell::new(Beat::new(&params.what(), std::time::Instant::now())));
+        Progress { spinner, lines: None, beat }
     }
 
     /// [`Progress::new`] with lines in a log of the mask voxels reached: `counts` gives the mask's
@@ -263,6 +265,7 @@ impl Progress {
         if params.progress && !std::io::stderr().is_terminal() {
             let (inside, sources) = counts();
             p.lines = Some(std::cell::RefCell::new(Reach::new(&params.what(), inside, sources, std::time::Instant::now())));
+            p.beat = None;
         }
         p
     }
@@ -279,6 +282,33 @@ impl Progress {
         if !self.spinner.is_hidden() {
             self.spinner.set_message(format!("iteration {it}, {active} active {unit}"));
         }
+        if let Some(line) = self.beat.as_ref().and_then(|b| b.borrow_mut().at(it, active, unit, std::time::Instant::now())) {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// The log lines of a solve that does not count the voxels it reaches (a GPU's, which only the
+/// device knows; the sweeps'): the iteration, the active list and the time, in [`Reach`]'s
+/// words. Nothing measures how far the work has come, so there are no tenths: the first line at
+/// once (the solve has started), later ones MAX_GAP apart.
+pub(crate) struct Beat {
+    what: String,
+    cadence: crate::io::progress::Cadence,
+}
+
+impl Beat {
+    pub(crate) fn new(what: &str, start: std::time::Instant) -> Beat {
+        Beat { what: what.into(), cadence: crate::io::progress::Cadence::new(start, 0) }
+    }
+
+    pub(crate) fn at(&mut self, it: usize, active: usize, unit: &str, now: std::time::Instant) -> Option<String> {
+        // One tenth, reached at the first call: that line at once, then only the MAX_GAP ones.
+        if !self.cadence.due(1, now) {
+            return None;
+        }
+        let elapsed = crate::io::progress::span(now.duration_since(self.cadence.start).as_secs_f64());
+        Some(format!("{}: iteration {it}, {active} active {unit}, {elapsed} elapsed", self.what))
     }
 }
 
@@ -472,5 +502,19 @@ mod tests {
         assert_eq!(r.advance(0, 9, 500, at(7)).as_deref(), Some("fim: 1000/1000 mask voxels reached (100%), iteration 9, 500 active nodes, 7s elapsed"));
         assert_eq!(r.advance(0, 10, 400, at(100)), None);
         assert!(r.advance(0, 90, 3, at(400)).unwrap().contains("iteration 90, 3 active nodes, 6m40s elapsed"));
+    }
+
+    /// A solve with no count of the voxels reached (GPU blocks, sweeps): a line at once, then
+    /// one each MAX_GAP, never one per iteration.
+    #[test]
+    fn a_log_hears_the_iterations_of_a_solve_that_counts_no_voxels() {
+        let t0 = std::time::Instant::now();
+        let at = |s: u64| t0 + std::time::Duration::from_secs(s);
+        let mut b = super::Beat::new("fim u2 (from --target)", t0);
+        assert_eq!(b.at(8, 120, "blocks", at(0)).as_deref(), Some("fim u2 (from --target): iteration 8, 120 active blocks, 0s elapsed"));
+        assert_eq!(b.at(16, 100, "blocks", at(6)), None);
+        assert_eq!(b.at(4000, 90, "blocks", at(299)), None);
+        assert_eq!(b.at(4008, 80, "blocks", at(300)).as_deref(), Some("fim u2 (from --target): iteration 4008, 80 active blocks, 5m00s elapsed"));
+        assert_eq!(b.at(4016, 70, "blocks", at(301)), None);
     }
 }

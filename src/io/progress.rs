@@ -70,7 +70,7 @@ impl Progress {
 }
 
 /// When a log line is due: at each new tenth of the work (the first at once, later ones
-/// MIN_GAP apart), and after MAX_GAP without one. Shared by [`Log`] and fim's reached-voxel lines.
+/// MIN_GAP apart), and after MAX_GAP without one. Shared by [`Log`] and fim's log lines.
 pub(crate) struct Cadence {
     pub(crate) start: Instant,
     last: Option<Instant>,

@@ -10,20 +10,27 @@ use std::path::{Path, PathBuf};
 
 /// 003 Fig. 5: lengths follow p(x) = lambda exp(-lambda x). Fitted as a straight line through
 /// the semi-log histogram (Fig. 5c), each non-empty bin weighted by its count (the tail's
-/// single-streamline bins are the noisiest); quality is the weighted R^2 of that line.
+/// single-streamline bins are the noisiest); quality is the weighted R^2 of that line. Length 0
+/// is left out of the fit as of the mean: no step taken says nothing of how far tracts run.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ExpFit {
     pub lambda: f64,
     pub r2: f64,
+    /// Mean length of the streamlines that took a step: those that took none (a seed outside
+    /// the mask, a first step out of it), averaged in, pulled the mean towards 0.
     pub mean: f64,
+    /// Streamlines that took a step, and those that took none (length 0).
+    pub moved: u64,
+    pub still: u64,
 }
 
 pub fn exp_fit(hist: &[u64]) -> ExpFit {
-    let pts: Vec<(f64, f64, f64)> = hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(x, &c)| (x as f64, (c as f64).ln(), c as f64)).collect();
-    let n: f64 = hist.iter().sum::<u64>() as f64;
-    let mean = hist.iter().enumerate().map(|(x, &c)| x as f64 * c as f64).sum::<f64>() / n.max(1.0);
+    let pts: Vec<(f64, f64, f64)> = hist.iter().enumerate().skip(1).filter(|(_, &c)| c > 0).map(|(x, &c)| (x as f64, (c as f64).ln(), c as f64)).collect();
+    let still = hist.first().copied().unwrap_or(0);
+    let moved = hist.iter().sum::<u64>() - still;
+    let mean = hist.iter().enumerate().map(|(x, &c)| x as f64 * c as f64).sum::<f64>() / (moved as f64).max(1.0);
     if pts.len() < 2 {
-        return ExpFit { lambda: f64::NAN, r2: f64::NAN, mean };
+        return ExpFit { lambda: f64::NAN, r2: f64::NAN, mean, moved, still };
     }
     let w: f64 = pts.iter().map(|p| p.2).sum();
     let mx = pts.iter().map(|p| p.2 * p.0).sum::<f64>() / w;
@@ -33,7 +40,26 @@ pub fn exp_fit(hist: &[u64]) -> ExpFit {
     let syy: f64 = pts.iter().map(|p| p.2 * (p.1 - my) * (p.1 - my)).sum();
     let slope = sxy / sxx;
     let r2 = if syy > 0.0 { sxy * sxy / (sxx * syy) } else { 1.0 };
-    ExpFit { lambda: -slope, r2, mean }
+    ExpFit { lambda: -slope, r2, mean, moved, still }
+}
+
+/// The summary's words on the length histogram `hist`: the fit and the mean, and apart from
+/// them how many streamlines took no step (as tckgen and probtrackx count their rejects apart).
+pub fn lengths_summary(hist: &[u64]) -> String {
+    let f = exp_fit(hist);
+    if f.moved == 0 && f.still > 0 {
+        return format!("lengths: all {} streamlines took no step", f.still);
+    }
+    let mean = match f.still {
+        0 => format!("mean {:.1} steps", f.mean),
+        s => format!("mean {:.1} steps over the {} that moved, {s} took no step", f.mean, f.moved),
+    };
+    // Fewer than two distinct lengths above 0 fit no line.
+    if f.lambda.is_finite() {
+        format!("lengths ~ exp(-lambda x): lambda {:.4}/step, R^2 {:.3}, {mean}", f.lambda, f.r2)
+    } else {
+        format!("lengths: too few distinct lengths to fit exp(-lambda x), {mean}")
+    }
 }
 
 /// File stem of a mask path (`A.nii.gz` -> `A`), whichever image ending it has (`.nii.gz`,
@@ -116,6 +142,23 @@ mod tests {
         let f = exp_fit(&hist);
         assert!((f.lambda - 0.05).abs() < 1e-3 && f.r2 > 0.999, "{f:?}");
         assert!(exp_fit(&[0, 5]).lambda.is_nan());
+    }
+
+    /// Streamlines that took no step are counted apart, neither averaged in (30 of 45 at length
+    /// 0 made the mean 0.8 where the 15 that moved average 2.3) nor fitted (with them lambda was
+    /// 0.58 where the lengths 2 and 3 halve: ln 2). Without any, the words are as they were.
+    #[test]
+    fn the_mean_length_leaves_out_streamlines_that_took_no_step() {
+        let f = exp_fit(&[30, 0, 10, 5]);
+        assert_eq!((f.moved, f.still), (15, 30), "{f:?}");
+        assert!((f.mean - 35.0 / 15.0).abs() < 1e-12 && (f.lambda - 2f64.ln()).abs() < 1e-12, "{f:?}");
+        assert_eq!(lengths_summary(&[30, 0, 10, 5]), "lengths ~ exp(-lambda x): lambda 0.6931/step, R^2 1.000, mean 2.3 steps over the 15 that moved, 30 took no step");
+        assert_eq!(lengths_summary(&[30, 0, 20]), "lengths: too few distinct lengths to fit exp(-lambda x), mean 2.0 steps over the 20 that moved, 30 took no step");
+        assert_eq!(lengths_summary(&[0, 0, 20]), "lengths: too few distinct lengths to fit exp(-lambda x), mean 2.0 steps");
+        assert_eq!(lengths_summary(&[0, 4, 2, 1]), "lengths ~ exp(-lambda x): lambda 0.6931/step, R^2 1.000, mean 1.6 steps");
+        assert_eq!(lengths_summary(&[7]), "lengths: all 7 streamlines took no step");
+        // Nothing kept (waytotal 0).
+        assert_eq!(lengths_summary(&[0, 0, 0]), "lengths: too few distinct lengths to fit exp(-lambda x), mean 0.0 steps");
     }
 
     /// `file_names` (what probtrack refuses before tracking) lists exactly the files `write`

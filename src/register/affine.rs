@@ -125,6 +125,11 @@ pub fn read(path: &Path) -> Result<Mat4> {
         .flat_map(|l| l.split('#').next().unwrap_or("").split_whitespace())
         .map(|w| w.parse::<f64>().map_err(|_| anyhow!("{shown}: '{w}' is not a number (a 4x4 matrix is expected)")))
         .collect::<Result<_>>()?;
+    // AFNI writes its affines as 3x4 (.aff12.1D: 12 numbers on a line), base -> source as
+    // here but in DICOM (LPS) mm: read as RAS they would move the image wrongly, so only said.
+    if nums.len() == 12 {
+        bail!("{shown}: holds 12 numbers, a 3x4 affine (as AFNI's .aff12.1D), where a 4x4 matrix is expected; AFNI's are in DICOM (LPS) mm, not NIfTI world (RAS) mm: convert it first (diag(-1,-1,1,1) on both sides) and add the row 0 0 0 1");
+    }
     if nums.len() != 16 {
         bail!("{shown}: holds {} numbers, a 4x4 matrix has 16", nums.len());
     }
@@ -154,6 +159,22 @@ mod tests {
         assert_eq!(read(&p).unwrap(), translation([5.0, -2.0, 3.0]));
         std::fs::write(&p, "1 0 0 5 # x shift\n0 1 0 -2\n0 0 1 3\n0 0 0 1 #\n").unwrap();
         assert_eq!(read(&p).unwrap(), translation([5.0, -2.0, 3.0]));
+    }
+
+    /// A 3x4 affine (AFNI's .aff12.1D: one line of 12, or three rows of 4) is named as such,
+    /// with AFNI's LPS convention, where it was only "holds 12 numbers, a 4x4 matrix has 16".
+    #[test]
+    fn a_3x4_affine_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("anat_al_mat.aff12.1D");
+        for text in ["# 3dAllineate matrices\n 1 0 0 5 0 1 0 -2 0 0 1 3\n", "1 0 0 5\n0 1 0 -2\n0 0 1 3\n"] {
+            std::fs::write(&p, text).unwrap();
+            let e = read(&p).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{}: holds 12 numbers, a 3x4 affine (as AFNI's .aff12.1D)", p.display())), "{e}");
+            assert!(e.contains("DICOM (LPS)") && e.contains("0 0 0 1") && !e.contains('\n'), "{e}");
+        }
+        std::fs::write(&p, "1 0 0 5 0 1 0 -2 0 0 1\n").unwrap();
+        assert_eq!(read(&p).unwrap_err().to_string(), format!("{}: holds 11 numbers, a 4x4 matrix has 16", p.display()));
     }
 
     fn flipped(dims: [usize; 3], vs: [f32; 3]) -> Geometry {
