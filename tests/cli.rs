@@ -209,6 +209,30 @@ fn dti_is_deterministic_across_runs_and_thread_counts() {
     assert!(counted > 50 && sign_agree as f64 > 0.95 * counted as f64, "Dxy/Dxz signs agree with the truth in {sign_agree} of {counted}");
 }
 
+/// dti said nothing until its summary, through a read and a fit of half a minute each on an
+/// HCP-size DWI; in a log (stderr a pipe, as here) it now writes bedpost's plain lines as the
+/// CPU fit's blocks of voxels are done, counting the mask's voxels.
+#[test]
+fn dti_reports_its_fit_in_a_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("data");
+    assert_eq!(run(&["synth", "--out", s(&d), "--dims", "20,20,8"], &[]).0, 0);
+    let inside = read_nifti(&d.join("mask.nii.gz")).unwrap().as_flat().iter().filter(|&&m| m != 0.0).count();
+    let p = |n: &str| s(&d.join(n)).to_string();
+    let o = s(&tmp.path().join("o").join("dti")).to_string();
+    let (code, _, err) = run(&["dti", "--dwi", &p("dwi.nii.gz"), "--bvals", &p("bvals"), "--bvecs", &p("bvecs"), "--mask", &p("mask.nii.gz"), "--out", &o, "--backend", "cpu"], &[]);
+    assert_eq!(code, 0, "{err}");
+    // 3200 voxels in blocks of 256: the first tenth of the mask is passed before its end.
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("dti: ")).collect();
+    assert!(!lines.is_empty(), "{err}");
+    for l in &lines {
+        let (done, rest) = l["dti: ".len()..].split_once('/').unwrap();
+        let done: usize = done.parse().unwrap();
+        assert!(rest.starts_with(&format!("{inside} voxels (")) && (inside / 10..inside).contains(&done), "{l}");
+    }
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+}
+
 #[test]
 fn bench_dti_reports_rates_per_stage() {
     let (code, out, err) = run(&["bench", "dti", "--voxels", "4096", "--repeats", "1", "--backend", "cpu", "--threads", "2", "--json"], &[]);

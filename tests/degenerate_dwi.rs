@@ -22,6 +22,8 @@ fn a_dwi_with_no_fittable_voxel_is_an_error_not_maps_of_zeros() {
             &[("RUST_BACKTRACE", "1")],
         );
         assert_eq!(code, 1, "{err}");
+        // The fit ran before it was found empty: its progress lines (in a log) come first.
+        let err: String = err.lines().filter(|l| !l.starts_with("dti: ")).map(|l| format!("{l}\n")).collect();
         assert!(err.starts_with("error: ") && err.contains(s(&p)) && err.contains("no voxel") && err.lines().count() == 1, "{err}");
         assert!(entries(&out).is_empty(), "{:?}", entries(&out));
         let bp = d.join(format!("bp_{name}"));

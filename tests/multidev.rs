@@ -61,7 +61,7 @@ fn cpu_and_opencl_split_takes_each_voxel_and_fibre_from_one_of_them() {
     let n = vol.nvox();
 
     // Tensor fit and scalar maps, per voxel.
-    let fit = |s: &Split| dti::run_split(s, &vol, &g, &mask).unwrap().0;
+    let fit = |s: &Split| dti::run_split(s, &vol, &g, &mask, false).unwrap().0;
     let (a, b, m) = (fit(&Split::one(cpu.clone())), fit(&Split::one(cl.clone())), fit(&mixed));
     each_from_one(&m.fit.tensor, &[&a.fit.tensor, &b.fit.tensor], 6, "tensor");
     each_from_one(&m.scalars, &[&a.scalars, &b.scalars], dti::NSCALARS, "scalars");
@@ -84,7 +84,7 @@ fn cpu_and_opencl_split_takes_each_voxel_and_fibre_from_one_of_them() {
     // Fibres through a synthetic tensor field, per fibre (points and summaries).
     let ds = neuroport::synth::dataset::build(&neuroport::synth::dataset::Spec::new([10, 10, 6], neuroport::synth::dataset::Model::Tensor)).unwrap();
     let dwi = neuroport::volume::Volume::from_flat(ds.geom.clone(), ds.table.len(), ds.dwi.clone());
-    let tensor = dti::run_split(&Split::one(cpu.clone()), &dwi, &ds.table, &ds.mask).unwrap().0.fit.tensor;
+    let tensor = dti::run_split(&Split::one(cpu.clone()), &dwi, &ds.table, &ds.mask, false).unwrap().0.fit.tensor;
     let (fields, _) = geodesic::prepare(&cpu, &tensor, &ds.geom, &ds.mask, None).unwrap();
     let mut r = neuroport::synth::rng(2);
     let pts = seeding::roi_points(&ds.mask, ds.geom.dims, Some(90), &mut r).unwrap();

@@ -458,7 +458,7 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
             let design = crate::dti::Design::new(grads)?;
             // A DWI that no voxel can be fitted in would start every chain from nothing and
             // sample noise into finite-looking maps.
-            let fit_all = || crate::dti::fit_split(split, Columns::whole(&y, table.ndir), &ones(nvox), &design, false).and_then(|(f, s)| crate::dti::require_fitted(&f, nvox).map(|()| (f, s)));
+            let fit_all = || crate::dti::fit_split(split, Columns::whole(&y, table.ndir), &ones(nvox), &design, false, &Progress::hidden()).and_then(|(f, s)| crate::dti::require_fitted(&f, nvox).map(|()| (f, s)));
             let (fit, _) = stage("tensor fit", fit_all).context("tensor fit for the chains' starting points")?;
             Ok((y, fit, gather_ms))
         });

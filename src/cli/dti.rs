@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let (mut dwi, grads) = stage("read", || a.input.load())?;
     let split = ctx.split()?;
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, a.mask.as_deref()))?;
-    let (r, shares) = stage("fit", || dti::run_split(&split, &dwi, &grads, &mask)).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
+    let (r, shares) = stage("fit", || dti::run_split(&split, &dwi, &grads, &mask, true)).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
     let done = super::Released::new(split);
     let nvox = dwi.nvox();
     let g = &dwi.geom;

@@ -67,7 +67,7 @@ fn share_row(k: &mut dyn DtiKernels, dev: &Device, dwi: &[f32], design: &Design,
     let dwi = Columns::whole(dwi, design.ngrad);
     let mut fit = TensorFit { tensor: vec![f32::NAN; 6 * nvox], s0: vec![f32::NAN; nvox], flags: vec![-7; nvox] };
     let mut maps = vec![f32::NAN; NSCALARS * nvox];
-    k.fit_into(dwi.part(a..b), &mask[a..b], design, &mut FitShare::whole(&mut fit, Some(&mut maps)).part(a..b))?;
+    k.fit_into(dwi.part(a..b), &mask[a..b], design, &mut FitShare::whole(&mut fit, Some(&mut maps)).part(a..b), &crate::io::progress::Progress::hidden())?;
     let alone = k.fit(dwi.part(a..b), &mask[a..b], design)?;
     let alone_maps = k.scalars(&alone.tensor)?;
     let n = b - a;

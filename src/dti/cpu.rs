@@ -2,6 +2,7 @@
 //! `cl/common/dti.h`), parallel over voxel blocks on the backend's rayon pool.
 
 use super::{fastmath, sym3, Design, DtiKernels, FitShare, Frame, BACKGROUND, D_ISO, FITTED, LAMBDA_FLOOR, NFIELDS, NSCALARS, REPAIRED};
+use crate::io::progress::Progress;
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::cpu::{avx2_twin, Cpu};
 use crate::runtime::{timing::wall_ms, Timings};
@@ -221,7 +222,7 @@ pub fn sharpen_eigen((lam, vec): ([f64; 3], [f64; 9]), alpha: f64, lam_floor: f6
 }
 
 impl DtiKernels for CpuDti {
-    fn fit_into(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design, out: &mut FitShare) -> Result<()> {
+    fn fit_into(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design, out: &mut FitShare, bar: &Progress) -> Result<()> {
         let nvox = mask.len();
         if dwi.len() != nvox || dwi.ncomp() != d.ngrad || out.len() != nvox {
             bail!("DWI holds {} x {} values and the outputs {} voxels, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), out.len(), nvox, d.ngrad);
@@ -242,12 +243,14 @@ impl DtiKernels for CpuDti {
                                 scratch[j * n + i] = x;
                             }
                         }
-                        (0..len)
+                        let rows = (0..len)
                             .map(|j| {
                                 let (t, s0, f) = if mask[v0 + j] == 0 { ([0.0; 6], 0.0, BACKGROUND) } else { fit_voxel(&scratch[j * n..(j + 1) * n], d, LAMBDA_FLOOR as f64, &mut sc) };
                                 (t.map(|x| x as f32), s0 as f32, f)
                             })
-                            .collect::<Vec<_>>()
+                            .collect::<Vec<_>>();
+                        bar.inc(mask[v0..v0 + len].iter().filter(|&&m| m != 0).count() as u64);
+                        rows
                     })
                     .collect();
                 columns_from(&mut out.tensor, &rows, |r, c| r.0[c]);

@@ -4,6 +4,7 @@
 //! (2.3e9 values) fits in pieces instead of overflowing.
 
 use super::{Design, DtiKernels, FitShare, Frame, D_ISO, LAMBDA_FLOOR, NFIELDS, NSCALARS};
+use crate::io::progress::Progress;
 use crate::runtime::gpu::{args, Gpu, Kernel, Shape};
 use crate::runtime::columns::Columns;
 use crate::runtime::Timings;
@@ -61,7 +62,7 @@ pub fn chunk_voxels(ngrad: usize, by_mem: usize) -> usize {
 }
 
 impl DtiKernels for GpuDti {
-    fn fit_into(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design, out: &mut FitShare) -> Result<()> {
+    fn fit_into(&mut self, dwi: Columns<f32>, mask: &[u8], d: &Design, out: &mut FitShare, bar: &Progress) -> Result<()> {
         let nvox = mask.len();
         if dwi.len() != nvox || dwi.ncomp() != d.ngrad || out.len() != nvox {
             bail!("DWI holds {} x {} values and the outputs {} voxels, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), out.len(), nvox, d.ngrad);
@@ -71,6 +72,8 @@ impl DtiKernels for GpuDti {
         while v0 < nvox {
             let v1 = (v0 + step).min(nvox);
             self.fit_chunk_range(&dwi, mask, d, v0, v1, out)?;
+            // The chunk's results have been read back: it is done, with no wait added.
+            bar.inc(mask[v0..v1].iter().filter(|&&m| m != 0).count() as u64);
             v0 = v1;
         }
         Ok(())

@@ -12,6 +12,7 @@ pub(crate) mod fastmath;
 pub mod sym3;
 pub mod sym3_lanes;
 
+use crate::io::progress::Progress;
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::split::{Shares, Split};
 use crate::runtime::{Device, Timings};
@@ -163,12 +164,14 @@ impl<'a> FitShare<'a> {
 pub trait DtiKernels {
     /// Weighted linear least-squares fit per voxel of `mask`, written into `out` (and the scalar
     /// maps of the fitted tensors where `out` has them); `dwi` holds `design.ngrad` volumes of
-    /// those voxels (a split's device's share read where it lies in the whole DWI).
-    fn fit_into(&mut self, dwi: Columns<f32>, mask: &[u8], design: &Design, out: &mut FitShare) -> Result<()>;
+    /// those voxels (a split's device's share read where it lies in the whole DWI). `bar` moves
+    /// on by the mask's voxels of each piece as it is done (a block of voxels on the CPU, a chunk
+    /// on a GPU).
+    fn fit_into(&mut self, dwi: Columns<f32>, mask: &[u8], design: &Design, out: &mut FitShare, bar: &Progress) -> Result<()>;
     /// [`fit_into`](Self::fit_into) new arrays, without scalar maps.
     fn fit(&mut self, dwi: Columns<f32>, mask: &[u8], design: &Design) -> Result<TensorFit> {
         let mut fit = TensorFit::zeroed(mask.len());
-        self.fit_into(dwi, mask, design, &mut FitShare::whole(&mut fit, None))?;
+        self.fit_into(dwi, mask, design, &mut FitShare::whole(&mut fit, None), &Progress::hidden())?;
         Ok(fit)
     }
     /// FA, MD, V1, L1-L3 per voxel ([`NSCALARS`] components).
@@ -220,7 +223,7 @@ pub fn run(k: &mut dyn DtiKernels, dwi: &Volume, grads: &GradientTable, mask: &[
     let design = Design::new(grads)?;
     let nvox = mask.len();
     let mut r = DtiResult::zeroed(nvox, true);
-    k.fit_into(Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, &mut FitShare::whole(&mut r.fit, Some(&mut r.scalars)))?;
+    k.fit_into(Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, &mut FitShare::whole(&mut r.fit, Some(&mut r.scalars)), &Progress::hidden())?;
     r.timings = k.take_timings();
     require_fitted(&r, mask.iter().filter(|&&m| m != 0).count())?;
     zero_v1_without_tensor(&mut r.scalars, &r.fit.tensor);
@@ -293,14 +296,19 @@ pub fn fit_counts(r: &DtiResult, dwi: &Volume, mask: &[u8], masked: bool) -> Fit
 pub const SPLIT_MIN_VOXELS: usize = 65536;
 
 /// [`run`] split across `split`'s devices in chunks of voxels (a fit is per voxel, so the chunking
-/// changes no result).
-pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8]) -> Result<(DtiResult, Shares)> {
+/// changes no result), with a bar of the mask's voxels fitted where `progress` (an HCP-size
+/// DWI's fit takes half a minute on CPUs).
+pub fn run_split(split: &Split, dwi: &Volume, grads: &GradientTable, mask: &[u8], progress: bool) -> Result<(DtiResult, Shares)> {
     if dwi.nvol() != grads.len() {
         bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
     }
     let design = Design::new(grads)?;
-    let (mut r, shares) = fit_split(split, Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, true)?;
-    require_fitted(&r, mask.iter().filter(|&&m| m != 0).count())?;
+    let inside = mask.iter().filter(|&&m| m != 0).count();
+    let bar = Progress::new(inside as u64, progress, "dti {bar:40} {pos}/{len} voxels ({eta} left)", "dti", "voxels");
+    let fitted = fit_split(split, Columns::whole(dwi.as_flat(), design.ngrad), mask, &design, true, &bar);
+    bar.finish_and_clear();
+    let (mut r, shares) = fitted?;
+    require_fitted(&r, inside)?;
     zero_v1_without_tensor(&mut r.scalars, &r.fit.tensor);
     Ok((r, shares))
 }
@@ -331,7 +339,8 @@ pub fn zero_v1_without_tensor(scalars: &mut [f32], tensor: &[f32]) {
 /// The fit of `dwi`'s voxels (`design.ngrad` components, one item per voxel of `mask`) split across
 /// `split`'s devices, and the scalar maps where `scalars` is set (else none). bedpost fits the
 /// mask's measurements alone this way: half the bytes of the grid's DWI on its volumes, no maps.
-pub fn fit_split(split: &Split, dwi: Columns<f32>, mask: &[u8], design: &Design, scalars: bool) -> Result<(DtiResult, Shares)> {
+/// `bar` is shared by the devices, each moving it as its pieces are done.
+pub fn fit_split(split: &Split, dwi: Columns<f32>, mask: &[u8], design: &Design, scalars: bool, bar: &Progress) -> Result<(DtiResult, Shares)> {
     let nvox = mask.len();
     if dwi.len() != nvox || dwi.ncomp() != design.ngrad {
         bail!("DWI holds {} x {} values, expected {} voxels x {} volumes", dwi.ncomp(), dwi.len(), nvox, design.ngrad);
@@ -347,7 +356,7 @@ pub fn fit_split(split: &Split, dwi: Columns<f32>, mask: &[u8], design: &Design,
         |k, c| {
             let v = plan[c].clone();
             let mut place = places[c].lock().unwrap_or_else(|e| e.into_inner());
-            k.fit_into(dwi.part(v.clone()), &mask[v], design, &mut place)?;
+            k.fit_into(dwi.part(v.clone()), &mask[v], design, &mut place, bar)?;
             Ok(((), k.take_timings()))
         },
         |_, ()| {},
