@@ -5,8 +5,10 @@
 #   b. every user command, round 42's binary against this one, files compared (none should
 #      change: the near-identity rounding of register's warp does not touch a 12-dof result).
 #   c. the progress lines a log now holds: dti on the CPU (16 cores) and CUDA, fim's block FIM
-#      on CUDA and NVIDIA OpenCL, fim --solver sweep; and resample through an ITK text transform
-#      and the equivalent world matrix (the same bytes expected), timed.
+#      on CUDA and NVIDIA OpenCL, fim --solver sweep; resample through an ITK text transform
+#      (PART c's first run; moved to d after a parsing slip in the script's own Python).
+#   d. resample through an ITK text transform and the equivalent world matrix (the same bytes
+#      expected), timed.
 . "$(dirname "$0")/common.sh"
 round_start
 if [[ $PART == *a* ]]; then
@@ -39,6 +41,10 @@ if [[ $PART == *c* ]]; then
   stamp "fim --solver sweep, stderr to a file"
   /usr/bin/time -f "process wall %e s" timeout 200 "$NEW" fim --backend cpu --solver sweep --tensor "$W/d/dti_tensor.nii.gz" --mask "$W/b/wm.nii.gz" --source "$W/src.nii.gz" --out "$W/fim-sweep/f" --force > /dev/null 2> "$OUT/fim-sweep-log.txt"
   cat "$OUT/fim-sweep-log.txt"
+fi
+if [[ $PART == *d* ]]; then
+  gpu_setup
+  B=$NEW
   stamp "resample through an ITK transform"
   t1_pair "$W/b2"
   printf '#Insight Transform File V1.0\n#Transform 0\nTransform: AffineTransform_double_3_3\nParameters: 0.99 -0.1 0.02 0.1 0.99 0.01 -0.02 0.0 1.01 3.5 -2.25 1.5\nFixedParameters: 4 -6 10\n' > "$W/itk.txt"
@@ -49,8 +55,9 @@ if [[ $PART == *c* ]]; then
 import sys
 vals = {}
 for line in open(sys.argv[1]):
-    if ':' in line and not line.startswith('#'):
-        k, v = line.split(':', 1); vals[k.strip()] = [float(x) for x in v.split()]
+    k, _, v = line.partition(':')
+    if k.strip() in ('Parameters', 'FixedParameters'):
+        vals[k.strip()] = [float(x) for x in v.split()]
 p, c = vals['Parameters'], vals['FixedParameters']
 M = [p[0:3], p[3:6], p[6:9]]; t = p[9:12]
 o = [t[i] + c[i] - sum(M[i][j] * c[j] for j in range(3)) for i in range(3)]
