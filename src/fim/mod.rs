@@ -291,7 +291,11 @@ impl Progress {
 /// The log lines of a solve that does not count the voxels it reaches (a GPU's, which only the
 /// device knows; the sweeps'): the iteration, the active list and the time, in [`Reach`]'s
 /// words. Nothing measures how far the work has come, so there are no tenths: the first line at
-/// once (the solve has started), later ones MAX_GAP apart.
+/// once (the solve has started), later ones a minute apart (at MAX_GAP, 5 minutes, the sweeps'
+/// 142 s solve of the 402 K-voxel phantom on 16 cores wrote its first line and nothing more).
+/// The gap between [`Beat`]'s lines.
+const BEAT: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub(crate) struct Beat {
     what: String,
     cadence: crate::io::progress::Cadence,
@@ -303,8 +307,9 @@ impl Beat {
     }
 
     pub(crate) fn at(&mut self, it: usize, active: usize, unit: &str, now: std::time::Instant) -> Option<String> {
-        // One tenth, reached at the first call: that line at once, then only the MAX_GAP ones.
-        if !self.cadence.due(1, now) {
+        // Each minute begun counts as a tenth would: the first line at once, then one a minute.
+        let minute = 1 + now.duration_since(self.cadence.start).as_secs() / BEAT.as_secs();
+        if !self.cadence.due(minute, now) {
             return None;
         }
         let elapsed = crate::io::progress::span(now.duration_since(self.cadence.start).as_secs_f64());
@@ -505,7 +510,7 @@ mod tests {
     }
 
     /// A solve with no count of the voxels reached (GPU blocks, sweeps): a line at once, then
-    /// one each MAX_GAP, never one per iteration.
+    /// one a minute, never one per iteration.
     #[test]
     fn a_log_hears_the_iterations_of_a_solve_that_counts_no_voxels() {
         let t0 = std::time::Instant::now();
@@ -513,7 +518,10 @@ mod tests {
         let mut b = super::Beat::new("fim u2 (from --target)", t0);
         assert_eq!(b.at(8, 120, "blocks", at(0)).as_deref(), Some("fim u2 (from --target): iteration 8, 120 active blocks, 0s elapsed"));
         assert_eq!(b.at(16, 100, "blocks", at(6)), None);
-        assert_eq!(b.at(4000, 90, "blocks", at(299)), None);
+        assert_eq!(b.at(800, 90, "blocks", at(59)), None);
+        assert_eq!(b.at(808, 85, "blocks", at(60)).as_deref(), Some("fim u2 (from --target): iteration 808, 85 active blocks, 1m00s elapsed"));
+        assert_eq!(b.at(816, 84, "blocks", at(61)), None);
+        assert_eq!(b.at(4000, 90, "blocks", at(119)), None);
         assert_eq!(b.at(4008, 80, "blocks", at(300)).as_deref(), Some("fim u2 (from --target): iteration 4008, 80 active blocks, 5m00s elapsed"));
         assert_eq!(b.at(4016, 70, "blocks", at(301)), None);
     }
