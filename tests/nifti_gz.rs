@@ -117,7 +117,6 @@ fn typed(dir: &Path, name: &str, datatype: i16, bitpix: i16, bytes: &[u8], slope
     typed_dims(dir, name, &[2, 2, 1], datatype, bitpix, bytes, slope, inter, big)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn typed_dims(dir: &Path, name: &str, dims: &[u16], datatype: i16, bitpix: i16, bytes: &[u8], slope: f32, inter: f32, big: bool) -> std::path::PathBuf {
     let mut h = raw_nifti(dims, datatype, bitpix, bytes);
     h[112..116].copy_from_slice(&slope.to_le_bytes());

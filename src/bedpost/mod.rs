@@ -266,7 +266,6 @@ pub fn chunk_from_memory(budget: u64, max_alloc: u64, ndir: usize, nsamp: usize,
 /// Runs every chain from `init` through `loops` loops, in chunks that fit the device and
 /// launches of [`SEGMENT`] loops, advancing `bar` (shared with other chunks and devices). `y` is
 /// ndir x nvox. Returns the samples (8 x nsamp x nvox) and the final state.
-#[allow(clippy::too_many_arguments)]
 pub fn sample(
     k: &mut dyn BedpostKernels,
     table: &Table,
@@ -293,7 +292,6 @@ pub fn sample(
 /// share lies: `samples` (8 x nsamp components) and `state` receive the share's results.
 /// Chunks are loaded, run and read in [`pipeline::steps`]' order, overlapped where the kernels
 /// allow.
-#[allow(clippy::too_many_arguments)]
 pub fn sample_into(
     k: &mut dyn BedpostKernels,
     table: &Table,

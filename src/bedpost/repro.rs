@@ -153,7 +153,6 @@ impl Target for BedpostT3 {
 
 /// Samples the first `n` chains `repeats` times after a one-launch warm-up on a few voxels;
 /// returns the median run's timings, its samples and the kernel layout.
-#[allow(clippy::too_many_arguments)]
 fn time_sampling(dev: &Device, table: &Table, y: &[f32], init: &super::ChainState, n: usize, sched: &super::Schedule, loops: usize, repeats: usize) -> Result<(Timings, Vec<f32>, String)> {
     let ys = super::Columns::whole(y, table.ndir).part(0..n).to_vec();
     let st = init.cut(0..n);

@@ -288,14 +288,14 @@ impl Progress {
     }
 }
 
+/// The gap between [`Beat`]'s lines.
+const BEAT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The log lines of a solve that does not count the voxels it reaches (a GPU's, which only the
 /// device knows; the sweeps'): the iteration, the active list and the time, in [`Reach`]'s
 /// words. Nothing measures how far the work has come, so there are no tenths: the first line at
 /// once (the solve has started), later ones a minute apart (at MAX_GAP, 5 minutes, the sweeps'
 /// 142 s solve of the 402 K-voxel phantom on 16 cores wrote its first line and nothing more).
-/// The gap between [`Beat`]'s lines.
-const BEAT: std::time::Duration = std::time::Duration::from_secs(60);
-
 pub(crate) struct Beat {
     what: String,
     cadence: crate::io::progress::Cadence,

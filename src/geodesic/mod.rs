@@ -574,7 +574,6 @@ pub fn trace_split_streamed(split: &Split, fields: &Fields, seeds: &[Seed], p: &
 
 /// The chunks `plan` of `seeds` traced across `split`'s devices, each handed to `take` with its
 /// index as it ends.
-#[allow(clippy::too_many_arguments)]
 fn trace_chunks(split: &Split, fields: &Fields, seeds: &[Seed], p: &TraceParams, interp: Option<Interp>, plan: &[std::ops::Range<usize>], progress: bool, take: impl FnMut(usize, FibreBatch)) -> Result<Shares> {
     let several = plan.len() > 1;
     let bar = fibres_bar(seeds.len(), progress && several);

@@ -64,7 +64,6 @@ pub fn write(out: &mut Outputs, path: &Path, geom: &Geometry, batch: &FibreBatch
 /// the points are never all held at once. Returns the fibres' summaries (no points).
 /// `batch` fibres a batch ([`super::batch_len`] for a whole run); the points `p` keeps
 /// ([`TraceParams::every`]) written.
-#[allow(clippy::too_many_arguments)]
 pub fn trace_to_tck(k: &mut dyn GeodesicKernels, seeds: &[Seed], p: &TraceParams, batch: usize, geom: &Geometry, out: &mut Outputs, path: &Path, progress: bool) -> Result<FibreBatch> {
     stream_to_tck(|sink| super::trace_streamed(k, seeds, p, batch, progress, sink), seeds, geom, out, path)
 }

@@ -8,9 +8,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Lines closer than this are skipped even at a new tenth (short runs print one or two).
-pub(crate) const MIN_GAP: Duration = Duration::from_secs(5);
+const MIN_GAP: Duration = Duration::from_secs(5);
 /// A line at least this often, so a tenth that takes an hour still shows the run is alive.
-pub(crate) const MAX_GAP: Duration = Duration::from_secs(300);
+const MAX_GAP: Duration = Duration::from_secs(300);
 
 pub struct Progress {
     bar: ProgressBar,

@@ -317,7 +317,6 @@ impl Stats {
 /// and a compaction of the unfinished paths; then its tally (`full`: counted into the run's
 /// counters), whose keep words it returns. `ended` hears how many of the batch's paths have
 /// ended so far, after the start and after each compaction (counts the loop has anyway).
-#[allow(clippy::too_many_arguments)]
 pub fn run_batch(k: &mut dyn ProbtrackKernels, p: &Params, segs: &[usize], how: Compaction, b: Batch, full: bool, t: &mut Stats, ended: &mut dyn FnMut(usize)) -> Result<Vec<u32>> {
     let mut live = k.start(p, b)?;
     t.paths += 2 * b.len() as u64;
@@ -364,7 +363,6 @@ fn batch_tally(k: &mut dyn ProbtrackKernels, p: &Params, cfg: &Config, full: boo
 /// flight, one per thread: the host work of one (its compaction round trips on the host path,
 /// its tally) overlaps the kernels of the other (003 Fig. 8). Kept lists are joined in batch
 /// order and the counters are integer sums, so the result is the serial run's.
-#[allow(clippy::too_many_arguments)]
 fn pass(k: &mut dyn ProbtrackKernels, twin: Option<&mut Box<dyn ProbtrackKernels>>, p: &Params, cfg: &Config, full: bool, batches: &[Batch], bar: &Progress, stats: &mut Stats) -> Result<Kept> {
     let mut out = Kept::default();
     let Some(twin) = twin.filter(|_| batches.len() > 1) else {

@@ -105,7 +105,6 @@ fn split(t: &Tracks, scale: f64) -> (f64, f64, f64) {
     (kernel, reduction, transfer)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn rows_of(id: &str, cfg: &str, x: f64, dev: &Device, variant: &str, t: &Tracks, scale: f64, published: [Option<f64>; 4], pdev: &str, note: &str) -> Vec<Row> {
     let (k, r, tr) = split(t, scale);
     let tot = k + r + tr;

@@ -93,7 +93,6 @@ struct TextureBounds {
     unsure: u64,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn texture_bounds(moving: &Volume, fixed: &Geometry, fixed_values: &[f32], m: &[f32; 12], spec: &CostSpec, unit: f64, texel: f64, weight_error: f32) -> TextureBounds {
     let [nx, ny, nz] = fixed.dims;
     let d = moving.geom.dims;
@@ -261,7 +260,6 @@ fn overlap_differs(name: &str, dev: &Device, got: &Stats, want: &Stats) -> Optio
     (got.inside != want.inside || got.total != want.total).then(|| CheckRow::new(name, dev, f64::INFINITY, 0.0, format!("overlap {} of {} vs the CPU's {} of {}", got.inside, got.total, want.inside, want.total)))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn in_kernel_row(name: &str, dev: &Device, kind: CostKind, got: &Stats, hist: &[u32], want: &Stats, terms_per_item: usize) -> CheckRow {
     if let Some(row) = overlap_differs(name, dev, got, want) {
         return row;

@@ -246,7 +246,6 @@ impl Split {
 }
 
 /// One device's loop over the shared queue.
-#[allow(clippy::too_many_arguments)]
 fn worker<K, R>(
     index: usize,
     dev: &Device,

@@ -156,7 +156,6 @@ impl Decode {
     /// A piece `r` holding bytes [s, e) of the data (clipped): its whole voxels [fe, le)
     /// converted into `mine`, and the bytes of the voxels it shares with its neighbours (with
     /// their offsets), for `Joint`.
-    #[allow(clippy::too_many_arguments)]
     fn whole_and_edges<O: Copy + Send>(&self, r: &[u8], s: usize, e: usize, fe: usize, le: usize, mine: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) -> Vec<(usize, Vec<u8>)> {
         let b = self.bytes;
         let mut edge = Vec::new();

@@ -75,7 +75,7 @@ pub fn read_header(path: &Path) -> Result<(Geometry, [usize; 4])> {
 struct Opened {
     /// The header's file (the .hdr of a pair named by its .img).
     path: std::path::PathBuf,
-    /// The stream, past the 348 header bytes, and whether it is gzip.
+    /// The stream, past the header (348 bytes, NIfTI-2's 540), and whether it is gzip.
     input: (Input, bool),
     header: nifti::NiftiHeader,
     dims: [usize; 4],
