@@ -30,14 +30,16 @@
 #define NP_PT_INSIDE 1u
 #define NP_PT_EXCLUDE 2u
 
-/* src/probtrack/step.rs: Params (16 words). */
+/* src/probtrack/step.rs: Params (20 words). The samples hold the box (ox, oy, oz) + (cx, cy,
+ * cz) of the grid alone, the voxels tracking can read (src/probtrack/crop.rs). */
 typedef struct {
     int nx, ny, nz, nsamp;
     float hx, hy, hz, min_cos;
     float fibthresh;
     int max_steps, jitter;
     np_uint key;
-    int count, nseeds, pad0, pad1;
+    int count, nseeds;
+    int ox, oy, oz, cx, cy, cz;
 } np_pt_params;
 
 /* src/probtrack/step.rs: Path (12 words). */
@@ -82,6 +84,15 @@ NP_FN int np_pt_clamped(float q, float u, int n)
     return i < n - 1 ? i : n - 1;
 }
 
+/* First float4 of the record of grid voxel (x, y, z) in sample volume samp: the box's origin
+ * is subtracted from the integer index alone, no position changes. */
+NP_FN long np_pt_record(const np_pt_params *p, int samp, int x, int y, int z)
+{
+    long cvox = (long)p->cx * p->cy * p->cz;
+    int v = (x - p->ox) + p->cx * ((y - p->oy) + p->cy * (z - p->oz));
+    return 2 * ((long)samp * cvox + v);
+}
+
 NP_FN float np_pt_dot(np_float4 a, float dx, float dy, float dz)
 {
     return NP_PT_ADD(NP_PT_ADD(NP_PT_MUL(a.x, dx), NP_PT_MUL(a.y, dy)), NP_PT_MUL(a.z, dz));
@@ -91,12 +102,12 @@ NP_FN float np_pt_dot(np_float4 a, float dx, float dy, float dz)
 NP_FN int np_pt_start(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const np_uint *roi,
                       const np_pt_params *p, int v, np_uint k, np_uint side, np_uint id)
 {
-    long nvox = (long)p->nx * p->ny * p->nz;
-    s->px = (float)(v % p->nx);
-    s->py = (float)((v / p->nx) % p->ny);
-    s->pz = (float)(v / (p->nx * p->ny));
+    int x = v % p->nx, y = (v / p->nx) % p->ny, z = v / (p->nx * p->ny);
+    s->px = (float)x;
+    s->py = (float)y;
+    s->pz = (float)z;
     s->samp = (int)(k % (np_uint)p->nsamp);
-    long r = 2 * ((long)s->samp * nvox + v);
+    long r = np_pt_record(p, s->samp, x, y, z);
     np_float4 a = samples_big[r], b = samples_big[r + 1];
     int pick = 0;
     if (a.w > p->fibthresh && a.w >= b.w) pick = 1;
@@ -128,9 +139,7 @@ NP_FN int np_pt_step(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_G
         h = np_pt_hash(h);
         uz = np_pt_u01(h);
     }
-    long nvox = (long)p->nx * p->ny * p->nz;
-    int v = np_pt_clamped(s->px, ux, p->nx) + p->nx * (np_pt_clamped(s->py, uy, p->ny) + p->ny * np_pt_clamped(s->pz, uz, p->nz));
-    long r = 2 * ((long)s->samp * nvox + v);
+    long r = np_pt_record(p, s->samp, np_pt_clamped(s->px, ux, p->nx), np_pt_clamped(s->py, uy, p->ny), np_pt_clamped(s->pz, uz, p->nz));
     np_float4 a = samples_big[r], b = samples_big[r + 1];
     float ca = np_pt_dot(a, s->dx, s->dy, s->dz);
     float cb = np_pt_dot(b, s->dx, s->dy, s->dz);

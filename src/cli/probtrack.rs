@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let stems: Vec<String> = a.targets.iter().map(|t| output::stem(t)).collect();
     check_free(output::file_names(&a.out, &stems, a.out_tck.as_deref()))?;
     // Its reading and the records are staged inside (read samples, records).
-    let mut field = Field::from_bedpost(&a.bedpost, a.mask.as_deref())?;
+    let mut field = Field::from_bedpost(&a.bedpost, a.mask.as_deref(), Some(&a.seeds))?;
     let split = ctx.split()?;
     let seeds = stage("seeds", || field.seeds(&a.seeds))?;
     if let Some(x) = &a.exclusion {

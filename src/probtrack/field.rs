@@ -8,7 +8,8 @@
 //! Components below 1e-12 are stored as 0 so no product in the step is subnormal (GPUs that
 //! flush subnormals then agree with the CPU to the bit).
 
-use crate::volume::{read_mask, read_mask_like, read_nifti, xyz_of, Geometry, SideBySide, TakenOut};
+use super::crop::Crop;
+use crate::volume::{read_mask, read_mask_like, read_nifti, xyz_of, Geometry, SideBySide, TakenOut, Whole};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::path::Path;
@@ -29,7 +30,10 @@ pub const RECORD: usize = 8;
 pub struct Field {
     pub geom: Geometry,
     pub nsamp: usize,
-    /// nsamp x nvox x [x1, y1, z1, f1, x2, y2, z2, f2]; shared (not copied) by the CPU tracker.
+    /// The voxels whose records `samples` holds: the box tracking can read (`crop.rs`).
+    pub crop: Crop,
+    /// nsamp x crop voxels x [x1, y1, z1, f1, x2, y2, z2, f2]; shared (not copied) by the CPU
+    /// tracker.
     pub samples: Arc<Vec<f32>>,
     /// Per voxel: [`INSIDE`], [`EXCLUDE`], then one bit per waypoint and per target.
     pub roi: Vec<u32>,
@@ -70,6 +74,13 @@ fn read_samples(dir: &Path, name: &str, dims: Option<[usize; 3]>, nvol: Option<u
         }
     }
     Ok(v)
+}
+
+/// Where the records come from: neuroport's own files, read side by side, or merged_th1samples
+/// read whole (another writer's), the others to follow one by one.
+enum Source {
+    Ours(SideBySide),
+    Whole(crate::volume::Volume),
 }
 
 /// bedpost's sample volumes, in the records' order.
@@ -143,9 +154,10 @@ fn find_image(dir: &Path, name: &str) -> Result<Option<std::path::PathBuf>> {
 /// `inside`, the kernels' np_bp_inside), starts the chains within [0.05, 0.9], and writes the
 /// float32 samples unchanged, as bedpostx does; a value outside is a damaged or foreign file.
 /// Voxels off the mask are not read by the tracker, so they are not checked (as for NaN).
-fn check_fractions(samples: &[f32], dims: [usize; 3], inside: &[u8], files: [&Path; 2]) -> Result<()> {
-    let nvox = dims[0] * dims[1] * dims[2];
-    let bad = |k: usize, r: &[f32]| inside[k % nvox] != 0 && [r[3], r[7]].iter().any(|f| !(0.0..=1.0).contains(f));
+fn check_fractions(samples: &[f32], dims: [usize; 3], crop: &Crop, inside: &[u8], files: [&Path; 2]) -> Result<()> {
+    // Box voxels run in the grid's order, so the first bad one found is the grid's first.
+    let nvox = crop.nvox();
+    let bad = |k: usize, r: &[f32]| inside[crop.grid_voxel(dims, k % nvox)] != 0 && [r[3], r[7]].iter().any(|f| !(0.0..=1.0).contains(f));
     if !samples.par_chunks(RECORD).enumerate().any(|(k, r)| bad(k, r)) {
         return Ok(());
     }
@@ -154,7 +166,7 @@ fn check_fractions(samples: &[f32], dims: [usize; 3], inside: &[u8], files: [&Pa
     let v = (0..nvox).find(|&v| (0..nsamp).any(|s| bad(v, record(s, v)))).expect("a bad record was found");
     let s = (0..nsamp).find(|&s| bad(v, record(s, v))).expect("the voxel has a bad record");
     let (stick, f) = [record(s, v)[3], record(s, v)[7]].into_iter().enumerate().find(|(_, f)| !(0.0..=1.0).contains(f)).expect("a bad fraction");
-    let [x, y, z] = xyz_of(v, dims);
+    let [x, y, z] = xyz_of(crop.grid_voxel(dims, v), dims);
     bail!("{}: fraction {f} at x={x} y={y} z={z} sample {s} is outside [0, 1]", files[stick].display())
 }
 
@@ -174,8 +186,10 @@ fn tracking_mask(dir: &Path, mask: Option<&Path>, geom: &Geometry, grid_file: &P
 
 impl Field {
     /// Reads a bedpost folder (merged_{th,ph,f}{1,2}samples). The tracking mask is `mask`, else
-    /// the folder's nodif_brain_mask, else the voxels with mean_f1samples > 0.
-    pub fn from_bedpost(dir: &Path, mask: Option<&Path>) -> Result<Field> {
+    /// the folder's nodif_brain_mask, else the voxels with mean_f1samples > 0. Only the records
+    /// of the box that tracking from the seed mask `seeds` can read are kept (`crop.rs`); with
+    /// no seed mask, the tracking mask's box, and `run` refuses seeds outside it.
+    pub fn from_bedpost(dir: &Path, mask: Option<&Path>, seeds: Option<&Path>) -> Result<Field> {
         if !dir.is_dir() {
             bail!("{}: not a folder", dir.display());
         }
@@ -183,38 +197,75 @@ impl Field {
         let names = sample_names(dir)?;
         let paths: Vec<_> = names.iter().map(|n| image(dir, n)).collect::<Result<_>>()?;
         // neuroport's own sample files are read side by side into the records, each stretch of
-        // voxels while its angles are in cache; other writers' files one by one, then turned.
-        let mut f = match SideBySide::open(&paths) {
-            Some(files) => stage("samples to records", || Self::side_by_side(&files))?,
-            None => {
-                let (th1, rest) = stage("read samples", || Self::read_samples_whole(dir, names))?;
-                let vols: Vec<&[f32]> = std::iter::once(&th1).chain(&rest).map(|v| v.as_flat()).collect();
-                stage("records", || Field::from_sticks(th1.geom.clone(), th1.nvol(), &vols))
-            }
+        // voxels while its angles are in cache; other writers' files one by one, each file's
+        // box gathered into the records' slots, then turned.
+        let src = match SideBySide::open(&paths) {
+            Some(files) => Source::Ours(files),
+            None => Source::Whole(stage("read samples", || read_samples(dir, names[0], None, None))?),
         };
-        let mut inside = stage("read mask", || tracking_mask(dir, mask, &f.geom, &paths[0]))?;
+        let (geom, ns) = match &src {
+            Source::Ours(f) => (f.geom().clone(), f.dims()[3]),
+            Source::Whole(t) => (t.geom.clone(), t.nvol()),
+        };
+        // The masks before the samples: only the box tracking can read is kept.
+        let mut inside = stage("read mask", || tracking_mask(dir, mask, &geom, &paths[0]))?;
+        let seed_mask = seeds.map(|s| read_mask_like(s, &geom, &paths[0], "seed mask")).transpose()?;
+        let crop = Crop::around(geom.dims, (0..geom.nvox()).filter(|&v| inside[v] != 0 || seed_mask.as_ref().is_some_and(|m| m[v] != 0)));
+        drop(seed_mask);
+        let mut f = match src {
+            Source::Ours(files) => stage("samples to records", || Self::side_by_side(&files, crop))?,
+            Source::Whole(th1) => stage("read samples", || Self::one_by_one(dir, names, th1, ns, crop))?,
+        };
         let samples = Arc::get_mut(&mut f.samples).expect("records just made, not shared yet");
-        f.nonfinite = stage("check samples", || super::nonfinite::skip_nonfinite(samples, f.geom.dims, &mut inside, dir))?;
+        f.nonfinite = stage("check samples", || super::nonfinite::skip_nonfinite(samples, f.geom.dims, &crop, &mut inside, dir))?;
         // A single-stick folder's second fractions are the records' zeros, never outside.
-        stage("check fractions", || check_fractions(samples, f.geom.dims, &inside, [&paths[2], paths.get(5).unwrap_or(&paths[2])]))?;
+        stage("check fractions", || check_fractions(samples, f.geom.dims, &crop, &inside, [&paths[2], paths.get(5).unwrap_or(&paths[2])]))?;
         f.roi = inside.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
         f.grid_file = Some(paths[0].clone());
         Ok(f)
     }
 
-    fn side_by_side(files: &SideBySide) -> Result<Field> {
+    fn side_by_side(files: &SideBySide, crop: Crop) -> Result<Field> {
         let (geom, ns) = (files.geom().clone(), files.dims()[3]);
-        let mut samples = vec![0.0f32; ns * geom.nvox() * RECORD];
-        files.read_into(&mut samples, RECORD, |v, out| fill_records(&geom, v, out))?;
-        Ok(Field { nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default() })
+        let mut samples = vec![0.0f32; ns * crop.nvox() * RECORD];
+        let whole = Whole(samples.as_mut_ptr(), samples.len());
+        files.read_each(|e0, vals| {
+            for (off, at, n) in crop.pieces(geom.dims, e0, vals[0].len()) {
+                let piece: Vec<&[f32]> = vals.iter().map(|v| &v[off..off + n]).collect();
+                // SAFETY: each element is handed out once, and lands in its own box record.
+                fill_records(&geom, &piece, unsafe { whole.range(at * RECORD, (at + n) * RECORD) });
+            }
+        })?;
+        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default() })
     }
 
-    /// merged_th1samples and the other sample volumes of `names`, each read whole.
-    fn read_samples_whole(dir: &Path, names: &[&str]) -> Result<(crate::volume::Volume, Vec<crate::volume::Volume>)> {
-        let th1 = read_samples(dir, names[0], None, None)?;
-        let (dims, ns) = (th1.geom.dims, th1.nvol());
-        let rest: Vec<_> = names[1..].par_iter().map(|n| read_samples(dir, n, Some(dims), Some(ns))).collect::<Result<_>>()?;
-        Ok((th1, rest))
+    /// merged_th1samples (`th1`, read) and the other sample volumes of `names`, read one at a
+    /// time, each file's box copied into its slot of the records (th1, ph1, f1, th2, ph2, f2:
+    /// six of the eight floats), then every record turned in place: the peak is the records
+    /// and one file, not the six files whole beside the records (10 GB on an HCP folder).
+    fn one_by_one(dir: &Path, names: &[&str], th1: crate::volume::Volume, ns: usize, crop: Crop) -> Result<Field> {
+        let geom = th1.geom.clone();
+        let mut samples = vec![0.0f32; ns * crop.nvox() * RECORD];
+        let mut gather = |slot: usize, v: &[f32]| {
+            for (off, at, n) in crop.pieces(geom.dims, 0, v.len()) {
+                for (r, &x) in samples[at * RECORD..(at + n) * RECORD].chunks_mut(RECORD).zip(&v[off..off + n]) {
+                    r[slot] = x;
+                }
+            }
+        };
+        gather(0, th1.as_flat());
+        drop(th1);
+        for (slot, n) in names.iter().enumerate().skip(1) {
+            let v = read_samples(dir, n, Some(geom.dims), Some(ns))?;
+            gather(slot, v.as_flat());
+        }
+        let nf = names.len();
+        samples.par_chunks_mut(crate::volume::planes::RUN * RECORD).for_each(|out| {
+            let cols: Vec<Vec<f32>> = (0..nf).map(|c| out.chunks(RECORD).map(|r| r[c]).collect()).collect();
+            let cols: Vec<&[f32]> = cols.iter().map(|c| &c[..]).collect();
+            fill_records(&geom, &cols, out);
+        });
+        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default() })
     }
 
     /// Interleaves bedpost's six sample volumes (th1, ph1, f1, th2, ph2, f2; each nsamp x nvox)
@@ -234,7 +285,16 @@ impl Field {
             let stretch: Vec<&[f32]> = vols.iter().map(|v| &v[ks.clone()]).collect();
             fill_records(&geom, &stretch, out);
         });
-        Field { geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None, nonfinite: TakenOut::default() }
+        Field { crop: Crop::whole(geom.dims), geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None, nonfinite: TakenOut::default() }
+    }
+
+    /// Refuses seeds whose records the field does not hold (a field read for another seed
+    /// mask): a step there would read past the samples.
+    pub fn check_seeds(&self, seeds: &[u32]) -> Result<()> {
+        if let Some(&v) = seeds.iter().find(|&&v| v as usize >= self.nvox() || !self.crop.holds(self.geom.dims, v as usize)) {
+            bail!("probtrack: seed voxel {v} lies outside the box of samples read (the field was read for another seed mask)");
+        }
+        Ok(())
     }
 
     pub fn nvox(&self) -> usize {
@@ -448,9 +508,9 @@ mod tests {
         let other_paths: Vec<_> = SAMPLES.iter().map(|s| other.join(format!("{s}.nii.gz"))).collect();
         assert!(SideBySide::open(&other_paths).is_none());
         let bits = |f: &Field| f.samples.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        let a = Field::from_bedpost(&other, None).unwrap();
+        let a = Field::from_bedpost(&other, None, None).unwrap();
         for d in [&ours, &nii] {
-            let b = Field::from_bedpost(d, None).unwrap();
+            let b = Field::from_bedpost(d, None, None).unwrap();
             assert_eq!((a.nsamp, a.geom.dims), (b.nsamp, b.geom.dims));
             assert_eq!(a.roi, b.roi, "seed {seed}: {}", d.display());
             assert!(bits(&a) == bits(&b), "seed {seed}: {}: the records differ", d.display());

@@ -1,11 +1,11 @@
 //! The tracker on a GPU (OpenCL or CUDA, through `runtime::gpu`): entry points in
 //! `cl/probtrack.cl`, the step in `cl/common/probtrack.h`. The samples (one 32-byte record per
-//! voxel per sample), ROI words and seeds are uploaded once; a batch's paths live in a dense
-//! array that each segment advances and each compaction shrinks, either on the device (prefix
-//! sum + scatter into a second array, only the count read back) or as 003 did it (the paths
-//! read back, compacted on the host, written again). The results never leave the device: the
-//! tally kernel turns them into the run's counters there (`tally.rs`), and only one keep bit
-//! per streamline comes back per batch.
+//! voxel of the field's box, `crop.rs`, per sample), ROI words and seeds are uploaded once; a
+//! batch's paths live in a dense array that each segment advances and each compaction shrinks,
+//! either on the device (prefix sum + scatter into a second array, only the count read back) or
+//! as 003 did it (the paths read back, compacted on the host, written again). The results never
+//! leave the device: the tally kernel turns them into the run's counters there (`tally.rs`), and
+//! only one keep bit per streamline comes back per batch.
 
 use super::step::{Params, Path};
 use super::tally::{Counts, Rules};
@@ -147,7 +147,7 @@ impl ProbtrackKernels for GpuProbtrack {
 
     fn add_volumes(&mut self, field: &Field, volumes: &[std::ops::Range<usize>]) -> Result<()> {
         let d = self.data.as_ref().ok_or_else(|| anyhow!("probtrack: no upload"))?;
-        let per = field.nvox() * RECORD;
+        let per = field.crop.nvox() * RECORD;
         for r in volumes {
             let mut s = r.start;
             while s < r.end.min(self.present.len()) {

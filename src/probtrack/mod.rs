@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod check;
 pub mod cpu;
+pub mod crop;
 pub mod field;
 pub mod gpu;
 mod nonfinite;
@@ -173,7 +174,8 @@ impl Config {
             key: step::hash((self.seed as u32) ^ step::hash((self.seed >> 32) as u32)),
             count: count as i32,
             nseeds: nseeds as i32,
-            pad: [0; 2],
+            origin: field.crop.origin.map(|x| x as i32),
+            crop: field.crop.dims.map(|x| x as i32),
         }
     }
 }
@@ -476,6 +478,7 @@ fn finish(kept: Kept, counts: Counts, rules: &Rules, cfg: &Config, mut stats: St
 /// Tracks `cfg.nsamples` streamlines from every seed voxel (flat indices) on `k`.
 pub fn run(k: &mut dyn ProbtrackKernels, field: &Field, seeds: &[u32], cfg: &Config) -> Result<Tracks> {
     cfg.validate(field, seeds.len())?;
+    field.check_seeds(seeds)?;
     let t0 = std::time::Instant::now();
     let total = seeds.len() * cfg.nsamples;
     let mut stats = Stats::default();
@@ -551,6 +554,7 @@ pub const SPLIT_MIN_STREAMLINES: usize = 1 << 18;
 /// devices of one kind give the bytes one gives.
 pub fn run_split(split: &Split, field: &Field, seeds: &[u32], cfg: &Config) -> Result<(Tracks, Shares)> {
     cfg.validate(field, seeds.len())?;
+    field.check_seeds(seeds)?;
     let t0 = std::time::Instant::now();
     let total = seeds.len() * cfg.nsamples;
     let plan = split.plan(total, SPLIT_MIN_STREAMLINES);

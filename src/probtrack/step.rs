@@ -6,7 +6,7 @@
 
 use super::field::{EXCLUDE, INSIDE, RECORD};
 
-/// `np_pt_params`: what every launch needs.
+/// `np_pt_params`: what every launch needs (20 words).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Params {
@@ -30,7 +30,9 @@ pub struct Params {
     /// 1: count voxel entries into the visitation map.
     pub count: i32,
     pub nseeds: i32,
-    pub pad: [i32; 2],
+    /// The box of voxels the samples hold (`crop.rs`): its first voxel and its size.
+    pub origin: [i32; 3],
+    pub crop: [i32; 3],
 }
 
 /// `np_pt_path`: one half-streamline between launches (48 bytes).
@@ -86,6 +88,14 @@ fn dims(p: &Params) -> [i32; 3] {
     [p.nx, p.ny, p.nz]
 }
 
+/// The record of grid voxel `i` in sample volume `samp`: the box's origin is subtracted from
+/// the integer index alone (`np_pt_record`).
+fn record<'a>(samples: &'a [f32], p: &Params, samp: i32, i: [i32; 3]) -> &'a [f32] {
+    let [cx, cy, cz] = p.crop;
+    let v = (i[0] - p.origin[0]) + cx * ((i[1] - p.origin[1]) + cy * (i[2] - p.origin[2]));
+    &samples[(samp as usize * (cx * cy * cz) as usize + v as usize) * RECORD..][..RECORD]
+}
+
 /// Flat index of the voxel holding `q` (nearest centre), or None outside the grid.
 pub fn nearest(q: [f32; 3], p: &Params) -> Option<usize> {
     let n = dims(p);
@@ -102,14 +112,14 @@ pub fn nearest(q: [f32; 3], p: &Params) -> Option<usize> {
 
 /// Voxel whose sample the step reads: floor(q + u) per axis, clamped to the grid; u = 0.5 is
 /// the nearest voxel, u uniform in [0, 1) chooses a neighbour with its trilinear weight.
-fn sample_voxel(q: [f32; 3], u: [f32; 3], p: &Params) -> usize {
+fn sample_voxel(q: [f32; 3], u: [f32; 3], p: &Params) -> [i32; 3] {
     let n = dims(p);
     let mut i = [0i32; 3];
     for c in 0..3 {
         let f = (q[c] + u[c]).floor();
         i[c] = if f >= 0.0 { (f as i32).min(n[c] - 1) } else { 0 };
     }
-    (i[0] + n[0] * (i[1] + n[1] * i[2])) as usize
+    i
 }
 
 fn dot(a: &[f32], d: [f32; 3]) -> f32 {
@@ -145,9 +155,10 @@ pub fn choose(r: &[f32], d: [f32; 3], fibthresh: f32) -> Option<([f32; 3], f32)>
 pub fn start(samples: &[f32], roi: &[u32], p: &Params, seed_vox: usize, k: u32, half: u32, id: u32) -> (Path, bool) {
     let n = dims(p);
     let v = seed_vox as i32;
-    let pos = [(v % n[0]) as f32, ((v / n[0]) % n[1]) as f32, (v / (n[0] * n[1])) as f32];
+    let i = [v % n[0], (v / n[0]) % n[1], v / (n[0] * n[1])];
+    let pos = i.map(|x| x as f32);
     let samp = (k % p.nsamp as u32) as i32;
-    let r = &samples[(samp as usize * (n[0] * n[1] * n[2]) as usize + seed_vox) * RECORD..][..RECORD];
+    let r = record(samples, p, samp, i);
     // The first direction: the stick of larger fraction (stick 1 on a tie), as probtrackx
     // starts on fibre 1 (bedpostx orders f1 >= f2 on average, not per sample).
     let pick = if r[3] > p.fibthresh && r[3] >= r[7] {
@@ -181,9 +192,7 @@ pub fn step(s: &mut Path, samples: &[f32], roi: &[u32], p: &Params, visit: &impl
             h = hash(h);
         }
     }
-    let nvox = (p.nx * p.ny * p.nz) as usize;
-    let v = sample_voxel(s.p, u, p);
-    let r = &samples[(s.samp as usize * nvox + v) * RECORD..][..RECORD];
+    let r = record(samples, p, s.samp, sample_voxel(s.p, u, p));
     let Some((nd, c)) = choose(r, s.d, p.fibthresh) else { return false };
     if c < p.min_cos {
         return false;

@@ -208,7 +208,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// `out` for the member tasks of `Decode::read_members`, each of which writes its own range.
-pub(super) struct Whole<O>(pub(super) *mut O, pub(super) usize);
+pub(crate) struct Whole<O>(pub(crate) *mut O, pub(crate) usize);
 // SAFETY: only disjoint ranges are handed out (`range`), each to one task.
 unsafe impl<O: Send> Send for Whole<O> {}
 unsafe impl<O: Send> Sync for Whole<O> {}
@@ -217,7 +217,7 @@ impl<O> Whole<O> {
     /// # Safety
     /// No other live slice may overlap `a..b`.
     #[allow(clippy::mut_from_ref)]
-    pub(super) unsafe fn range(&self, a: usize, b: usize) -> &mut [O] {
+    pub(crate) unsafe fn range(&self, a: usize, b: usize) -> &mut [O] {
         assert!(a <= b && b <= self.1, "a voxel range past the volume");
         unsafe { std::slice::from_raw_parts_mut(self.0.add(a), b - a) }
     }

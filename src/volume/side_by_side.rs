@@ -262,9 +262,18 @@ impl SideBySide {
     /// the stretch's `per` elements a voxel of `out`. An I/O error or a corrupt member names
     /// its file.
     pub fn read_into<T: Send>(&self, out: &mut [T], per: usize, fill: impl Fn(&[&[f32]], &mut [T]) + Sync) -> Result<()> {
+        assert_eq!(out.len(), self.dims.iter().product::<usize>() * per, "{per} outputs a voxel");
+        let whole = Whole(out.as_mut_ptr(), out.len());
+        // SAFETY: `read_each` hands out each voxel once, so the ranges are disjoint.
+        self.read_each(|v, vals| fill(vals, unsafe { whole.range(v * per, (v + vals[0].len()) * per) }))
+    }
+
+    /// Reads every file once, as [`read_into`](Self::read_into), handing `fill(v, values)` each
+    /// stretch's first voxel (flat index, volumes last) and values instead of an output: for a
+    /// caller that keeps only some voxels (probtrack's box around its mask).
+    pub fn read_each(&self, fill: impl Fn(usize, &[&[f32]]) + Sync) -> Result<()> {
         let b = self.inputs[0].decode.bytes;
         let want = self.dims.iter().product::<usize>() * b;
-        assert_eq!(out.len(), want / b * per, "{per} outputs a voxel");
         let vox = self.vox;
         let nf = self.inputs.len();
         // The tasks: each member holding voxel bytes, as its index and its data bytes [s, e)
@@ -290,7 +299,6 @@ impl SideBySide {
             }
             None => (0..want).step_by(PLAIN * b).map(|s| (None, s, (s + PLAIN * b).min(want))).collect(),
         };
-        let whole = Whole(out.as_mut_ptr(), out.len());
         let pool = Mutex::new(Vec::<Scratch>::new());
         let edges = Mutex::new(vec![Vec::<(usize, Vec<u8>)>::new(); nf]);
         tasks.par_iter().try_for_each(|&(j, s, e)| -> Result<()> {
@@ -338,10 +346,9 @@ impl SideBySide {
                     self.inputs[f].decode.convert(r, &mut vals[f], &|x| x as f32);
                 }
                 let vals: Vec<&[f32]> = vals.iter().map(|x| &x[..n]).collect();
-                // SAFETY: members hold disjoint byte ranges, so their whole voxels are disjoint
-                // ranges of `out`, each written by this task alone (the straddling voxels are
-                // filled after every task has ended).
-                fill(&vals, unsafe { whole.range(v * per, (v + n) * per) });
+                // Members hold disjoint byte ranges, so their whole voxels are disjoint, each
+                // handed out by this task alone (the straddling voxels after every task).
+                fill(v, &vals);
                 v += n;
             }
             for (f, mut z) in inf.into_iter().enumerate() {
@@ -359,13 +366,13 @@ impl SideBySide {
             }
             Ok(())
         })?;
-        self.straddling(edges.into_inner().unwrap_or_else(|e| e.into_inner()), out, per, &fill);
+        self.straddling(edges.into_inner().unwrap_or_else(|e| e.into_inner()), &fill);
         Ok(())
     }
 
     /// The voxels whose bytes two members share: put together from each file's pieces, then
     /// filled one at a time.
-    fn straddling<T>(&self, edges: Vec<Vec<(usize, Vec<u8>)>>, out: &mut [T], per: usize, fill: &impl Fn(&[&[f32]], &mut [T])) {
+    fn straddling(&self, edges: Vec<Vec<(usize, Vec<u8>)>>, fill: &impl Fn(usize, &[&[f32]])) {
         let nf = self.inputs.len();
         let mut vals: BTreeMap<usize, Vec<f32>> = BTreeMap::new();
         for (f, mut pieces) in edges.into_iter().enumerate() {
@@ -382,7 +389,7 @@ impl SideBySide {
         }
         for (v, x) in vals {
             let each: Vec<&[f32]> = x.iter().map(std::slice::from_ref).collect();
-            fill(&each, &mut out[v * per..(v + 1) * per]);
+            fill(v, &each);
         }
     }
 }

@@ -1,0 +1,119 @@
+//! A field read from a bedpost folder holds the records of the box its tracking mask and seeds
+//! can reach (grown by the voxel a step may read beside its own), not the whole grid: 5.9 GB
+//! on an HCP folder whatever the mask. Tracking through it gives the very outputs of a
+//! whole-grid field, on the CPU and on OpenCL, read side by side (neuroport's files) or one
+//! file at a time (another writer's).
+
+mod common;
+use common::opencl;
+use neuroport::probtrack::{self, cpu::trace_points, field::INSIDE, field::RECORD, phantom, Config, Field, Tracks};
+use neuroport::runtime::{BackendSpec, Device, Inventory};
+use neuroport::volume::write_nifti;
+use std::io::Write;
+use std::path::Path;
+
+fn track(dev: &Device, f: &Field, seeds: &[u32], c: &Config) -> Tracks {
+    let mut k = probtrack::kernels(dev).unwrap();
+    probtrack::run(k.as_mut(), f, seeds, c).unwrap()
+}
+
+fn same(r: &Tracks, want: &Tracks, what: &str) {
+    assert_eq!((r.finished, r.total_steps, r.longest, r.waytotal), (want.finished, want.total_steps, want.longest, want.waytotal), "{what}");
+    assert_eq!(r.kept, want.kept, "{what}");
+    assert_eq!(r.lengths, want.lengths, "{what}");
+    assert_eq!(r.seed_targets, want.seed_targets, "{what}");
+    assert_eq!(r.visits, want.visits, "{what}");
+}
+
+/// The same folder with each sample file as one gzip member (another writer's: read whole).
+fn one_member_copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let raw = neuroport::volume::read_nifti(&p).unwrap();
+        let plain = to.join("plain.nii");
+        write_nifti(&plain, &raw.geom, raw.nvol(), raw.as_flat()).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(to.join(p.file_name().unwrap())).unwrap(), flate2::Compression::fast());
+        gz.write_all(&std::fs::read(&plain).unwrap()).unwrap();
+        gz.finish().unwrap();
+        std::fs::remove_file(plain).unwrap();
+    }
+}
+
+#[test]
+fn a_field_read_for_a_small_mask_holds_its_box_and_tracks_as_the_whole_grid() {
+    let t = phantom::crossing();
+    let g = &t.geom;
+    // A wide spread so paths turn, stop on curvature and leave the mask: every rule is hit.
+    let a = t.angles(6, 20.0, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let (ours, other) = (dir.path().join("ours"), dir.path().join("other"));
+    std::fs::create_dir_all(&ours).unwrap();
+    t.write_bedpost(&a, &ours).unwrap();
+    one_member_copy(&ours, &other);
+    // The mask: the bundles within x 5..17, y 4..16, z 2..6. The seeds: the x bundle's voxels at
+    // x 15..19, the last two outside the mask (a long step takes x = 17 into it).
+    let pick = |lo: [usize; 3], hi: [usize; 3]| -> Vec<u8> {
+        (0..g.nvox()).map(|v| {
+            let [x, y, z] = [v % 24, (v / 24) % 20, v / 480];
+            (t.sticks[v].f[0] > 0.0 && (0..3).all(|c| [x, y, z][c] >= lo[c] && [x, y, z][c] < hi[c])) as u8
+        }).collect()
+    };
+    let mask = pick([5, 4, 2], [17, 16, 6]);
+    let seed_mask = pick([15, 8, 3], [19, 11, 5]);
+    let (mask_path, seeds_path) = (dir.path().join("mask.nii.gz"), dir.path().join("seeds.nii.gz"));
+    write_nifti(&mask_path, g, 1, &mask.iter().map(|&m| m as f32).collect::<Vec<_>>()).unwrap();
+    write_nifti(&seeds_path, g, 1, &seed_mask.iter().map(|&m| m as f32).collect::<Vec<_>>()).unwrap();
+
+    let mut whole = Field::from_angles(g.clone(), a.nsamp, std::array::from_fn(|c| a.vols[c].as_slice()));
+    whole.roi = mask.iter().map(|&m| if m != 0 { INSIDE } else { 0 }).collect();
+    let cpu = Inventory::discover(None).select_one(&BackendSpec::Cpu).unwrap();
+    for d in [&ours, &other] {
+        let f = Field::from_bedpost(d, Some(&mask_path), Some(&seeds_path)).unwrap();
+        // Mask and seeds span x 5..19, y 4..16, z 2..6; one voxel more each way, clipped.
+        assert_eq!((f.crop.origin, f.crop.dims), ([4, 3, 1], [16, 14, 6]), "{}", d.display());
+        assert_eq!(f.samples.len(), a.nsamp * 16 * 14 * 6 * RECORD, "{}: the field holds more than its box", d.display());
+        assert!(f.samples.len() * 2 < whole.samples.len());
+        assert_eq!(f.roi, whole.roi);
+        for s in 0..a.nsamp {
+            for b in 0..f.crop.nvox() {
+                let v = f.crop.grid_voxel(g.dims, b);
+                let (got, want) = (&f.samples[(s * f.crop.nvox() + b) * RECORD..][..RECORD], &whole.samples[(s * g.nvox() + v) * RECORD..][..RECORD]);
+                assert!(got.iter().zip(want).all(|(x, y)| x.to_bits() == y.to_bits()), "{}: sample {s} voxel {v}", d.display());
+            }
+        }
+        let seeds = f.seeds(&seeds_path).unwrap();
+        assert_eq!(seeds.len(), 4 * 3 * 2);
+        for (jitter, step_mm) in [(true, 0.5), (false, 0.5), (true, 1.7), (false, 1.7)] {
+            let c = Config { nsamples: 9, max_steps: 200, step_mm, jitter, seed: 5, ..Config::default() };
+            let want = track(&cpu, &whole, &seeds, &c);
+            assert!(want.total_steps > 1000, "{}", want.total_steps);
+            let what = format!("{} jitter {jitter} step {step_mm}", d.display());
+            same(&track(&cpu, &f, &seeds, &c), &want, &what);
+            if let Some(dev) = opencl() {
+                same(&track(&dev, &f, &seeds, &c), &want, &format!("opencl {what}"));
+            }
+            let p = c.params(&f, seeds.len(), true);
+            let pw = c.params(&whole, seeds.len(), true);
+            let moved = (0..200u32).filter(|&k| {
+                let pts = trace_points(&f, &seeds, &p, k);
+                assert_eq!(pts, trace_points(&whole, &seeds, &pw, k), "{what}: streamline {k}");
+                pts.len() > 1
+            });
+            let moved = moved.count();
+            assert!(moved > 60, "{what}: {moved} streamlines moved");
+        }
+    }
+    // Read without the seed mask, the box is the tracking mask's: seeds beyond it are refused,
+    // not read past the samples.
+    let f = Field::from_bedpost(&ours, Some(&mask_path), None).unwrap();
+    assert_eq!((f.crop.origin, f.crop.dims), ([4, 3, 1], [14, 14, 6]));
+    let seeds = f.seeds(&seeds_path).unwrap();
+    let err = track_err(&cpu, &f, &seeds);
+    assert!(err.contains("outside the box of samples read"), "{err}");
+}
+
+fn track_err(dev: &Device, f: &Field, seeds: &[u32]) -> String {
+    let mut k = probtrack::kernels(dev).unwrap();
+    format!("{:#}", probtrack::run(k.as_mut(), f, seeds, &Config { nsamples: 2, ..Config::default() }).expect_err("seeds beyond the box were tracked"))
+}
