@@ -10,6 +10,7 @@ pub mod masks;
 mod nifti_decode;
 mod nifti2;
 mod nifti_io;
+mod nifti_stream;
 mod read_progress;
 mod nifti_write;
 mod side_by_side;
@@ -24,6 +25,7 @@ pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles,
 pub use masks::{mask_for, read_keeping_nonfinite, read_mask, read_mask_like, skip_nonfinite, skip_nonfinite_values, Nonfinite};
 pub use gz_split::split_reads;
 pub use nifti_io::{geometry_of, plain_io, read_header, read_nifti, read_nifti_showing};
+pub use nifti_stream::NiftiStream;
 pub use nifti_write::{member_size, write_gz, write_gz_blocks, write_nifti, write_nifti_to, write_voxels_to, OutputType, Voxels};
 #[cfg(test)]
 pub(crate) use nifti_write::write_nifti_members;
