@@ -12,6 +12,7 @@ pub mod check;
 pub mod cpu;
 pub mod gpu;
 pub mod init;
+pub mod masked;
 pub mod merged;
 pub mod post;
 pub mod repro;
@@ -20,6 +21,7 @@ pub mod sim;
 mod trig;
 
 pub use chains::{ChainPart, ChainPartMut, ChainState};
+pub use masked::MaskedDwi;
 use crate::dti::DtiKernels;
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::gpu::pipeline::{self, Step};
@@ -432,13 +434,32 @@ pub const SPLIT_MIN_VOXELS: usize = 8192;
 /// depend on which device ran it; several devices of one kind give the bytes one gives. The
 /// shares returned are the sampling's (the fit before it is a small part of the time).
 pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<(BedpostResult, Shares)> {
-    use crate::runtime::stages::stage;
     let table = inputs(dwi, grads, mask, cfg)?;
+    let (voxels, scan_ms) = wall_ms(|| crate::volume::masks::inside(mask));
+    let (y, gather_ms) = crate::runtime::stages::stage("measurements", || measurements(dwi, &voxels))?;
+    sample_split(split, variant, &table, voxels, &y, grads, cfg, scan_ms + gather_ms)
+}
+
+/// [`run_split`] on the mask's voxels alone, as [`MaskedDwi::read`] gathers them from a file.
+pub fn run_masked(split: &Split, variant: Option<Variant>, dwi: &MaskedDwi, grads: &GradientTable, cfg: &Config) -> Result<(BedpostResult, Shares)> {
+    cfg.validate()?;
+    if dwi.nvol != grads.len() {
+        bail!("{} volumes but {} gradient entries", dwi.nvol, grads.len());
+    }
+    if dwi.voxels.is_empty() {
+        bail!("the mask holds no voxel");
+    }
+    sample_split(split, variant, &Table::new(grads)?, dwi.voxels.clone(), &dwi.y, grads, cfg, 0.0)
+}
+
+/// The tensor fit and the chains of [`run_split`] on the measurements `y` (ndir x nvox) of
+/// `voxels`; `host_ms` spent on them already.
+fn sample_split(split: &Split, variant: Option<Variant>, table: &Table, voxels: Vec<usize>, y: &[f32], grads: &GradientTable, cfg: &Config, host_ms: f64) -> Result<(BedpostResult, Shares)> {
+    use crate::runtime::stages::stage;
     let sched = cfg.schedule();
     // Each device's sampler, with buffers for its largest chunk and its staging, is made on a
     // thread of its own while the chains' start runs: made inside the split, it had cost each
     // device ~30 ms whatever its share (round 27, 4-GPU host).
-    let (voxels, scan_ms) = wall_ms(|| crate::volume::masks::inside(mask));
     let nvox = voxels.len();
     let plan = split.plan(nvox, SPLIT_MIN_VOXELS);
     let largest = plan.iter().map(|r| r.len()).max().unwrap_or(0);
@@ -446,26 +467,25 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
         stage("sampler init", || {
             let mut k = kernels(dev, variant)?;
             if largest > 0 {
-                k.reserve(&table, largest.min(k.max_chunk(table.ndir, sched.nsamp)), &sched)?;
+                k.reserve(table, largest.min(k.max_chunk(table.ndir, sched.nsamp)), &sched)?;
             }
             Ok(k)
         })
     };
     let (fit, made) = std::thread::scope(|s| {
-        let fitted = stage("measurements", || measurements(dwi, &voxels)).and_then(|(y, gather_ms)| {
-            let design = crate::dti::Design::new(grads)?;
+        let fitted = crate::dti::Design::new(grads).and_then(|design| {
             // A DWI that no voxel can be fitted in would start every chain from nothing and
             // sample noise into finite-looking maps.
-            let fit_all = || crate::dti::fit_split(split, Columns::whole(&y, table.ndir), &ones(nvox), &design, false, &Progress::hidden()).and_then(|(f, s)| crate::dti::require_fitted(&f, nvox).map(|()| (f, s)));
+            let fit_all = || crate::dti::fit_split(split, Columns::whole(y, table.ndir), &ones(nvox), &design, false, &Progress::hidden()).and_then(|(f, s)| crate::dti::require_fitted(&f, nvox).map(|()| (f, s)));
             let (fit, _) = stage("tensor fit", fit_all).context("tensor fit for the chains' starting points")?;
-            Ok((y, fit, gather_ms))
+            Ok(fit)
         });
         // The samplers are made beside the chains' start (host work), not beside the fit: made
         // beside it, their allocations slowed the fit on two GPUs from ~50 to 82-92 ms (round 28).
         let ahead: Vec<_> = if fitted.is_ok() { split.devices().iter().map(|d| s.spawn(move || prepare(d))).collect() } else { Vec::new() };
-        let fit = fitted.map(|(y, fit, gather_ms)| {
-            let (init, init_ms) = stage("chains init", || wall_ms(|| init::from_tensors(&fit.fit, &y, &table, &voxels, cfg.seed)));
-            ((y, init, gather_ms + init_ms), fit.timings)
+        let fit = fitted.map(|fit| {
+            let (init, init_ms) = stage("chains init", || wall_ms(|| init::from_tensors(&fit.fit, y, table, &voxels, cfg.seed)));
+            ((init, init_ms), fit.timings)
         });
         let made: Vec<std::sync::Mutex<Option<Result<Box<dyn BedpostKernels>>>>> = ahead
             .into_iter()
@@ -473,8 +493,8 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
             .collect();
         (fit, made)
     });
-    let ((y, init, host_ms), fit_timings) = fit?;
-    let host_ms = host_ms + scan_ms;
+    let ((init, init_ms), fit_timings) = fit?;
+    let host_ms = host_ms + init_ms;
     let bar = progress_bar(nvox as u64, cfg.progress);
     // Each chunk loads from the whole arrays and reads its results into them, where its voxels
     // lie: no share is cut out or pasted back. A chunk's place is locked while a device works on
@@ -485,7 +505,7 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
         .zip(state.split_mut(&plan))
         .map(|(s, st)| s.into_iter().zip(st).map(std::sync::Mutex::new).collect())
         .ok_or_else(|| anyhow::anyhow!("bedpost: the split's chunks overlap"))?;
-    let (y, init) = (Columns::whole(&y, table.ndir), init.whole());
+    let (y, init) = (Columns::whole(y, table.ndir), init.whole());
     let sampled = split.run_indexed(
         plan.len(),
         |i, _| made[i].lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(|| Err(anyhow::anyhow!("a device's sampler was taken twice"))),
@@ -493,7 +513,7 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
             let r = plan[c].clone();
             let mut place = places[c].lock().unwrap_or_else(|e| e.into_inner());
             let (s, st) = &mut *place;
-            sample_into(k.as_mut(), &table, y.part(r.clone()), init.part(r), &sched, cfg.loops(), cfg.max_chunk, &bar, s, st)?;
+            sample_into(k.as_mut(), table, y.part(r.clone()), init.part(r), &sched, cfg.loops(), cfg.max_chunk, &bar, s, st)?;
             Ok(((), k.take_timings()))
         },
         |_, ()| {},
@@ -513,13 +533,18 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
 pub fn all_zero_warning(dwi: &Volume, mask: &[u8], path: &std::path::Path) -> Option<String> {
     let zero = crate::dti::all_zero_voxels(dwi, mask);
     let &first = zero.first()?;
-    let [x, y, z] = crate::volume::xyz_of(first, dwi.geom.dims);
     let inside = mask.iter().filter(|&&m| m != 0).count();
-    if zero.len() == inside {
+    zero_warning(path, zero.len(), inside, crate::volume::xyz_of(first, dwi.geom.dims))
+}
+
+/// The warning of [`all_zero_warning`]: `zero` of the `inside` voxels of the mask silent, the
+/// first at `[x, y, z]`.
+fn zero_warning(path: &std::path::Path, zero: usize, inside: usize, [x, y, z]: [usize; 3]) -> Option<String> {
+    if zero == inside {
         return None; // no voxel to fit: the tensor fit's one-line error says so
     }
-    let (s, verb) = if zero.len() == 1 { ("", "has") } else { ("s", "have") };
-    Some(format!("warning: {}: {} of the {inside} voxel{s} in the mask {verb} an all-zero signal (first at x={x} y={y} z={z}); sampled from a default start, their samples carry no information", path.display(), zero.len()))
+    let (s, verb) = if zero == 1 { ("", "has") } else { ("s", "have") };
+    Some(format!("warning: {}: {zero} of the {inside} voxel{s} in the mask {verb} an all-zero signal (first at x={x} y={y} z={z}); sampled from a default start, their samples carry no information", path.display()))
 }
 
 /// A `--variant` that no device of the split runs is said, not dropped without a word: the cpu

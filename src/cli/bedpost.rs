@@ -1,8 +1,8 @@
 use super::Ctx;
 use anyhow::{Context, Result};
-use neuroport::bedpost::{self, post, Config, Variant};
+use neuroport::bedpost::{self, post, Config, MaskedDwi, Variant};
 use neuroport::runtime::stages::stage;
-use neuroport::volume::{check_free, mask_for, Outputs};
+use neuroport::volume::{check_free, Outputs};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -39,15 +39,15 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     check_free(post::file_names().iter().map(|n| names.nifti_name(&a.out.join(format!("{n}.nii.gz")))))?;
     // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
     neuroport::runtime::check_split_spec(&ctx.backend)?;
-    let (mut dwi, grads) = stage("read", || a.input.load())?;
+    // Only the mask's voxels are kept of the DWI, read volume by volume.
+    let (dwi, grads) = stage("read", || MaskedDwi::read(&a.input.dwi, a.input.grad_files(), &a.mask, true))?;
     let split = ctx.split()?;
-    let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, Some(&a.mask)))?;
     // The library says what is odd; the command prints it.
-    for w in [bedpost::unused_variant_warning(&split, a.variant), bedpost::all_zero_warning(&dwi, &mask, &a.input.dwi)].into_iter().flatten() {
+    for w in [bedpost::unused_variant_warning(&split, a.variant), dwi.all_zero_warning(&a.input.dwi)].into_iter().flatten() {
         eprintln!("{w}");
     }
     let cfg = Config { samples: a.samples, burnin: a.burnin, thin: a.thin, seed: a.seed, progress: true, ..Config::default() };
-    let (r, shares) = stage("fit and sample", || bedpost::run_split(&split, a.variant, &dwi, &grads, &mask, &cfg)).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
+    let (r, shares) = stage("fit and sample", || bedpost::run_masked(&split, a.variant, &dwi, &grads, &cfg)).with_context(|| format!("bedpost of {}", a.input.dwi.display()))?;
     let done = super::Released::new(split);
     let written = stage("write", || post::write(&r, &dwi.geom, &a.out))?;
     let mean_acc = r.acceptance.iter().map(|&x| x as f64).sum::<f64>() / r.acceptance.len().max(1) as f64;

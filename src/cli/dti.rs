@@ -28,7 +28,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     check_free(MAPS.iter().map(|s| p(s)))?;
     // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
     neuroport::runtime::check_split_spec(&ctx.backend)?;
-    let (mut dwi, grads) = stage("read", || a.input.load())?;
+    let (mut dwi, grads) = stage("read", || a.input.load(true))?;
     let split = ctx.split()?;
     let mask = stage("mask", || mask_for(&mut dwi, &a.input.dwi, a.mask.as_deref()))?;
     let (r, shares) = stage("fit", || dti::run_split(&split, &dwi, &grads, &mask, true)).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;

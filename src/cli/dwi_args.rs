@@ -27,8 +27,9 @@ impl DwiArgs {
     pub fn grad_files(&self) -> GradFiles<'_> {
         grad_files(&self.grad, &self.bvals, &self.bvecs).expect("clap requires --grad or both --bvals and --bvecs")
     }
-    pub fn load(&self) -> Result<(Volume, GradientTable)> {
-        neuroport::dti::design::read_dwi(&self.dwi, self.grad_files())
+    /// The DWI and its gradient table, the read's progress shown where it is long (`show`).
+    pub fn load(&self, show: bool) -> Result<(Volume, GradientTable)> {
+        neuroport::dti::design::read_dwi_showing(&self.dwi, self.grad_files(), show)
     }
 }
 

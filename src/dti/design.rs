@@ -59,9 +59,19 @@ impl Design {
 /// track fit --dwi first): a table that cannot determine one is its files' problem, said by name
 /// here rather than later as the fit of the DWI's. (Here, not in `volume`, which `dti` builds on.)
 pub fn read_dwi(dwi: &std::path::Path, grad: crate::volume::GradFiles<'_>) -> Result<(crate::volume::Volume, GradientTable)> {
-    let (v, g) = crate::volume::read_dwi_with(dwi, grad)?;
-    Design::new(&g).map_err(|e| anyhow::anyhow!("{}: {e}", grad.describe()))?;
+    read_dwi_showing(dwi, grad, false)
+}
+
+/// [`read_dwi`], the read's progress shown where it is long (`show`).
+pub fn read_dwi_showing(dwi: &std::path::Path, grad: crate::volume::GradFiles<'_>, show: bool) -> Result<(crate::volume::Volume, GradientTable)> {
+    let (v, g) = crate::volume::read_dwi_showing(dwi, grad, show)?;
+    require_tensor_table(&g, grad)?;
     Ok((v, g))
+}
+
+/// A table read from `grad` must determine a tensor (see [`read_dwi`]).
+pub fn require_tensor_table(g: &GradientTable, grad: crate::volume::GradFiles<'_>) -> Result<()> {
+    Design::new(g).map(|_| ()).map_err(|e| anyhow::anyhow!("{}: {e}", grad.describe()))
 }
 
 /// Why the normal matrix did not invert. Its pivot test is relative to its largest entry, so

@@ -25,17 +25,23 @@ impl Progress {
     /// `len` units of work: on a terminal a bar drawn with indicatif's `template`; elsewhere
     /// lines such as "bedpost: 1450/3480 voxels (41%), 12s elapsed, about 17s left".
     pub fn new(len: u64, show: bool, template: &str, what: &str, unit: &str) -> Progress {
+        Progress::since(Instant::now(), len, show, template, what, unit)
+    }
+
+    /// [`Progress::new`] for work that began at `start`: a bar made only once the work has
+    /// proved long counts its elapsed time and its estimate from the start.
+    pub fn since(start: Instant, len: u64, show: bool, template: &str, what: &str, unit: &str) -> Progress {
         if !show {
             return Progress::hidden();
         }
         if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+            let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr()).with_elapsed(start.elapsed());
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style);
             }
             return Progress { bar, log: None };
         }
-        Progress { bar: ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden()), log: Some(Mutex::new(Log::new(what, unit, len, Instant::now()))) }
+        Progress { bar: ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden()), log: Some(Mutex::new(Log::new(what, unit, len, start))) }
     }
 
     /// `len` units counted and never shown: for tests of how far a run moves its bar.

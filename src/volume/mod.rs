@@ -10,6 +10,8 @@ pub mod masks;
 mod nifti_decode;
 mod nifti2;
 mod nifti_io;
+mod nifti_stream;
+mod read_progress;
 mod nifti_write;
 mod side_by_side;
 mod taken_out;
@@ -22,7 +24,8 @@ mod text;
 pub use gradients::{b0_threshold, read_bvals_bvecs, read_mrtrix_grad, GradFiles, GradientTable, B0_MAX, B_MAX};
 pub use masks::{mask_for, read_keeping_nonfinite, read_mask, read_mask_like, skip_nonfinite, skip_nonfinite_values, Nonfinite};
 pub use gz_split::split_reads;
-pub use nifti_io::{geometry_of, plain_io, read_header, read_nifti};
+pub use nifti_io::{geometry_of, plain_io, read_header, read_nifti, read_nifti_showing};
+pub use nifti_stream::NiftiStream;
 pub use nifti_write::{member_size, write_gz, write_gz_blocks, write_nifti, write_nifti_to, write_voxels_to, OutputType, Voxels};
 #[cfg(test)]
 pub(crate) use nifti_write::write_nifti_members;
@@ -41,15 +44,26 @@ pub fn read_dwi(dwi: &std::path::Path, bvals: &std::path::Path, bvecs: &std::pat
 
 /// A 4-D DWI series and its gradient table from FSL or MRtrix files.
 pub fn read_dwi_with(dwi: &std::path::Path, grad: GradFiles<'_>) -> anyhow::Result<(Volume, GradientTable)> {
-    let v = read_nifti(dwi)?;
-    if v.nvol() < 2 {
-        // A 4-D header of one volume (DIPY's S0_10slices.nii.gz, a b=0 extracted by fslroi)
-        // is not "3-D" to the user who reads its header.
-        let what = if v.geom.header.dim[0] >= 4 { "this has 1 volume" } else { "this is 3-D" };
-        anyhow::bail!("{}: a 4-D DWI series is needed, {what}", dwi.display());
-    }
+    read_dwi_showing(dwi, grad, false)
+}
+
+/// [`read_dwi_with`], the read's progress shown where it is long (`show`).
+pub fn read_dwi_showing(dwi: &std::path::Path, grad: GradFiles<'_>, show: bool) -> anyhow::Result<(Volume, GradientTable)> {
+    let v = read_nifti_showing(dwi, show)?;
+    require_series(dwi, &v.geom, v.nvol())?;
     let g = grad.read(v.nvol(), &v.geom)?;
     Ok((v, g))
+}
+
+/// A DWI read from `dwi` must be a series: `nvol` volumes, 2 or more.
+pub fn require_series(dwi: &std::path::Path, geom: &Geometry, nvol: usize) -> anyhow::Result<()> {
+    if nvol < 2 {
+        // A 4-D header of one volume (DIPY's S0_10slices.nii.gz, a b=0 extracted by fslroi)
+        // is not "3-D" to the user who reads its header.
+        let what = if geom.header.dim[0] >= 4 { "this has 1 volume" } else { "this is 3-D" };
+        anyhow::bail!("{}: a 4-D DWI series is needed, {what}", dwi.display());
+    }
+    Ok(())
 }
 
 use ndarray::{Array4, ArrayView4, ShapeBuilder};

@@ -60,8 +60,9 @@ impl Decode {
         Ok(Decode { kind, big_endian: h.endianness == nifti::Endianness::Big, scale, bytes })
     }
 
-    /// Fills `out` from `r`, one voxel per element, through `conv`.
-    pub fn read<O: Copy + Send>(&self, r: &mut dyn Read, out: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) -> std::io::Result<()> {
+    /// Fills `out` from `r`, one voxel per element, through `conv`; `done(n)` as each `n` bytes
+    /// are converted (a read's progress).
+    pub fn read<O: Copy + Send>(&self, r: &mut dyn Read, out: &mut [O], conv: &(impl Fn(f64) -> O + Sync), done: &(dyn Fn(usize) + Sync)) -> std::io::Result<()> {
         let per = CHUNK / self.bytes;
         let mut buf = vec![0u8; per * self.bytes];
         let step = PIECE / self.bytes;
@@ -69,6 +70,7 @@ impl Decode {
             let b = &mut buf[..o.len() * self.bytes];
             r.read_exact(b)?;
             o.par_chunks_mut(step).zip(b.par_chunks(step * self.bytes)).for_each(|(o, b)| self.convert(b, o, conv));
+            done(b.len());
         }
         Ok(())
     }
@@ -80,8 +82,9 @@ impl Decode {
     /// put together at the end. No member waits for another's (round 24's first version went in
     /// waves of one member per core, and a 157 MB file's last wave held 7 of 4 MiB for 16
     /// cores); before that every inflated byte went through one thread's copy into a read
-    /// buffer (145-160 ms for that file on the H100 host's 16 cores, ~4x one core).
-    pub fn read_members<O: Copy + Send, R: Read + Send>(&self, src: &mut ParallelMembers<R>, out: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) -> std::io::Result<()> {
+    /// buffer (145-160 ms for that file on the H100 host's 16 cores, ~4x one core). `done(n)` as
+    /// each member's `n` bytes are converted, in whatever order the tasks finish.
+    pub fn read_members<O: Copy + Send, R: Read + Send>(&self, src: &mut ParallelMembers<R>, out: &mut [O], conv: &(impl Fn(f64) -> O + Sync), done: &(dyn Fn(usize) + Sync)) -> std::io::Result<()> {
         let (b, want) = (self.bytes, out.len() * self.bytes);
         // What the header's read inflated beyond the header (our writer's header is a member of
         // its own, so usually nothing), placed here first, in order.
@@ -91,6 +94,7 @@ impl Decode {
             at += r.len();
             let (fe, le) = whole_voxels(s, e, b);
             first_edges.extend(self.whole_and_edges(&r, s, e, fe, le, &mut out[fe..le], conv));
+            done(e - s);
         }
         let next = Mutex::new((src, at));
         let pool = Mutex::new(Vec::<Vec<u8>>::new());
@@ -135,6 +139,7 @@ impl Decode {
             let mine = unsafe { whole.range(fe, le) };
             let edge = self.whole_and_edges(&r, s, e, fe, le, mine, conv);
             lock(&edges).extend(edge);
+            done(e.saturating_sub(s));
             lock(&pool).push(r);
         });
         if let Some(e) = lock(&failed).take() {

@@ -14,7 +14,13 @@ use std::path::Path;
 /// dimensionality, with an error naming the file and the problem. NaN/Inf voxels are kept:
 /// whether they matter depends on the mask (see [`super::masks`]).
 pub fn read_nifti(path: &Path) -> Result<Volume> {
-    let (geom, dims, mut data) = read_into(path, |x| x as f32)?;
+    read_nifti_showing(path, false)
+}
+
+/// [`read_nifti`], with the read's progress on stderr where it is long (`show`; see
+/// [`super::read_progress`]).
+pub fn read_nifti_showing(path: &Path, show: bool) -> Result<Volume> {
+    let (geom, dims, mut data) = read_into_showing(path, |x| x as f32, show)?;
     data.shrink_to_fit();
     Ok(Volume::from_flat(geom, dims[3], data))
 }
@@ -23,8 +29,14 @@ pub fn read_nifti(path: &Path) -> Result<Volume> {
 /// one-member .nii.gz (other tools' files) inflated in pieces on every core where that holds
 /// (`gz_split`), else, and whenever the pieces fail their checks, on one core.
 pub(super) fn read_into<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64) -> O + Sync) -> Result<(Geometry, [usize; 4], Vec<O>)> {
-    match read_once(path, &conv, split_allowed()) {
-        Err(e) if e.is::<OneCore>() => read_once(path, &conv, false),
+    read_into_showing(path, conv, false)
+}
+
+/// [`read_into`], with the read's progress shown where it is long (`show`, see
+/// [`super::read_progress`]).
+pub(super) fn read_into_showing<O: Copy + Default + Send>(path: &Path, conv: impl Fn(f64) -> O + Sync, show: bool) -> Result<(Geometry, [usize; 4], Vec<O>)> {
+    match read_once(path, &conv, split_allowed(), show) {
+        Err(e) if e.is::<OneCore>() => read_once(path, &conv, false, show),
         r => r,
     }
 }
@@ -137,7 +149,48 @@ fn open_header(path: &Path, split: bool) -> Result<Opened> {
     Ok(Opened { path: path.to_path_buf(), input, header, dims, elem, geom, head_len, vox })
 }
 
-fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + Sync), split: bool) -> Result<(Geometry, [usize; 4], Vec<O>)> {
+fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + Sync), split: bool, show: bool) -> Result<(Geometry, [usize; 4], Vec<O>)> {
+    let data = open_data(path, split)?;
+    let read = super::read_progress::ReadProgress::new(data.dims, data.dims.iter().product::<usize>() * data.decode.bytes, show);
+    let r = decode_all(data, conv, &|b| read.advance(b));
+    read.finish();
+    r
+}
+
+/// The voxels of a file opened by [`open_data`], decoded through `conv`; `done(n)` as each `n`
+/// bytes of them are.
+pub(super) fn decode_all<O: Copy + Default + Send>(data: Data, conv: &(impl Fn(f64) -> O + Sync), done: &(dyn Fn(usize) + Sync)) -> Result<(Geometry, [usize; 4], Vec<O>)> {
+    let Data { geom, dims, input: (mut input, gz), decode, shown } = data;
+    let n: usize = dims.iter().product();
+    let mut out = vec![O::default(); n];
+    let decoded = match &mut input {
+        Input::Members(m) => decode.read_members(m, &mut out, conv, done),
+        // gzip data is read to its end, past the voxels the header asks for, where its CRC-32
+        // and length are checked: pieces are trusted only then, and a damaged one-stream file
+        // (another tool's) can inflate to the right length with wrong voxels, which only the
+        // CRC tells (as gzip -t and nibabel do).
+        other => {
+            let r = other.stream();
+            decode.read(r, &mut out, conv, done).and_then(|()| if gz { std::io::copy(r, &mut std::io::sink()).map(|_| ()) } else { Ok(()) })
+        }
+    };
+    decoded.map_err(|e| data_error(e, &shown, gz, n * decode.bytes))?;
+    Ok((geom, dims, out))
+}
+
+/// A file opened and read up to its voxels (a pair's .img opened, the extensions skipped), its
+/// size checked against what the header promises: what a reader of the voxels starts from.
+pub(super) struct Data {
+    pub(super) geom: Geometry,
+    pub(super) dims: [usize; 4],
+    /// The voxels' stream and whether it is gzip.
+    pub(super) input: (Input, bool),
+    pub(super) decode: super::nifti_decode::Decode,
+    /// The file holding the voxels, as its errors name it.
+    pub(super) shown: String,
+}
+
+pub(super) fn open_data(path: &Path, split: bool) -> Result<Data> {
     let Opened { path, input, header, dims, elem, geom, head_len, vox } = open_header(path, split)?;
     let (path, shown) = (path.as_path(), path.display());
     // A single file (n+1) holds the data at vox_offset; a pair (ni1) in the .img beside the .hdr.
@@ -161,26 +214,17 @@ fn read_once<O: Copy + Default + Send>(path: &Path, conv: &(impl Fn(f64) -> O + 
     let n: usize = dims.iter().product();
     let decode = super::nifti_decode::Decode::of(&header, elem)?;
     fits_in_file(&data_path, data_in.1, vox, (n * decode.bytes) as u64)?;
-    let mut out = vec![O::default(); n];
-    let decoded = match &mut data_in.0 {
-        Input::Members(m) => decode.read_members(m, &mut out, conv),
-        // gzip data is read to its end, past the voxels the header asks for, where its CRC-32
-        // and length are checked: pieces are trusted only then, and a damaged one-stream file
-        // (another tool's) can inflate to the right length with wrong voxels, which only the
-        // CRC tells (as gzip -t and nibabel do).
-        other => {
-            let (r, gz) = (other.stream(), data_in.1);
-            decode.read(r, &mut out, conv).and_then(|()| if gz { std::io::copy(r, &mut std::io::sink()).map(|_| ()) } else { Ok(()) })
-        }
-    };
-    decoded.map_err(|e| match e.kind() {
+    Ok(Data { geom, dims, input: data_in, decode, shown: dshown })
+}
+
+/// An error reading the voxels (`want` bytes of them) as the user's message naming `shown`, or
+/// [`OneCore`] for a failed split.
+pub(super) fn data_error(e: std::io::Error, shown: &str, gz: bool, want: usize) -> anyhow::Error {
+    match e.kind() {
         _ if super::gz_split::is_split_failure(&e) => anyhow::Error::new(OneCore),
-        std::io::ErrorKind::UnexpectedEof => {
-            anyhow!("{dshown}: truncated: the data section ends before the {} bytes the header promises", n * decode.bytes)
-        }
-        _ => anyhow!("{dshown}: {}", describe_io(e, data_in.1, "data")),
-    })?;
-    Ok((geom, dims, out))
+        std::io::ErrorKind::UnexpectedEof => anyhow!("{shown}: truncated: the data section ends before the {want} bytes the header promises"),
+        _ => anyhow!("{shown}: {}", describe_io(e, gz, "data")),
+    }
 }
 
 /// Refuses a header that promises more data than its file can hold, before the voxels are
@@ -241,7 +285,7 @@ pub fn plain_io(e: &std::io::Error) -> String {
 
 /// A file's bytes: gzip members that say their lengths (ours), inflated on every core, or one
 /// stream (plain, or any other gzip).
-enum Input {
+pub(super) enum Input {
     Members(super::gz_members::ParallelMembers<std::io::BufReader<std::fs::File>>),
     /// One member of another writer's, in pieces (checked only once read to its end).
     Split(Box<super::gz_split::SplitMember>),
@@ -249,7 +293,7 @@ enum Input {
 }
 
 impl Input {
-    fn stream(&mut self) -> &mut dyn Read {
+    pub(super) fn stream(&mut self) -> &mut dyn Read {
         match self {
             Input::Members(m) => m,
             Input::Split(r) => r.as_mut(),
