@@ -182,16 +182,19 @@ fn scalar_row(t: &[f64; 6]) -> [f32; NSCALARS] {
     [sym3::fractional_anisotropy(&lam) as f32, ((lam[0] + lam[1] + lam[2]) / 3.0) as f32, v1[0] as f32, v1[1] as f32, v1[2] as f32, lam[0] as f32, lam[1] as f32, lam[2] as f32]
 }
 
-/// Component c of each row into the share's run c, the components on every core.
-fn columns_from<T: Copy + Send + Sync, R: Sync>(out: &mut ColumnsMut<T>, rows: &[R], get: impl Fn(&R, usize) -> T + Sync) {
-    out.runs_mut().into_par_iter().enumerate().for_each(|(c, run)| {
-        for (d, r) in run.iter_mut().zip(rows) {
-            *d = get(r, c);
-        }
-    });
+/// Items [b * block, (b + 1) * block) of every component of `out`, one entry per b: each
+/// block's voxels written where they lie, from any core, with no whole-grid rows beside the
+/// outputs (the fit's rows and its maps' rows had been ~224 MiB at HCP size).
+fn blocks<'a, T: Copy + Send + Sync>(out: &'a mut ColumnsMut<T>, block: usize) -> Vec<Vec<&'a mut [T]>> {
+    let nblocks = out.len().div_ceil(block);
+    let mut runs: Vec<_> = out.runs_mut().into_iter().map(|r| r.chunks_mut(block)).collect();
+    (0..nblocks).map(|_| runs.iter_mut().map(|r| r.next().expect("every run has the same blocks")).collect()).collect()
 }
 
-/// Per-voxel results of `f`, laid out component-major (`C` components), both passes parallel.
+/// Voxels per task of [`per_voxel_into`].
+const RUN: usize = 1024;
+
+/// Per-voxel results of `f`, laid out component-major (`C` components), on every core.
 fn per_voxel<const C: usize>(cpu: &Cpu, nvox: usize, f: impl Fn(usize) -> [f32; C] + Sync) -> Vec<f32> {
     let mut out = vec![0.0f32; C * nvox];
     cpu.install(|| per_voxel_into(&mut ColumnsMut::whole(&mut out, C), &f));
@@ -200,8 +203,14 @@ fn per_voxel<const C: usize>(cpu: &Cpu, nvox: usize, f: impl Fn(usize) -> [f32; 
 
 /// [`per_voxel`] into a share of `C` components (on the calling pool).
 fn per_voxel_into<const C: usize>(out: &mut ColumnsMut<f32>, f: impl Fn(usize) -> [f32; C] + Sync) {
-    let rows: Vec<[f32; C]> = (0..out.len()).into_par_iter().with_min_len(1024).map(&f).collect();
-    columns_from(out, &rows, |r, c| r[c]);
+    blocks(out, RUN).into_par_iter().enumerate().for_each(|(b, mut runs)| {
+        for j in 0..runs[0].len() {
+            let row = f(b * RUN + j);
+            for (run, x) in runs.iter_mut().zip(row) {
+                run[j] = x;
+            }
+        }
+    });
 }
 
 pub fn voxel_frame(t: &[f64; 6], frame: Frame) -> [f64; 6] {
@@ -230,36 +239,39 @@ impl DtiKernels for CpuDti {
         let n = d.ngrad;
         let ((), ms) = wall_ms(|| {
             self.cpu.install(|| {
-                let rows: Vec<([f32; 6], f32, i32)> = (0..nvox.div_ceil(BLOCK))
-                    .into_par_iter()
-                    .flat_map_iter(|b| {
-                        let v0 = b * BLOCK;
-                        let len = BLOCK.min(nvox - v0);
-                        let mut scratch = vec![0.0f32; len * n];
-                        let mut sc = Scratch::new(n);
-                        for i in 0..n {
-                            let row = &dwi.run(i)[v0..v0 + len];
-                            for (j, &x) in row.iter().enumerate() {
-                                scratch[j * n + i] = x;
+                let nblocks = nvox.div_ceil(BLOCK);
+                let maps: Vec<Option<Vec<&mut [f32]>>> = match &mut out.scalars {
+                    Some(m) => blocks(m, BLOCK).into_iter().map(Some).collect(),
+                    None => (0..nblocks).map(|_| None).collect(),
+                };
+                let outs = blocks(&mut out.tensor, BLOCK).into_par_iter().zip(blocks(&mut out.s0, BLOCK)).zip(blocks(&mut out.flags, BLOCK)).zip(maps);
+                outs.enumerate().for_each(|(b, (((mut tensor, mut s0), mut flags), mut maps))| {
+                    let v0 = b * BLOCK;
+                    let len = BLOCK.min(nvox - v0);
+                    let mut scratch = vec![0.0f32; len * n];
+                    let mut sc = Scratch::new(n);
+                    for i in 0..n {
+                        let row = &dwi.run(i)[v0..v0 + len];
+                        for (j, &x) in row.iter().enumerate() {
+                            scratch[j * n + i] = x;
+                        }
+                    }
+                    for j in 0..len {
+                        let (t, s, f) = if mask[v0 + j] == 0 { ([0.0; 6], 0.0, BACKGROUND) } else { fit_voxel(&scratch[j * n..(j + 1) * n], d, LAMBDA_FLOOR as f64, &mut sc) };
+                        let t = t.map(|x| x as f32);
+                        for (run, x) in tensor.iter_mut().zip(t) {
+                            run[j] = x;
+                        }
+                        (s0[0][j], flags[0][j]) = (s as f32, f);
+                        // The maps of the tensors as stored (f32), as `scalars` makes them from a file's.
+                        if let Some(maps) = &mut maps {
+                            for (run, x) in maps.iter_mut().zip(scalar_row(&t.map(|x| x as f64))) {
+                                run[j] = x;
                             }
                         }
-                        let rows = (0..len)
-                            .map(|j| {
-                                let (t, s0, f) = if mask[v0 + j] == 0 { ([0.0; 6], 0.0, BACKGROUND) } else { fit_voxel(&scratch[j * n..(j + 1) * n], d, LAMBDA_FLOOR as f64, &mut sc) };
-                                (t.map(|x| x as f32), s0 as f32, f)
-                            })
-                            .collect::<Vec<_>>();
-                        bar.inc(mask[v0..v0 + len].iter().filter(|&&m| m != 0).count() as u64);
-                        rows
-                    })
-                    .collect();
-                columns_from(&mut out.tensor, &rows, |r, c| r.0[c]);
-                columns_from(&mut out.s0, &rows, |r, _| r.1);
-                columns_from(&mut out.flags, &rows, |r, _| r.2);
-                // The maps of the tensors as stored (f32), as `scalars` makes them from a file's.
-                if let Some(maps) = &mut out.scalars {
-                    per_voxel_into(maps, |v| scalar_row(&rows[v].0.map(|x| x as f64)));
-                }
+                    }
+                    bar.inc(mask[v0..v0 + len].iter().filter(|&&m| m != 0).count() as u64);
+                });
             })
         });
         self.t.kernel_ms += ms;
