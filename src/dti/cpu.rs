@@ -213,6 +213,50 @@ fn per_voxel_into<const C: usize>(out: &mut ColumnsMut<f32>, f: impl Fn(usize) -
     });
 }
 
+/// D of voxel `v` in the trackers' frame: the tensor, or free water where there is none.
+fn frame_tensor(tensor: &[f32], nvox: usize, v: usize, frame: Frame) -> [f64; 6] {
+    let mut t = tensor_at(tensor, nvox, v);
+    if !(t[0] + t[3] + t[5] > 0.0) {
+        t = [D_ISO as f64, 0.0, 0.0, D_ISO as f64, 0.0, D_ISO as f64];
+    }
+    voxel_frame(&t, frame)
+}
+
+/// Voxels of G = D^-1 held at once by [`metric_slabs`]: a slab of z planes and its two neighbour
+/// planes (48 bytes a voxel), not D and G of the whole grid (~350 MB at HCP size).
+const SLAB_VOXELS: usize = 1 << 19;
+
+/// The [`NFIELDS`] fields of every voxel, slab by slab along z: `write(v0, v1, f)` writes voxels
+/// [v0, v1) with `f(v)` giving voxel v's.
+fn metric_slabs(tensor: &[f32], dims: [usize; 3], frame: Frame, mut write: impl FnMut(usize, usize, &(dyn Fn(usize) -> [f32; NFIELDS] + Sync))) {
+    let [nx, ny, nz] = dims;
+    let nvox = nx * ny * nz;
+    let plane = nx * ny;
+    let slab = (SLAB_VOXELS / plane).clamp(1, nz);
+    let (len, step) = ([nx, ny, nz], [1, nx, plane]);
+    for z0 in (0..nz).step_by(slab) {
+        let z1 = (z0 + slab).min(nz);
+        let g0 = z0.saturating_sub(1) * plane;
+        let g: Vec<[f64; 6]> = (g0..(z1 + 1).min(nz) * plane).into_par_iter().with_min_len(RUN).map(|v| sym3::inverse(&frame_tensor(tensor, nvox, v, frame))).collect();
+        write(z0 * plane, z1 * plane, &|v| {
+            let mut o = [0.0f32; NFIELDS];
+            for (o, d) in o.iter_mut().zip(frame_tensor(tensor, nvox, v, frame)) {
+                *o = d as f32;
+            }
+            let pos = xyz_of(v, dims);
+            for a in 0..3 {
+                let lo = if pos[a] > 0 { v - step[a] } else { v };
+                let hi = if pos[a] + 1 < len[a] { v + step[a] } else { v };
+                let span = ((hi - lo) / step[a]) as f64;
+                for e in 0..6 {
+                    o[6 + 6 * a + e] = if span > 0.0 { ((g[hi - g0][e] - g[lo - g0][e]) / span) as f32 } else { 0.0 };
+                }
+            }
+            o
+        });
+    }
+}
+
 pub fn voxel_frame(t: &[f64; 6], frame: Frame) -> [f64; 6] {
     let [ix, iy, iz] = frame.inv_voxel.map(|v| v as f64);
     let sx = if frame.flip_x { -ix } else { ix };
@@ -290,41 +334,31 @@ impl DtiKernels for CpuDti {
         if tensor.len() != 6 * nvox {
             bail!("tensor field size does not match the grid");
         }
-        let ((fields, _), ms) = wall_ms(|| {
-            let dg: Vec<([f64; 6], [f64; 6])> = self.cpu.install(|| {
-                (0..nvox)
-                    .into_par_iter()
-                    .with_min_len(1024)
-                    .map(|v| {
-                        let mut t = tensor_at(tensor, nvox, v);
-                        if !(t[0] + t[3] + t[5] > 0.0) {
-                            t = [D_ISO as f64, 0.0, 0.0, D_ISO as f64, 0.0, D_ISO as f64];
+        let mut fields = vec![0.0f32; NFIELDS * nvox];
+        let ((), ms) = wall_ms(|| {
+            let mut out = ColumnsMut::whole(&mut fields, NFIELDS);
+            self.cpu.install(|| metric_slabs(tensor, dims, frame, |v0, v1, f| per_voxel_into(&mut out.part(v0..v1), |i| f(v0 + i))))
+        });
+        self.t.kernel_ms += ms;
+        Ok(fields)
+    }
+
+    fn metric_voxels(&mut self, tensor: &[f32], dims: [usize; 3], frame: Frame) -> Result<Vec<[f32; NFIELDS]>> {
+        let nvox = dims.iter().product::<usize>();
+        if tensor.len() != 6 * nvox {
+            bail!("tensor field size does not match the grid");
+        }
+        let mut fields = vec![[0.0f32; NFIELDS]; nvox];
+        let ((), ms) = wall_ms(|| {
+            self.cpu.install(|| {
+                metric_slabs(tensor, dims, frame, |v0, v1, f| {
+                    fields[v0..v1].par_chunks_mut(RUN).enumerate().for_each(|(b, run)| {
+                        for (j, o) in run.iter_mut().enumerate() {
+                            *o = f(v0 + b * RUN + j);
                         }
-                        let d = voxel_frame(&t, frame);
-                        (d, sym3::inverse(&d))
                     })
-                    .collect()
-            });
-            let [nx, ny, nz] = dims;
-            let fields = per_voxel::<NFIELDS>(&self.cpu, nvox, |v| {
-                let mut o = [0.0f32; NFIELDS];
-                for e in 0..6 {
-                    o[e] = dg[v].0[e] as f32;
-                }
-                let pos = xyz_of(v, dims);
-                let len = [nx, ny, nz];
-                let step = [1, nx, nx * ny];
-                for a in 0..3 {
-                    let lo = if pos[a] > 0 { v - step[a] } else { v };
-                    let hi = if pos[a] + 1 < len[a] { v + step[a] } else { v };
-                    let span = ((hi - lo) / step[a]) as f64;
-                    for e in 0..6 {
-                        o[6 + 6 * a + e] = if span > 0.0 { ((dg[hi].1[e] - dg[lo].1[e]) / span) as f32 } else { 0.0 };
-                    }
-                }
-                o
-            });
-            (fields, ())
+                })
+            })
         });
         self.t.kernel_ms += ms;
         Ok(fields)
