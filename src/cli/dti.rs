@@ -34,7 +34,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let (r, shares) = stage("fit", || dti::run_split(&split, &dwi, &grads, &mask, true)).with_context(|| format!("tensor fit of {}", a.input.dwi.display()))?;
     let done = super::Released::new(split);
     let nvox = dwi.nvox();
-    let g = &dwi.geom;
+    // The DWI goes before the maps are made and written: it had stayed beside them (1.4 GB at
+    // HCP size), the run's peak.
+    let c = dti::fit_counts(&r, &dwi, &mask, a.mask.is_some());
+    let geom = dwi.geom.clone();
+    drop(dwi);
+    let g = &geom;
     let (x, rgb) = stage("host maps", || (dti::fsl_maps::extra_maps(&r.fit.tensor, nvox), dti::rgb(&r.scalars, nvox)));
     let p = |s: &str| prefixed(&a.out, "dti", &format!("{s}.nii.gz"));
     let sc = |i: usize, n: usize| &r.scalars[i * nvox..(i + n) * nvox];
@@ -56,7 +61,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let maps: Vec<(PathBuf, usize, &[f32])> = maps.iter().map(|&(n, nvol, d)| (p(n), nvol, d)).collect();
     stage("write", || out.niftis(g, &maps))?;
     let written = stage("commit", || out.commit())?;
-    let c = dti::fit_counts(&r, &dwi, &mask, a.mask.is_some());
     let background = if c.background > 0 { format!(", {} background voxels (all zero) skipped", c.background) } else { String::new() };
     let region = if a.mask.is_some() { "in the mask" } else { "(no mask: the whole grid)" };
     eprintln!(

@@ -182,16 +182,19 @@ fn scalar_row(t: &[f64; 6]) -> [f32; NSCALARS] {
     [sym3::fractional_anisotropy(&lam) as f32, ((lam[0] + lam[1] + lam[2]) / 3.0) as f32, v1[0] as f32, v1[1] as f32, v1[2] as f32, lam[0] as f32, lam[1] as f32, lam[2] as f32]
 }
 
-/// Component c of each row into the share's run c, the components on every core.
-fn columns_from<T: Copy + Send + Sync, R: Sync>(out: &mut ColumnsMut<T>, rows: &[R], get: impl Fn(&R, usize) -> T + Sync) {
-    out.runs_mut().into_par_iter().enumerate().for_each(|(c, run)| {
-        for (d, r) in run.iter_mut().zip(rows) {
-            *d = get(r, c);
-        }
-    });
+/// Items [b * block, (b + 1) * block) of every component of `out`, one entry per b: each
+/// block's voxels written where they lie, from any core, with no whole-grid rows beside the
+/// outputs (the fit's rows and its maps' rows had been ~224 MiB at HCP size).
+fn blocks<'a, T: Copy + Send + Sync>(out: &'a mut ColumnsMut<T>, block: usize) -> Vec<Vec<&'a mut [T]>> {
+    let nblocks = out.len().div_ceil(block);
+    let mut runs: Vec<_> = out.runs_mut().into_iter().map(|r| r.chunks_mut(block)).collect();
+    (0..nblocks).map(|_| runs.iter_mut().map(|r| r.next().expect("every run has the same blocks")).collect()).collect()
 }
 
-/// Per-voxel results of `f`, laid out component-major (`C` components), both passes parallel.
+/// Voxels per task of [`per_voxel_into`].
+const RUN: usize = 1024;
+
+/// Per-voxel results of `f`, laid out component-major (`C` components), on every core.
 fn per_voxel<const C: usize>(cpu: &Cpu, nvox: usize, f: impl Fn(usize) -> [f32; C] + Sync) -> Vec<f32> {
     let mut out = vec![0.0f32; C * nvox];
     cpu.install(|| per_voxel_into(&mut ColumnsMut::whole(&mut out, C), &f));
@@ -200,8 +203,58 @@ fn per_voxel<const C: usize>(cpu: &Cpu, nvox: usize, f: impl Fn(usize) -> [f32; 
 
 /// [`per_voxel`] into a share of `C` components (on the calling pool).
 fn per_voxel_into<const C: usize>(out: &mut ColumnsMut<f32>, f: impl Fn(usize) -> [f32; C] + Sync) {
-    let rows: Vec<[f32; C]> = (0..out.len()).into_par_iter().with_min_len(1024).map(&f).collect();
-    columns_from(out, &rows, |r, c| r[c]);
+    blocks(out, RUN).into_par_iter().enumerate().for_each(|(b, mut runs)| {
+        for j in 0..runs[0].len() {
+            let row = f(b * RUN + j);
+            for (run, x) in runs.iter_mut().zip(row) {
+                run[j] = x;
+            }
+        }
+    });
+}
+
+/// D of voxel `v` in the trackers' frame: the tensor, or free water where there is none.
+fn frame_tensor(tensor: &[f32], nvox: usize, v: usize, frame: Frame) -> [f64; 6] {
+    let mut t = tensor_at(tensor, nvox, v);
+    if !(t[0] + t[3] + t[5] > 0.0) {
+        t = [D_ISO as f64, 0.0, 0.0, D_ISO as f64, 0.0, D_ISO as f64];
+    }
+    voxel_frame(&t, frame)
+}
+
+/// Voxels of G = D^-1 held at once by [`metric_slabs`]: a slab of z planes and its two neighbour
+/// planes (48 bytes a voxel), not D and G of the whole grid (~350 MB at HCP size).
+const SLAB_VOXELS: usize = 1 << 19;
+
+/// The [`NFIELDS`] fields of every voxel, slab by slab along z: `write(v0, v1, f)` writes voxels
+/// [v0, v1) with `f(v)` giving voxel v's.
+fn metric_slabs(tensor: &[f32], dims: [usize; 3], frame: Frame, mut write: impl FnMut(usize, usize, &(dyn Fn(usize) -> [f32; NFIELDS] + Sync))) {
+    let [nx, ny, nz] = dims;
+    let nvox = nx * ny * nz;
+    let plane = nx * ny;
+    let slab = (SLAB_VOXELS / plane).clamp(1, nz);
+    let (len, step) = ([nx, ny, nz], [1, nx, plane]);
+    for z0 in (0..nz).step_by(slab) {
+        let z1 = (z0 + slab).min(nz);
+        let g0 = z0.saturating_sub(1) * plane;
+        let g: Vec<[f64; 6]> = (g0..(z1 + 1).min(nz) * plane).into_par_iter().with_min_len(RUN).map(|v| sym3::inverse(&frame_tensor(tensor, nvox, v, frame))).collect();
+        write(z0 * plane, z1 * plane, &|v| {
+            let mut o = [0.0f32; NFIELDS];
+            for (o, d) in o.iter_mut().zip(frame_tensor(tensor, nvox, v, frame)) {
+                *o = d as f32;
+            }
+            let pos = xyz_of(v, dims);
+            for a in 0..3 {
+                let lo = if pos[a] > 0 { v - step[a] } else { v };
+                let hi = if pos[a] + 1 < len[a] { v + step[a] } else { v };
+                let span = ((hi - lo) / step[a]) as f64;
+                for e in 0..6 {
+                    o[6 + 6 * a + e] = if span > 0.0 { ((g[hi - g0][e] - g[lo - g0][e]) / span) as f32 } else { 0.0 };
+                }
+            }
+            o
+        });
+    }
 }
 
 pub fn voxel_frame(t: &[f64; 6], frame: Frame) -> [f64; 6] {
@@ -230,36 +283,39 @@ impl DtiKernels for CpuDti {
         let n = d.ngrad;
         let ((), ms) = wall_ms(|| {
             self.cpu.install(|| {
-                let rows: Vec<([f32; 6], f32, i32)> = (0..nvox.div_ceil(BLOCK))
-                    .into_par_iter()
-                    .flat_map_iter(|b| {
-                        let v0 = b * BLOCK;
-                        let len = BLOCK.min(nvox - v0);
-                        let mut scratch = vec![0.0f32; len * n];
-                        let mut sc = Scratch::new(n);
-                        for i in 0..n {
-                            let row = &dwi.run(i)[v0..v0 + len];
-                            for (j, &x) in row.iter().enumerate() {
-                                scratch[j * n + i] = x;
+                let nblocks = nvox.div_ceil(BLOCK);
+                let maps: Vec<Option<Vec<&mut [f32]>>> = match &mut out.scalars {
+                    Some(m) => blocks(m, BLOCK).into_iter().map(Some).collect(),
+                    None => (0..nblocks).map(|_| None).collect(),
+                };
+                let outs = blocks(&mut out.tensor, BLOCK).into_par_iter().zip(blocks(&mut out.s0, BLOCK)).zip(blocks(&mut out.flags, BLOCK)).zip(maps);
+                outs.enumerate().for_each(|(b, (((mut tensor, mut s0), mut flags), mut maps))| {
+                    let v0 = b * BLOCK;
+                    let len = BLOCK.min(nvox - v0);
+                    let mut scratch = vec![0.0f32; len * n];
+                    let mut sc = Scratch::new(n);
+                    for i in 0..n {
+                        let row = &dwi.run(i)[v0..v0 + len];
+                        for (j, &x) in row.iter().enumerate() {
+                            scratch[j * n + i] = x;
+                        }
+                    }
+                    for j in 0..len {
+                        let (t, s, f) = if mask[v0 + j] == 0 { ([0.0; 6], 0.0, BACKGROUND) } else { fit_voxel(&scratch[j * n..(j + 1) * n], d, LAMBDA_FLOOR as f64, &mut sc) };
+                        let t = t.map(|x| x as f32);
+                        for (run, x) in tensor.iter_mut().zip(t) {
+                            run[j] = x;
+                        }
+                        (s0[0][j], flags[0][j]) = (s as f32, f);
+                        // The maps of the tensors as stored (f32), as `scalars` makes them from a file's.
+                        if let Some(maps) = &mut maps {
+                            for (run, x) in maps.iter_mut().zip(scalar_row(&t.map(|x| x as f64))) {
+                                run[j] = x;
                             }
                         }
-                        let rows = (0..len)
-                            .map(|j| {
-                                let (t, s0, f) = if mask[v0 + j] == 0 { ([0.0; 6], 0.0, BACKGROUND) } else { fit_voxel(&scratch[j * n..(j + 1) * n], d, LAMBDA_FLOOR as f64, &mut sc) };
-                                (t.map(|x| x as f32), s0 as f32, f)
-                            })
-                            .collect::<Vec<_>>();
-                        bar.inc(mask[v0..v0 + len].iter().filter(|&&m| m != 0).count() as u64);
-                        rows
-                    })
-                    .collect();
-                columns_from(&mut out.tensor, &rows, |r, c| r.0[c]);
-                columns_from(&mut out.s0, &rows, |r, _| r.1);
-                columns_from(&mut out.flags, &rows, |r, _| r.2);
-                // The maps of the tensors as stored (f32), as `scalars` makes them from a file's.
-                if let Some(maps) = &mut out.scalars {
-                    per_voxel_into(maps, |v| scalar_row(&rows[v].0.map(|x| x as f64)));
-                }
+                    }
+                    bar.inc(mask[v0..v0 + len].iter().filter(|&&m| m != 0).count() as u64);
+                });
             })
         });
         self.t.kernel_ms += ms;
@@ -278,41 +334,31 @@ impl DtiKernels for CpuDti {
         if tensor.len() != 6 * nvox {
             bail!("tensor field size does not match the grid");
         }
-        let ((fields, _), ms) = wall_ms(|| {
-            let dg: Vec<([f64; 6], [f64; 6])> = self.cpu.install(|| {
-                (0..nvox)
-                    .into_par_iter()
-                    .with_min_len(1024)
-                    .map(|v| {
-                        let mut t = tensor_at(tensor, nvox, v);
-                        if !(t[0] + t[3] + t[5] > 0.0) {
-                            t = [D_ISO as f64, 0.0, 0.0, D_ISO as f64, 0.0, D_ISO as f64];
+        let mut fields = vec![0.0f32; NFIELDS * nvox];
+        let ((), ms) = wall_ms(|| {
+            let mut out = ColumnsMut::whole(&mut fields, NFIELDS);
+            self.cpu.install(|| metric_slabs(tensor, dims, frame, |v0, v1, f| per_voxel_into(&mut out.part(v0..v1), |i| f(v0 + i))))
+        });
+        self.t.kernel_ms += ms;
+        Ok(fields)
+    }
+
+    fn metric_voxels(&mut self, tensor: &[f32], dims: [usize; 3], frame: Frame) -> Result<Vec<[f32; NFIELDS]>> {
+        let nvox = dims.iter().product::<usize>();
+        if tensor.len() != 6 * nvox {
+            bail!("tensor field size does not match the grid");
+        }
+        let mut fields = vec![[0.0f32; NFIELDS]; nvox];
+        let ((), ms) = wall_ms(|| {
+            self.cpu.install(|| {
+                metric_slabs(tensor, dims, frame, |v0, v1, f| {
+                    fields[v0..v1].par_chunks_mut(RUN).enumerate().for_each(|(b, run)| {
+                        for (j, o) in run.iter_mut().enumerate() {
+                            *o = f(v0 + b * RUN + j);
                         }
-                        let d = voxel_frame(&t, frame);
-                        (d, sym3::inverse(&d))
                     })
-                    .collect()
-            });
-            let [nx, ny, nz] = dims;
-            let fields = per_voxel::<NFIELDS>(&self.cpu, nvox, |v| {
-                let mut o = [0.0f32; NFIELDS];
-                for e in 0..6 {
-                    o[e] = dg[v].0[e] as f32;
-                }
-                let pos = xyz_of(v, dims);
-                let len = [nx, ny, nz];
-                let step = [1, nx, nx * ny];
-                for a in 0..3 {
-                    let lo = if pos[a] > 0 { v - step[a] } else { v };
-                    let hi = if pos[a] + 1 < len[a] { v + step[a] } else { v };
-                    let span = ((hi - lo) / step[a]) as f64;
-                    for e in 0..6 {
-                        o[6 + 6 * a + e] = if span > 0.0 { ((dg[hi].1[e] - dg[lo].1[e]) / span) as f32 } else { 0.0 };
-                    }
-                }
-                o
-            });
-            (fields, ())
+                })
+            })
         });
         self.t.kernel_ms += ms;
         Ok(fields)

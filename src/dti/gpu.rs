@@ -71,9 +71,9 @@ impl DtiKernels for GpuDti {
         let mut v0 = 0;
         while v0 < nvox {
             let v1 = (v0 + step).min(nvox);
-            self.fit_chunk_range(&dwi, mask, d, v0, v1, out)?;
-            // The chunk's results have been read back: it is done, with no wait added.
-            bar.inc(mask[v0..v1].iter().filter(|&&m| m != 0).count() as u64);
+            // The chunk is done when its results have been read back, with no wait added; one
+            // chunk of the whole run (one GPU) is the bar's only step, shown as such.
+            bar.piece(mask[v0..v1].iter().filter(|&&m| m != 0).count() as u64, || self.fit_chunk_range(&dwi, mask, d, v0, v1, out))?;
             v0 = v1;
         }
         Ok(())

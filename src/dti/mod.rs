@@ -178,6 +178,13 @@ pub trait DtiKernels {
     fn scalars(&mut self, tensor: &[f32]) -> Result<Vec<f32>>;
     /// D and the central-difference derivatives of G = D^-1 ([`NFIELDS`] components).
     fn metric(&mut self, tensor: &[f32], dims: [usize; 3], frame: Frame) -> Result<Vec<f32>>;
+    /// [`metric`](Self::metric) voxel-major (a voxel's [`NFIELDS`] values together), as the
+    /// trackers hold it: the CPU writes it so, with no component-major copy beside it.
+    fn metric_voxels(&mut self, tensor: &[f32], dims: [usize; 3], frame: Frame) -> Result<Vec<[f32; NFIELDS]>> {
+        let m = self.metric(tensor, dims, frame)?;
+        let n = m.len() / NFIELDS;
+        Ok((0..n).map(|v| std::array::from_fn(|c| m[c * n + v])).collect())
+    }
     /// The sharpened metric of paper 004 eq. 3 (6 components).
     fn sharpen(&mut self, tensor: &[f32], alpha: f32) -> Result<Vec<f32>>;
     /// Time spent since the last call, split into kernel, transfer and host.

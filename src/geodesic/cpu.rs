@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 pub type Sample = [f64; NCOMP];
 
-/// The fields voxel-major (24 values per voxel together), so a trilinear gather touches 8 short runs.
+/// The tracer's view of [`Fields`]: their voxel-major metric itself, shared, not copied.
 pub struct CpuFields {
     pub dims: [usize; 3],
     pub voxel_size: [f64; 3],
-    pub vox: Vec<[f32; NCOMP]>,
+    pub vox: Arc<Vec<[f32; NCOMP]>>,
     pub labels: Vec<u8>,
     /// Interpolation weights rounded down to multiples of this (texture-hardware emulation for
     /// the conformance check's tolerance; None: exact).
@@ -25,9 +25,7 @@ pub struct CpuFields {
 
 impl CpuFields {
     pub fn new(f: &Fields) -> CpuFields {
-        let n = f.nvox();
-        let vox = (0..n).map(|v| std::array::from_fn(|c| f.metric[c * n + v])).collect();
-        CpuFields { dims: f.dims, voxel_size: f.voxel_size.map(|x| x as f64), vox, labels: f.labels.clone(), weight_quantum: None }
+        CpuFields { dims: f.dims, voxel_size: f.voxel_size.map(|x| x as f64), vox: f.metric.clone(), labels: f.labels.clone(), weight_quantum: None }
     }
 
     /// Inside the voxel boxes, [-0.5, n - 0.5) per axis.

@@ -36,6 +36,7 @@ use crate::runtime::{Device, Timings};
 use anyhow::{bail, Result};
 use crate::io::progress::Progress;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Field components per voxel: D (6), dG/dx, dG/dy, dG/dz (6 each).
 pub const NCOMP: usize = crate::dti::NFIELDS;
@@ -201,13 +202,16 @@ pub struct GeoParams {
 }
 
 
-/// What the tracker integrates through: the metric fields of the DTI preparation (component-major,
-/// [`NCOMP`] volumes in voxel axes and units) and a label per voxel ([`IN_MASK`], [`IN_TARGET`]).
+/// What the tracker integrates through: the metric fields of the DTI preparation ([`NCOMP`]
+/// values per voxel, in voxel axes and units) and a label per voxel ([`IN_MASK`], [`IN_TARGET`]).
 #[derive(Clone, Debug)]
 pub struct Fields {
     pub dims: [usize; 3],
     pub voxel_size: [f32; 3],
-    pub metric: Vec<f32>,
+    /// Voxel-major (a voxel's values together, so the CPU's trilinear gather touches 8 short
+    /// runs), shared with the CPU tracers: each had copied component-major fields into this
+    /// layout, holding them twice (2 x 352 MB at HCP size, and 0.72 s of `track geodesic`'s 8.5).
+    pub metric: Arc<Vec<[f32; NCOMP]>>,
     pub labels: Vec<u8>,
     /// [`Fields::packed4`] (the fields are not changed once made), made once for every device of
     /// a split (4 devices packing 400 MB each at once took 60-75 ms of each one's start, against
@@ -216,16 +220,28 @@ pub struct Fields {
 }
 
 impl Fields {
+    /// From component-major fields (`metric[c * nvox + v]`).
     pub fn new(dims: [usize; 3], voxel_size: [f32; 3], metric: Vec<f32>, mask: &[u8], target: Option<&[u8]>) -> Result<Fields> {
         let nvox: usize = dims.iter().product();
-        if metric.len() != NCOMP * nvox || mask.len() != nvox || target.is_some_and(|t| t.len() != nvox) {
+        if metric.len() != NCOMP * nvox {
+            bail!("metric fields, mask and target do not share one {dims:?} grid");
+        }
+        let vox = (0..nvox).into_par_iter().with_min_len(1 << 14).map(|v| std::array::from_fn(|c| metric[c * nvox + v])).collect();
+        drop(metric);
+        Fields::of_voxels(dims, voxel_size, vox, mask, target)
+    }
+
+    /// From voxel-major fields, as the CPU's preparation makes them.
+    pub fn of_voxels(dims: [usize; 3], voxel_size: [f32; 3], metric: Vec<[f32; NCOMP]>, mask: &[u8], target: Option<&[u8]>) -> Result<Fields> {
+        let nvox: usize = dims.iter().product();
+        if metric.len() != nvox || mask.len() != nvox || target.is_some_and(|t| t.len() != nvox) {
             bail!("metric fields, mask and target do not share one {dims:?} grid");
         }
         if 6 * nvox > i32::MAX as usize || dims.contains(&0) {
             bail!("grid {dims:?} is empty or too large for 32-bit voxel indices on the devices");
         }
         let labels = (0..nvox).map(|v| ((mask[v] != 0) as u8 * IN_MASK) | target.map_or(0, |t| (t[v] != 0) as u8 * IN_TARGET)).collect();
-        Ok(Fields { dims, voxel_size, metric, labels, packed: Default::default() })
+        Ok(Fields { dims, voxel_size, metric: Arc::new(metric), labels, packed: Default::default() })
     }
     pub fn nvox(&self) -> usize {
         self.dims.iter().product()
@@ -244,9 +260,7 @@ impl Fields {
         out.par_chunks_mut(4 * RUN).enumerate().for_each(|(t, o)| {
             let (mut k, mut v) = ((t * RUN) / n, (t * RUN) % n);
             for px in o.chunks_exact_mut(4) {
-                for (j, x) in px.iter_mut().enumerate() {
-                    *x = self.metric[(4 * k + j) * n + v];
-                }
+                px.copy_from_slice(&self.metric[v][4 * k..4 * k + 4]);
                 v += 1;
                 if v == n {
                     (k, v) = (k + 1, 0);
@@ -616,8 +630,8 @@ pub fn select(batch: &FibreBatch, target: bool) -> Vec<usize> {
 /// preparation on `device`; `mask` and `target` become the voxel labels.
 pub fn prepare(device: &Device, tensor: &[f32], geom: &crate::volume::Geometry, mask: &[u8], target: Option<&[u8]>) -> Result<(Fields, Timings)> {
     let mut k = crate::dti::kernels(device)?;
-    let metric = k.metric(tensor, geom.dims, crate::dti::Frame::of(geom))?;
-    Ok((Fields::new(geom.dims, geom.voxel_size, metric, mask, target)?, k.take_timings()))
+    let metric = k.metric_voxels(tensor, geom.dims, crate::dti::Frame::of(geom))?;
+    Ok((Fields::of_voxels(geom.dims, geom.voxel_size, metric, mask, target)?, k.take_timings()))
 }
 
 #[cfg(test)]
@@ -629,12 +643,13 @@ fn packed4_interleaves_each_groups_four_components() {
     for dims in [[3, 5, 7], [128, 128, 1], [129, 127, 3]] {
         let n: usize = dims.iter().product();
         let metric: Vec<f32> = (0..NCOMP * n).map(|_| r.random::<f32>()).collect();
-        let f = Fields { dims, voxel_size: [1.0; 3], metric, labels: vec![0; n], packed: Default::default() };
+        let f = Fields::new(dims, [1.0; 3], metric.clone(), &vec![0; n], None).unwrap();
         let p = f.packed4();
         for k in 0..GROUPS {
             for v in 0..n {
                 for j in 0..4 {
-                    assert_eq!(p[(k * n + v) * 4 + j].to_bits(), f.metric[(4 * k + j) * n + v].to_bits(), "seed {seed}, {dims:?}, group {k} voxel {v}");
+                    assert_eq!(f.metric[v][4 * k + j].to_bits(), metric[(4 * k + j) * n + v].to_bits(), "seed {seed}, {dims:?}, group {k} voxel {v}");
+                    assert_eq!(p[(k * n + v) * 4 + j].to_bits(), metric[(4 * k + j) * n + v].to_bits(), "seed {seed}, {dims:?}, group {k} voxel {v}");
                 }
             }
         }

@@ -15,11 +15,13 @@ const MAX_GAP: Duration = Duration::from_secs(300);
 pub struct Progress {
     bar: ProgressBar,
     log: Option<Mutex<Log>>,
+    /// What is counted and in which unit ("dti", "voxels"), for [`Progress::piece`]'s words.
+    names: [String; 2],
 }
 
 impl Progress {
     pub fn hidden() -> Progress {
-        Progress { bar: ProgressBar::hidden(), log: None }
+        Progress { bar: ProgressBar::hidden(), log: None, names: Default::default() }
     }
 
     /// `len` units of work: on a terminal a bar drawn with indicatif's `template`; elsewhere
@@ -34,20 +36,21 @@ impl Progress {
         if !show {
             return Progress::hidden();
         }
+        let names = [what.into(), unit.into()];
         if std::io::stderr().is_terminal() {
             let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr()).with_elapsed(start.elapsed());
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style);
             }
-            return Progress { bar, log: None };
+            return Progress { bar, log: None, names };
         }
-        Progress { bar: ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden()), log: Some(Mutex::new(Log::new(what, unit, len, start))) }
+        Progress { bar: ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden()), log: Some(Mutex::new(Log::new(what, unit, len, start))), names }
     }
 
     /// `len` units counted and never shown: for tests of how far a run moves its bar.
     #[cfg(test)]
     pub(crate) fn silent(len: u64) -> Progress {
-        Progress { bar: ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden()), log: None }
+        Progress { bar: ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden()), log: None, names: Default::default() }
     }
 
     #[cfg(test)]
@@ -72,6 +75,87 @@ impl Progress {
 
     pub fn finish_and_clear(&self) {
         self.bar.finish_and_clear();
+    }
+
+    /// `f`, a piece of `n` units that moves the bar only when it ends. A piece that is the whole
+    /// work (a single-GPU dti fit in one chunk) had shown nothing until the summary; it shows a
+    /// spinner with the time on a terminal, and in a log [`Waiting`]'s lines.
+    pub fn piece<T>(&self, n: u64, f: impl FnOnce() -> T) -> T {
+        let whole = n > 0 && self.bar.position() == 0 && self.bar.length() == Some(n);
+        let [what, unit] = &self.names;
+        let r = match &self.log {
+            Some(_) if whole => waiting_lines(Waiting::new(what, unit, n, Instant::now()), f, |line| eprintln!("{line}")),
+            None if whole && !self.bar.is_hidden() => {
+                let style = self.bar.style();
+                if let Ok(spin) = ProgressStyle::with_template(&format!("{what} {{spinner}} {{len}} {unit} in one piece ({{elapsed}})")) {
+                    self.bar.set_style(spin);
+                }
+                self.bar.enable_steady_tick(Duration::from_millis(200));
+                let r = f();
+                self.bar.disable_steady_tick();
+                self.bar.set_style(style);
+                r
+            }
+            _ => f(),
+        };
+        self.inc(n);
+        r
+    }
+}
+
+/// `f` with `w`'s lines handed to `out` from a second thread while it runs (the last when it ends).
+fn waiting_lines<T>(mut w: Waiting, f: impl FnOnce() -> T, out: impl Fn(String) + Send) -> T {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(w.next().saturating_duration_since(Instant::now())) {
+                if let Some(line) = w.at(Instant::now()) {
+                    out(line);
+                }
+            }
+            if let Some(line) = w.done(Instant::now()) {
+                out(line);
+            }
+        });
+        let r = f();
+        drop(tx);
+        r
+    })
+}
+
+/// The log lines of a piece that is the whole work: nothing counts within it, so no tenths and no
+/// time left. Short pieces print nothing (the command's summary follows); one that runs MIN_GAP
+/// gets a line then, another each MAX_GAP, and one when it ends (so a log does not stay on
+/// "running" while the command writes its outputs).
+pub(crate) struct Waiting {
+    what: String,
+    unit: String,
+    len: u64,
+    start: Instant,
+    last: Option<Instant>,
+}
+
+impl Waiting {
+    pub(crate) fn new(what: &str, unit: &str, len: u64, start: Instant) -> Waiting {
+        Waiting { what: what.into(), unit: unit.into(), len, start, last: None }
+    }
+
+    /// When the next line is due.
+    fn next(&self) -> Instant {
+        self.last.map_or(self.start + MIN_GAP, |t| t + MAX_GAP)
+    }
+
+    pub(crate) fn at(&mut self, now: Instant) -> Option<String> {
+        if now < self.next() {
+            return None;
+        }
+        self.last = Some(now);
+        Some(format!("{}: {} {} in one piece, {} elapsed (counted when it ends)", self.what, self.len, self.unit, span(now.duration_since(self.start).as_secs_f64())))
+    }
+
+    pub(crate) fn done(&self, now: Instant) -> Option<String> {
+        self.last?;
+        Some(format!("{}: {}/{} {} (100%), {} elapsed", self.what, self.len, self.len, self.unit, span(now.duration_since(self.start).as_secs_f64())))
     }
 }
 
@@ -162,5 +246,41 @@ mod tests {
         // The end is left to the command's summary; work beyond len is not counted.
         assert_eq!(l.advance(10_000, at(400)), None);
         assert_eq!(span(7_620.0), "2h07m");
+    }
+
+    #[test]
+    fn a_piece_that_is_the_whole_work_says_so_in_a_log_when_long() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut w = Waiting::new("dti", "voxels", 1694552, t0);
+        // Short: nothing, not even at the end.
+        assert_eq!(w.at(at(4)), None);
+        assert_eq!(w.done(at(4)), None);
+        // Past MIN_GAP a line, then none until MAX_GAP later, and one at the end.
+        assert_eq!(w.at(at(5)).as_deref(), Some("dti: 1694552 voxels in one piece, 5s elapsed (counted when it ends)"));
+        assert_eq!(w.at(at(300)), None);
+        assert!(w.at(at(305)).unwrap().contains("5m05s elapsed"));
+        assert_eq!(w.done(at(312)).as_deref(), Some("dti: 1694552/1694552 voxels (100%), 5m12s elapsed"));
+    }
+
+    #[test]
+    fn a_whole_piece_prints_while_it_runs_and_a_part_does_not() {
+        // The lines come from a second thread while `f` runs, at the waiting's own times.
+        let lines = Mutex::new(Vec::new());
+        let t0 = Instant::now() - MIN_GAP;
+        let r = waiting_lines(Waiting::new("dti", "voxels", 10, t0), || {
+            std::thread::sleep(Duration::from_millis(300));
+            7
+        }, |l| lines.lock().unwrap().push(l));
+        assert_eq!(r, 7);
+        let lines = lines.into_inner().unwrap();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].starts_with("dti: 10 voxels in one piece, 5s elapsed") && lines[1].starts_with("dti: 10/10 voxels (100%)"), "{lines:?}");
+        // The bar moves by the piece either way; only a piece that is the whole work waits.
+        let p = Progress::silent(10);
+        assert_eq!(p.piece(4, || 7), 7);
+        assert_eq!(p.position(), 4);
+        p.piece(6, || ());
+        assert_eq!(p.position(), 10);
     }
 }
