@@ -1,6 +1,7 @@
 //! NIfTI round trips keep data, grid, voxel size, sform and qform (.nii and .nii.gz); a qform-only
 //! file and a file with det(affine) < 0 keep their geometry; gradient tables round-trip and
-//! convert between the FSL bvecs frame and world axes as documented.
+//! convert between the FSL bvecs frame and world axes as documented; ITK's x*y*z*1*N vector
+//! layout reads as N volumes.
 
 mod common;
 use common::*;
@@ -152,6 +153,26 @@ fn bare_pixdim_file_and_hand_written_header_read() {
     let mask = read_mask(&p, Some([4, 3, 2])).unwrap();
     assert_eq!(mask.iter().filter(|&&m| m == 1).count(), 24);
     assert!(read_mask(&p, Some([4, 3, 3])).is_err());
+}
+
+/// ITK (SimpleITK, Slicer) writes a vector image, a DWI read from NRRD among them, as
+/// x*y*z*1*N: read as N volumes in order; volumes along two axes past z stay refused.
+#[test]
+fn a_vector_image_of_itk_reads_as_its_volumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vals: Vec<f32> = (0..4 * 3 * 2 * 5).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    for dims in [[4u16, 3, 2, 1, 5].as_slice(), &[4, 3, 2, 1, 1, 5], &[4, 3, 2, 5, 1, 1]] {
+        let p = tmp.path().join("vector.nii");
+        std::fs::write(&p, raw_nifti(dims, 16, 32, &bytes)).unwrap();
+        let v = read_nifti(&p).unwrap_or_else(|e| panic!("{dims:?}: {e:#}"));
+        assert_eq!((v.geom.dims, v.nvol()), ([4, 3, 2], 5), "{dims:?}");
+        assert_eq!(v.as_flat(), vals.as_slice(), "{dims:?}");
+    }
+    let p = tmp.path().join("two_axes.nii");
+    std::fs::write(&p, raw_nifti(&[4, 3, 2, 5, 2], 16, 32, &[bytes.clone(), bytes].concat())).unwrap();
+    let e = format!("{:#}", read_nifti(&p).unwrap_err());
+    assert!(e.contains("5-D volumes are not supported"), "{e}");
 }
 
 #[test]

@@ -99,6 +99,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     let target = a.target.as_deref().map(region).transpose()?;
     if let (Some(t), Some(tp)) = (&target, &a.target) {
         connectivity::warn_shared(&source, &a.source, t, tp, &mask);
+        fim::regions::check_joined(&source, &a.source, t, tp, &mask, &a.mask, dims)?;
     }
     let (speed, repaired) = stage("metric", || fim::metric::speed_from_tensor(&tensor, &geom, &mask, a.metric, alpha))?;
     drop(tensor);

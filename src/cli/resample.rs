@@ -61,6 +61,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
         }
     }
     let t = resample::world(&m, kind, &reference, &moving.geom);
+    let moving = resample::single_voxel_axes_as_slabs(moving);
     let g = resample::output_geometry(&reference, &moving);
     // The output is made as the writer compresses it, a member at a time: never held whole.
     let nonzero = AtomicBool::new(false);

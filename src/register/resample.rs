@@ -119,6 +119,39 @@ pub fn resample_part(moving: &Volume, reference: &Geometry, t: &Mat4, interp: In
     }
 }
 
+/// `moving` with every axis of one voxel (a single slice, a one-voxel-wide image) made two
+/// copies of that voxel, at half a voxel either side of its centre: the image then covers the
+/// slab of its thickness, as ITK and FSL sample a 2-D image. The box of voxel centres that both
+/// interpolations sample inside is a plane on such an axis, which a turned or shifted grid
+/// misses: the output was 0 nearly everywhere. The same volume where no axis has one voxel.
+/// Call it after [`world`], which reads a FLIRT matrix through the image's own grid.
+pub fn single_voxel_axes_as_slabs(moving: Volume) -> Volume {
+    let n = moving.geom.dims;
+    if n.iter().all(|&d| d > 1) {
+        return moving;
+    }
+    let d = n.map(|d| d.max(2));
+    let nvol = moving.nvol();
+    let src = moving.as_flat();
+    let at = |x: usize, y: usize, z: usize, t: usize| src[x.min(n[0] - 1) + n[0] * (y.min(n[1] - 1) + n[1] * (z.min(n[2] - 1) + n[2] * t))];
+    let mut data = Vec::with_capacity(d.iter().product::<usize>() * nvol);
+    for t in 0..nvol {
+        for z in 0..d[2] {
+            for y in 0..d[1] {
+                data.extend((0..d[0]).map(|x| at(x, y, z, t)));
+            }
+        }
+    }
+    let mut geom = moving.geom.clone();
+    geom.dims = d;
+    for a in (0..3).filter(|&a| n[a] == 1) {
+        for r in 0..3 {
+            geom.affine[r][3] -= 0.5 * geom.affine[r][a];
+        }
+    }
+    Volume::from_flat(geom, nvol, data)
+}
+
 /// The output's geometry: the reference grid and affine; a 4-D output keeps the moving
 /// series' time step and unit (pixdim[4], xyzt_units), which a 3-D reference has not.
 pub fn output_geometry(reference: &Geometry, moving: &Volume) -> Geometry {
@@ -237,6 +270,41 @@ mod tests {
                 assert!(same, "{interp:?}, parts of {len}: first difference at {:?}", made.iter().zip(&whole).position(|(a, b)| a.to_bits() != b.to_bits()));
             }
         }
+    }
+
+    /// A single slice resampled through a shift within its thickness, or a small turn, is the
+    /// slice where the reference voxels fall within half a voxel of its plane and 0 past that
+    /// (it was 0 everywhere off the plane); onto itself it is itself, bit for bit. A moving
+    /// image with no axis of one voxel is passed through untouched.
+    #[test]
+    fn a_single_slice_is_the_slab_of_its_thickness() {
+        let mg = geometry([6, 5, 1], 2.0, [1.0, -2.0, 3.0]);
+        let data: Vec<f32> = (0..2 * mg.nvox()).map(|i| (i * 13 % 29) as f32 + 1.0).collect();
+        let moving = Volume::from_flat(mg.clone(), 2, data.clone());
+        let slab = single_voxel_axes_as_slabs(moving.clone());
+        let plane = mg.nvox();
+        for interp in [Interp::Linear, Interp::Nearest] {
+            let same = resample(&slab, &mg, &affine::IDENTITY, interp);
+            assert_eq!(same, data, "{interp:?}: onto itself");
+            // Reference slices 0.3 and 0.7 voxels (0.6 and 1.4 mm) above the slice's centre.
+            for (dz, inside) in [(0.6, true), (-0.6, true), (1.4, false)] {
+                let t = params::matrix(&[0.0, 0.0, dz, 0.0, 0.0, 0.0], [0.0; 3]);
+                let out = resample(&slab, &mg, &t, interp);
+                let want: Vec<f32> = if inside { data.clone() } else { vec![0.0; data.len()] };
+                assert_eq!(out, want, "{interp:?}, {dz} mm off the plane");
+                if inside {
+                    assert!(resample(&moving, &mg, &t, interp).iter().all(|v| *v == 0.0), "{interp:?}: without the slab, nothing is inside");
+                }
+            }
+            // A 3-degree turn about x: a 5-voxel-wide slice rises at most ~0.5 mm.
+            let t = params::matrix(&[0.0, 0.0, 0.0, 3.0, 0.0, 0.0], mg.voxel_to_world([2.5, 2.0, 0.0]));
+            let out = resample(&slab, &mg, &t, interp);
+            assert!(out[..plane].iter().all(|v| *v != 0.0), "{interp:?}: the turned slice lies within the slab");
+        }
+        assert_eq!(slab.geom.dims, [6, 5, 2]);
+        let thick = Volume::from_flat(geometry([6, 5, 3], 2.0, [0.0; 3]), 1, (0..90).map(|i| i as f32).collect());
+        let kept = single_voxel_axes_as_slabs(thick.clone());
+        assert_eq!((kept.geom.dims, kept.geom.affine, kept.as_flat()), (thick.geom.dims, thick.geom.affine, thick.as_flat()));
     }
 
     /// An oblique image resampled onto itself through the identity is itself, border faces

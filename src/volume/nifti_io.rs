@@ -421,10 +421,15 @@ fn check_header(h: &nifti::NiftiHeader) -> Result<([usize; 4], &'static str)> {
         if d == 0 || d > i16::MAX as usize {
             bail!("dimension {} has invalid size {} in the header", i + 1, h.dim[i + 1] as i16);
         }
-        if i < 4 {
+        if i < 3 {
             dims[i] = d;
         } else if d != 1 {
-            bail!("{ndim}-D volumes are not supported (only 3-D and 4-D)");
+            // ITK (SimpleITK, Slicer) writes a vector image, a DWI read from NRRD among them, as
+            // x*y*z*1*N: its bytes are those of N volumes, so one axis past z is the volumes.
+            if dims[3] != 1 {
+                bail!("{ndim}-D volumes are not supported (only 3-D and 4-D)");
+            }
+            dims[3] = d;
         }
     }
     use nifti::NiftiType as T;
