@@ -1,6 +1,7 @@
 //! ITK's transform files, read into neuroport's world transform: the "#Insight Transform File"
 //! text that ITK, SimpleITK and ANTs write, and ANTs' binary 0GenericAffine.mat (MATLAB v4,
-//! [`super::matlab4`]).
+//! [`super::matlab4`]); elastix's parameter files are told apart here and read by
+//! [`super::elastix`].
 //!
 //! An ITK transform maps a point of the fixed (output) image to the moving image, as
 //! neuroport's does (a resampler's direction), but in LPS physical coordinates, whose x and y
@@ -19,6 +20,8 @@ pub enum Format {
     Text,
     Matlab,
     Hdf5,
+    /// elastix's TransformParameters.N.txt ([`super::elastix`]).
+    Elastix,
 }
 
 /// The ITK format of the file at `path`, by its first bytes; None for anything else (a 4x4
@@ -34,34 +37,52 @@ pub fn detect(path: &Path) -> Option<Format> {
         Some(Format::Hdf5)
     } else if matlab4::first_name(&head).is_some_and(|n| n.contains("Transform_")) {
         Some(Format::Matlab)
+    } else if super::elastix::is_parameter_file(&text) {
+        Some(Format::Elastix)
     } else {
         None
     }
 }
 
-/// One transform as the file holds it.
-struct Raw {
-    class: String,
-    params: Vec<f64>,
-    fixed: Vec<f64>,
+/// One transform as the file holds it (an elastix parameter file's, named as ITK's class).
+pub(super) struct Raw {
+    pub class: String,
+    pub params: Vec<f64>,
+    pub fixed: Vec<f64>,
 }
 
-/// The world transform (fixed RAS mm -> moving RAS mm) of the ITK transform file at `path`,
-/// checked (finite, invertible), each error one line naming the file.
+/// The world transform (fixed RAS mm -> moving RAS mm) of the ITK transform file at `path`
+/// (or elastix parameter file), checked (finite, invertible), each error one line naming the
+/// file.
 pub fn read(path: &Path) -> Result<Mat4> {
+    let m = match detect(path) {
+        Some(Format::Elastix) => super::elastix::read_lps(path)?,
+        _ => read_lps(path)?,
+    };
+    ras(path, &m)
+}
+
+/// The transform of the ITK file at `path` in ITK's LPS frame, unchecked.
+pub(super) fn read_lps(path: &Path) -> Result<Mat4> {
     let shown = path.display();
     let raws = match detect(path) {
         Some(Format::Text) => text(&crate::volume::read_text(path)?),
         Some(Format::Matlab) => matlab(&std::fs::read(path).map_err(|e| anyhow!("{shown}: cannot read ({})", crate::volume::plain_io(&e)))?),
         Some(Format::Hdf5) => Err(anyhow!("an HDF5 transform file (ITK .h5), which this does not read: convert it with ConvertTransformFile 3 {shown} OUT.txt (or OUT.mat) and give that")),
-        None => Err(anyhow!("not an ITK transform file")),
+        Some(Format::Elastix) | None => Err(anyhow!("not an ITK transform file")),
     }
     .map_err(|e| anyhow!("{shown}: {e}"))?;
-    let m = composed(raws).map_err(|e| anyhow!("{shown}: {e}"))?;
+    composed(raws).map_err(|e| anyhow!("{shown}: {e}"))
+}
+
+/// An LPS transform `m` read from `path` as neuroport's RAS world matrix, refused (naming the
+/// file) when not finite or singular.
+pub(super) fn ras(path: &Path, m: &Mat4) -> Result<Mat4> {
+    let shown = path.display();
     if m.iter().flatten().any(|v| !v.is_finite()) {
         bail!("{shown}: the transform holds non-finite values");
     }
-    if det3(&m).abs() < 1e-9 {
+    if det3(m).abs() < 1e-9 {
         bail!("{shown}: the transform's matrix is singular");
     }
     // LPS -> RAS on both sides: entry (r, c) changes sign when one of r, c is x or y.
@@ -125,7 +146,7 @@ fn composed(mut raws: Vec<Raw>) -> Result<Mat4> {
 }
 
 /// The transform as a 4x4 in ITK's LPS frame.
-fn lps(r: &Raw) -> Result<Mat4> {
+pub(super) fn lps(r: &Raw) -> Result<Mat4> {
     let class = r.class.as_str();
     let (kind, dims) = class.split_once("_double_").or(class.split_once("_float_")).unwrap_or((class, ""));
     if dims != "3_3" && !dims.is_empty() {
