@@ -9,8 +9,9 @@ Not part of the tests (itk is a large download): run it by hand,
 An oblique moving image and an oblique reference grid (different rotations and voxel sizes)
 are written as NIfTI (sform) and built as ITK images on the same grids (ITK's LPS: origin and
 direction x and y negated). For each transform (an AffineTransform with rotation, scales,
-shear, translation and a centre; Euler3D in both angle orders, VersorRigid3D, Similarity3D),
-itk.transformwrite writes it as .txt and as ANTs' binary .mat; neuroport resamples through
+shear, translation and a centre; Euler3D in both angle orders, VersorRigid3D, Similarity3D, a
+CompositeTransform of three of them), itk.transformwrite writes it as .txt and as ANTs' binary
+.mat (the composite as .txt only: ANTs' .mat holds one transform); neuroport resamples through
 each file and ITK's ResampleImageFilter (linear) through the transform itself.
 
 The two differ only by rounding: neuroport maps reference voxels to moving voxels in float32
@@ -92,13 +93,28 @@ def transforms():
     s.SetCenter([-7.0, 5.0, 0.0])
     s.SetTranslation([-3.0, 1.0, 4.0])
     yield "similarity", s
+    # A composite applies the transform added last first: T(x) = a(e(s(x))).
+    c = itk.CompositeTransform[itk.D, 3].New()
+    for t in (a, e, s):
+        c.AddTransform(t)
+    yield "composite", c
 
 
-def bound(t, ref_aff, mov_aff, mov, dims):
-    """Per reference voxel: the strictly-inside mask and the bound B of the docstring."""
+def lps_matrix(t):
+    """The 4x4 (LPS) of an affine-like ITK transform, a composite too, from the points it maps."""
+    o = np.array(t.TransformPoint([0.0, 0.0, 0.0]))
     mt = np.eye(4)
-    mt[:3, :3] = np.array(t.GetMatrix()).reshape(3, 3)
-    mt[:3, 3] = np.array(t.GetOffset())
+    for j in range(3):
+        e = [0.0, 0.0, 0.0]
+        e[j] = 1.0
+        mt[:3, j] = np.array(t.TransformPoint(e)) - o
+    mt[:3, 3] = o
+    return mt
+
+
+def bound(mt, ref_aff, mov_aff, mov, dims):
+    """Per reference voxel: the strictly-inside mask and the bound B of the docstring, for the
+    transform whose LPS 4x4 is `mt`."""
     vm = np.linalg.inv(mov_aff) @ F @ mt @ F @ ref_aff  # reference voxel -> moving voxel
     ijk = np.stack(np.meshgrid(*[np.arange(d) for d in dims], indexing="ij"), -1).reshape(-1, 3).astype(float)
     p = ijk @ vm[:3, :3].T + vm[:3, 3]
@@ -134,8 +150,8 @@ def main():
         for name, t in transforms():
             want = itk.resample_image_filter(mov_img, transform=t, interpolator=interp, use_reference_image=True, reference_image=ref_img, default_pixel_value=0.0)
             want = itk.array_from_image(want).transpose(2, 1, 0)
-            inside, b = bound(t, ref_aff, mov_aff, mov, rdims)
-            for ext in ("txt", "mat"):
+            inside, b = bound(lps_matrix(t), ref_aff, mov_aff, mov, rdims)
+            for ext in ("txt",) if name == "composite" else ("txt", "mat"):
                 tp, out = os.path.join(d, f"{name}.{ext}"), os.path.join(d, f"{name}_{ext}.nii.gz")
                 itk.transformwrite([t], tp)
                 r = subprocess.run([a.bin, "resample", "--ref", ref_p, "--moving", mov_p, "--affine", tp, "--out", out], capture_output=True, text=True)
@@ -155,9 +171,7 @@ def main():
             if name == "affine":
                 # The control: the same transform as a 4x4 left in LPS (the conversion
                 # forgotten) must fail the bound by far, or the check could not see one.
-                mt = np.eye(4)
-                mt[:3, :3] = np.array(t.GetMatrix()).reshape(3, 3)
-                mt[:3, 3] = np.array(t.GetOffset())
+                mt = lps_matrix(t)
                 raw, out = os.path.join(d, "lps.txt"), os.path.join(d, "lps.nii.gz")
                 np.savetxt(raw, mt, fmt="%.17g")
                 subprocess.run([a.bin, "resample", "--ref", ref_p, "--moving", mov_p, "--affine", raw, "--out", out], capture_output=True, check=True)

@@ -1,6 +1,7 @@
 //! ITK/ANTs transform files on the command line: `resample --affine` and `register --init` read
 //! ITK's text transform and ANTs' binary 0GenericAffine.mat (they were refused with a
-//! conversion to do by hand) as the world matrix they stand for; `--fsl-mat` refuses them.
+//! conversion to do by hand) as the world matrix they stand for; `--fsl-mat` refuses them. A
+//! composite of several linear transforms is composed (it was refused as "holds 2 transforms").
 
 mod common;
 use common::{run, s};
@@ -105,4 +106,32 @@ fn register_init_reads_itk_transforms() {
         let (a, b) = (d.path().join(format!("a{f}")), d.path().join(format!("b{f}")));
         assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(), "{f} differs");
     }
+}
+
+/// An ITK composite applies the transform listed last first: translation (1, 0, 0) then the
+/// quarter turn in the file is T(x) = R x + (1, 0, 0) (LPS), as itk.CompositeTransform gives.
+#[test]
+fn itk_composites_compose_in_itks_order() {
+    let close = |a: affine::Mat4, b: affine::Mat4| (0..4).all(|r| (0..4).all(|c| (a[r][c] - b[r][c]).abs() < 1e-12));
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    let d = tempfile::tempdir().unwrap();
+    let write = |name: &str, body: &str| {
+        let p = d.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        p
+    };
+    let body = format!("#Insight Transform File V1.0\n#Transform 0\nTransform: CompositeTransform_double_3_3\n#Transform 1\nTransform: TranslationTransform_double_3_3\nParameters: 1 0 0\nFixedParameters: \n#Transform 2\nTransform: Euler3DTransform_double_3_3\nParameters: 0 0 {half_pi} 0 0 0\nFixedParameters: 0 0 0 0\n");
+    let got = affine::read(&write("c.txt", &body)).unwrap();
+    // R x + (1, 0, 0) in LPS is R x - (1, 0, 0) in RAS (R, about z, is the same in both); the
+    // other order, R (x + (1, 0, 0)), would be R x + (0, 1, 0) in LPS.
+    let want = [[0.0, -1.0, 0.0, -1.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
+    assert!(close(got, want), "{got:?}");
+    let bad = body.replace("TranslationTransform_double_3_3\nParameters: 1 0 0\nFixedParameters: ", "BSplineTransform_double_3_3\nParameters: 0\nFixedParameters: 0");
+    let p = write("b.txt", &bad);
+    let e = affine::read(&p).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}: BSplineTransform_double_3_3 is a nonlinear transform", p.display())), "{e}");
+    // Two transforms without a composite say nothing of their order: still refused.
+    let list = body.replace("Transform: CompositeTransform_double_3_3\n", "");
+    let p = write("l.txt", &list);
+    assert!(affine::read(&p).unwrap_err().to_string().contains("holds 2 transforms"));
 }

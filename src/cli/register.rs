@@ -24,7 +24,8 @@ pub struct Args {
     levels: usize,
     /// Start from this 4x4 world matrix (fixed point -> moving point, as PREFIX_affine.txt)
     /// instead of aligning the centres of mass; an ITK/ANTs transform file (0GenericAffine.mat,
-    /// "#Insight Transform File" .txt) is read too, as resample's --affine reads it
+    /// "#Insight Transform File" .txt) or elastix's TransformParameters.N.txt is read too, as
+    /// resample's --affine reads it
     #[arg(long)]
     init: Option<PathBuf>,
     /// Evaluate the cost on a regular sub-grid of the fixed image with at least N points per

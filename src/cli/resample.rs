@@ -18,7 +18,8 @@ pub struct Args {
     /// 4x4 world matrix, reference point -> moving point in mm: register's PREFIX_affine.txt
     /// (reg_aladin -aff); or an ITK/ANTs transform file, told by its content: ANTs'
     /// 0GenericAffine.mat, an "#Insight Transform File" .txt (affine, rigid, Euler, versor,
-    /// similarity; ITK's LPS turned into NIfTI's RAS)
+    /// similarity, composites of these; ITK's LPS turned into NIfTI's RAS), or elastix's
+    /// TransformParameters.N.txt (Euler, similarity, affine, translation, with its chain)
     #[arg(long)]
     affine: Option<PathBuf>,
     /// An FSL FLIRT matrix instead (register's PREFIX.mat, flirt -omat), read through both

@@ -1,6 +1,7 @@
 //! ITK's transform files, read into neuroport's world transform: the "#Insight Transform File"
 //! text that ITK, SimpleITK and ANTs write, and ANTs' binary 0GenericAffine.mat (MATLAB v4,
-//! [`super::matlab4`]).
+//! [`super::matlab4`]); elastix's parameter files are told apart here and read by
+//! [`super::elastix`].
 //!
 //! An ITK transform maps a point of the fixed (output) image to the moving image, as
 //! neuroport's does (a resampler's direction), but in LPS physical coordinates, whose x and y
@@ -8,7 +9,7 @@
 //! matrix M, a translation t and a centre c (FixedParameters); the offset is `o = t + c - M c`
 //! (MatrixOffsetTransformBase::ComputeOffset).
 
-use super::affine::{det3, Mat4, IDENTITY};
+use super::affine::{det3, mul, Mat4, IDENTITY};
 use super::matlab4;
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
@@ -19,6 +20,8 @@ pub enum Format {
     Text,
     Matlab,
     Hdf5,
+    /// elastix's TransformParameters.N.txt ([`super::elastix`]).
+    Elastix,
 }
 
 /// The ITK format of the file at `path`, by its first bytes; None for anything else (a 4x4
@@ -34,34 +37,52 @@ pub fn detect(path: &Path) -> Option<Format> {
         Some(Format::Hdf5)
     } else if matlab4::first_name(&head).is_some_and(|n| n.contains("Transform_")) {
         Some(Format::Matlab)
+    } else if super::elastix::is_parameter_file(&text) {
+        Some(Format::Elastix)
     } else {
         None
     }
 }
 
-/// One transform as the file holds it.
-struct Raw {
-    class: String,
-    params: Vec<f64>,
-    fixed: Vec<f64>,
+/// One transform as the file holds it (an elastix parameter file's, named as ITK's class).
+pub(super) struct Raw {
+    pub class: String,
+    pub params: Vec<f64>,
+    pub fixed: Vec<f64>,
 }
 
-/// The world transform (fixed RAS mm -> moving RAS mm) of the ITK transform file at `path`,
-/// checked (finite, invertible), each error one line naming the file.
+/// The world transform (fixed RAS mm -> moving RAS mm) of the ITK transform file at `path`
+/// (or elastix parameter file), checked (finite, invertible), each error one line naming the
+/// file.
 pub fn read(path: &Path) -> Result<Mat4> {
+    let m = match detect(path) {
+        Some(Format::Elastix) => super::elastix::read_lps(path)?,
+        _ => read_lps(path)?,
+    };
+    ras(path, &m)
+}
+
+/// The transform of the ITK file at `path` in ITK's LPS frame, unchecked.
+pub(super) fn read_lps(path: &Path) -> Result<Mat4> {
     let shown = path.display();
     let raws = match detect(path) {
         Some(Format::Text) => text(&crate::volume::read_text(path)?),
         Some(Format::Matlab) => matlab(&std::fs::read(path).map_err(|e| anyhow!("{shown}: cannot read ({})", crate::volume::plain_io(&e)))?),
         Some(Format::Hdf5) => Err(anyhow!("an HDF5 transform file (ITK .h5), which this does not read: convert it with ConvertTransformFile 3 {shown} OUT.txt (or OUT.mat) and give that")),
-        None => Err(anyhow!("not an ITK transform file")),
+        Some(Format::Elastix) | None => Err(anyhow!("not an ITK transform file")),
     }
     .map_err(|e| anyhow!("{shown}: {e}"))?;
-    let m = single(raws).and_then(|r| lps(&r)).map_err(|e| anyhow!("{shown}: {e}"))?;
+    composed(raws).map_err(|e| anyhow!("{shown}: {e}"))
+}
+
+/// An LPS transform `m` read from `path` as neuroport's RAS world matrix, refused (naming the
+/// file) when not finite or singular.
+pub(super) fn ras(path: &Path, m: &Mat4) -> Result<Mat4> {
+    let shown = path.display();
     if m.iter().flatten().any(|v| !v.is_finite()) {
         bail!("{shown}: the transform holds non-finite values");
     }
-    if det3(&m).abs() < 1e-9 {
+    if det3(m).abs() < 1e-9 {
         bail!("{shown}: the transform's matrix is singular");
     }
     // LPS -> RAS on both sides: entry (r, c) changes sign when one of r, c is x or y.
@@ -105,15 +126,18 @@ fn matlab(b: &[u8]) -> Result<Vec<Raw>> {
     Ok(raws)
 }
 
-/// The one transform of the file: a composite (as ANTs and SimpleITK write) is accepted when it
-/// holds one.
-fn single(mut raws: Vec<Raw>) -> Result<Raw> {
-    if raws.first().is_some_and(|r| r.class.starts_with("CompositeTransform_")) {
+/// The one transform of the file in LPS. A composite (as ANTs and SimpleITK write) applies the
+/// transform added last first, and the file lists them in the order added, so the matrix is
+/// the product in file order: T = T1 T2 ... Tn.
+fn composed(mut raws: Vec<Raw>) -> Result<Mat4> {
+    let composite = raws.first().is_some_and(|r| r.class.starts_with("CompositeTransform_"));
+    if composite {
         raws.remove(0);
     }
     match raws.len() {
         0 => bail!("holds no transform"),
-        1 => Ok(raws.pop().unwrap()),
+        1 => lps(&raws[0]),
+        _ if composite => raws.iter().try_fold(IDENTITY, |m, r| Ok(mul(&m, &lps(r)?))),
         n => {
             let names: Vec<_> = raws.iter().map(|r| r.class.as_str()).collect();
             bail!("holds {n} transforms ({}), this reads one: collapse linear ones into one affine with antsApplyTransforms -d 3 -r REF -t FILE -o Linear[OUT.mat]", names.join(", "))
@@ -122,7 +146,7 @@ fn single(mut raws: Vec<Raw>) -> Result<Raw> {
 }
 
 /// The transform as a 4x4 in ITK's LPS frame.
-fn lps(r: &Raw) -> Result<Mat4> {
+pub(super) fn lps(r: &Raw) -> Result<Mat4> {
     let class = r.class.as_str();
     let (kind, dims) = class.split_once("_double_").or(class.split_once("_float_")).unwrap_or((class, ""));
     if dims != "3_3" && !dims.is_empty() {
@@ -321,7 +345,7 @@ mod tests {
             ("Transform: AffineTransform_double_2_2\nParameters: 1 0 0 1 0 0\nFixedParameters: 0 0\n".into(), "not a 3-D transform"),
             ("Transform: DisplacementFieldTransform_double_3_3\nParameters: \nFixedParameters: 1 2 3\n".into(), "nonlinear"),
             ("Transform: ScaleSkewVersor3DTransform_double_3_3\nParameters: 0 0 0 0 0 0 1 1 1 0 0 0 0 0 0\nFixedParameters: 0 0 0\n".into(), "--convertToAffineType"),
-            (format!("Transform: CompositeTransform_double_3_3\n{}{}", aff(twelve, "0 0 0"), aff(twelve, "0 0 0")), "holds 2 transforms"),
+            (format!("{}{}", aff(twelve, "0 0 0"), aff(twelve, "0 0 0")), "holds 2 transforms"),
             ("Transform: VersorRigid3DTransform_double_3_3\nParameters: 1 1 0 0 0 0\nFixedParameters: 0 0 0\n".into(), "longer than 1"),
             ("Parameters: 1 2 3\n".into(), "'Parameters:' where 'Transform:' was expected"),
         ];

@@ -12,6 +12,7 @@ pub mod affine;
 pub mod check;
 pub mod cost;
 pub mod cpu;
+pub mod elastix;
 pub mod gpu;
 pub mod itk;
 pub mod lockstep;

@@ -43,7 +43,10 @@ pub enum MatrixFile {
 /// transform file says what it is, so `World` reads it whatever its name (ANTs writes
 /// 0GenericAffine.mat); given as a FLIRT matrix it is refused, naming the option that reads it.
 pub fn read_matrix(path: &Path, kind: MatrixFile) -> Result<Mat4> {
-    if itk::detect(path).is_some() {
+    if let Some(format) = itk::detect(path) {
+        if kind == MatrixFile::Flirt && format == itk::Format::Elastix {
+            bail!("{}: an elastix transform parameter file, not an FSL FLIRT matrix: give it with --affine (which reads elastix's TransformParameters files)", path.display());
+        }
         if kind == MatrixFile::Flirt {
             bail!("{}: an ITK/ANTs transform, not an FSL FLIRT matrix: give it with --affine (which reads ITK transform files)", path.display());
         }
