@@ -117,28 +117,6 @@ fn typed(dir: &Path, name: &str, datatype: i16, bitpix: i16, bytes: &[u8], slope
     typed_dims(dir, name, &[2, 2, 1], datatype, bitpix, bytes, slope, inter, big)
 }
 
-fn typed_dims(dir: &Path, name: &str, dims: &[u16], datatype: i16, bitpix: i16, bytes: &[u8], slope: f32, inter: f32, big: bool) -> std::path::PathBuf {
-    let mut h = raw_nifti(dims, datatype, bitpix, bytes);
-    h[112..116].copy_from_slice(&slope.to_le_bytes());
-    h[116..120].copy_from_slice(&inter.to_le_bytes());
-    if big {
-        // swap every header field to big-endian: the 2- and 4-byte fields we set
-        let mut b = h.clone();
-        b[0..4].copy_from_slice(&348i32.to_be_bytes());
-        for off in (40..56).step_by(2).chain([70, 72, 254]) {
-            let v = i16::from_le_bytes([h[off], h[off + 1]]);
-            b[off..off + 2].copy_from_slice(&v.to_be_bytes());
-        }
-        for off in (76..120).step_by(4).chain((280..328).step_by(4)) {
-            let v = f32::from_le_bytes(h[off..off + 4].try_into().unwrap());
-            b[off..off + 4].copy_from_slice(&v.to_be_bytes());
-        }
-        h = b;
-    }
-    let p = dir.join(name);
-    std::fs::write(&p, h).unwrap();
-    p
-}
 
 #[test]
 fn every_integer_type_byte_order_and_scaling_decodes() {
