@@ -159,6 +159,14 @@ impl<'a> FitShare<'a> {
     }
 }
 
+/// Component-major fields (`m[c * nvox + v]`, [`NFIELDS`] components) voxel-major, a voxel's
+/// values together, on every core: the layout the trackers hold.
+pub fn voxel_major(m: &[f32]) -> Vec<[f32; NFIELDS]> {
+    use rayon::prelude::*;
+    let n = m.len() / NFIELDS;
+    (0..n).into_par_iter().with_min_len(1 << 14).map(|v| std::array::from_fn(|c| m[c * n + v])).collect()
+}
+
 /// The device operations DTI needs. Inputs and outputs are flat component-major host arrays;
 /// each call records where its time went in [`DtiKernels::take_timings`].
 pub trait DtiKernels {
@@ -181,9 +189,7 @@ pub trait DtiKernels {
     /// [`metric`](Self::metric) voxel-major (a voxel's [`NFIELDS`] values together), as the
     /// trackers hold it: the CPU writes it so, with no component-major copy beside it.
     fn metric_voxels(&mut self, tensor: &[f32], dims: [usize; 3], frame: Frame) -> Result<Vec<[f32; NFIELDS]>> {
-        let m = self.metric(tensor, dims, frame)?;
-        let n = m.len() / NFIELDS;
-        Ok((0..n).map(|v| std::array::from_fn(|c| m[c * n + v])).collect())
+        Ok(voxel_major(&self.metric(tensor, dims, frame)?))
     }
     /// The sharpened metric of paper 004 eq. 3 (6 components).
     fn sharpen(&mut self, tensor: &[f32], alpha: f32) -> Result<Vec<f32>>;

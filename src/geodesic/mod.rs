@@ -226,7 +226,7 @@ impl Fields {
         if metric.len() != NCOMP * nvox {
             bail!("metric fields, mask and target do not share one {dims:?} grid");
         }
-        let vox = (0..nvox).into_par_iter().with_min_len(1 << 14).map(|v| std::array::from_fn(|c| metric[c * nvox + v])).collect();
+        let vox = crate::dti::voxel_major(&metric);
         drop(metric);
         Fields::of_voxels(dims, voxel_size, vox, mask, target)
     }
