@@ -21,7 +21,7 @@ pub mod sim;
 mod trig;
 
 pub use chains::{ChainPart, ChainPartMut, ChainState};
-pub use masked::{MaskedDwi, Reading};
+pub use masked::MaskedDwi;
 use crate::dti::DtiKernels;
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::gpu::pipeline::{self, Step};
