@@ -1,10 +1,10 @@
-//! bedpost reads only its mask's voxels of a DWI, volume by volume or whole (`MaskedDwi::read`): the
+//! bedpost reads only its mask's voxels of a DWI (`MaskedDwi::read`): the
 //! voxels and measurements it gathers are those gathered from the whole DWI read, masked and
 //! cleaned of NaN/Inf as before (`read_dwi`, `mask_for`), with the same warnings and errors.
 
 mod common;
 use common::*;
-use neuroport::bedpost::{all_zero_warning, MaskedDwi, Reading};
+use neuroport::bedpost::{all_zero_warning, MaskedDwi};
 use neuroport::volume::{mask_for, read_nifti, write_nifti, GradFiles};
 use std::path::Path;
 
@@ -15,19 +15,11 @@ fn whole(dwi: &Path, grad: GradFiles<'_>, mask: &Path) -> anyhow::Result<(Masked
     Ok((MaskedDwi::from_volume(&v, &m), all_zero_warning(&v, &m, dwi), g.bvals))
 }
 
-/// Through `MaskedDwi::read_as`, volume by volume or whole as `how` says.
-fn masked(dwi: &Path, grad: GradFiles<'_>, mask: &Path, how: Reading) -> anyhow::Result<(MaskedDwi, Option<String>, Vec<f64>)> {
-    let (m, g) = MaskedDwi::read_as(dwi, grad, mask, false, Some(how))?;
+/// Through `MaskedDwi::read`.
+fn masked(dwi: &Path, grad: GradFiles<'_>, mask: &Path) -> anyhow::Result<(MaskedDwi, Option<String>, Vec<f64>)> {
+    let (m, g) = MaskedDwi::read(dwi, grad, mask, false)?;
     let w = m.all_zero_warning(dwi);
     Ok((m, w, g.bvals))
-}
-
-/// The read picks the volume-by-volume way for a mask under a quarter of the grid only.
-#[test]
-fn a_small_mask_is_read_volume_by_volume() {
-    assert_eq!(Reading::for_mask(249, 1000), Reading::Streamed);
-    assert_eq!(Reading::for_mask(250, 1000), Reading::Whole);
-    assert_eq!(Reading::for_mask(0, 1000), Reading::Streamed);
 }
 
 #[test]
@@ -53,11 +45,11 @@ fn gathered_voxels_are_the_whole_reads() {
     for t in 0..nvol {
         flat[t * n + inside[2]] = 0.0;
     }
-    for (name, how) in [("dwi.nii.gz", Reading::Streamed), ("dwi.nii", Reading::Streamed), ("dwi.nii.gz", Reading::Whole)] {
+    for name in ["dwi.nii.gz", "dwi.nii"] {
         let p = d.join(format!("bad-{name}"));
         write_nifti(&p, &v.geom, nvol, &flat).unwrap();
         let (a, aw, ab) = whole(&p, grad, &mask).unwrap();
-        let (b, bw, bb) = masked(&p, grad, &mask, how).unwrap();
+        let (b, bw, bb) = masked(&p, grad, &mask).unwrap();
         assert_eq!(b.voxels, a.voxels, "{name}");
         assert_eq!(b.voxels.len(), inside.len() - 2, "{name}: the non-finite voxels stay in the mask");
         assert_eq!(b.y.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), a.y.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "{name}");
@@ -83,9 +75,7 @@ fn gathered_voxels_are_the_whole_reads() {
         ("every voxel NaN", &nan_everywhere, grad, &mask),
     ] {
         let a = format!("{:#}", whole(dwi, grad, mask).map(|_| ()).unwrap_err());
-        for how in [Reading::Streamed, Reading::Whole] {
-            let b = format!("{:#}", masked(dwi, grad, mask, how).map(|_| ()).unwrap_err());
-            assert_eq!(b, a, "{what} ({how:?})");
-        }
+        let b = format!("{:#}", masked(dwi, grad, mask).map(|_| ()).unwrap_err());
+        assert_eq!(b, a, "{what}");
     }
 }

@@ -1,5 +1,5 @@
-//! The volume-by-volume reader (`NiftiStream`, what bedpost reads a DWI with) gives what the
-//! whole read gives: every datatype, byte order and scl_slope/scl_inter, every file layout
+//! The masked reader (`NiftiStream`, what bedpost reads a DWI with) gathers what the whole read
+//! gives at its voxels, on one core or several: every datatype, byte order and scl_slope/scl_inter, every file layout
 //! (plain, a pair, one gzip stream, our members splitting voxels), and the same error naming the
 //! file where the whole read fails.
 
@@ -9,22 +9,24 @@ use neuroport::volume::{read_nifti, write_gz_blocks, NiftiStream};
 use std::io::Write;
 use std::path::Path;
 
-/// Every volume of `path` as the stream hands them over, one after another.
+/// Every voxel of `path` in every volume, as the stream gathers them.
 fn streamed(path: &Path) -> anyhow::Result<Vec<f32>> {
     let s = NiftiStream::open(path)?;
-    let [x, y, z, t] = s.dims();
-    let mut all = Vec::new();
-    let mut next = 0;
-    s.volumes(false, |i, v| {
-        assert_eq!((i, v.len()), (next, x * y * z), "volumes out of order or of the wrong size");
-        next += 1;
-        all.extend_from_slice(v);
-        Ok(())
-    })?;
-    assert_eq!(next, t, "volumes handed over");
-    Ok(all)
+    let [x, y, z, _] = s.dims();
+    let all: Vec<usize> = (0..x * y * z).collect();
+    s.gather(&all, false)
 }
 
+/// `voxels` of `path` in every volume (volumes x voxels), gathered on a pool of `threads`.
+fn gathered(path: &Path, voxels: &[usize], threads: usize) -> Vec<f32> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    pool.install(|| NiftiStream::open(path).and_then(|s| s.gather(voxels, false))).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()))
+}
+
+/// What the whole read's `flat` (`per` voxels a volume) holds at `voxels`, volume by volume.
+fn picked(flat: &[f32], per: usize, voxels: &[usize]) -> Vec<f32> {
+    flat.chunks(per).flat_map(|v| voxels.iter().map(|&i| v[i])).collect()
+}
 
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
@@ -82,10 +84,19 @@ fn streamed_volumes_are_the_whole_read() {
         std::fs::write(tmp.path().join(format!("{name}-pair.hdr")), hdr).unwrap();
         std::fs::write(tmp.path().join(format!("{name}-pair.img")), &nii[352..]).unwrap();
         layouts.push(("pair", tmp.path().join(format!("{name}-pair.hdr"))));
+        let per = n / dims[3] as usize;
+        // Every voxel; runs of a mask's rows, some across the grid's rows; scattered voxels;
+        // none.
+        let masks: [Vec<usize>; 4] = [(0..per).collect(), (0..per).filter(|i| (i / 7) % 3 == 1 || i % 37 > 30).collect(), (0..per).filter(|i| i % 11 == 4).collect(), Vec::new()];
         for (what, p) in layouts {
             assert_eq!(bits(&read_nifti(&p).unwrap().into_flat()), bits(want.as_flat()), "{name}, {what}: whole read");
             let got = streamed(&p).unwrap_or_else(|e| panic!("{name}, {what}: {e:#}"));
             assert_eq!(bits(&got), bits(want.as_flat()), "{name}, {what}: streamed");
+            for (k, voxels) in masks.iter().enumerate() {
+                for threads in [1, 3] {
+                    assert_eq!(bits(&gathered(&p, voxels, threads)), bits(&picked(want.as_flat(), per, voxels)), "{name}, {what}: mask {k}, {threads} threads");
+                }
+            }
         }
     }
 }
@@ -132,9 +143,9 @@ fn a_broken_file_fails_as_the_whole_read_fails() {
     for (name, bytes) in cases {
         let p = tmp.path().join(name);
         std::fs::write(&p, bytes).unwrap();
-        // One core, so the whole read of a one-stream file is not split (the stream never is).
+        // One core, so the whole read of a one-stream file is not split (nor is the stream).
         let whole = format!("{:#}", one_core.install(|| read_nifti(&p)).map(|_| ()).unwrap_err());
-        let stream = format!("{:#}", streamed(&p).map(|_| ()).unwrap_err());
+        let stream = format!("{:#}", one_core.install(|| streamed(&p)).map(|_| ()).unwrap_err());
         assert!(whole.contains(name), "{name}: {whole}");
         assert_eq!(stream, whole, "{name}");
     }

@@ -1,36 +1,14 @@
-//! The DWI of a mask's voxels alone: all that bedpost samples. Read from a file volume by volume
-//! ([`crate::volume::NiftiStream`]) where the mask is small, a HCP-sized DWI (1.5 GB) no longer
-//! peaks at the whole series: held are the mask's voxels of every volume and one volume.
+//! The DWI of a mask's voxels alone: all that bedpost samples. Read from a file through
+//! [`crate::volume::NiftiStream`], a HCP-sized DWI (1.5 GB) no longer peaks at the whole series:
+//! held are the mask's voxels of every volume and the pieces being read. The pieces are
+//! inflated and gathered on every core, so the read takes the whole read's time whatever the
+//! mask (round 45; round 44 read a large mask's DWI whole, the streamed read then one-core).
 
 use super::init::gather;
 use crate::volume::masks::{inside, read_mask_like, skip_nonfinite_values, Nonfinite};
 use crate::volume::{xyz_of, Geometry, GradFiles, GradientTable, NiftiStream, Volume};
 use anyhow::Result;
 use std::path::Path;
-
-/// How the DWI's voxels are read. Volume by volume, one volume is held beside the mask's voxels,
-/// but the values are decoded and gathered on one core: on the H200 host's 16 cores a 415 MB
-/// DWI with a mask of 46 % of its grid read in 448 ms, against 143-153 ms whole (round 44).
-/// Whole, the series is held beside the mask's copy of it (1.6 GB for a 1.46 GB DWI with a small
-/// mask).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reading {
-    Streamed,
-    Whole,
-}
-
-impl Reading {
-    /// Volume by volume where the mask holds under a quarter of the grid's `nvox` voxels (the
-    /// whole read would hold over four times what the run keeps); whole, on every core, for a
-    /// brain mask, whose copy is near the series' size anyway.
-    pub fn for_mask(n: usize, nvox: usize) -> Reading {
-        if n.saturating_mul(4) < nvox {
-            Reading::Streamed
-        } else {
-            Reading::Whole
-        }
-    }
-}
 
 pub struct MaskedDwi {
     pub geom: Geometry,
@@ -53,13 +31,8 @@ impl MaskedDwi {
     /// `dti::design::read_dwi` and `mask_for` check them, with their messages: the same voxels
     /// and values as those reading the whole DWI give `from_volume`, its read's progress shown
     /// where it is long (`show`). The header, the table and the mask are checked before the
-    /// voxels are read, volume by volume or whole as [`Reading::for_mask`] picks.
+    /// voxels are read.
     pub fn read(dwi: &Path, grad: GradFiles<'_>, mask_path: &Path, show: bool) -> Result<(MaskedDwi, GradientTable)> {
-        MaskedDwi::read_as(dwi, grad, mask_path, show, None)
-    }
-
-    /// [`MaskedDwi::read`] with the way of reading given (`None`: [`Reading::for_mask`]'s).
-    pub fn read_as(dwi: &Path, grad: GradFiles<'_>, mask_path: &Path, show: bool, how: Option<Reading>) -> Result<(MaskedDwi, GradientTable)> {
         let stream = NiftiStream::open(dwi)?;
         let (geom, nvol) = (stream.geom().clone(), stream.dims()[3]);
         crate::volume::require_series(dwi, &geom, nvol)?;
@@ -68,22 +41,7 @@ impl MaskedDwi {
         let mut mask = read_mask_like(mask_path, &geom, dwi, "mask")?;
         let mut voxels = inside(&mask);
         let n = voxels.len();
-        let mut y = match how.unwrap_or_else(|| Reading::for_mask(n, mask.len())) {
-            Reading::Streamed => {
-                let mut y = vec![0.0f32; nvol * n];
-                stream.volumes(show, |t, frame| {
-                    for (o, &v) in y[t * n..(t + 1) * n].iter_mut().zip(&voxels) {
-                        *o = frame[v];
-                    }
-                    Ok(())
-                })?;
-                y
-            }
-            Reading::Whole => {
-                drop(stream);
-                gather(&crate::volume::read_nifti_showing(dwi, show)?, &voxels)
-            }
-        };
+        let mut y = stream.gather(&voxels, show)?;
         let names = Nonfinite { path: dwi, mask: "mask", values: "values" };
         let taken = skip_nonfinite_values(&mut y, geom.dims, |i| voxels[i % n], |i| format!(" volume {}", i / n), &mut mask, &names)?;
         if !taken.is_empty() {

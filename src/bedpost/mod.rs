@@ -21,7 +21,7 @@ pub mod sim;
 mod trig;
 
 pub use chains::{ChainPart, ChainPartMut, ChainState};
-pub use masked::{MaskedDwi, Reading};
+pub use masked::MaskedDwi;
 use crate::dti::DtiKernels;
 use crate::runtime::columns::{Columns, ColumnsMut};
 use crate::runtime::gpu::pipeline::{self, Step};
@@ -375,24 +375,32 @@ pub struct BedpostResult {
     pub init_timings: Timings,
 }
 
-/// Checks the inputs agree; the kernels' gradient table.
-fn inputs(dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<Table> {
+/// Checks the inputs agree; the kernels' gradient table. One place for every entry: `grid` is
+/// the mask's length and the DWI grid's voxels where a whole DWI is given (a [`MaskedDwi`] was
+/// gathered on its grid).
+fn inputs(nvol: usize, grads: &GradientTable, grid: Option<(usize, usize)>, cfg: &Config) -> Result<Table> {
     cfg.validate()?;
-    if dwi.nvol() != grads.len() {
-        bail!("{} volumes but {} gradient entries", dwi.nvol(), grads.len());
+    if nvol != grads.len() {
+        bail!("{nvol} volumes but {} gradient entries", grads.len());
     }
-    if mask.len() != dwi.nvox() {
-        bail!("mask holds {} voxels, the DWI grid {}", mask.len(), dwi.nvox());
+    if let Some((mask, nvox)) = grid.filter(|g| g.0 != g.1) {
+        bail!("mask holds {mask} voxels, the DWI grid {nvox}");
     }
     Table::new(grads)
+}
+
+/// Refuses a mask without a voxel (nothing to fit or sample).
+fn require_voxels(voxels: &[usize]) -> Result<()> {
+    if voxels.is_empty() {
+        bail!("the mask holds no voxel");
+    }
+    Ok(())
 }
 
 /// The measurements of the mask's `voxels` (ndir x nvox): the tensor fit and the chains read
 /// these alone (the fit had read the whole grid's DWI, outside the mask too); host milliseconds.
 fn measurements(dwi: &Volume, voxels: &[usize]) -> Result<(Vec<f32>, f64)> {
-    if voxels.is_empty() {
-        bail!("the mask holds no voxel");
-    }
+    require_voxels(voxels)?;
     Ok(wall_ms(|| init::gather(dwi, voxels)))
 }
 
@@ -410,7 +418,7 @@ fn result(voxels: Vec<usize>, samples: Vec<f32>, state: ChainState, cfg: &Config
 /// Samples the posterior of every voxel in `mask`: tensor fit (on `dti`'s device), chains
 /// initialised from it, MCMC on `k`.
 pub fn run(dti: &mut dyn DtiKernels, k: &mut dyn BedpostKernels, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<BedpostResult> {
-    let table = inputs(dwi, grads, mask, cfg)?;
+    let table = inputs(dwi.nvol(), grads, Some((mask.len(), dwi.nvox())), cfg)?;
     let (voxels, scan_ms) = wall_ms(|| crate::volume::masks::inside(mask));
     let (y, gather_ms) = measurements(dwi, &voxels)?;
     let design = crate::dti::Design::new(grads)?;
@@ -434,7 +442,7 @@ pub const SPLIT_MIN_VOXELS: usize = 8192;
 /// depend on which device ran it; several devices of one kind give the bytes one gives. The
 /// shares returned are the sampling's (the fit before it is a small part of the time).
 pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &GradientTable, mask: &[u8], cfg: &Config) -> Result<(BedpostResult, Shares)> {
-    let table = inputs(dwi, grads, mask, cfg)?;
+    let table = inputs(dwi.nvol(), grads, Some((mask.len(), dwi.nvox())), cfg)?;
     let (voxels, scan_ms) = wall_ms(|| crate::volume::masks::inside(mask));
     let (y, gather_ms) = crate::runtime::stages::stage("measurements", || measurements(dwi, &voxels))?;
     sample_split(split, variant, &table, voxels, &y, grads, cfg, scan_ms + gather_ms)
@@ -442,14 +450,9 @@ pub fn run_split(split: &Split, variant: Option<Variant>, dwi: &Volume, grads: &
 
 /// [`run_split`] on the mask's voxels alone, as [`MaskedDwi::read`] gathers them from a file.
 pub fn run_masked(split: &Split, variant: Option<Variant>, dwi: &MaskedDwi, grads: &GradientTable, cfg: &Config) -> Result<(BedpostResult, Shares)> {
-    cfg.validate()?;
-    if dwi.nvol != grads.len() {
-        bail!("{} volumes but {} gradient entries", dwi.nvol, grads.len());
-    }
-    if dwi.voxels.is_empty() {
-        bail!("the mask holds no voxel");
-    }
-    sample_split(split, variant, &Table::new(grads)?, dwi.voxels.clone(), &dwi.y, grads, cfg, 0.0)
+    let table = inputs(dwi.nvol, grads, None, cfg)?;
+    require_voxels(&dwi.voxels)?;
+    sample_split(split, variant, &table, dwi.voxels.clone(), &dwi.y, grads, cfg, 0.0)
 }
 
 /// The tensor fit and the chains of [`run_split`] on the measurements `y` (ndir x nvox) of
@@ -564,7 +567,23 @@ fn variant_label(split: &Split, variant: Option<Variant>) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::Config;
+    use super::{inputs, require_voxels, Config};
+    use crate::volume::GradientTable;
+
+    /// The checks of every entry (`run`, `run_split`, `run_masked`) give one message each, in one
+    /// order: the config first, then the table's length, then the mask's grid.
+    #[test]
+    fn every_entry_checks_its_inputs_alike() {
+        let axes = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+        let g = GradientTable::new([0.0].into_iter().chain([1000.0; 9]).collect(), [[0.0; 3]].into_iter().chain((0..9).map(|i| axes[i % 3])).collect()).unwrap();
+        let err = |r: anyhow::Result<super::Table>| r.map(|_| ()).unwrap_err().to_string();
+        assert_eq!(err(inputs(4, &g, None, &Config::default())), "4 volumes but 10 gradient entries");
+        assert_eq!(err(inputs(10, &g, Some((5, 6)), &Config::default())), "mask holds 5 voxels, the DWI grid 6");
+        let bad = Config { burnin: usize::MAX, samples: 1, thin: 2, ..Config::default() };
+        assert!(err(inputs(4, &g, Some((5, 6)), &bad)).contains("--burnin"));
+        assert!(inputs(10, &g, Some((6, 6)), &Config::default()).is_ok() && inputs(10, &g, None, &Config::default()).is_ok());
+        assert_eq!(require_voxels(&[]).unwrap_err().to_string(), "the mask holds no voxel");
+    }
 
     #[test]
     fn loops_past_the_integer_range_are_refused_not_wrapped() {

@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     check_free(post::file_names().iter().map(|n| names.nifti_name(&a.out.join(format!("{n}.nii.gz")))))?;
     // Devices are discovered on their own thread meanwhile; a misused --backend is said first.
     neuroport::runtime::check_split_spec(&ctx.backend)?;
-    // Only the mask's voxels are kept of the DWI, read volume by volume where the mask is small.
+    // Only the mask's voxels are kept of the DWI, read in pieces on every core.
     let (dwi, grads) = stage("read", || MaskedDwi::read(&a.input.dwi, a.input.grad_files(), &a.mask, true))?;
     let split = ctx.split()?;
     // The library says what is odd; the command prints it.

@@ -11,6 +11,7 @@ mod nifti_decode;
 mod nifti2;
 mod nifti_io;
 mod nifti_stream;
+mod read_pieces;
 mod read_progress;
 mod nifti_write;
 mod side_by_side;

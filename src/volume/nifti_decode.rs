@@ -2,10 +2,10 @@
 //! per read buffer, so a volume is never held twice.
 
 use anyhow::Result;
-use super::gz_members::{self, ParallelMembers};
+use super::gz_members::ParallelMembers;
+use super::read_pieces::{place_whole, Place};
 use rayon::prelude::*;
 use std::io::Read;
-use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
@@ -76,107 +76,38 @@ impl Decode {
     }
 
     /// Fills `out` from what is left of a stream of gzip members that say their lengths
-    /// (gz_members): one task per core takes the next member (its compressed bytes read under a
-    /// lock, its place in the data known from the lengths before it), inflates it and converts
-    /// it straight into its voxels of `out`; the few voxels whose bytes straddle two members are
-    /// put together at the end. No member waits for another's (round 24's first version went in
-    /// waves of one member per core, and a 157 MB file's last wave held 7 of 4 MiB for 16
-    /// cores); before that every inflated byte went through one thread's copy into a read
-    /// buffer (145-160 ms for that file on the H100 host's 16 cores, ~4x one core). `done(n)` as
-    /// each member's `n` bytes are converted, in whatever order the tasks finish.
+    /// (gz_members): one task per core takes the next member, inflates it and converts it
+    /// straight into its voxels of `out` ([`Decode::read_pieces`]). Round 24's first version
+    /// went in waves of one member per core, and a 157 MB file's last wave held 7 of 4 MiB for 16
+    /// cores; before that every inflated byte went through one thread's copy into a read buffer
+    /// (145-160 ms for that file on the H100 host's 16 cores, ~4x one core). `done(n)` as each
+    /// member's `n` bytes are converted, in whatever order the tasks finish.
     pub fn read_members<O: Copy + Send, R: Read + Send>(&self, src: &mut ParallelMembers<R>, out: &mut [O], conv: &(impl Fn(f64) -> O + Sync), done: &(dyn Fn(usize) + Sync)) -> std::io::Result<()> {
-        let (b, want) = (self.bytes, out.len() * self.bytes);
+        let b = self.bytes;
+        let whole = Whole(out.as_mut_ptr(), out.len());
+        let place = |v: usize, x: &[u8]| {
+            // SAFETY: pieces cover disjoint byte ranges of the data, so their voxels are
+            // disjoint ranges of `out`, each placed once.
+            let mine = unsafe { whole.range(v, v + x.len() / b) };
+            mine.par_chunks_mut(PIECE / b).zip(x.par_chunks(PIECE)).for_each(|(o, x)| self.convert(x, o, conv));
+        };
+        self.read_members_to(src, out.len(), &place, done)
+    }
+
+    /// What is left of a stream of our members, its first `nvox` voxels handed to `place`
+    /// ([`Decode::read_pieces`]).
+    pub(super) fn read_members_to<R: Read + Send>(&self, src: &mut ParallelMembers<R>, nvox: usize, place: &Place, done: &(dyn Fn(usize) + Sync)) -> std::io::Result<()> {
+        let want = nvox * self.bytes;
         // What the header's read inflated beyond the header (our writer's header is a member of
         // its own, so usually nothing), placed here first, in order.
-        let (mut at, mut first_edges) = (0, Vec::new());
+        let (mut at, mut edges) = (0, Vec::new());
         for r in src.take_inflated() {
             let (s, e) = (at.min(want), (at + r.len()).min(want));
             at += r.len();
-            let (fe, le) = whole_voxels(s, e, b);
-            first_edges.extend(self.whole_and_edges(&r, s, e, fe, le, &mut out[fe..le], conv));
+            edges.extend(place_whole(self.bytes, &r, s, e, place));
             done(e - s);
         }
-        let next = Mutex::new((src, at));
-        let pool = Mutex::new(Vec::<Vec<u8>>::new());
-        let edges = Mutex::new(first_edges);
-        let failed = Mutex::new(None::<std::io::Error>);
-        let whole = Whole(out.as_mut_ptr(), out.len());
-        (0..rayon::current_num_threads().max(1)).into_par_iter().for_each(|_| loop {
-            if lock(&failed).is_some() {
-                return;
-            }
-            // The next member and where its bytes go, in stream order.
-            let (m, s) = {
-                let mut g = lock(&next);
-                if g.1 >= want {
-                    return;
-                }
-                match g.0.next_member() {
-                    Ok(Some(m)) => {
-                        let s = g.1;
-                        g.1 += gz_members::raw_len(&m);
-                        (m, s)
-                    }
-                    Ok(None) => return,
-                    Err(e) => {
-                        *lock(&failed) = Some(e);
-                        return;
-                    }
-                }
-            };
-            let buf = lock(&pool).pop().unwrap_or_default();
-            let r = match gz_members::inflate(&m, buf) {
-                Ok(r) => r,
-                Err(e) => {
-                    *lock(&failed) = Some(e);
-                    return;
-                }
-            };
-            let e = (s + r.len()).min(want);
-            let (fe, le) = whole_voxels(s, e, b);
-            // SAFETY: members cover disjoint byte ranges of the data, so their whole voxels
-            // [fe, le) are disjoint ranges of `out`, each written by this task alone.
-            let mine = unsafe { whole.range(fe, le) };
-            let edge = self.whole_and_edges(&r, s, e, fe, le, mine, conv);
-            lock(&edges).extend(edge);
-            done(e.saturating_sub(s));
-            lock(&pool).push(r);
-        });
-        if let Some(e) = lock(&failed).take() {
-            return Err(e);
-        }
-        let at = lock(&next).1;
-        if at < want {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        let mut edges = edges.into_inner().unwrap_or_else(|e| e.into_inner());
-        edges.sort_unstable_by_key(|e| e.0);
-        let mut joint = Joint::default();
-        for (off, bytes) in edges {
-            joint.add(self, off, &bytes, &mut |v, x| self.convert(x, &mut out[v..v + 1], conv));
-        }
-        Ok(())
-    }
-
-    /// A piece `r` holding bytes [s, e) of the data (clipped): its whole voxels [fe, le)
-    /// converted into `mine`, and the bytes of the voxels it shares with its neighbours (with
-    /// their offsets), for `Joint`.
-    fn whole_and_edges<O: Copy + Send>(&self, r: &[u8], s: usize, e: usize, fe: usize, le: usize, mine: &mut [O], conv: &(impl Fn(f64) -> O + Sync)) -> Vec<(usize, Vec<u8>)> {
-        let b = self.bytes;
-        let mut edge = Vec::new();
-        if fe < le {
-            let (lo, hi) = (fe * b - s, le * b - s);
-            mine.par_chunks_mut(PIECE / b).zip(r[lo..hi].par_chunks(PIECE)).for_each(|(o, x)| self.convert(x, o, conv));
-            if lo > 0 {
-                edge.push((s, r[..lo].to_vec()));
-            }
-            if hi < e - s {
-                edge.push((s + hi, r[hi..e - s].to_vec()));
-            }
-        } else if s < e {
-            edge.push((s, r[..e - s].to_vec()));
-        }
-        edge
+        self.read_pieces(src, at, want, edges, place, done)
     }
 
     pub(super) fn convert<O: Copy>(&self, b: &[u8], out: &mut [O], conv: &impl Fn(f64) -> O) {
@@ -205,11 +136,6 @@ impl Decode {
             Kind::F64 => each!(f64, 8),
         }
     }
-}
-
-/// A lock, whether or not another task panicked holding it.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `out` for the member tasks of `Decode::read_members`, each of which writes its own range.

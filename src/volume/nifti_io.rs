@@ -46,7 +46,7 @@ pub(super) fn read_into_showing<O: Copy + Default + Send>(path: &Path, conv: imp
 /// marking inflate ~1.3x zlib-rs's time on one core, then the filling in): on the H100 host the
 /// 415 MB DWI read in 0.72-0.89 s on 4 cores against 1.05-1.07 s on one, 0.40-0.50 on 8, but
 /// 1.15-1.61 s on 2 against 1.01-1.12 (round 30).
-fn split_allowed() -> bool {
+pub(super) fn split_allowed() -> bool {
     match std::env::var("NEUROPORT_GZ_SPLIT").as_deref() {
         Ok("0") => false,
         Ok("1") => true,
@@ -56,7 +56,7 @@ fn split_allowed() -> bool {
 
 /// A split read's pieces failed their checks: read the file again on one core.
 #[derive(Debug)]
-struct OneCore;
+pub(super) struct OneCore;
 
 impl std::fmt::Display for OneCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -290,6 +290,8 @@ pub(super) enum Input {
     /// One member of another writer's, in pieces (checked only once read to its end).
     Split(Box<super::gz_split::SplitMember>),
     Stream(Box<dyn Read>),
+    /// An uncompressed regular file, which a reader may also read at offsets.
+    Plain(std::io::BufReader<std::fs::File>),
 }
 
 impl Input {
@@ -298,6 +300,7 @@ impl Input {
             Input::Members(m) => m,
             Input::Split(r) => r.as_mut(),
             Input::Stream(r) => r.as_mut(),
+            Input::Plain(r) => r,
         }
     }
 }
@@ -324,6 +327,8 @@ fn open_maybe_gz(path: &Path, split: bool) -> Result<(Input, bool)> {
         Ok((Input::Stream(Box::new(flate2::bufread::MultiGzDecoder::new(r))), true))
     } else if path.to_string_lossy().ends_with(".gz") && !magic.is_empty() {
         bail!("{}: not gzip data (the name ends in .gz)", path.display())
+    } else if r.get_ref().metadata().is_ok_and(|m| m.is_file()) {
+        Ok((Input::Plain(r), false))
     } else {
         Ok((Input::Stream(Box::new(r)), false))
     }
