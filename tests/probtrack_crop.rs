@@ -216,3 +216,23 @@ fn the_held_samples_scale_with_the_masks_voxels_not_its_box() {
     assert_eq!(f.crop.nvox(), held);
     assert_eq!(std::mem::size_of_val(&f.samples[..]), a.nsamp * held * RECORD * 4, "the field holds more than the mask's voxels");
 }
+
+/// `from_bedpost` reads the seed mask once: `seeds` gives the voxels it read (the file removed
+/// since shows it is not read again), and reads a mask of another path.
+#[test]
+fn the_seed_mask_is_read_once() {
+    let t = phantom::crossing();
+    let g = &t.geom;
+    let a = t.angles(2, 20.0, 1);
+    let dir = tempfile::tempdir().unwrap();
+    t.write_bedpost(&a, dir.path()).unwrap();
+    let seeds: Vec<f32> = (0..g.nvox()).map(|v| (v % 97 == 3 && t.sticks[v].f[0] > 0.0) as u8 as f32).collect();
+    let p = dir.path().join("seeds.nii.gz");
+    write_nifti(&p, g, 1, &seeds).unwrap();
+    let f = Field::from_bedpost(dir.path(), None, Some(&p)).unwrap();
+    std::fs::remove_file(&p).unwrap();
+    let want: Vec<u32> = (0..g.nvox() as u32).filter(|&v| seeds[v as usize] != 0.0).collect();
+    assert!(!want.is_empty());
+    assert_eq!(f.seeds(&p).unwrap(), want);
+    assert!(f.seeds(&dir.path().join("other.nii.gz")).is_err());
+}

@@ -46,6 +46,8 @@ pub struct Field {
     pub grid_file: Option<std::path::PathBuf>,
     /// Voxels of the tracking mask taken out of it for NaN/Inf samples.
     pub nonfinite: TakenOut,
+    /// The seed mask `from_bedpost` read, and its voxels: `seeds` does not read it again.
+    seed_voxels: Option<(std::path::PathBuf, Vec<u32>)>,
 }
 
 /// The record of one stick: unit vector (voxel axes) and fraction.
@@ -218,6 +220,7 @@ impl Field {
             Source::Ours(files) => stage("samples to records", || Self::side_by_side(&files, crop))?,
             Source::Whole(th1) => stage("read samples", || Self::one_by_one(dir, names, th1, ns, crop))?,
         };
+        f.seed_voxels = seed_voxels;
         let crop = f.crop.clone();
         let samples = Arc::get_mut(&mut f.samples).expect("records just made, not shared yet");
         f.nonfinite = stage("check samples", || super::nonfinite::skip_nonfinite(samples, f.geom.dims, &crop, &mut inside, dir))?;
@@ -239,7 +242,7 @@ impl Field {
                 fill_records(&geom, &piece, unsafe { whole.range(at * RECORD, (at + n) * RECORD) });
             }
         })?;
-        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default() })
+        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default(), seed_voxels: None })
     }
 
     /// merged_th1samples (`th1`, read) and the other sample volumes of `names`, read one at a
@@ -268,7 +271,7 @@ impl Field {
             let cols: Vec<&[f32]> = cols.iter().map(|c| &c[..]).collect();
             fill_records(&geom, &cols, out);
         });
-        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default() })
+        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default(), seed_voxels: None })
     }
 
     /// Interleaves bedpost's six sample volumes (th1, ph1, f1, th2, ph2, f2; each nsamp x nvox)
@@ -288,7 +291,7 @@ impl Field {
             let stretch: Vec<&[f32]> = vols.iter().map(|v| &v[ks.clone()]).collect();
             fill_records(&geom, &stretch, out);
         });
-        Field { crop: Crop::whole(geom.dims), geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None, nonfinite: TakenOut::default() }
+        Field { crop: Crop::whole(geom.dims), geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None, nonfinite: TakenOut::default(), seed_voxels: None }
     }
 
     /// Refuses seeds whose records, or a neighbour's, the field does not hold (a field read for
@@ -394,10 +397,13 @@ impl Field {
 
     /// Checks that a seed mask lies on this grid and lists its voxels (flat, ascending). Seed
     /// voxels outside the tracking mask are kept (their streamlines stop at once, as
-    /// probtrackx's) and counted in a warning, as `track geodesic` counts its own.
+    /// probtrackx's) and counted in a warning, as `track geodesic` counts its own. The mask
+    /// `from_bedpost` read is not read again.
     pub fn seeds(&self, path: &Path) -> Result<Vec<u32>> {
-        let m = self.read(path, "seed mask")?;
-        let s: Vec<u32> = crate::volume::masks::inside_as(&m, |v| v as u32);
+        let s: Vec<u32> = match &self.seed_voxels {
+            Some((p, s)) if p == path => s.clone(),
+            _ => crate::volume::masks::inside_as(&self.read(path, "seed mask")?, |v| v as u32),
+        };
         if s.is_empty() {
             bail!("{}: the seed mask holds no voxel", path.display());
         }
