@@ -14,7 +14,7 @@
 
 #define NP_PT_GROUP 256
 
-NP_KERNEL void probtrack_start(NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const np_uint *roi, NP_GLOBAL const int *seeds,
+NP_KERNEL void probtrack_start(NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const int *index, NP_GLOBAL const np_uint *roi, NP_GLOBAL const int *seeds,
                                NP_GLOBAL const np_uint *list, int use_list, np_uint t0, int n, NP_GLOBAL np_pt_path *st,
                                NP_GLOBAL int *live, NP_GLOBAL int *out_steps, NP_GLOBAL np_uint *out_flags,
                                NP_GLOBAL np_uint *visits, np_pt_params p)
@@ -27,7 +27,7 @@ NP_KERNEL void probtrack_start(NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL
     np_uint ns = (np_uint)p.nseeds;
     np_pt_path s;
     int v = seeds[t % ns];
-    int go = np_pt_start(&s, samples_big, roi, &p, v, t / ns, side, (np_uint)i);
+    int go = np_pt_start(&s, samples_big, index, roi, &p, v, t / ns, side, (np_uint)i);
     /* The seed voxel counts once per streamline: counting is on only where every streamline of
      * the batch is kept (no waypoint or exclusion mask, or the second pass over the kept). */
     if (p.count && side == 0u) np_atomic_add_u32(&visits[v], 1u);
@@ -40,10 +40,10 @@ NP_KERNEL void probtrack_start(NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL
 }
 
 NP_KERNEL void probtrack_segment(NP_GLOBAL np_pt_path *st, NP_GLOBAL int *live, int n, int iters,
-                                 NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const np_uint *roi, NP_GLOBAL np_uint *visits,
-                                 NP_GLOBAL int *out_steps, NP_GLOBAL np_uint *out_flags, np_pt_params p)
+                                 NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const int *index, NP_GLOBAL const np_uint *roi,
+                                 NP_GLOBAL np_uint *visits, NP_GLOBAL int *out_steps, NP_GLOBAL np_uint *out_flags, np_pt_params p)
 {
-    np_pt_segment(NP_GID(), st, live, n, iters, samples_big, roi, visits, out_steps, out_flags, &p);
+    np_pt_segment(NP_GID(), st, live, n, iters, samples_big, index, roi, visits, out_steps, out_flags, &p);
 }
 
 /* Inclusive scan of x over the group (Hillis-Steele in local memory); returns the group total

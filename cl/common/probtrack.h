@@ -30,8 +30,9 @@
 #define NP_PT_INSIDE 1u
 #define NP_PT_EXCLUDE 2u
 
-/* src/probtrack/step.rs: Params (20 words). The samples hold the box (ox, oy, oz) + (cx, cy,
- * cz) of the grid alone, the voxels tracking can read (src/probtrack/crop.rs). */
+/* src/probtrack/step.rs: Params (21 words). The samples hold `rows` voxels per sample volume,
+ * the voxels tracking can read (src/probtrack/crop.rs), compacted; `index` holds the row of
+ * each voxel of their bounding box (ox, oy, oz) + (cx, cy, cz), -1 for one not held. */
 typedef struct {
     int nx, ny, nz, nsamp;
     float hx, hy, hz, min_cos;
@@ -40,6 +41,7 @@ typedef struct {
     np_uint key;
     int count, nseeds;
     int ox, oy, oz, cx, cy, cz;
+    int rows;
 } np_pt_params;
 
 /* src/probtrack/step.rs: Path (12 words). */
@@ -85,12 +87,12 @@ NP_FN int np_pt_clamped(float q, float u, int n)
 }
 
 /* First float4 of the record of grid voxel (x, y, z) in sample volume samp: the box's origin
- * is subtracted from the integer index alone, no position changes. */
-NP_FN long np_pt_record(const np_pt_params *p, int samp, int x, int y, int z)
+ * is subtracted from the integer index alone, no position changes, and the index gives the
+ * voxel's row (every voxel a step can read is held). */
+NP_FN long np_pt_record(const np_pt_params *p, NP_GLOBAL const int *index, int samp, int x, int y, int z)
 {
-    long cvox = (long)p->cx * p->cy * p->cz;
-    int v = (x - p->ox) + p->cx * ((y - p->oy) + p->cy * (z - p->oz));
-    return 2 * ((long)samp * cvox + v);
+    int b = (x - p->ox) + p->cx * ((y - p->oy) + p->cy * (z - p->oz));
+    return 2 * ((long)samp * p->rows + index[b]);
 }
 
 NP_FN float np_pt_dot(np_float4 a, float dx, float dy, float dz)
@@ -99,7 +101,7 @@ NP_FN float np_pt_dot(np_float4 a, float dx, float dy, float dz)
 }
 
 /* Half `side` (0 or 1) of streamline k from seed voxel v; returns 1 when the path goes on. */
-NP_FN int np_pt_start(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const np_uint *roi,
+NP_FN int np_pt_start(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const int *index, NP_GLOBAL const np_uint *roi,
                       const np_pt_params *p, int v, np_uint k, np_uint side, np_uint id)
 {
     int x = v % p->nx, y = (v / p->nx) % p->ny, z = v / (p->nx * p->ny);
@@ -107,7 +109,7 @@ NP_FN int np_pt_start(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_
     s->py = (float)y;
     s->pz = (float)z;
     s->samp = (int)(k % (np_uint)p->nsamp);
-    long r = np_pt_record(p, s->samp, x, y, z);
+    long r = np_pt_record(p, index, s->samp, x, y, z);
     np_float4 a = samples_big[r], b = samples_big[r + 1];
     int pick = 0;
     if (a.w > p->fibthresh && a.w >= b.w) pick = 1;
@@ -126,7 +128,7 @@ NP_FN int np_pt_start(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_
 }
 
 /* One step; returns 0 when the path has ended. */
-NP_FN int np_pt_step(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const np_uint *roi,
+NP_FN int np_pt_step(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const int *index, NP_GLOBAL const np_uint *roi,
                      NP_GLOBAL np_uint *visits, const np_pt_params *p)
 {
     if (s->steps >= p->max_steps) return 0;
@@ -139,7 +141,7 @@ NP_FN int np_pt_step(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_G
         h = np_pt_hash(h);
         uz = np_pt_u01(h);
     }
-    long r = np_pt_record(p, s->samp, np_pt_clamped(s->px, ux, p->nx), np_pt_clamped(s->py, uy, p->ny), np_pt_clamped(s->pz, uz, p->nz));
+    long r = np_pt_record(p, index, s->samp, np_pt_clamped(s->px, ux, p->nx), np_pt_clamped(s->py, uy, p->ny), np_pt_clamped(s->pz, uz, p->nz));
     np_float4 a = samples_big[r], b = samples_big[r + 1];
     float ca = np_pt_dot(a, s->dx, s->dy, s->dz);
     float cb = np_pt_dot(b, s->dx, s->dy, s->dz);
@@ -171,13 +173,13 @@ NP_FN int np_pt_step(np_pt_path *s, NP_GLOBAL const np_float4 *samples_big, NP_G
 
 /* Runs live path i for up to `iters` steps; a finished path writes its result by id. */
 NP_FN void np_pt_segment(int i, NP_GLOBAL np_pt_path *st, NP_GLOBAL int *live, int n, int iters,
-                         NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const np_uint *roi, NP_GLOBAL np_uint *visits,
-                         NP_GLOBAL int *out_steps, NP_GLOBAL np_uint *out_flags, const np_pt_params *p)
+                         NP_GLOBAL const np_float4 *samples_big, NP_GLOBAL const int *index, NP_GLOBAL const np_uint *roi,
+                         NP_GLOBAL np_uint *visits, NP_GLOBAL int *out_steps, NP_GLOBAL np_uint *out_flags, const np_pt_params *p)
 {
     if (i >= n) return;
     np_pt_path s = st[i];
     int go = 1;
-    for (int it = 0; it < iters && go; ++it) go = np_pt_step(&s, samples_big, roi, visits, p);
+    for (int it = 0; it < iters && go; ++it) go = np_pt_step(&s, samples_big, index, roi, visits, p);
     st[i] = s;
     live[i] = go;
     if (!go) {

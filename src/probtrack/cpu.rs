@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub struct CpuProbtrack {
     cpu: Arc<Cpu>,
     samples: Arc<Vec<f32>>,
+    index: Arc<Vec<i32>>,
     roi: Vec<u32>,
     seeds: Vec<u32>,
     visits: Vec<AtomicU32>,
@@ -33,6 +34,7 @@ impl CpuProbtrack {
         CpuProbtrack {
             cpu,
             samples: Arc::new(Vec::new()),
+            index: Arc::new(Vec::new()),
             roi: Vec::new(),
             seeds: Vec::new(),
             visits: Vec::new(),
@@ -66,12 +68,12 @@ impl CpuProbtrack {
 }
 
 /// Path i of `batch` from the seeds.
-pub fn start_path(samples: &[f32], roi: &[u32], seeds: &[u32], p: &Params, batch: &Batch, i: usize) -> (Path, bool) {
+pub fn start_path(samples: &[f32], index: &[i32], roi: &[u32], seeds: &[u32], p: &Params, batch: &Batch, i: usize) -> (Path, bool) {
     let n = batch.len();
     let (half, j) = (i / n, i % n);
     let t = batch.streamline(j);
     let nseeds = p.nseeds as u32;
-    step::start(samples, roi, p, seeds[(t % nseeds) as usize] as usize, t / nseeds, half as u32, i as u32)
+    step::start(samples, index, roi, p, seeds[(t % nseeds) as usize] as usize, t / nseeds, half as u32, i as u32)
 }
 
 /// The points (voxel coordinates) of streamline `t`: half 1 reversed, the seed, half 0.
@@ -79,13 +81,13 @@ pub fn trace_points(field: &Field, seeds: &[u32], p: &Params, t: u32) -> Vec<[f3
     let b = Batch::List(std::slice::from_ref(&t));
     let mut halves = [Vec::new(), Vec::new()];
     for (h, pts) in halves.iter_mut().enumerate() {
-        let (mut s, mut live) = start_path(&field.samples, &field.roi, seeds, p, &b, h);
+        let (mut s, mut live) = start_path(&field.samples, &field.crop.index, &field.roi, seeds, p, &b, h);
         if h == 0 {
             pts.push(s.p);
         }
         while live {
             let before = s.steps;
-            live = step::step(&mut s, &field.samples, &field.roi, p, &|_| {});
+            live = step::step(&mut s, &field.samples, &field.crop.index, &field.roi, p, &|_| {});
             if s.steps != before {
                 pts.push(s.p);
             }
@@ -104,6 +106,7 @@ impl ProbtrackKernels for CpuProbtrack {
 
     fn upload(&mut self, field: &Field, seeds: &[u32]) -> Result<()> {
         self.samples = field.samples.clone();
+        self.index = field.crop.index.clone();
         self.roi = field.roi.clone();
         self.seeds = seeds.to_vec();
         self.visits = (0..field.nvox()).map(|_| AtomicU32::new(0)).collect();
@@ -131,7 +134,7 @@ impl ProbtrackKernels for CpuProbtrack {
                     me.visits[me.seeds[(batch.streamline(j) % p.nseeds as u32) as usize] as usize].fetch_add(1, Ordering::Relaxed);
                 });
             }
-            (0..n).into_par_iter().map(|i| start_path(&me.samples, &me.roi, &me.seeds, p, &batch, i)).unzip()
+            (0..n).into_par_iter().map(|i| start_path(&me.samples, &me.index, &me.roi, &me.seeds, p, &batch, i)).unzip()
         });
         self.paths = paths;
         self.live = live;
@@ -143,13 +146,13 @@ impl ProbtrackKernels for CpuProbtrack {
 
     fn segment(&mut self, p: &Params, iters: usize) -> Result<()> {
         self.timed(|me| {
-            let (samples, roi, visits) = (&me.samples, &me.roi, &me.visits);
+            let (samples, index, roi, visits) = (&me.samples, &me.index, &me.roi, &me.visits);
             let visit = |v: usize| {
                 visits[v].fetch_add(1, Ordering::Relaxed);
             };
             me.paths.par_iter_mut().zip(me.live.par_iter_mut()).with_min_len(256).for_each(|(s, l)| {
                 for _ in 0..iters {
-                    if !step::step(s, samples, roi, p, &visit) {
+                    if !step::step(s, samples, index, roi, p, &visit) {
                         *l = false;
                         return;
                     }

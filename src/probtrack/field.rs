@@ -30,9 +30,10 @@ pub const RECORD: usize = 8;
 pub struct Field {
     pub geom: Geometry,
     pub nsamp: usize,
-    /// The voxels whose records `samples` holds: the box tracking can read (`crop.rs`).
+    /// The voxels whose records `samples` holds: those tracking can read, and the index of
+    /// their bounding box (`crop.rs`).
     pub crop: Crop,
-    /// nsamp x crop voxels x [x1, y1, z1, f1, x2, y2, z2, f2]; shared (not copied) by the CPU
+    /// nsamp x held voxels x [x1, y1, z1, f1, x2, y2, z2, f2]; shared (not copied) by the CPU
     /// tracker.
     pub samples: Arc<Vec<f32>>,
     /// Per voxel: [`INSIDE`], [`EXCLUDE`], then one bit per waypoint and per target.
@@ -45,6 +46,8 @@ pub struct Field {
     pub grid_file: Option<std::path::PathBuf>,
     /// Voxels of the tracking mask taken out of it for NaN/Inf samples.
     pub nonfinite: TakenOut,
+    /// The seed mask `from_bedpost` read, and its voxels: `seeds` does not read it again.
+    seed_voxels: Option<(std::path::PathBuf, Vec<u32>)>,
 }
 
 /// The record of one stick: unit vector (voxel axes) and fraction.
@@ -153,9 +156,10 @@ fn find_image(dir: &Path, name: &str) -> Result<Option<std::path::PathBuf>> {
 /// rounding is allowed for: bedpost rejects every proposal outside (0, 1) (`bedpost::cpu`'s
 /// `inside`, the kernels' np_bp_inside), starts the chains within [0.05, 0.9], and writes the
 /// float32 samples unchanged, as bedpostx does; a value outside is a damaged or foreign file.
-/// Voxels off the mask are not read by the tracker, so they are not checked (as for NaN).
+/// Voxels off the mask are read only beside it, for a step's sub-voxel choice, so they are not
+/// checked (as for NaN).
 fn check_fractions(samples: &[f32], dims: [usize; 3], crop: &Crop, inside: &[u8], files: [&Path; 2]) -> Result<()> {
-    // Box voxels run in the grid's order, so the first bad one found is the grid's first.
+    // Held voxels run in the grid's order, so the first bad one found is the grid's first.
     let nvox = crop.nvox();
     let bad = |k: usize, r: &[f32]| inside[crop.grid_voxel(dims, k % nvox)] != 0 && [r[3], r[7]].iter().any(|f| !(0.0..=1.0).contains(f));
     if !samples.par_chunks(RECORD).enumerate().any(|(k, r)| bad(k, r)) {
@@ -187,8 +191,8 @@ fn tracking_mask(dir: &Path, mask: Option<&Path>, geom: &Geometry, grid_file: &P
 impl Field {
     /// Reads a bedpost folder (merged_{th,ph,f}{1,2}samples). The tracking mask is `mask`, else
     /// the folder's nodif_brain_mask, else the voxels with mean_f1samples > 0. Only the records
-    /// of the box that tracking from the seed mask `seeds` can read are kept (`crop.rs`); with
-    /// no seed mask, the tracking mask's box, and `run` refuses seeds outside it.
+    /// that tracking from the seed mask `seeds` can read are kept (`crop.rs`); with no seed
+    /// mask, those of tracking within the mask, and `run` refuses seeds beyond them.
     pub fn from_bedpost(dir: &Path, mask: Option<&Path>, seeds: Option<&Path>) -> Result<Field> {
         if !dir.is_dir() {
             bail!("{}: not a folder", dir.display());
@@ -207,15 +211,17 @@ impl Field {
             Source::Ours(f) => (f.geom().clone(), f.dims()[3]),
             Source::Whole(t) => (t.geom.clone(), t.nvol()),
         };
-        // The masks before the samples: only the box tracking can read is kept.
+        // The masks before the samples: only the records tracking can read are kept.
         let mut inside = stage("read mask", || tracking_mask(dir, mask, &geom, &paths[0]))?;
-        let seed_mask = seeds.map(|s| read_mask_like(s, &geom, &paths[0], "seed mask")).transpose()?;
-        let crop = Crop::around(geom.dims, (0..geom.nvox()).filter(|&v| inside[v] != 0 || seed_mask.as_ref().is_some_and(|m| m[v] != 0)));
-        drop(seed_mask);
+        let seed_voxels = seeds.map(|s| read_mask_like(s, &geom, &paths[0], "seed mask").map(|m| (s.to_path_buf(), crate::volume::masks::inside_as(&m, |v| v as u32)))).transpose()?;
+        let listed = seed_voxels.iter().flat_map(|(_, s)| s.iter().map(|&v| v as usize));
+        let crop = Crop::around(geom.dims, (0..geom.nvox()).filter(|&v| inside[v] != 0).chain(listed));
         let mut f = match src {
             Source::Ours(files) => stage("samples to records", || Self::side_by_side(&files, crop))?,
             Source::Whole(th1) => stage("read samples", || Self::one_by_one(dir, names, th1, ns, crop))?,
         };
+        f.seed_voxels = seed_voxels;
+        let crop = f.crop.clone();
         let samples = Arc::get_mut(&mut f.samples).expect("records just made, not shared yet");
         f.nonfinite = stage("check samples", || super::nonfinite::skip_nonfinite(samples, f.geom.dims, &crop, &mut inside, dir))?;
         // A single-stick folder's second fractions are the records' zeros, never outside.
@@ -236,7 +242,7 @@ impl Field {
                 fill_records(&geom, &piece, unsafe { whole.range(at * RECORD, (at + n) * RECORD) });
             }
         })?;
-        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default() })
+        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default(), seed_voxels: None })
     }
 
     /// merged_th1samples (`th1`, read) and the other sample volumes of `names`, read one at a
@@ -265,7 +271,7 @@ impl Field {
             let cols: Vec<&[f32]> = cols.iter().map(|c| &c[..]).collect();
             fill_records(&geom, &cols, out);
         });
-        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default() })
+        Ok(Field { nsamp: ns, crop, samples: Arc::new(samples), roi: vec![INSIDE; geom.nvox()], nwaypoints: 0, targets: Vec::new(), geom, grid_file: None, nonfinite: TakenOut::default(), seed_voxels: None })
     }
 
     /// Interleaves bedpost's six sample volumes (th1, ph1, f1, th2, ph2, f2; each nsamp x nvox)
@@ -285,14 +291,14 @@ impl Field {
             let stretch: Vec<&[f32]> = vols.iter().map(|v| &v[ks.clone()]).collect();
             fill_records(&geom, &stretch, out);
         });
-        Field { crop: Crop::whole(geom.dims), geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None, nonfinite: TakenOut::default() }
+        Field { crop: Crop::whole(geom.dims), geom, nsamp: ns, samples: Arc::new(samples), roi: vec![INSIDE; nvox], nwaypoints: 0, targets: Vec::new(), grid_file: None, nonfinite: TakenOut::default(), seed_voxels: None }
     }
 
-    /// Refuses seeds whose records the field does not hold (a field read for another seed
-    /// mask): a step there would read past the samples.
+    /// Refuses seeds whose records, or a neighbour's, the field does not hold (a field read for
+    /// another seed mask): a step there would read past the samples.
     pub fn check_seeds(&self, seeds: &[u32]) -> Result<()> {
-        if let Some(&v) = seeds.iter().find(|&&v| v as usize >= self.nvox() || !self.crop.holds(self.geom.dims, v as usize)) {
-            bail!("probtrack: seed voxel {v} lies outside the box of samples read (the field was read for another seed mask)");
+        if let Some(&v) = seeds.par_iter().find_first(|&&v| v as usize >= self.nvox() || !self.crop.holds_around(self.geom.dims, v as usize)) {
+            bail!("probtrack: seed voxel {v} or a voxel beside it is not among the voxels of samples read (the field was read for another seed mask)");
         }
         Ok(())
     }
@@ -391,10 +397,13 @@ impl Field {
 
     /// Checks that a seed mask lies on this grid and lists its voxels (flat, ascending). Seed
     /// voxels outside the tracking mask are kept (their streamlines stop at once, as
-    /// probtrackx's) and counted in a warning, as `track geodesic` counts its own.
+    /// probtrackx's) and counted in a warning, as `track geodesic` counts its own. The mask
+    /// `from_bedpost` read is not read again.
     pub fn seeds(&self, path: &Path) -> Result<Vec<u32>> {
-        let m = self.read(path, "seed mask")?;
-        let s: Vec<u32> = crate::volume::masks::inside_as(&m, |v| v as u32);
+        let s: Vec<u32> = match &self.seed_voxels {
+            Some((p, s)) if p == path => s.clone(),
+            _ => crate::volume::masks::inside_as(&self.read(path, "seed mask")?, |v| v as u32),
+        };
         if s.is_empty() {
             bail!("{}: the seed mask holds no voxel", path.display());
         }

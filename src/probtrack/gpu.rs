@@ -1,11 +1,11 @@
 //! The tracker on a GPU (OpenCL or CUDA, through `runtime::gpu`): entry points in
 //! `cl/probtrack.cl`, the step in `cl/common/probtrack.h`. The samples (one 32-byte record per
-//! voxel of the field's box, `crop.rs`, per sample), ROI words and seeds are uploaded once; a
-//! batch's paths live in a dense array that each segment advances and each compaction shrinks,
-//! either on the device (prefix sum + scatter into a second array, only the count read back) or
-//! as 003 did it (the paths read back, compacted on the host, written again). The results never
-//! leave the device: the tally kernel turns them into the run's counters there (`tally.rs`), and
-//! only one keep bit per streamline comes back per batch.
+//! voxel the field holds, `crop.rs`, per sample), the index of their box, ROI words and seeds
+//! are uploaded once; a batch's paths live in a dense array that each segment advances and each
+//! compaction shrinks, either on the device (prefix sum + scatter into a second array, only the
+//! count read back) or as 003 did it (the paths read back, compacted on the host, written
+//! again). The results never leave the device: the tally kernel turns them into the run's
+//! counters there (`tally.rs`), and only one keep bit per streamline comes back per batch.
 
 use super::step::{Params, Path};
 use super::tally::{Counts, Rules};
@@ -27,6 +27,8 @@ impl Elem for Path {
 
 struct Uploaded {
     samples: Buf<f32>,
+    /// The row of each voxel of the samples' box (`crop.rs`).
+    index: Buf<i32>,
     roi: Buf<u32>,
     seeds: Buf<i32>,
     nvox: usize,
@@ -140,7 +142,7 @@ impl ProbtrackKernels for GpuProbtrack {
         // buffer, every byte 0xFF, so a volume not uploaded is NaN and a path reading it shows.
         let whole = volumes.iter().map(|r| r.len()).sum::<usize>() >= field.nsamp;
         let samples = if whole { g.upload(&field.samples)? } else { g.alloc::<f32>(field.samples.len())? };
-        self.data = Some(Arc::new(Uploaded { samples, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, nvox: field.nvox() }));
+        self.data = Some(Arc::new(Uploaded { samples, index: g.upload(&field.crop.index)?, roi: g.upload(&field.roi)?, seeds: g.upload(&seeds)?, nvox: field.nvox() }));
         self.present = vec![whole; field.nsamp];
         self.add_volumes(field, volumes)
     }
@@ -226,7 +228,7 @@ impl ProbtrackKernels for GpuProbtrack {
         g.launch(
             &self.k.start,
             shape(g, total),
-            args![&d.samples, &d.roi, &d.seeds, &b.list, b.use_list, b.t0, n as i32, &b.st, &b.flags, &b.out_steps, &b.out_flags, &c.visits, Arg::structure(p)],
+            args![&d.samples, &d.index, &d.roi, &d.seeds, &b.list, b.use_list, b.t0, n as i32, &b.st, &b.flags, &b.out_steps, &b.out_flags, &c.visits, Arg::structure(p)],
         )?;
         b.live = total;
         self.compact(Compaction::Device)
@@ -243,7 +245,7 @@ impl ProbtrackKernels for GpuProbtrack {
         g.launch(
             &k.segment,
             shape(g, b.live),
-            args![&b.st, &b.flags, b.live as i32, iters as i32, &d.samples, &d.roi, visits, &b.out_steps, &b.out_flags, Arg::structure(p)],
+            args![&b.st, &b.flags, b.live as i32, iters as i32, &d.samples, &d.index, &d.roi, visits, &b.out_steps, &b.out_flags, Arg::structure(p)],
         )
     }
 

@@ -176,6 +176,7 @@ impl Config {
             nseeds: nseeds as i32,
             origin: field.crop.origin.map(|x| x as i32),
             crop: field.crop.dims.map(|x| x as i32),
+            rows: field.crop.nvox() as i32,
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use super::field::{EXCLUDE, INSIDE, RECORD};
 
-/// `np_pt_params`: what every launch needs (20 words).
+/// `np_pt_params`: what every launch needs (21 words).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Params {
@@ -30,9 +30,11 @@ pub struct Params {
     /// 1: count voxel entries into the visitation map.
     pub count: i32,
     pub nseeds: i32,
-    /// The box of voxels the samples hold (`crop.rs`): its first voxel and its size.
+    /// The bounding box of the voxels the samples hold (`crop.rs`): its first voxel and its
+    /// size, and how many voxels it holds (the records per sample volume).
     pub origin: [i32; 3],
     pub crop: [i32; 3],
+    pub rows: i32,
 }
 
 /// `np_pt_path`: one half-streamline between launches (48 bytes).
@@ -89,11 +91,13 @@ fn dims(p: &Params) -> [i32; 3] {
 }
 
 /// The record of grid voxel `i` in sample volume `samp`: the box's origin is subtracted from
-/// the integer index alone (`np_pt_record`).
-fn record<'a>(samples: &'a [f32], p: &Params, samp: i32, i: [i32; 3]) -> &'a [f32] {
-    let [cx, cy, cz] = p.crop;
-    let v = (i[0] - p.origin[0]) + cx * ((i[1] - p.origin[1]) + cy * (i[2] - p.origin[2]));
-    &samples[(samp as usize * (cx * cy * cz) as usize + v as usize) * RECORD..][..RECORD]
+/// the integer index alone, and the box's index gives the voxel's row (`np_pt_record`).
+fn record<'a>(samples: &'a [f32], index: &[i32], p: &Params, samp: i32, i: [i32; 3]) -> &'a [f32] {
+    let [cx, cy, _] = p.crop;
+    let b = (i[0] - p.origin[0]) + cx * ((i[1] - p.origin[1]) + cy * (i[2] - p.origin[2]));
+    // Every voxel a step can read is held (`crop.rs`): -1 here would be a bug, and panics.
+    let row = usize::try_from(index[b as usize]).expect("a step read a voxel the field does not hold");
+    &samples[(samp as usize * p.rows as usize + row) * RECORD..][..RECORD]
 }
 
 /// Flat index of the voxel holding `q` (nearest centre), or None outside the grid.
@@ -152,13 +156,13 @@ pub fn choose(r: &[f32], d: [f32; 3], fibthresh: f32) -> Option<([f32; 3], f32)>
 
 /// A new path at seed voxel `seed_vox` (flat index), half `half` of streamline `k`; `None`
 /// direction when no stick at the seed is above the threshold (the path has ended).
-pub fn start(samples: &[f32], roi: &[u32], p: &Params, seed_vox: usize, k: u32, half: u32, id: u32) -> (Path, bool) {
+pub fn start(samples: &[f32], index: &[i32], roi: &[u32], p: &Params, seed_vox: usize, k: u32, half: u32, id: u32) -> (Path, bool) {
     let n = dims(p);
     let v = seed_vox as i32;
     let i = [v % n[0], (v / n[0]) % n[1], v / (n[0] * n[1])];
     let pos = i.map(|x| x as f32);
     let samp = (k % p.nsamp as u32) as i32;
-    let r = record(samples, p, samp, i);
+    let r = record(samples, index, p, samp, i);
     // The first direction: the stick of larger fraction (stick 1 on a tie), as probtrackx
     // starts on fibre 1 (bedpostx orders f1 >= f2 on average, not per sample).
     let pick = if r[3] > p.fibthresh && r[3] >= r[7] {
@@ -180,7 +184,7 @@ pub fn start(samples: &[f32], roi: &[u32], p: &Params, seed_vox: usize, k: u32, 
 
 /// One step; false when the path has ended (it then holds its final steps and flags).
 /// `visit` is called with each voxel the path enters when counting.
-pub fn step(s: &mut Path, samples: &[f32], roi: &[u32], p: &Params, visit: &impl Fn(usize)) -> bool {
+pub fn step(s: &mut Path, samples: &[f32], index: &[i32], roi: &[u32], p: &Params, visit: &impl Fn(usize)) -> bool {
     if s.steps >= p.max_steps {
         return false;
     }
@@ -192,7 +196,7 @@ pub fn step(s: &mut Path, samples: &[f32], roi: &[u32], p: &Params, visit: &impl
             h = hash(h);
         }
     }
-    let r = record(samples, p, s.samp, sample_voxel(s.p, u, p));
+    let r = record(samples, index, p, s.samp, sample_voxel(s.p, u, p));
     let Some((nd, c)) = choose(r, s.d, p.fibthresh) else { return false };
     if c < p.min_cos {
         return false;
