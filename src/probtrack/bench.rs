@@ -15,8 +15,9 @@ use crate::runtime::{timing::median, Device};
 use anyhow::Result;
 use serde::Serialize;
 
-/// Bytes a step reads at least: its sample record and the ROI word of the point reached.
-pub const BYTES_PER_STEP: f64 = 32.0 + 4.0;
+/// Bytes a step reads at least: the voxel's row in the held field's index, its sample record
+/// and the ROI word of the point reached.
+pub const BYTES_PER_STEP: f64 = 4.0 + 32.0 + 4.0;
 /// Bytes a path moves at least: its 48-byte state written at the start and read by its first
 /// segment, and its 8-byte result (compactions of survivors come on top).
 pub const PATH_MIN_BYTES: f64 = 48.0 + 48.0 + 8.0;
