@@ -1,6 +1,7 @@
 //! A device too small for a buffer that cannot be chunked (src/runtime/gpu/room.rs): the user
 //! reads one line naming the device, the size asked, the size offered and a way out, before any
-//! long work, and nothing is written. PoCL stands in for a small GPU: POCL_MEMORY_LIMIT=1 (GB)
+//! long work, and nothing is written; in a device list the small device drops out and the others
+//! write the bytes they write alone. PoCL stands in for a small GPU: POCL_MEMORY_LIMIT=1 (GB)
 //! makes it report 1 GiB of memory and a largest allocation of 256 MiB, set for the spawned
 //! binary only.
 
@@ -53,4 +54,23 @@ fn a_field_over_the_largest_allocation_is_one_clear_line_and_leaves_nothing() {
         assert!(l.contains(part), "missing '{part}': {err}");
     }
     assert!(common::entries(&alone).is_empty(), "left behind: {:?}", common::entries(&alone));
+}
+
+#[test]
+fn a_list_runs_without_the_small_device_and_says_why() {
+    if common::opencl().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tensor, seeds) = inputs(tmp.path());
+    // Beside the CPU, the small device drops out (saying why) and the CPU's fibres are written.
+    let (cpu, mixed) = (tmp.path().join("cpu.tck"), tmp.path().join("mixed.tck"));
+    let (code, _, err) = track(&tensor, &seeds, "cpu", &cpu);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = track(&tensor, &seeds, "cpu,opencl", &mixed);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&cpu).unwrap() == std::fs::read(&mixed).unwrap(), "cpu,opencl wrote other fibres than cpu");
+    let split = err.lines().find(|l| l.starts_with("split: ")).unwrap_or_else(|| panic!("{err}"));
+    assert!(split.contains("re-run on the others: opencl:") && split.contains("256.0 MiB"), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
 }
