@@ -1,7 +1,8 @@
 //! A device too small for a buffer that cannot be chunked (src/runtime/gpu/room.rs): the user
 //! reads one line naming the device, the size asked, the size offered and a way out, before any
 //! long work, and nothing is written; in a device list the small device drops out and the others
-//! write the bytes they write alone. PoCL stands in for a small GPU: POCL_MEMORY_LIMIT=1 (GB)
+//! write the bytes they write alone; the DTI metric, prepared on a list's first device, goes in
+//! z-slabs with the bytes of one pass. PoCL stands in for a small GPU: POCL_MEMORY_LIMIT=1 (GB)
 //! makes it report 1 GiB of memory and a largest allocation of 256 MiB, set for the spawned
 //! binary only.
 
@@ -73,4 +74,41 @@ fn a_list_runs_without_the_small_device_and_says_why() {
     let split = err.lines().find(|l| l.starts_with("split: ")).unwrap_or_else(|| panic!("{err}"));
     assert!(split.contains("re-run on the others: opencl:") && split.contains("256.0 MiB"), "{err}");
     assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+}
+
+#[test]
+fn a_list_led_by_the_small_device_prepares_the_metric_in_slabs_and_runs() {
+    if common::opencl().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tensor, seeds) = inputs(tmp.path());
+    // The metric is prepared on the list's first device: whole, its 366.2 MiB failed the run.
+    let (code, _, err) = track(&tensor, &seeds, "opencl,cpu", &tmp.path().join("f.tck"));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.lines().any(|l| l.starts_with("split: ") && l.contains("re-run on the others: opencl:")), "{err}");
+}
+
+#[test]
+fn the_metric_in_slabs_has_the_bytes_of_one_pass() {
+    use neuroport::dti::{gpu::GpuDti, DtiKernels, Frame};
+    let Some(dev) = common::opencl() else { return };
+    let dims = [9, 7, 10];
+    let n: usize = dims.iter().product();
+    // A smooth anisotropic field with a zero-trace voxel (replaced by the isotropic default).
+    let mut t = vec![0f32; 6 * n];
+    for v in 1..n {
+        let f = v as f32 / n as f32;
+        for (c, val) in [1.7e-3 - 1e-3 * f, 2e-4 * f, -1e-4, 5e-4 + 3e-4 * f * f, 1e-4 * f, 4e-4 + 2e-4 * (1.0 - f)].into_iter().enumerate() {
+            t[c * n + v] = val;
+        }
+    }
+    let mut k = GpuDti::new(neuroport::runtime::gpu::Gpu::require(&dev).unwrap()).unwrap();
+    let frame = Frame { flip_x: true, inv_voxel: [0.5, 0.5, 0.4] };
+    let one = k.metric(&t, dims, frame).unwrap();
+    for planes in [1, 2, 3, 4, 9, 10] {
+        let slabs = k.metric_in_slabs(&t, dims, frame, planes).unwrap();
+        assert!(one.iter().zip(&slabs).all(|(a, b)| a.to_bits() == b.to_bits()), "{planes} planes a slab");
+        assert_eq!(one.len(), slabs.len());
+    }
 }
