@@ -197,7 +197,7 @@ fn two_cpu_pools_write_the_bytes_of_one_cpu_and_survive_a_failing_pool() {
     let (failed, err) = pipeline(tmp.path(), "failed", "cpu,cpu", &[chunk[0], ("NEUROPORT_SPLIT_FAIL", "1:1")]);
     assert!(one == failed, "a failed device changed the output");
     assert!(err.contains("warning: #1 cpu") && err.contains("its work goes to the other devices"), "{err}");
-    assert!(err.contains("(failed, its work re-run on the others)"), "{err}");
+    assert!(err.contains("(failed, its work re-run on the others: stopped on purpose after 1 chunks"), "{err}");
     assert!(!err.contains("panicked"));
 }
 

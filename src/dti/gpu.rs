@@ -56,6 +56,47 @@ impl GpuDti {
     }
 }
 
+impl GpuDti {
+    /// z-planes of the metric per slab: the tensor, fields and inverse (144 B a voxel) within
+    /// free memory and the fields within the largest allocation, less a halo plane each side.
+    fn metric_planes(&self, dims: [usize; 3]) -> usize {
+        let nxy = (dims[0] * dims[1]).max(1) as u64;
+        let by_mem = self.gpu.mem_free() / (4 * (12 + NFIELDS) as u64 * nxy);
+        let by_alloc = self.gpu.max_alloc() / (4 * NFIELDS as u64 * nxy);
+        let fit = by_mem.min(by_alloc) as usize;
+        if fit >= dims[2] { dims[2] } else { fit.saturating_sub(2).max(1) }
+    }
+
+    /// [`metric`](DtiKernels::metric) in slabs of `planes` z-planes, each computed with a halo
+    /// plane each side (the derivatives' neighbours) and only its own planes kept: a volume whose
+    /// fields do not fit the device at once, with the bytes of one pass.
+    pub fn metric_in_slabs(&mut self, tensor: &[f32], dims: [usize; 3], frame: Frame, planes: usize) -> Result<Vec<f32>> {
+        let (nxy, nz) = (dims[0] * dims[1], dims[2]);
+        let nvox = nxy * nz;
+        if tensor.len() != 6 * nvox {
+            bail!("tensor field size does not match the grid");
+        }
+        let g = &self.gpu;
+        let whole = Columns::whole(tensor, 6);
+        let mut out = vec![0f32; NFIELDS * nvox];
+        let [ix, iy, iz] = frame.inv_voxel;
+        for z0 in (0..nz).step_by(planes.max(1)) {
+            let z1 = (z0 + planes.max(1)).min(nz);
+            let (h0, h1) = (z0.saturating_sub(1), (z1 + 1).min(nz));
+            let ns = (h1 - h0) * nxy;
+            let (b_t, b_fields, b_g) = (g.upload_columns(&whole.part(h0 * nxy..h1 * nxy))?, g.alloc::<f32>(NFIELDS * ns)?, g.alloc::<f32>(6 * ns)?);
+            g.launch(&self.inverse, Shape::items(ns), args![&b_t, ns as i32, frame.flip_x as i32, ix, iy, iz, D_ISO, &b_fields, &b_g])?;
+            g.launch(&self.derivs, Shape::items(ns), args![&b_g, dims[0] as i32, dims[1] as i32, (h1 - h0) as i32, &b_fields])?;
+            let slab = g.download(&b_fields)?;
+            let keep = (z0 - h0) * nxy..(z1 - h0) * nxy;
+            for c in 0..NFIELDS {
+                out[c * nvox + z0 * nxy..c * nvox + z1 * nxy].copy_from_slice(&slab[c * ns + keep.start..c * ns + keep.end]);
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Voxels per chunk so that `ngrad` volumes of them stay within 32-bit indexing and `by_mem`.
 pub fn chunk_voxels(ngrad: usize, by_mem: usize) -> usize {
     (i32::MAX as usize / ngrad.max(1)).min(by_mem).max(1)
@@ -91,6 +132,10 @@ impl DtiKernels for GpuDti {
         let nvox: usize = dims.iter().product();
         if tensor.len() != 6 * nvox {
             bail!("tensor field size does not match the grid");
+        }
+        let planes = self.metric_planes(dims);
+        if planes < dims[2] {
+            return self.metric_in_slabs(tensor, dims, frame, planes);
         }
         let g = &self.gpu;
         let (b_t, b_fields, b_g) = (g.upload(tensor)?, g.alloc::<f32>(NFIELDS * nvox)?, g.alloc::<f32>(6 * nvox)?);

@@ -68,8 +68,9 @@ impl fmt::Display for Shares {
         for s in &self.devices {
             f.write_str("; ")?;
             write!(f, "{}: {} chunk{}, busy {:.2} s", s.device, s.chunks, if s.chunks == 1 { "" } else { "s" }, s.busy_s)?;
-            if s.failed.is_some() {
-                f.write_str(" (failed, its work re-run on the others)")?;
+            // Why: a device that failed after the others had finished was warned of nowhere else.
+            if let Some(why) = &s.failed {
+                write!(f, " (failed, its work re-run on the others: {why})")?;
             }
         }
         Ok(())

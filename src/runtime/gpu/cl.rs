@@ -4,6 +4,7 @@
 use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned};
 use super::args::Arg;
 use super::buffer::RawBuf;
+use super::room::out_of_memory;
 use super::texture::{RawTexture, TexelFormat};
 use super::timeline::{Interval, Timeline};
 use crate::runtime::opencl::{event_ms, ClDevice};
@@ -17,6 +18,7 @@ use opencl3::memory::{
     CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_R, CL_RG, CL_RGBA,
 };
 use opencl3::memory::ClMem as _;
+use opencl3::error_codes::{CL_INVALID_BUFFER_SIZE, CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES};
 use opencl3::types::{cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 use std::ffi::c_void;
 use std::ptr;
@@ -67,7 +69,10 @@ impl Interval for Event {
 }
 
 fn cl_err(what: &str, code: i32) -> anyhow::Error {
-    anyhow!("{what}: OpenCL error {code} ({})", opencl3::error_codes::error_text(code))
+    // Drivers allocate a buffer's memory at its first use: a device too small for the run's
+    // buffers says so at a copy, a kernel or a wait, with this code.
+    let hint = if code == CL_MEM_OBJECT_ALLOCATION_FAILURE { "; the device is out of memory: use --backend cpu, a device with more memory, or a smaller volume" } else { "" };
+    anyhow!("{what}: OpenCL error {code} ({}){hint}", opencl3::error_codes::error_text(code))
 }
 
 impl ClQueue {
@@ -141,8 +146,10 @@ impl Queue for ClQueue {
     }
 
     fn alloc(&self, bytes: usize) -> Result<RawBuf> {
-        let b = unsafe { Buffer::<u8>::create(&self.dev.context, CL_MEM_READ_WRITE, bytes, ptr::null_mut()) }
-            .map_err(|e| anyhow!("cannot allocate {bytes} bytes on {}: {e}", self.dev.info.name))?;
+        let b = unsafe { Buffer::<u8>::create(&self.dev.context, CL_MEM_READ_WRITE, bytes, ptr::null_mut()) }.map_err(|e| match e.0 {
+            CL_INVALID_BUFFER_SIZE | CL_MEM_OBJECT_ALLOCATION_FAILURE | CL_OUT_OF_RESOURCES => out_of_memory(&self.dev.info, Some(bytes), None),
+            _ => anyhow!("cannot allocate {bytes} bytes on {}: {e}", self.dev.info.name),
+        })?;
         Ok(RawBuf::Cl(ClMem(b)))
     }
 

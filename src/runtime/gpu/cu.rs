@@ -5,6 +5,7 @@
 use super::api::{LaunchDims, PinnedOwner, Queue, RawEvent, RawKernel, RawPinned};
 use super::args::Arg;
 use super::buffer::RawBuf;
+use super::room::out_of_memory;
 use super::texture::{RawTexture, TexelFormat};
 use super::timeline::{Interval, Timeline};
 use crate::runtime::cuda::CudaDevice;
@@ -151,7 +152,11 @@ impl Queue for CuQueue {
 
     fn alloc(&self, bytes: usize) -> Result<RawBuf> {
         self.bind()?;
-        let ptr = unsafe { cu::malloc_sync(bytes) }.map_err(|e| anyhow!("cannot allocate {bytes} bytes on {}: {e:?}", self.dev.info.name))?;
+        let ptr = unsafe { cu::malloc_sync(bytes) }.map_err(|e| match e.0 {
+            // Not sticky: the context goes on, and the user reads the sizes, not the code.
+            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => out_of_memory(&self.dev.info, Some(bytes), self.dev.ctx.mem_get_info().ok().map(|(f, _)| f as u64)),
+            _ => anyhow!("cannot allocate {bytes} bytes on {}: {e:?}", self.dev.info.name),
+        })?;
         Ok(RawBuf::Cu(CuMem { ptr, bytes, ctx: self.dev.ctx.clone(), borrowed: false }))
     }
 

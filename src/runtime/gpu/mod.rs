@@ -10,6 +10,7 @@ pub(crate) mod cl;
 pub(crate) mod cu;
 pub mod bench;
 pub mod pipeline;
+mod room;
 pub mod selftest;
 mod signature;
 mod staging;
@@ -34,6 +35,8 @@ use std::sync::{Arc, Mutex};
 pub struct Gpu {
     q: Arc<dyn api::Queue>,
     staging: Arc<staging::Staging>,
+    /// The device's largest single allocation, asked once ([`room::check`]).
+    max_alloc: u64,
 }
 
 /// A compiled kernel and the parameters its source declares.
@@ -159,7 +162,7 @@ impl Gpu {
     }
 
     fn from_queue(q: Arc<dyn api::Queue>) -> Gpu {
-        Gpu { staging: Arc::new(staging::Staging::new()), q }
+        Gpu { staging: Arc::new(staging::Staging::new()), max_alloc: q.max_alloc(), q }
     }
 
     pub fn info(&self) -> &DeviceInfo {
@@ -177,15 +180,22 @@ impl Gpu {
     /// A buffer of `n` elements, every byte 0xFF (NaN as a float, -1 as an integer), so an
     /// element a kernel forgets to write shows instead of passing as stale memory.
     pub fn alloc<T: Elem>(&self, n: usize) -> Result<Buf<T>> {
-        let raw = self.q.alloc(buffer::alloc_bytes::<T>(n))?;
+        let raw = self.raw_alloc(buffer::alloc_bytes::<T>(n))?;
         self.q.fill(&raw, 0xFF)?;
         Ok(Buf::new(raw, n))
     }
 
     pub fn zeros<T: Elem>(&self, n: usize) -> Result<Buf<T>> {
-        let raw = self.q.alloc(buffer::alloc_bytes::<T>(n))?;
+        let raw = self.raw_alloc(buffer::alloc_bytes::<T>(n))?;
         self.q.fill(&raw, 0)?;
         Ok(Buf::new(raw, n))
+    }
+
+    /// Every device buffer's allocation: one over the device's largest is refused up front with
+    /// the sizes, not sent to the API for its error code.
+    fn raw_alloc(&self, bytes: usize) -> Result<buffer::RawBuf> {
+        room::check(self.info(), bytes, self.max_alloc)?;
+        self.q.alloc(bytes)
     }
 
     /// Sets every byte of `b` to `byte`, in queue order.
@@ -196,7 +206,7 @@ impl Gpu {
     /// A buffer holding `data`. Returns once `data` has been copied out (into pinned staging or
     /// onto the device); the device copy completes in queue order.
     pub fn upload<T: Elem>(&self, data: &[T]) -> Result<Buf<T>> {
-        let raw = self.q.alloc(buffer::alloc_bytes::<T>(data.len()))?;
+        let raw = self.raw_alloc(buffer::alloc_bytes::<T>(data.len()))?;
         let b = Buf::new(raw, data.len());
         self.write(&b, 0, data)?;
         Ok(b)
@@ -205,7 +215,7 @@ impl Gpu {
     /// A buffer holding a share of a component-major array as one array (`ncomp` x len).
     pub fn upload_columns<T: Elem>(&self, cols: &Columns<T>) -> Result<Buf<T>> {
         let n = cols.ncomp() * cols.len();
-        let b = Buf::new(self.q.alloc(buffer::alloc_bytes::<T>(n))?, n);
+        let b = Buf::new(self.raw_alloc(buffer::alloc_bytes::<T>(n))?, n);
         self.write_columns(&b, 0, cols)?;
         Ok(b)
     }
@@ -431,6 +441,6 @@ impl Gpu {
     }
     /// The largest single allocation the device allows.
     pub fn max_alloc(&self) -> u64 {
-        self.q.max_alloc()
+        self.max_alloc
     }
 }
