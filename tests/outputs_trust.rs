@@ -378,3 +378,21 @@ fn a_folder_that_takes_no_byte_is_refused_before_the_work() {
     assert_eq!(entries(tmp.path()), vec!["in".to_string(), "made".to_string()]);
     assert_eq!(entries(&made), Vec::<String>::new());
 }
+
+/// An output name that is a folder is refused before the fit, with or without --force, in words
+/// that do not send the user to --force: dti said "already exists (use --force to overwrite)",
+/// and with --force fitted everything, then failed at the commit.
+#[test]
+fn an_output_that_is_a_folder_is_refused_up_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("in"));
+    let out = tmp.path().join("o");
+    let fa = out.join("x_FA.nii.gz");
+    std::fs::create_dir_all(&fa).unwrap();
+    for extra in [&[][..], &["--force"][..]] {
+        let (code, _, err) = dti(&d, &out.join("x"), extra);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(err.trim_end(), format!("error: cannot write {}: a folder stands there", fa.display()), "{extra:?}");
+        assert_eq!(entries(&out), vec!["x_FA.nii.gz".to_string()]);
+    }
+}

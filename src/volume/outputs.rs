@@ -21,8 +21,8 @@ pub fn set_overwrite(on: bool) {
 /// Refuses paths that exist (unless overwriting is allowed), naming the first; commands call it
 /// with their output names before any work so a user learns it at once.
 /// Also refuses, with or without --force, a path whose folder cannot be made because a file sits
-/// on the way, and a folder that takes no file (read-only, full): bedpost found that only once
-/// its sampling was done.
+/// on the way, a path that is a folder, and a folder that takes no file (read-only, full):
+/// bedpost found those only once its sampling was done.
 pub fn check_free<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<()> {
     check_paths(paths, true)
 }
@@ -39,6 +39,10 @@ fn check_paths<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>, probe: bool) 
         if let Some(dir) = p.parent().filter(|d| !folders.iter().any(|f| f == d)) {
             folder_possible(dir, probe.then_some(p))?;
             folders.push(dir.to_path_buf());
+        }
+        // --force cannot replace a folder: the commit failed on it after all the work.
+        if p.is_dir() {
+            bail!("cannot write {}: a folder stands there", p.display());
         }
         if !overwrite && p.symlink_metadata().is_ok() {
             bail!("{} already exists (use --force to overwrite)", p.display());
