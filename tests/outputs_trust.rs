@@ -396,3 +396,18 @@ fn an_output_that_is_a_folder_is_refused_up_front() {
         assert_eq!(entries(&out), vec!["x_FA.nii.gz".to_string()]);
     }
 }
+
+/// A tractogram write failing part-way (the file size limit; a full disk alike) says the OS's
+/// words as every other output does: the streamed .tck said "File too large (os error 27)".
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failing_tck_write_reads_as_the_other_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("in"));
+    let out = tmp.path().join("t.tck");
+    let a = ["--backend", "cpu", "track", "geodesic", "--dwi", &d[0], "--bvals", &d[1], "--bvecs", &d[2], "--seeds", &d[3], "--dirs", "4", "--out", s(&out)];
+    let (code, err) = run_with_file_limit(&a, 8192);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.lines().find(|l| l.starts_with("error:")).unwrap_or(""), format!("error: cannot write {}: File too large", out.display()), "{err}");
+    assert_eq!(entries(tmp.path()), vec!["in".to_string()]);
+}

@@ -30,6 +30,7 @@ pub use nifti_write::{member_size, write_gz, write_gz_blocks, write_nifti, write
 #[cfg(test)]
 pub(crate) use nifti_write::write_nifti_members;
 pub use outputs::{check_free, prefixed, resolve_prefix, set_overwrite, Outputs};
+pub(crate) use outputs::cause as write_cause;
 pub use side_by_side::SideBySide;
 pub(crate) use nifti_decode::Whole;
 pub use taken_out::{Hits, TakenOut};

@@ -322,7 +322,7 @@ fn is_ours_old(p: &Path) -> bool {
 
 /// A writer's error for people: the OS's message, with the temporary's name replaced by the
 /// final one.
-fn cause(e: &anyhow::Error, tmp: &Path, fin: &Path) -> String {
+pub(crate) fn cause(e: &anyhow::Error, tmp: &Path, fin: &Path) -> String {
     if let Some(io) = e.chain().find_map(|c| c.downcast_ref::<std::io::Error>()) {
         return plain_io(io);
     }
