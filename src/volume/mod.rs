@@ -35,7 +35,7 @@ pub use side_by_side::SideBySide;
 pub(crate) use nifti_decode::Whole;
 pub use taken_out::{Hits, TakenOut};
 pub use tensor_in::read_tensor;
-pub use temps::{create_file, forget_scratch, register_scratch};
+pub use temps::{create_file, forget_scratch, register_scratch, remove_temporaries_now};
 pub use text::read_text;
 
 /// A 4-D DWI series and its FSL gradient table, checked against each other.
