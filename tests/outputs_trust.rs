@@ -411,3 +411,18 @@ fn a_failing_tck_write_reads_as_the_other_outputs() {
     assert_eq!(err.lines().find(|l| l.starts_with("error:")).unwrap_or(""), format!("error: cannot write {}: File too large", out.display()), "{err}");
     assert_eq!(entries(tmp.path()), vec!["in".to_string()]);
 }
+
+/// `bench nifti` whose write fails part-way (the file size limit; a full disk alike) removes its
+/// scratch folder: it returned at the error and left the folder with a partial copy.
+#[cfg(target_os = "linux")]
+#[test]
+fn bench_nifti_failing_to_write_leaves_no_scratch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("in"));
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let (code, err) = run_with_file_limit(&["bench", "nifti", "--input", &d[0], "--scratch", s(&scratch), "--repeats", "1"], 4096);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.lines().any(|l| l.starts_with("error: cannot write ") && l.ends_with("copy.nii.gz: File too large")), "{err}");
+    assert_eq!(entries(&scratch), Vec::<String>::new());
+}
