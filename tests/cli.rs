@@ -496,3 +496,28 @@ fn synth_refuses_a_phantom_nifti_cannot_hold_before_building_it() {
     let (code, _, err) = run(&["synth", "--out", s(&out), "--dims", "6,6,4", "--b0", "32735"], &[]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// stdout or stderr on a full disk (/dev/full): one plain line where stderr takes it, exit 1, no
+/// panic. `println!` panicked ("failed printing to stdout", exit 101 with a backtrace), and
+/// reproduce said only "No space left on device (os error 28)". The outputs, committed before
+/// their names are printed, stay.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_or_stderr_is_one_line_and_exit_1() {
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let full = || Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+    let want = "error: cannot write to standard output: No space left on device";
+    let (synth_out, repro_out) = (tmp.path().join("s"), tmp.path().join("r"));
+    let cases: [&[&str]; 2] = [&["synth", "--dims", "8,8,4", "--out", s(&synth_out)], &["--backend", "cpu", "reproduce", "geodesic-prep", "--repeats", "1", "--out", s(&repro_out)]];
+    for a in cases {
+        let o = bin().args(a).env("RUST_BACKTRACE", "1").stdout(full()).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{a:?}: {err}");
+        assert_eq!(err.lines().last(), Some(want), "{a:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{a:?}: {err}");
+    }
+    assert!(entries(&tmp.path().join("s")).contains(&"dwi.nii.gz".to_string()));
+    let o = bin().args(["synth", "--dims", "8,8,4", "--out", s(&tmp.path().join("e"))]).env("RUST_BACKTRACE", "1").stdout(Stdio::null()).stderr(full()).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "stderr full");
+}

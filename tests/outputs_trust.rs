@@ -331,3 +331,98 @@ fn the_other_output_type_is_the_same_output() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("_FA.nii.gz already exists: the same output as") || err.contains(".nii.gz already exists: the same output as"), "{err}");
 }
+
+/// Runs `neuroport args...` allowed files of at most `bytes` (RLIMIT_FSIZE, SIGXFSZ ignored): a
+/// write past it fails with EFBIG ("File too large"), as a full disk fails one with ENOSPC, with
+/// no mount and no root. Returns (exit code, stderr, with the stages line that says what ran).
+#[cfg(target_os = "linux")]
+fn run_with_file_limit(args: &[&str], bytes: u64) -> (i32, String) {
+    use std::os::unix::process::CommandExt;
+    let mut c = bin();
+    c.args(args).env("RUST_BACKTRACE", "1").env("NEUROPORT_STAGES", "1");
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            match libc::setrlimit(libc::RLIMIT_FSIZE, &lim) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let o = c.output().expect("the neuroport binary runs");
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// An output folder that takes no byte (here a file size limit of 0; a read-only or full disk
+/// alike) is refused before the sampling, naming an output: bedpost ran its whole MCMC and only
+/// then failed to write (its stages line: "fit and sample"). The same for a folder still to be
+/// made, and nothing is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_folder_that_takes_no_byte_is_refused_before_the_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("in"));
+    let made = tmp.path().join("made");
+    std::fs::create_dir(&made).unwrap();
+    for out in [made.clone(), tmp.path().join("new").join("bp")] {
+        let a = ["bedpost", "--backend", "cpu", "--dwi", &d[0], "--bvals", &d[1], "--bvecs", &d[2], "--mask", &d[3], "--out", s(&out), "--burnin", "20", "--samples", "4", "--thin", "1"];
+        let (code, err) = run_with_file_limit(&a, 0);
+        assert_eq!(code, 1, "{err}");
+        let prefix = format!("error: cannot write {}/", out.display());
+        assert!(err.starts_with(&prefix) && err.lines().next().unwrap_or("").ends_with(".nii.gz: File too large"), "{err}");
+        let stages = err.lines().find(|l| l.starts_with("stages:")).unwrap_or("");
+        assert!(!stages.is_empty() && !stages.contains("read") && !stages.contains("sample"), "refused before reading and sampling: {err}");
+    }
+    assert_eq!(entries(tmp.path()), vec!["in".to_string(), "made".to_string()]);
+    assert_eq!(entries(&made), Vec::<String>::new());
+}
+
+/// An output name that is a folder is refused before the fit, with or without --force, in words
+/// that do not send the user to --force: dti said "already exists (use --force to overwrite)",
+/// and with --force fitted everything, then failed at the commit.
+#[test]
+fn an_output_that_is_a_folder_is_refused_up_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("in"));
+    let out = tmp.path().join("o");
+    let fa = out.join("x_FA.nii.gz");
+    std::fs::create_dir_all(&fa).unwrap();
+    for extra in [&[][..], &["--force"][..]] {
+        let (code, _, err) = dti(&d, &out.join("x"), extra);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(err.trim_end(), format!("error: cannot write {}: a folder stands there", fa.display()), "{extra:?}");
+        assert_eq!(entries(&out), vec!["x_FA.nii.gz".to_string()]);
+    }
+}
+
+/// A tractogram write failing part-way (the file size limit; a full disk alike) says the OS's
+/// words as every other output does: the streamed .tck said "File too large (os error 27)".
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failing_tck_write_reads_as_the_other_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("in"));
+    let out = tmp.path().join("t.tck");
+    let a = ["--backend", "cpu", "track", "geodesic", "--dwi", &d[0], "--bvals", &d[1], "--bvecs", &d[2], "--seeds", &d[3], "--dirs", "4", "--out", s(&out)];
+    let (code, err) = run_with_file_limit(&a, 8192);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.lines().find(|l| l.starts_with("error:")).unwrap_or(""), format!("error: cannot write {}: File too large", out.display()), "{err}");
+    assert_eq!(entries(tmp.path()), vec!["in".to_string()]);
+}
+
+/// `bench nifti` whose write fails part-way (the file size limit; a full disk alike) removes its
+/// scratch folder: it returned at the error and left the folder with a partial copy.
+#[cfg(target_os = "linux")]
+#[test]
+fn bench_nifti_failing_to_write_leaves_no_scratch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = data(&tmp.path().join("in"));
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let (code, err) = run_with_file_limit(&["bench", "nifti", "--input", &d[0], "--scratch", s(&scratch), "--repeats", "1"], 4096);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.lines().any(|l| l.starts_with("error: cannot write ") && l.ends_with("copy.nii.gz: File too large")), "{err}");
+    assert_eq!(entries(&scratch), Vec::<String>::new());
+}

@@ -185,7 +185,8 @@ pub fn print_out(s: &str) -> anyhow::Result<()> {
     use std::io::Write;
     match std::io::stdout().lock().write_all(s.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => Ok(r?),
+        Err(e) => anyhow::bail!("cannot write to standard output: {}", neuroport::volume::plain_io(&e)),
+        Ok(()) => Ok(()),
     }
 }
 
@@ -258,13 +259,26 @@ fn parse() -> Result<Cli, clap::Error> {
 /// uncommitted temporaries are unnamed files on Linux (volume::temps), so nothing is left behind.
 /// Commands whose work follows their printing, or whose exit status is their result (reproduce,
 /// compare, check), print through [`print_out`] instead and carry on.
+/// Any other failure to print (stdout or stderr on a full disk, `> /dev/full`) panicked the same
+/// way, exit 101 with a backtrace: it is one plain line (where stderr still takes it) and exit 1.
+/// Either way the named temporaries of outputs not yet committed go first (the exit skips their
+/// `Drop`).
 fn quiet_on_closed_pipe() {
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let p = info.payload();
         let msg = p.downcast_ref::<String>().map(String::as_str).or_else(|| p.downcast_ref::<&str>().copied()).unwrap_or("");
-        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
-            std::process::exit(141);
+        if let Some(rest) = msg.strip_prefix("failed printing to std") {
+            neuroport::volume::remove_temporaries_now();
+            if msg.contains("Broken pipe") {
+                std::process::exit(141);
+            }
+            let stream = if rest.starts_with("out") { "standard output" } else { "standard error" };
+            let why = rest.split_once(": ").map_or(rest, |(_, w)| w);
+            let why = why.rfind(" (os error ").map_or(why, |i| &why[..i]);
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "error: cannot write to {stream}: {why}");
+            std::process::exit(1);
         }
         prev(info)
     }));

@@ -75,7 +75,8 @@ pub fn stream_to_tck(trace: impl FnOnce(&mut dyn FnMut(FibreBatch) -> Result<()>
         bail!("{}: streamed writing makes .tck only", path.display());
     }
     let tmp = out.temp_for(path)?;
-    let named = |e: anyhow::Error| anyhow!("cannot write {}: {e:#}", path.display());
+    // The OS's words without "(os error N)", as every other output's error.
+    let named = |e: anyhow::Error| anyhow!("cannot write {}: {}", path.display(), crate::volume::write_cause(&e, &tmp, path));
     let start = std::time::Instant::now();
     let at = |name: &str| crate::runtime::stages::record(name, start.elapsed().as_secs_f64() * 1e3);
     let w = tck::TckWriter::create(&tmp, seeds.len()).map_err(named)?;

@@ -31,11 +31,12 @@ pub use nifti_write::{member_size, write_gz, write_gz_blocks, write_nifti, write
 #[cfg(test)]
 pub(crate) use nifti_write::write_nifti_members;
 pub use outputs::{check_free, prefixed, resolve_prefix, set_overwrite, Outputs};
+pub(crate) use outputs::cause as write_cause;
 pub use side_by_side::SideBySide;
 pub(crate) use nifti_decode::Whole;
 pub use taken_out::{Hits, TakenOut};
 pub use tensor_in::read_tensor;
-pub use temps::{create_file, forget_scratch, register_scratch};
+pub use temps::{create_file, forget_scratch, register_scratch, remove_temporaries_now};
 pub use text::read_text;
 
 /// A 4-D DWI series and its FSL gradient table, checked against each other.

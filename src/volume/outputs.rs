@@ -20,9 +20,16 @@ pub fn set_overwrite(on: bool) {
 
 /// Refuses paths that exist (unless overwriting is allowed), naming the first; commands call it
 /// with their output names before any work so a user learns it at once.
-/// Also refuses a path whose folder cannot be made because a file sits on the way, with or
-/// without --force.
+/// Also refuses, with or without --force, a path whose folder cannot be made because a file sits
+/// on the way, a path that is a folder, and a folder that takes no file (read-only, full):
+/// bedpost found those only once its sampling was done.
 pub fn check_free<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<()> {
+    check_paths(paths, true)
+}
+
+/// [`check_free`]; `probe`: also write a byte in each folder (done once, up front: not again
+/// for each file a set adds).
+fn check_paths<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>, probe: bool) -> Result<()> {
     let overwrite = OVERWRITE.load(Ordering::Relaxed);
     // A command's outputs share a folder or a few: each is looked at (and, when still to be
     // made, tried with a probe folder) once.
@@ -30,8 +37,12 @@ pub fn check_free<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<
     for p in paths {
         let p = p.as_ref();
         if let Some(dir) = p.parent().filter(|d| !folders.iter().any(|f| f == d)) {
-            folder_possible(dir)?;
+            folder_possible(dir, probe.then_some(p))?;
             folders.push(dir.to_path_buf());
+        }
+        // --force cannot replace a folder: the commit failed on it after all the work.
+        if p.is_dir() {
+            bail!("cannot write {}: a folder stands there", p.display());
         }
         if !overwrite && p.symlink_metadata().is_ok() {
             bail!("{} already exists (use --force to overwrite)", p.display());
@@ -57,16 +68,27 @@ pub fn nifti_twin(p: &Path) -> Option<PathBuf> {
 /// "File exists" (or "Not a directory"), not which file was in the way. A `dir` still to be made
 /// must be makeable in the folder above it that exists: `reproduce --out /proc/x` ran its table
 /// and only then failed to make the folder. Tried with a folder made and removed at once.
-fn folder_possible(dir: &Path) -> Result<()> {
-    for a in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+/// With `file` (the first output in `dir`), the folder (or the probe folder) must also take a
+/// byte of a new file, else the error names `file` with the OS's reason.
+fn folder_possible(dir: &Path, file: Option<&Path>) -> Result<()> {
+    let takes_file = |d: &Path| match file {
+        Some(f) => write_probe(d).map_err(|e| anyhow!("cannot write {}: {}", f.display(), plain_io(&e))),
+        None => Ok(()),
+    };
+    // A bare file name's folder is the working one, as is the top of a relative path's.
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let cwd = dir.is_relative().then_some(Path::new("."));
+    for a in dir.ancestors().filter(|a| !a.as_os_str().is_empty()).chain(cwd) {
         match std::fs::metadata(a) {
-            Ok(m) if m.is_dir() && a == dir => return Ok(()),
+            Ok(m) if m.is_dir() && a == dir => return takes_file(dir),
             Ok(m) if m.is_dir() => {
-                static PROBES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-                let n = PROBES.fetch_add(1, Ordering::Relaxed);
-                let probe = a.join(format!(".neuroport-probe-{}-{n}", std::process::id()));
+                let probe = a.join(format!(".neuroport-probe-{}-{}", std::process::id(), probe_number()));
                 return match std::fs::create_dir(&probe) {
-                    Ok(()) => Ok(std::fs::remove_dir(&probe)?),
+                    Ok(()) => {
+                        let r = takes_file(&probe);
+                        std::fs::remove_dir(&probe)?;
+                        r
+                    }
                     Err(e) => bail!("cannot create the folder {}: {} takes no new folder ({e})", dir.display(), a.display()),
                 };
             }
@@ -76,6 +98,24 @@ fn folder_possible(dir: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn probe_number() -> usize {
+    static PROBES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    PROBES.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Writes one byte into a new temporary in `dir` (as an output's, so a kill leaves nothing) and
+/// removes it: a read-only or full filesystem says so here, before the work, not at the write.
+fn write_probe(dir: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let t = temps::create(&dir.join("write-probe"), probe_number())?;
+    let written = match &t {
+        Temp::Anon(f) => (&*f).write_all(b"0"),
+        Temp::Named(p) => std::fs::OpenOptions::new().write(true).open(p).and_then(|mut f| f.write_all(b"0")),
+    };
+    t.discard();
+    written
 }
 
 struct Pending {
@@ -109,7 +149,7 @@ impl Outputs {
 
     /// A temporary for the final file `path`, in its folder (created if missing).
     fn temp(&mut self, fin: &Path) -> Result<&Temp> {
-        check_free([fin])?;
+        check_paths([fin], false)?;
         if self.pending.iter().any(|p| p.fin == fin) {
             bail!("{} is written twice by this command", fin.display());
         }
@@ -282,7 +322,7 @@ fn is_ours_old(p: &Path) -> bool {
 
 /// A writer's error for people: the OS's message, with the temporary's name replaced by the
 /// final one.
-fn cause(e: &anyhow::Error, tmp: &Path, fin: &Path) -> String {
+pub(crate) fn cause(e: &anyhow::Error, tmp: &Path, fin: &Path) -> String {
     if let Some(io) = e.chain().find_map(|c| c.downcast_ref::<std::io::Error>()) {
         return plain_io(io);
     }

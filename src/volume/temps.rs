@@ -293,6 +293,25 @@ mod signals {
     }
 }
 
+/// Removes every named temporary, scratch folder and output folder made for them, now: for an
+/// exit that skips their owners' `Drop` (a panic hook's). A commit in progress (holding [`LIVE`]
+/// with a replaced file's backup in it) is left alone rather than waited for.
+pub fn remove_temporaries_now() {
+    if let Ok(live) = LIVE.try_lock() {
+        for p in live.iter() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    if let Ok(dirs) = SCRATCH.try_lock() {
+        for d in dirs.iter() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+    if let Ok(made) = MADE.try_lock() {
+        remove_empty(&made);
+    }
+}
+
 /// Installs the handler even before the first named temporary (unnamed ones need none, but a
 /// commit turns them into named files for a moment).
 pub(super) fn ensure_handler() {

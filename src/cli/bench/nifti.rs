@@ -89,13 +89,33 @@ pub fn run(ctx: &Ctx, a: NiftiArgs) -> Result<i32> {
     println!("write .nii           {s:7.3} s  {:7.0} MB/s", mb / s);
     let s = best(a.repeats, || read_nifti(&gz))?;
     println!("read our .nii.gz     {s:7.3} s  {:7.0} MB/s", mb / s);
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(0)
 }
 
-fn tempfile_dir(base: Option<&std::path::Path>) -> Result<PathBuf> {
+/// The scratch folder, removed with its copies however the benchmark ends: a write failing on a
+/// full disk returned early and left it holding a partial copy. Watched for signals too.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        neuroport::volume::forget_scratch(&self.0);
+    }
+}
+
+fn tempfile_dir(base: Option<&std::path::Path>) -> Result<Scratch> {
     let base = base.map(|b| b.to_path_buf()).unwrap_or_else(std::env::temp_dir);
     let d = base.join(format!("neuroport-bench-nifti-{}", std::process::id()));
-    std::fs::create_dir_all(&d).map_err(|e| anyhow!("cannot create {}: {e}", d.display()))?;
+    // Watched before it exists, so no moment has it on disk and unwatched.
+    neuroport::volume::register_scratch(&d);
+    let d = Scratch(d);
+    std::fs::create_dir_all(&d.0).map_err(|e| anyhow!("cannot create {}: {}", d.display(), neuroport::volume::plain_io(&e)))?;
     Ok(d)
 }
