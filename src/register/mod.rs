@@ -23,6 +23,7 @@ pub mod repro;
 pub mod resample;
 pub mod sampling;
 pub mod simplex;
+pub mod size;
 
 use crate::runtime::{Device, Timings};
 use crate::volume::{Geometry, Volume};
