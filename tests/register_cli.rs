@@ -239,3 +239,22 @@ fn a_tiny_fixed_image_is_refused_or_warned_about() {
         assert_eq!(stderr.contains("--dof 6"), suggests_6, "{n}^3 {dof} dof: {stderr}");
     }
 }
+
+/// `--levels 3` on an 8x8x8 fixed image searched the same grid three times (no axis reaches 16
+/// voxels, so none is halved): the levels are capped at what the grid allows, with one note.
+#[test]
+fn levels_beyond_what_the_image_allows_are_capped_with_a_note() {
+    let d = tempfile::tempdir().unwrap();
+    let g = centred_geometry([8, 8, 8], [25.0; 3]);
+    let (f, m) = same_subject_pair(&Head::subject(0), &g, &g, &params::matrix(&[6.0, -4.0, 3.0], [0.0; 3]), 0.02, 2);
+    let (fx, mv) = (d.path().join("fixed.nii.gz"), d.path().join("moving.nii.gz"));
+    write_nifti(&fx, &g, 1, f.volume.as_flat()).unwrap();
+    write_nifti(&mv, &g, 1, m.volume.as_flat()).unwrap();
+    let (code, _, stderr) = run(&["register", "--backend", "cpu", "--fixed", s(&fx), "--moving", s(&mv), "--dof", "6", "--levels", "3", "--out", s(&d.path().join("o"))], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note:")).collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(notes[0].contains("fixed.nii.gz") && notes[0].contains("--levels 3") && notes[0].ends_with("1 level used"), "{stderr}");
+    let levels: Vec<&str> = stderr.lines().filter(|l| l.starts_with("level ")).collect();
+    assert!(levels.len() == 1 && levels[0].starts_with("level 1/1: 8x8x8"), "{stderr}");
+}

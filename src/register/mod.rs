@@ -297,7 +297,9 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
         None => affine::IDENTITY,
     };
     let centre = pivot(&fixed.geom);
-    let (fc, mc) = rayon::join(|| pyramid::coarser(fixed, o.levels), || pyramid::coarser(moving, o.levels));
+    // Levels past what the fixed grid allows would search the same grid again (size.rs).
+    let levels = size::levels_allowed(fixed.geom.dims, o.levels);
+    let (fc, mc) = rayon::join(|| pyramid::coarser(fixed, levels), || pyramid::coarser(moving, levels));
     let fp: Vec<&Volume> = fc.iter().chain([fixed]).collect();
     let mp: Vec<&Volume> = mc.iter().chain([moving]).collect();
     let prep_ms = prep_t0.elapsed().as_secs_f64() * 1e3;
@@ -336,7 +338,7 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
             if beat.elapsed() >= o.heartbeat {
                 beat = Instant::now();
                 let wall_ms = level_t0.elapsed().as_secs_f64() * 1e3;
-                progress(&LevelReport { level: li + 1, levels: o.levels, dims: f.geom.dims, voxel_mm: f.geom.voxel_size, stride, samples: fs.nvox(), cost: best, evals: so_far, rounds, wall_ms, load_ms: 0.0, eval_ms: 0.0, kernel_ms: 0.0, partial: true });
+                progress(&LevelReport { level: li + 1, levels, dims: f.geom.dims, voxel_mm: f.geom.voxel_size, stride, samples: fs.nvox(), cost: best, evals: so_far, rounds, wall_ms, load_ms: 0.0, eval_ms: 0.0, kernel_ms: 0.0, partial: true });
             }
             Ok(costs)
         };
@@ -389,7 +391,7 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
         let t = k.take_timings();
         let r = LevelReport {
             level: li + 1,
-            levels: o.levels,
+            levels,
             dims: f.geom.dims,
             voxel_mm: f.geom.voxel_size,
             stride,
