@@ -14,6 +14,7 @@ mod nifti_stream;
 mod read_progress;
 mod nifti_write;
 mod side_by_side;
+pub mod spacing;
 mod taken_out;
 mod tensor_in;
 mod outputs;
