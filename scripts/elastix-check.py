@@ -6,8 +6,8 @@ Not part of the tests (itk-elastix is a large download): run it by hand,
     python3 -m venv /tmp/elx && /tmp/elx/bin/pip install itk-elastix nibabel
     /tmp/elx/bin/python scripts/elastix-check.py [--bin target/release/neuroport]
 
-The oblique moving image and reference grid of scripts/itk-check.py (whose helpers this
-imports). The fixed image is the moving one resampled by ITK through a known affine onto the
+The oblique moving image and reference grid of scripts/itk-check.py (scripts/resample_check.py
+holds what the two share). The fixed image is the moving one resampled by ITK through a known affine onto the
 reference grid, and elastix registers the pair (few iterations: the result need not be good,
 only real): Euler ("rigid"), Similarity, and translation -> rigid -> affine in one run, which
 writes TransformParameters.0-2.txt, each naming the one before in
@@ -26,14 +26,11 @@ elastix's double resampler); every voxel strictly inside the moving box must be 
 Controls, which must exceed B: the chain's last file with "Add" where elastix composes, and
 with the chain cut (its initial transform dropped). Exit status 1 on failure.
 """
-import argparse, importlib.util, os, re, shutil, subprocess, sys, tempfile
+import argparse, os, re, shutil, sys, tempfile
 import numpy as np
-import nibabel as nib
 import itk
+import resample_check as ic
 
-spec = importlib.util.spec_from_file_location("itk_check", os.path.join(os.path.dirname(os.path.abspath(__file__)), "itk-check.py"))
-ic = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ic)
 IMG = itk.Image[itk.F, 3]
 
 
@@ -128,13 +125,7 @@ def main():
     ap.add_argument("--bin", default="target/release/neuroport")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
-    rng = np.random.default_rng(3)
-    mdims, rdims = (40, 44, 36), (48, 42, 40)
-    mov_aff = ic.grid(mdims, [2.0, 2.2, 2.5], [12.0, -8.0, 20.0], [1.0, -3.0, 4.0])
-    ref_aff = ic.grid(rdims, [1.8, 1.9, 2.1], [-5.0, 10.0, -15.0], [-2.0, 1.0, 0.0])
-    x, y, z = np.meshgrid(*[np.linspace(-1, 1, n) for n in mdims], indexing="ij")
-    mov = 1000 * np.exp(-3 * ((x - 0.2) ** 2 + (y + 0.1) ** 2 + 2 * z ** 2)) + 200 * np.sin(5 * x + 3 * y * z) + 20 * rng.standard_normal(mdims)
-    mov = mov.astype(np.float32)
+    mdims, rdims, mov_aff, ref_aff, mov = ic.scene()
     failed = 0
     with tempfile.TemporaryDirectory() as d:
         ref_p, mov_p = os.path.join(d, "ref.nii.gz"), os.path.join(d, "mov.nii.gz")
@@ -168,15 +159,12 @@ def main():
             finally:
                 os.chdir(cur)
             inside, b = ic.bound(mt, ref_aff, mov_aff, mov, rdims)
-            out = os.path.join(d, f"o{k}.nii.gz")
-            r = subprocess.run([binary, "resample", "--ref", ref_p, "--moving", mov_p, "--affine", path, "--out", out], capture_output=True, text=True, cwd=cwd)
-            if r.returncode != 0:
-                print(f"FAIL {name}: {r.stderr.strip()}")
+            got, err = ic.resample(binary, ref_p, mov_p, path, os.path.join(d, f"o{k}.nii.gz"), cwd=cwd)
+            if got is None:
+                print(f"FAIL {name}: {err}")
                 failed += 1
                 continue
-            got = np.asarray(nib.load(out).dataobj, dtype=np.float64)
-            diff = np.abs(got - want)
-            worst, ratio = diff[inside].max(), (diff[inside] / b[inside]).max()
+            worst, ratio = ic.compared(got, want, inside, b)
             ok = ratio <= 1.0 and inside.sum() > 0.3 * inside.size
             failed += not ok
             print(f"{'ok  ' if ok else 'FAIL'} {name}: {inside.sum()} voxels inside, max |neuroport - transformix| {worst:.3g} (values up to {np.abs(mov).max():.0f}), max |diff| / bound {ratio:.3f}")
@@ -185,15 +173,12 @@ def main():
                 for what, sub in (("Add for Compose", ('"Compose"', '"Add"')), ("chain cut", ('"chain/TransformParameters.1.txt"', '"NoInitialTransform"'))):
                     bad, out = os.path.join(d, "chain", f"control-{len(what)}.txt"), os.path.join(d, f"control-{len(what)}.nii.gz")
                     open(bad, "w").write(open(path).read().replace(*sub))
-                    r = subprocess.run([binary, "resample", "--ref", ref_p, "--moving", mov_p, "--affine", bad, "--out", out], capture_output=True, text=True, cwd=cwd)
-                    if r.returncode != 0:
-                        print(f"FAIL control ({what}): {r.stderr.strip()}")
+                    got, err = ic.resample(binary, ref_p, mov_p, bad, out, cwd=cwd)
+                    if got is None:
+                        print(f"FAIL control ({what}): {err}")
                         failed += 1
                         continue
-                    got = np.asarray(nib.load(out).dataobj, dtype=np.float64)
-                    ratio = (np.abs(got - want)[inside] / b[inside]).max()
-                    failed += ratio <= 1.0
-                    print(f"{'ok  ' if ratio > 1.0 else 'FAIL'} control ({what}): max |diff| / bound {ratio:.3g}, must be > 1")
+                    failed += ic.control(what, got, want, inside, b)
     sys.exit(1 if failed else 0)
 
 

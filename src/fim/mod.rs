@@ -298,21 +298,16 @@ const BEAT: std::time::Duration = std::time::Duration::from_secs(60);
 /// 142 s solve of the 402 K-voxel phantom on 16 cores wrote its first line and nothing more).
 pub(crate) struct Beat {
     what: String,
-    cadence: crate::io::progress::Cadence,
+    clock: crate::io::progress::Waiting,
 }
 
 impl Beat {
     pub(crate) fn new(what: &str, start: std::time::Instant) -> Beat {
-        Beat { what: what.into(), cadence: crate::io::progress::Cadence::new(start, 0) }
+        Beat { what: what.into(), clock: crate::io::progress::Waiting::new(start, std::time::Duration::ZERO, BEAT) }
     }
 
     pub(crate) fn at(&mut self, it: usize, active: usize, unit: &str, now: std::time::Instant) -> Option<String> {
-        // Each minute begun counts as a tenth would: the first line at once, then one a minute.
-        let minute = 1 + now.duration_since(self.cadence.start).as_secs() / BEAT.as_secs();
-        if !self.cadence.due(minute, now) {
-            return None;
-        }
-        let elapsed = crate::io::progress::span(now.duration_since(self.cadence.start).as_secs_f64());
+        let elapsed = self.clock.due(now)?;
         Some(format!("{}: iteration {it}, {active} active {unit}, {elapsed} elapsed", self.what))
     }
 }

@@ -1,6 +1,7 @@
 //! The run summary's fibre lengths.
 
 use super::FibreBatch;
+use crate::io::figure::figure;
 
 /// Lengths of the fibres written. Seeds outside the tracking mask, or whose first step leaves it,
 /// stop at once at 0 mm: a mean over every fibre read 0.7 mm where those that moved averaged
@@ -29,9 +30,9 @@ impl Lengths {
 impl std::fmt::Display for Lengths {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match (self.moved, self.still) {
-            (_, 0) => write!(f, "mean length {:.1} mm", self.mean_mm),
+            (_, 0) => write!(f, "mean length {} mm", figure(self.mean_mm, 1)),
             (0, n) => write!(f, "none moved: all {n} stopped at their seed (0 mm)"),
-            (m, n) => write!(f, "mean length {:.1} mm over the {m} that moved, {n} stopped at their seed (0 mm)", self.mean_mm),
+            (m, n) => write!(f, "mean length {} mm over the {m} that moved, {n} stopped at their seed (0 mm)", figure(self.mean_mm, 1)),
         }
     }
 }
@@ -58,5 +59,8 @@ mod tests {
         assert_eq!(Lengths::of(&batch, &[0, 2]).to_string(), "none moved: all 2 stopped at their seed (0 mm)");
         // No fibre written: the old text, not "-0.0 mm".
         assert_eq!(Lengths::of(&batch, &[]).to_string(), "mean length 0.0 mm");
+        // Fibres of 0.01 mm voxels: two significant digits, not "0.0 mm".
+        let tiny = FibreBatch { ends: vec![end(40, 0.012), end(60, 0.014)], ..Default::default() };
+        assert_eq!(Lengths::of(&tiny, &[0, 1]).to_string(), "mean length 0.013 mm");
     }
 }

@@ -1,5 +1,6 @@
-//! Tables and tractograms written by the commands.
+//! Tables and tractograms written by the commands, and the numbers of their summary lines.
 
+pub mod figure;
 pub mod progress;
 pub mod table;
 pub mod tck;

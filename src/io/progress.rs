@@ -79,12 +79,12 @@ impl Progress {
 
     /// `f`, a piece of `n` units that moves the bar only when it ends. A piece that is the whole
     /// work (a single-GPU dti fit in one chunk) had shown nothing until the summary; it shows a
-    /// spinner with the time on a terminal, and in a log [`Waiting`]'s lines.
+    /// spinner with the time on a terminal, and in a log [`waiting_lines`].
     pub fn piece<T>(&self, n: u64, f: impl FnOnce() -> T) -> T {
         let whole = n > 0 && self.bar.position() == 0 && self.bar.length() == Some(n);
         let [what, unit] = &self.names;
         let r = match &self.log {
-            Some(_) if whole => waiting_lines(Waiting::new(what, unit, n, Instant::now()), f, |line| eprintln!("{line}")),
+            Some(_) if whole => waiting_lines(what, unit, n, Instant::now(), f, |line| eprintln!("{line}")),
             None if whole && !self.bar.is_hidden() => {
                 let style = self.bar.style();
                 if let Ok(spin) = ProgressStyle::with_template(&format!("{what} {{spinner}} {{len}} {unit} in one piece ({{elapsed}})")) {
@@ -103,18 +103,23 @@ impl Progress {
     }
 }
 
-/// `f` with `w`'s lines handed to `out` from a second thread while it runs (the last when it ends).
-fn waiting_lines<T>(mut w: Waiting, f: impl FnOnce() -> T, out: impl Fn(String) + Send) -> T {
+/// `f`, `len` units of `what` in one piece, with [`Waiting`]'s lines handed to `out` from a
+/// second thread while it runs (and the last when it ends). Nothing counts within the piece, so
+/// no tenths and no time left: short pieces print nothing (the command's summary follows); one
+/// that runs MIN_GAP gets a line then, another each MAX_GAP, and one when it ends (so a log does
+/// not stay on "running" while the command writes its outputs).
+fn waiting_lines<T>(what: &str, unit: &str, len: u64, start: Instant, f: impl FnOnce() -> T, out: impl Fn(String) + Send) -> T {
+    let mut w = Waiting::new(start, MIN_GAP, MAX_GAP);
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|s| {
         s.spawn(move || {
             while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(w.next().saturating_duration_since(Instant::now())) {
-                if let Some(line) = w.at(Instant::now()) {
-                    out(line);
+                if let Some(elapsed) = w.due(Instant::now()) {
+                    out(format!("{what}: {len} {unit} in one piece, {elapsed} elapsed (counted when it ends)"));
                 }
             }
-            if let Some(line) = w.done(Instant::now()) {
-                out(line);
+            if w.said() {
+                out(format!("{what}: {len}/{len} {unit} (100%), {} elapsed", span(start.elapsed().as_secs_f64())));
             }
         });
         let r = f();
@@ -123,44 +128,55 @@ fn waiting_lines<T>(mut w: Waiting, f: impl FnOnce() -> T, out: impl Fn(String) 
     })
 }
 
-/// The log lines of a piece that is the whole work: nothing counts within it, so no tenths and no
-/// time left. Short pieces print nothing (the command's summary follows); one that runs MIN_GAP
-/// gets a line then, another each MAX_GAP, and one when it ends (so a log does not stay on
-/// "running" while the command writes its outputs).
+/// When a log line is due for work that nothing counts, by the clock alone: the first `first`
+/// after `start`, then one in each `every` after that (counted from `start`), never two within
+/// MIN_GAP. A piece that is the whole work ([`Progress::piece`]: MIN_GAP, then MAX_GAP) and fim's
+/// solves that count no voxels (at once, then one a minute).
 pub(crate) struct Waiting {
-    what: String,
-    unit: String,
-    len: u64,
     start: Instant,
+    first: Duration,
+    every: Duration,
+    /// The tick of the last line: 0 before any, then 1 from `first` on, 2 from `first + every` ...
+    tick: u64,
     last: Option<Instant>,
 }
 
 impl Waiting {
-    pub(crate) fn new(what: &str, unit: &str, len: u64, start: Instant) -> Waiting {
-        Waiting { what: what.into(), unit: unit.into(), len, start, last: None }
+    pub(crate) fn new(start: Instant, first: Duration, every: Duration) -> Waiting {
+        Waiting { start, first, every, tick: 0, last: None }
+    }
+
+    fn tick(&self, now: Instant) -> u64 {
+        match now.saturating_duration_since(self.start).checked_sub(self.first) {
+            Some(t) => 1 + (t.as_nanos() / self.every.as_nanos().max(1)) as u64,
+            None => 0,
+        }
     }
 
     /// When the next line is due.
     fn next(&self) -> Instant {
-        self.last.map_or(self.start + MIN_GAP, |t| t + MAX_GAP)
+        self.start + self.first + self.every * self.tick as u32
     }
 
-    pub(crate) fn at(&mut self, now: Instant) -> Option<String> {
-        if now < self.next() {
+    /// The time elapsed, as a log writes it, if a line is due at `now` (it then counts as written).
+    pub(crate) fn due(&mut self, now: Instant) -> Option<String> {
+        let tick = self.tick(now);
+        if tick <= self.tick || self.last.is_some_and(|t| now.duration_since(t) < MIN_GAP) {
             return None;
         }
+        self.tick = tick;
         self.last = Some(now);
-        Some(format!("{}: {} {} in one piece, {} elapsed (counted when it ends)", self.what, self.len, self.unit, span(now.duration_since(self.start).as_secs_f64())))
+        Some(span(now.duration_since(self.start).as_secs_f64()))
     }
 
-    pub(crate) fn done(&self, now: Instant) -> Option<String> {
-        self.last?;
-        Some(format!("{}: {}/{} {} (100%), {} elapsed", self.what, self.len, self.len, self.unit, span(now.duration_since(self.start).as_secs_f64())))
+    /// Whether a line has been written.
+    fn said(&self) -> bool {
+        self.last.is_some()
     }
 }
 
 /// When a log line is due: at each new tenth of the work (the first at once, later ones
-/// MIN_GAP apart), and after MAX_GAP without one. Shared by [`Log`] and fim's log lines.
+/// MIN_GAP apart), and after MAX_GAP without one. Shared by [`Log`] and fim's node solve's lines.
 pub(crate) struct Cadence {
     pub(crate) start: Instant,
     last: Option<Instant>,
@@ -252,15 +268,17 @@ mod tests {
     fn a_piece_that_is_the_whole_work_says_so_in_a_log_when_long() {
         let t0 = Instant::now();
         let at = |s: u64| t0 + Duration::from_secs(s);
-        let mut w = Waiting::new("dti", "voxels", 1694552, t0);
-        // Short: nothing, not even at the end.
-        assert_eq!(w.at(at(4)), None);
-        assert_eq!(w.done(at(4)), None);
-        // Past MIN_GAP a line, then none until MAX_GAP later, and one at the end.
-        assert_eq!(w.at(at(5)).as_deref(), Some("dti: 1694552 voxels in one piece, 5s elapsed (counted when it ends)"));
-        assert_eq!(w.at(at(300)), None);
-        assert!(w.at(at(305)).unwrap().contains("5m05s elapsed"));
-        assert_eq!(w.done(at(312)).as_deref(), Some("dti: 1694552/1694552 voxels (100%), 5m12s elapsed"));
+        let mut w = Waiting::new(t0, MIN_GAP, MAX_GAP);
+        // Short: nothing, and nothing said.
+        assert_eq!(w.due(at(4)), None);
+        assert!(!w.said());
+        // Past MIN_GAP a line, then none until MAX_GAP later.
+        assert_eq!(w.next(), at(5));
+        assert_eq!(w.due(at(5)).as_deref(), Some("5s"));
+        assert_eq!(w.next(), at(305));
+        assert_eq!(w.due(at(300)), None);
+        assert_eq!(w.due(at(305)).as_deref(), Some("5m05s"));
+        assert!(w.said());
     }
 
     #[test]
@@ -268,7 +286,7 @@ mod tests {
         // The lines come from a second thread while `f` runs, at the waiting's own times.
         let lines = Mutex::new(Vec::new());
         let t0 = Instant::now() - MIN_GAP;
-        let r = waiting_lines(Waiting::new("dti", "voxels", 10, t0), || {
+        let r = waiting_lines("dti", "voxels", 10, t0, || {
             std::thread::sleep(Duration::from_millis(300));
             7
         }, |l| lines.lock().unwrap().push(l));

@@ -23,7 +23,9 @@ pub mod repro;
 pub mod resample;
 pub mod sampling;
 pub mod simplex;
+pub mod size;
 
+use crate::io::figure::figure;
 use crate::runtime::{Device, Timings};
 use crate::volume::{Geometry, Volume};
 use affine::Mat4;
@@ -167,16 +169,16 @@ impl LevelReport {
     pub fn line(&self) -> String {
         if self.partial {
             let [x, y, z] = self.dims;
-            return format!("level {}/{}: {x}x{y}x{z} at {:.2} mm, still searching: best cost {:.6} after {} evaluations, {:.0} s", self.level, self.levels, self.voxel_mm[0], self.cost, self.evals, self.wall_ms / 1e3);
+            return format!("level {}/{}: {x}x{y}x{z} at {} mm, still searching: best cost {:.6} after {} evaluations, {:.0} s", self.level, self.levels, figure(self.voxel_mm[0] as f64, 2), self.cost, self.evals, self.wall_ms / 1e3);
         }
         format!(
-            "level {}/{}: {}x{}x{} at {:.2} mm{}, cost {:.6} after {} evaluations in {} device calls; {:.1} ms ({:.3} ms per evaluation, kernels {:.1} ms, upload {:.1} ms)",
+            "level {}/{}: {}x{}x{} at {} mm{}, cost {:.6} after {} evaluations in {} device calls; {:.1} ms ({:.3} ms per evaluation, kernels {:.1} ms, upload {:.1} ms)",
             self.level,
             self.levels,
             self.dims[0],
             self.dims[1],
             self.dims[2],
-            self.voxel_mm[0],
+            figure(self.voxel_mm[0] as f64, 2),
             if self.stride > 1 { format!(", cost sampled every {} voxels per axis ({} points)", self.stride, self.samples) } else { String::new() },
             self.cost,
             self.evals,
@@ -296,7 +298,9 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
         None => affine::IDENTITY,
     };
     let centre = pivot(&fixed.geom);
-    let (fc, mc) = rayon::join(|| pyramid::coarser(fixed, o.levels), || pyramid::coarser(moving, o.levels));
+    // Levels past what the fixed grid allows would search the same grid again (size.rs).
+    let levels = size::levels_allowed(fixed.geom.dims, o.levels);
+    let (fc, mc) = rayon::join(|| pyramid::coarser(fixed, levels), || pyramid::coarser(moving, levels));
     let fp: Vec<&Volume> = fc.iter().chain([fixed]).collect();
     let mp: Vec<&Volume> = mc.iter().chain([moving]).collect();
     let prep_ms = prep_t0.elapsed().as_secs_f64() * 1e3;
@@ -335,7 +339,7 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
             if beat.elapsed() >= o.heartbeat {
                 beat = Instant::now();
                 let wall_ms = level_t0.elapsed().as_secs_f64() * 1e3;
-                progress(&LevelReport { level: li + 1, levels: o.levels, dims: f.geom.dims, voxel_mm: f.geom.voxel_size, stride, samples: fs.nvox(), cost: best, evals: so_far, rounds, wall_ms, load_ms: 0.0, eval_ms: 0.0, kernel_ms: 0.0, partial: true });
+                progress(&LevelReport { level: li + 1, levels, dims: f.geom.dims, voxel_mm: f.geom.voxel_size, stride, samples: fs.nvox(), cost: best, evals: so_far, rounds, wall_ms, load_ms: 0.0, eval_ms: 0.0, kernel_ms: 0.0, partial: true });
             }
             Ok(costs)
         };
@@ -388,7 +392,7 @@ fn search_levels(k: &mut dyn CostKernels, fixed: &Volume, moving: &Volume, o: &O
         let t = k.take_timings();
         let r = LevelReport {
             level: li + 1,
-            levels: o.levels,
+            levels,
             dims: f.geom.dims,
             voxel_mm: f.geom.voxel_size,
             stride,
@@ -502,4 +506,18 @@ pub fn mean_displacement(a: &Mat4, b: &Mat4, fixed: &Geometry, mask: &[u8]) -> f
         })
         .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     sum / n.max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    /// A level of 0.01 mm voxels read "at 0.01 mm", 0.004 mm "at 0.00 mm".
+    #[test]
+    fn a_level_line_shows_small_voxels() {
+        let mut r = super::LevelReport { level: 1, levels: 1, dims: [8; 3], voxel_mm: [0.004; 3], stride: 1, samples: 512, cost: 0.5, evals: 1, rounds: 1, wall_ms: 1.0, load_ms: 0.0, eval_ms: 1.0, kernel_ms: 0.0, partial: false };
+        assert!(r.line().starts_with("level 1/1: 8x8x8 at 0.0040 mm, cost"), "{}", r.line());
+        r.voxel_mm = [2.0; 3];
+        assert!(r.line().starts_with("level 1/1: 8x8x8 at 2.00 mm, cost"), "{}", r.line());
+        r.partial = true;
+        assert!(r.line().starts_with("level 1/1: 8x8x8 at 2.00 mm, still searching"), "{}", r.line());
+    }
 }

@@ -15,6 +15,7 @@ mod read_pieces;
 mod read_progress;
 mod nifti_write;
 mod side_by_side;
+pub mod spacing;
 mod taken_out;
 mod tensor_in;
 mod outputs;

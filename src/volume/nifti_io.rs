@@ -271,6 +271,7 @@ pub(super) fn parse_header(head: &[u8; 348], shown: &str, gz: bool) -> Result<(n
 fn checked(header: &nifti::NiftiHeader, shown: &str) -> Result<([usize; 4], &'static str, Geometry)> {
     let (dims, elem) = check_header(header).map_err(|e| anyhow!("{shown}: {e}"))?;
     let geom = geometry_of(header, [dims[0], dims[1], dims[2]]).with_context(|| format!("{shown}: bad spatial header"))?;
+    super::spacing::warn(&geom, shown);
     Ok((dims, elem, geom))
 }
 
