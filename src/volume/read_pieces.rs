@@ -125,7 +125,11 @@ impl Decode {
                 }
             };
             let e = (s + r.len()).min(want);
-            lock(&edges).extend(place_whole(b, &r, s, e, place));
+            // Placed before the lock is taken: a place may run on every core, and this worker,
+            // waiting for it, may take up another piece's task, which would wait on a lock that
+            // its own thread holds (the H200 host's dti hung so, now and then).
+            let edge = place_whole(b, &r, s, e, place);
+            lock(&edges).extend(edge);
             done(e.saturating_sub(s));
             lock(&pool).push(r);
         });
