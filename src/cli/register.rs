@@ -56,10 +56,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<i32> {
     if let Some(p) = &a.init {
         o.init = Some(affine::read(p)?);
     }
+    // After the device list's own errors (a usage error comes first), before the kernels' build.
+    let device = stage("open device", || ctx.inventory().select_one(&ctx.backend))?;
     for line in register::size::check(&fixed, &a.fixed.display().to_string(), &o)? {
         eprintln!("{line}");
     }
-    let device = stage("open device", || ctx.inventory().select_one(&ctx.backend))?;
     ctx.warn_unused_threads(std::slice::from_ref(&device));
     let mut k = stage("kernels", || register::kernels(&device))?;
     let t0 = std::time::Instant::now();
